@@ -1,0 +1,191 @@
+"""Where the graph lives: one small interface, several backends.
+
+``memory`` (default) and ``disk`` are Oxigraph stores, wrapped by oxrdflib so that the same data
+is also an rdflib ``Graph``; ``sparql:URL`` fronts a remote SPARQL 1.1 server (see
+:mod:`bibgraph.graph.remote`). Everything else in bibgraph (pages, networks, downloads, the
+endpoint) reads the graph only through :class:`GraphStore`, so all backends agree.
+"""
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import pyoxigraph as ox
+from oxrdflib import OxigraphStore
+from rdflib import Graph
+from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
+
+from .formats import RdfSyntax, ResultSyntax, rdf_syntax
+from .vocab import PREFIXES
+
+Value = str | int | float | bool | None
+Row = dict[str, Value]
+_XSD = "http://www.w3.org/2001/XMLSchema#"
+_INTEGER_TYPES = {f"{_XSD}{t}" for t in ("integer", "int", "long", "short", "nonNegativeInteger", "positiveInteger")}
+_FLOAT_TYPES = {f"{_XSD}{t}" for t in ("decimal", "double", "float")}
+
+CANONICAL_CONSTRUCT = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A query's answer already serialised: the endpoint streams these bytes as they are."""
+
+    form: str  # "select", "ask" or "graph" (CONSTRUCT/DESCRIBE)
+    body: bytes
+    media_type: str
+
+
+class QueryError(ValueError):
+    """The query is malformed or cannot run; the message is the parser's, fit to show a user."""
+
+
+def python_value(term: ox.NamedNode | ox.BlankNode | ox.Literal | None) -> Value:
+    """An Oxigraph term as the Python value pages and networks want."""
+    if term is None:
+        return None
+    if isinstance(term, ox.Literal):
+        datatype = term.datatype.value
+        if datatype in _INTEGER_TYPES:
+            return int(term.value)
+        if datatype in _FLOAT_TYPES:
+            return float(term.value)
+        if datatype == f"{_XSD}boolean":
+            return term.value in ("true", "1")
+    return term.value
+
+
+class GraphStore(ABC):
+    """What bibgraph needs from a store: SPARQL in, rows or serialised answers out."""
+
+    kind: str
+
+    @abstractmethod
+    def select(self, query: str) -> list[Row]:
+        """Rows of a SELECT query, values converted by :func:`python_value`."""
+
+    @abstractmethod
+    def ask(self, query: str) -> bool: ...
+
+    @abstractmethod
+    def answer(self, query: str, results: ResultSyntax, graphs: RdfSyntax) -> Answer:
+        """Run any read query and serialise it: ``results`` for SELECT/ASK, ``graphs`` for the rest."""
+
+    @abstractmethod
+    def construct(self, query: str) -> Graph:
+        """A CONSTRUCT or DESCRIBE answer as an rdflib graph (for pages and RDF alternates)."""
+
+    @abstractmethod
+    def dump(self, out: BinaryIO, syntax: RdfSyntax) -> None:
+        """The whole graph, canonically ordered so the same data gives the same bytes."""
+
+    def triple_count(self) -> int:
+        rows = self.select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
+        return int(rows[0]["n"] or 0)
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release files or connections; a no-op for the in-memory store."""
+
+
+class OxigraphGraphStore(GraphStore):
+    """An embedded Oxigraph store, in memory or on disk, also usable as an rdflib ``Graph``."""
+
+    def __init__(self, store: ox.Store, kind: str) -> None:
+        self.store = store
+        self.kind = kind
+
+    @classmethod
+    def memory(cls) -> "OxigraphGraphStore":
+        return cls(ox.Store(), "memory")
+
+    @classmethod
+    def disk(cls, path: Path, read_only: bool = False) -> "OxigraphGraphStore":
+        store = ox.Store.read_only(str(path)) if read_only else ox.Store(str(path))
+        return cls(store, "disk")
+
+    def rdflib_graph(self) -> Graph:
+        """The same data through rdflib's API (oxrdflib), for code and tests written against rdflib."""
+        graph = Graph(store=OxigraphStore(store=self.store), identifier=DATASET_DEFAULT_GRAPH_ID)
+        for prefix, iri in PREFIXES.items():
+            graph.bind(prefix, iri, override=True)
+        return graph
+
+    def load_ntriples(self, lines: Iterable[str], batch_lines: int = 200_000) -> None:
+        """Bulk-load N-Triples text in batches (parsed in Rust; memory stays bounded)."""
+        batch: list[str] = []
+        for line in lines:
+            batch.append(line)
+            if len(batch) >= batch_lines:
+                self._load("".join(batch))
+                batch.clear()
+        if batch:
+            self._load("".join(batch))
+
+    def _load(self, text: str) -> None:
+        self.store.bulk_load(text.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES, to_graph=ox.DefaultGraph())
+
+    def _query(self, query: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
+        try:
+            return self.store.query(query)
+        except SyntaxError as error:
+            raise QueryError(str(error)) from error
+
+    def select(self, query: str) -> list[Row]:
+        solutions = self._query(query)
+        if not isinstance(solutions, ox.QuerySolutions):
+            raise QueryError("expected a SELECT query")
+        names = [variable.value for variable in solutions.variables]
+        return [{name: python_value(solution[name]) for name in names} for solution in solutions]
+
+    def ask(self, query: str) -> bool:
+        result = self._query(query)
+        if not isinstance(result, ox.QueryBoolean):
+            raise QueryError("expected an ASK query")
+        return bool(result)
+
+    def answer(self, query: str, results: ResultSyntax, graphs: RdfSyntax) -> Answer:
+        result = self._query(query)
+        if isinstance(result, ox.QueryTriples):
+            body = result.serialize(format=graphs.oxigraph)
+            return Answer("graph", body, graphs.media_type)
+        form = "ask" if isinstance(result, ox.QueryBoolean) else "select"
+        return Answer(form, result.serialize(format=results.oxigraph), results.media_type)
+
+    def construct(self, query: str) -> Graph:
+        result = self._query(query)
+        if not isinstance(result, ox.QueryTriples):
+            raise QueryError("expected a CONSTRUCT or DESCRIBE query")
+        graph = Graph()
+        for prefix, iri in PREFIXES.items():
+            graph.bind(prefix, iri, override=True)
+        graph.parse(data=result.serialize(format=ox.RdfFormat.N_TRIPLES), format="nt")
+        return graph
+
+    def dump(self, out: BinaryIO, syntax: RdfSyntax) -> None:
+        triples = self.store.query(CANONICAL_CONSTRUCT)
+        ox.serialize(triples, out, format=syntax.oxigraph, prefixes=None if syntax.name == "nt" else PREFIXES)
+
+    def triple_count(self) -> int:
+        return len(self.store)
+
+    def close(self) -> None:
+        if self.kind == "disk":
+            self.store.flush()
+
+
+def open_store(spec: str) -> GraphStore:
+    """``memory``, ``disk:PATH`` or ``sparql:URL`` (the ``--store`` option's syntax)."""
+    if spec == "memory":
+        return OxigraphGraphStore.memory()
+    if spec.startswith("disk:"):
+        return OxigraphGraphStore.disk(Path(spec.removeprefix("disk:")))
+    if spec.startswith("sparql:"):
+        from .remote import RemoteGraphStore
+
+        return RemoteGraphStore(spec.removeprefix("sparql:"))
+    raise ValueError(f"unknown store {spec!r}: use memory, disk:PATH or sparql:URL")
+
+
+__all__ = ["Answer", "GraphStore", "OxigraphGraphStore", "QueryError", "Row", "open_store", "rdf_syntax"]

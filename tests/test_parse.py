@@ -1,0 +1,121 @@
+"""The paper-list reader on every input case the format throws at it."""
+
+from pathlib import Path
+
+import pytest
+
+from bibgraph.graph.parse import find_input_files, parse_file, parse_text
+
+ABSTRACT = "We study a problem. Our method improves the state of the art on three benchmarks."
+
+
+def test_record_with_area_and_subarea() -> None:
+    records, problems = parse_text(f"论文检索\n\nSocial Aspects · Fairness\n\nA B, C D\n\n{ABSTRACT}\n", "f.txt")
+    assert problems == []
+    (record,) = records
+    assert (record.area, record.subarea, record.authors) == ("Social Aspects", "Fairness", ("A B", "C D"))
+    assert (record.source, record.line, record.truncated, record.abstract) == ("f.txt", 3, False, ABSTRACT)
+
+
+def test_record_without_area_line() -> None:
+    text = f"论文检索\n\nX · Y\n\nA B\n\n{ABSTRACT}\n\nRenxiang Guan, Xiang Yang\n\n{ABSTRACT} Again.\n"
+    records, problems = parse_text(text, "f.txt")
+    assert problems == []
+    assert [(r.area, r.subarea, r.line) for r in records] == [("X", "Y", 3), (None, None, 9)]
+
+
+def test_area_without_subarea_and_single_author() -> None:
+    text = f"论文检索\nOptimization\nAli Zindari, Sebastian Stich\n{ABSTRACT}\n\nOğuz Yüksel\n{ABSTRACT} More.\n"
+    records, problems = parse_text(text, "f.txt")
+    assert problems == []
+    assert [(r.area, r.subarea, r.authors) for r in records] == [
+        ("Optimization", None, ("Ali Zindari", "Sebastian Stich")),
+        (None, None, ("Oğuz Yüksel",)),
+    ]
+
+
+@pytest.mark.parametrize(
+    "subarea", ["Sequential Models, Time series", "Transfer, Multitask and Meta-learning"]
+)
+def test_subareas_with_commas(subarea: str) -> None:
+    records, _ = parse_text(f"Deep Learning · {subarea}\nA B\n{ABSTRACT}\n", "f.txt")
+    assert records[0].subarea == subarea
+
+
+def test_truncated_author_list() -> None:
+    names = [f"Name{i} Surname" for i in range(9)] + ["周欣"]
+    records, _ = parse_text(f"A · B\n{', '.join(names)} 等\n{ABSTRACT}\n", "f.txt")
+    assert records[0].truncated is True
+    assert records[0].authors == tuple(names)
+
+
+@pytest.mark.parametrize(
+    "name", ["YI REN", "zhang keli", "Devriş İşler", "周欣", "Tse-Hsun (Peter) Chen", "Francesco D'Angelo"]
+)
+def test_names_in_any_case_or_script(name: str) -> None:
+    records, problems = parse_text(f"A · B\nFirst Author, {name}\n{ABSTRACT}\n", "f.txt")
+    assert problems == []
+    assert records[0].authors == ("First Author", name)
+
+
+def test_abstract_kept_verbatim() -> None:
+    abstract = r"We train $\pi_\theta$ with *soft* and **hard** targets; see https://example.org/x?a=1. Done."
+    records, _ = parse_text(f"A · B\nA B\n{abstract}\n", "f.txt")
+    assert records[0].abstract == abstract
+
+
+def test_bom_crlf_trailing_spaces_blank_runs_and_missing_header(write_list) -> None:
+    text = f"\ufeffA · B  \r\n\r\n\r\n\r\nA B, C D   \r\n\r\n{ABSTRACT}   \r\n\r\n\r\n"
+    records, problems = parse_file(write_list(text.encode("utf-8")))
+    assert problems == []
+    assert [(r.area, r.authors, r.abstract, r.line) for r in records] == [("A", ("A B", "C D"), ABSTRACT, 1)]
+
+
+def test_wrapped_abstract_lines_join_into_one_paragraph() -> None:
+    records, problems = parse_text("A · B\nA B\nFirst line of the abstract is here,\nand it goes on.\n", "f")
+    assert problems == []
+    assert records[0].abstract == "First line of the abstract is here,\nand it goes on."
+
+
+def test_author_line_without_abstract_is_reported_and_others_kept() -> None:
+    text = f"论文检索\n\nA · B\n\nLonely Author, Other Author\n\nC · D\n\nGood Author\n\n{ABSTRACT}\n"
+    records, problems = parse_text(text, "lists/x.txt")
+    assert [str(p) for p in problems] == ["lists/x.txt:5: author line with no abstract after it"]
+    assert [r.authors for r in records] == [("Good Author",)]
+
+
+def test_abstract_without_authors_is_reported_and_others_kept() -> None:
+    text = f"A · B\n\n{ABSTRACT}\n\nC · D\n\nGood Author\n\n{ABSTRACT}\n"
+    records, problems = parse_text(text, "x.txt")
+    assert [str(p) for p in problems] == ["x.txt:3: abstract with no author line before it"]
+    assert [r.area for r in records] == ["C"]
+
+
+def test_trailing_area_line_is_reported() -> None:
+    _, problems = parse_text(f"A · B\nA B\n{ABSTRACT}\n\nC · D\n", "x.txt")
+    assert [str(p) for p in problems] == ["x.txt:5: area line with no authors and abstract after it"]
+
+
+def test_not_utf8_file_is_reported_with_line(write_list) -> None:
+    good = "论文检索\nA · B\n".encode()
+    path = write_list(good + "Ünïcode Name\n".encode("latin-1"), "bad.txt")
+    records, problems = parse_file(path)
+    assert records == []
+    assert [str(p) for p in problems] == [f"bad.txt:3: not UTF-8 (byte 0xdc at offset {len(good)})"]
+
+
+@pytest.mark.parametrize("content", ["", "论文检索\n\n\n", "\ufeff  \n"])
+def test_empty_file_is_reported(write_list, content: str) -> None:
+    records, problems = parse_file(write_list(content, "empty.txt"))
+    assert records == []
+    assert [str(p) for p in problems] == ["empty.txt:1: empty file: no records"]
+
+
+def test_input_files_are_ordered_whatever_the_argument_order(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    for name in ("b.txt", "a.txt", "d/c.txt"):
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    forward = list(find_input_files([tmp_path / "b.txt", tmp_path / "a.txt", tmp_path / "d"]))
+    backward = list(find_input_files([tmp_path / "d", tmp_path / "a.txt", tmp_path / "b.txt"]))
+    assert forward == backward
+    assert [name for _, name in forward] == ["a.txt", "b.txt", "c.txt"]

@@ -1,0 +1,1 @@
+"""HTTP and command-line adapters around :mod:`bibgraph.graph`."""
