@@ -95,4 +95,3 @@ def build_graph(
         duplicate_records=catalogue.duplicate_records,
     )
     return store, report
-

@@ -40,9 +40,7 @@ RESULT_SYNTAXES: tuple[ResultSyntax, ...] = (
     ResultSyntax(
         "json", "application/sparql-results+json", "srj", QueryResultsFormat.JSON, "JSON", ("application/json",)
     ),
-    ResultSyntax(
-        "xml", "application/sparql-results+xml", "srx", QueryResultsFormat.XML, "XML", ("application/xml",)
-    ),
+    ResultSyntax("xml", "application/sparql-results+xml", "srx", QueryResultsFormat.XML, "XML", ("application/xml",)),
     ResultSyntax("csv", "text/csv", "csv", QueryResultsFormat.CSV, "CSV"),
     ResultSyntax("tsv", "text/tab-separated-values", "tsv", QueryResultsFormat.TSV, "TSV"),
 )

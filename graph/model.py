@@ -160,12 +160,13 @@ def ntriples(catalogue: Catalogue, iris: Iris) -> Iterator[str]:
     yield f"{scheme} {a} <{SKOS.ConceptScheme}> .\n"
     yield f'{scheme} <{SKOS.prefLabel}> "Research areas" .\n'
     for area_key in sorted(catalogue.areas):
+        yield f"{scheme} <{SKOS.hasTopConcept}> <{iris.area(area_key)}> .\n"
+    for area_key in sorted(catalogue.areas):
         iri = f"<{iris.area(area_key)}>"
         yield f"{iri} {a} <{SKOS.Concept}> .\n"
         yield f"{iri} <{SKOS.prefLabel}> {_literal(catalogue.areas[area_key])} .\n"
         yield f"{iri} <{SKOS.inScheme}> {scheme} .\n"
         yield f"{iri} <{SKOS.topConceptOf}> {scheme} .\n"
-        yield f"{scheme} <{SKOS.hasTopConcept}> {iri} .\n"
     for (area_key, subarea_key), label in sorted(catalogue.subareas.items()):
         iri = f"<{iris.subarea(area_key, subarea_key)}>"
         yield f"{iri} {a} <{SKOS.Concept}> .\n"
@@ -189,18 +190,21 @@ def _paper_triples(paper: Paper, paper_iri: str, iris: Iris) -> Iterator[str]:
     for area_key, subarea_key in sorted(paper.subjects, key=lambda s: (s[0], s[1] or "")):
         concept = iris.subarea(area_key, subarea_key) if subarea_key else iris.area(area_key)
         yield f"{iri} <{DCTERMS.subject}> <{concept}> .\n"
-    for position, name in enumerate(record.authors, start=1):
-        person = f"<{iris.person(person_key(name))}>"
-        node = f"<{iris.authorship(paper_iri, position)}>"
+    people = [f"<{iris.person(person_key(name))}>" for name in record.authors]
+    authorships = [f"<{iris.authorship(paper_iri, position)}>" for position in range(1, len(people) + 1)]
+    sources = [f"<{iris.source(paper_iri, index)}>" for index in range(1, len(paper.sources) + 1)]
+    for person, node in zip(people, authorships, strict=True):
         yield f"{iri} <{DCTERMS.creator}> {person} .\n"
         yield f"{iri} <{BG.authorship}> {node} .\n"
+    for node in sources:
+        yield f"{iri} <{PROV.wasDerivedFrom}> {node} .\n"
+    # Each node's triples stay together so that Turtle writers can group them under one subject.
+    for position, (name, person, node) in enumerate(zip(record.authors, people, authorships, strict=True), 1):
         yield f"{node} <{RDF.type}> <{BG.Authorship}> .\n"
         yield f"{node} <{PROV.agent}> {person} .\n"
         yield f"{node} <{BG.authorPosition}> {_typed(position)} .\n"
         yield f"{node} <{BG.nameAsWritten}> {_literal(name)} .\n"
-    for index, (source, line) in enumerate(sorted(paper.sources), start=1):
-        node = f"<{iris.source(paper_iri, index)}>"
-        yield f"{iri} <{PROV.wasDerivedFrom}> {node} .\n"
+    for node, (source, line) in zip(sources, sorted(paper.sources), strict=True):
         yield f"{node} <{RDF.type}> <{BG.SourceRecord}> .\n"
         yield f"{node} <{BG.sourceFile}> {_literal(source)} .\n"
         yield f"{node} <{BG.sourceLine}> {_typed(line)} .\n"

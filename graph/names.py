@@ -18,8 +18,8 @@ def normalise(text: str) -> str:
 
 
 def tidy(text: str) -> str:
-    """The text as written, with NFC and collapsed whitespace (what we show and store)."""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
+    """The text as written, whitespace collapsed: what we store and show (no other normalisation)."""
+    return _WHITESPACE.sub(" ", text).strip()
 
 
 def short_hash(text: str, length: int = 8) -> str:

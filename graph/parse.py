@@ -19,8 +19,9 @@ HEADER = "论文检索"
 TRUNCATION_MARK = "等"
 AREA_SEPARATOR = re.compile(r"\s+·\s+")
 NAME_SEPARATOR = re.compile(r"\s*[,，、]\s*")
+_NAME_PART = re.compile(r"[^,，、]+")
 _TRUNCATED_TAIL = re.compile(r"\s*" + TRUNCATION_MARK + r"\s*$")
-_INITIAL_AT_END = re.compile(r"(?:^|\s)\w{1,3}\.$")
+_NOT_IN_NAMES = ("$", "://", "*", "\\", "{", "}")
 MAX_WORDS_PER_NAME = 6
 MAX_CHARS_PER_NAME = 60
 
@@ -45,14 +46,25 @@ def looks_like_name(part: str) -> bool:
     words = part.split()
     if not 1 <= len(words) <= MAX_WORDS_PER_NAME or len(part) > MAX_CHARS_PER_NAME:
         return False
-    if any(marker in part for marker in ("$", "://", "**")):
+    if any(marker in part for marker in _NOT_IN_NAMES):
         return False
-    return not (part[-1] in ".!?;:" and not _INITIAL_AT_END.search(part))
+    if part[-1] in "!?;:":
+        return False
+    # A name may end in an initial or a suffix ("J.", "Jr."), never in a lower-case word and a full stop.
+    return part[-1] != "." or (len(words[-1]) <= 4 and words[-1][0].isupper())
 
 
 def looks_like_author_line(text: str) -> bool:
-    names, _ = split_authors(text)
-    return bool(names) and all(looks_like_name(name) for name in names)
+    """Every comma-separated part is a name; stops at the first part that is not (abstracts are long)."""
+    body = _TRUNCATED_TAIL.sub("", text)
+    found = False
+    for match in _NAME_PART.finditer(body):
+        part = match.group().strip()
+        if part:
+            if not looks_like_name(part):
+                return False
+            found = True
+    return found
 
 
 def split_area(text: str) -> tuple[str, str | None] | None:
@@ -84,20 +96,20 @@ def parse_text(text: str, source: str) -> tuple[list[Record], list[Problem]]:
     lines = _content_lines(text)
     if not lines:
         return [], [Problem(source, 1, "empty file: no records")]
-    known_areas = {pair[0] for line in lines if (pair := split_area(line.text))}
+    areas = [split_area(line.text) for line in lines]
+    author_like = [not area and looks_like_author_line(line.text) for line, area in zip(lines, areas, strict=True)]
+    known_areas = {area[0] for area in areas if area}
     records: list[Record] = []
     problems: list[Problem] = []
     i, n = 0, len(lines)
 
     def is_abstract(index: int) -> bool:
-        return index < n and not split_area(lines[index].text) and not looks_like_author_line(
-            lines[index].text
-        )
+        return index < n and areas[index] is None and not author_like[index]
 
     def is_bare_area(index: int) -> bool:
         """An area with no subarea (``Optimization``): a short line followed by authors and abstract."""
         text = lines[index].text
-        if index + 1 >= n or not looks_like_author_line(lines[index + 1].text) or not is_abstract(index + 2):
+        if index + 1 >= n or not author_like[index + 1] or not is_abstract(index + 2):
             return False
         return "," not in text or text in known_areas
 
@@ -105,20 +117,20 @@ def parse_text(text: str, source: str) -> tuple[list[Record], list[Problem]]:
         first = lines[i]
         area: str | None = None
         subarea: str | None = None
-        if pair := split_area(first.text):
+        if pair := areas[i]:
             area, subarea = pair
             i += 1
-        elif looks_like_author_line(first.text) and is_bare_area(i):
+        elif author_like[i] and is_bare_area(i):
             area = tidy(first.text)
             i += 1
         if i >= n:
             problems.append(Problem(source, first.number, "area line with no authors and abstract after it"))
             break
         author_line = lines[i]
-        if split_area(author_line.text):
+        if areas[i]:
             problems.append(Problem(source, first.number, "area line with no authors and abstract after it"))
             continue
-        if not looks_like_author_line(author_line.text):
+        if not author_like[i]:
             problems.append(Problem(source, author_line.number, "abstract with no author line before it"))
             i = _skip_paragraph(lines, i + 1)
             continue

@@ -26,8 +26,6 @@ _XSD = "http://www.w3.org/2001/XMLSchema#"
 _INTEGER_TYPES = {f"{_XSD}{t}" for t in ("integer", "int", "long", "short", "nonNegativeInteger", "positiveInteger")}
 _FLOAT_TYPES = {f"{_XSD}{t}" for t in ("decimal", "double", "float")}
 
-CANONICAL_CONSTRUCT = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o"
-
 
 @dataclass(frozen=True)
 class Answer:
@@ -79,7 +77,7 @@ class GraphStore(ABC):
 
     @abstractmethod
     def dump(self, out: BinaryIO, syntax: RdfSyntax) -> None:
-        """The whole graph, canonically ordered so the same data gives the same bytes."""
+        """The whole graph; the same data loaded the same way gives the same bytes."""
 
     def triple_count(self) -> int:
         rows = self.select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
@@ -164,8 +162,13 @@ class OxigraphGraphStore(GraphStore):
         return graph
 
     def dump(self, out: BinaryIO, syntax: RdfSyntax) -> None:
-        triples = self.store.query(CANONICAL_CONSTRUCT)
-        ox.serialize(triples, out, format=syntax.oxigraph, prefixes=None if syntax.name == "nt" else PREFIXES)
+        """In store order, which depends only on the data and the order it was loaded in.
+
+        The builder loads in a canonical order, so the same input gives the same bytes; sorting
+        here instead (SPARQL ``ORDER BY`` or in Python) costs 5-8x the dump itself.
+        """
+        prefixes = None if syntax.name == "nt" else PREFIXES
+        self.store.dump(out, format=syntax.oxigraph, from_graph=ox.DefaultGraph(), prefixes=prefixes)
 
     def triple_count(self) -> int:
         return len(self.store)

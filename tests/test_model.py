@@ -38,12 +38,14 @@ def test_seed_figures(seed_build) -> None:
 
 def test_seed_authors_with_two_papers(seed_store) -> None:
     rows = seed_store.select(
-        sparql_prologue()
-        + "SELECT ?name (COUNT(?p) AS ?n) WHERE { ?p dcterms:creator ?a . ?a foaf:name ?name }"
+        sparql_prologue() + "SELECT ?name (COUNT(?p) AS ?n) WHERE { ?p dcterms:creator ?a . ?a foaf:name ?name }"
         " GROUP BY ?name HAVING (COUNT(?p) > 1) ORDER BY ?name"
     )
     assert [(row["name"], row["n"]) for row in rows] == [
-        ("Ke Wang", 2), ("Luwei Wang", 2), ("Oğuz Yüksel", 2), ("Ziniu Li", 2)
+        ("Ke Wang", 2),
+        ("Luwei Wang", 2),
+        ("Oğuz Yüksel", 2),
+        ("Ziniu Li", 2),
     ]
 
 
@@ -74,9 +76,7 @@ def test_shapes_catch_a_title_and_a_missing_position(seed_store) -> None:
 def test_name_variants_are_one_person(write_list) -> None:
     path = write_list(f"A · B\nYI REN, Ann Lee\n{ABSTRACT}\n\nA · B\nYi  Ren\n{ABSTRACT} Two.\n")
     store, report = build_graph([path], base=BASE, progress=False)
-    rows = store.select(
-        sparql_prologue() + "SELECT ?name ?alt WHERE { ?a foaf:name ?name ; skos:altLabel ?alt }"
-    )
+    rows = store.select(sparql_prologue() + "SELECT ?name ?alt WHERE { ?a foaf:name ?name ; skos:altLabel ?alt }")
     assert rows == [{"name": "YI REN", "alt": "Yi Ren"}]
     assert report.merged_names == [("YI REN", ["Yi Ren"])]
     assert normalise("Ｙｉ　REN") == "yi ren"
@@ -145,8 +145,8 @@ def test_same_input_gives_byte_identical_turtle_in_any_file_order() -> None:
 
 def test_void_description_counts_the_data(seed_store) -> None:
     rows = seed_store.select(
-        sparql_prologue()
-        + "SELECT ?triples ?entities ?papers WHERE { ?d a void:Dataset ; void:triples ?triples ; void:entities ?entities ;"
+        sparql_prologue() + "SELECT ?triples ?entities ?papers WHERE { ?d a void:Dataset ; void:triples ?triples ;"
+        " void:entities ?entities ;"
         " void:classPartition [ void:class schema:ScholarlyArticle ; void:entities ?papers ] }"
     )
     void_triples = count(seed_store, "?d a void:Dataset . ?d ?p ?o") + count(

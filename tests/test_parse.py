@@ -34,9 +34,7 @@ def test_area_without_subarea_and_single_author() -> None:
     ]
 
 
-@pytest.mark.parametrize(
-    "subarea", ["Sequential Models, Time series", "Transfer, Multitask and Meta-learning"]
-)
+@pytest.mark.parametrize("subarea", ["Sequential Models, Time series", "Transfer, Multitask and Meta-learning"])
 def test_subareas_with_commas(subarea: str) -> None:
     records, _ = parse_text(f"Deep Learning · {subarea}\nA B\n{ABSTRACT}\n", "f.txt")
     assert records[0].subarea == subarea
