@@ -1,10 +1,12 @@
 """From input files to a loaded store: parse, resolve identities, load, describe (VoID)."""
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
+
+from bibgraph.seeds import seed_directory
 
 from .model import Catalogue, Iris, ntriples
 from .parse import find_input_files, parse_file
@@ -69,12 +71,12 @@ def read_records(paths: Iterable[Path], progress: bool = True) -> tuple[list[Rec
 
 
 def build_graph(
-    paths: Iterable[Path], base: str = DEFAULT_BASE, store: OxigraphGraphStore | None = None, progress: bool = True
+    paths: Sequence[Path], base: str = DEFAULT_BASE, store: OxigraphGraphStore | None = None, progress: bool = True
 ) -> tuple[OxigraphGraphStore, BuildReport]:
-    """Build the graph of the given files (or directories) into ``store`` (a new in-memory one by default)."""
+    """Build the graph of the given files or directories (the seeds if none) into ``store`` (new by default)."""
     iris = Iris(base)
     store = store or OxigraphGraphStore.memory()
-    records, problems, files = read_records(paths, progress)
+    records, problems, files = read_records(paths or [seed_directory()], progress)
     catalogue = Catalogue.from_records(records)
     lines = ntriples(catalogue, iris)
     if progress and len(records) > 10_000:

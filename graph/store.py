@@ -17,7 +17,7 @@ from oxrdflib import OxigraphStore
 from rdflib import Graph
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 
-from .formats import RdfSyntax, ResultSyntax, rdf_syntax
+from .formats import RdfSyntax, rdf_syntax, result_syntax
 from .vocab import PREFIXES
 
 Value = str | int | float | bool | None
@@ -68,8 +68,8 @@ class GraphStore(ABC):
     def ask(self, query: str) -> bool: ...
 
     @abstractmethod
-    def answer(self, query: str, results: ResultSyntax, graphs: RdfSyntax) -> Answer:
-        """Run any read query and serialise it: ``results`` for SELECT/ASK, ``graphs`` for the rest."""
+    def answer(self, query: str, results: str, graphs: str) -> Answer:
+        """Run any read query and serialise it in the syntax named ``results`` (SELECT/ASK) or ``graphs``."""
 
     @abstractmethod
     def construct(self, query: str) -> Graph:
@@ -143,13 +143,14 @@ class OxigraphGraphStore(GraphStore):
             raise QueryError("expected an ASK query")
         return bool(result)
 
-    def answer(self, query: str, results: ResultSyntax, graphs: RdfSyntax) -> Answer:
+    def answer(self, query: str, results: str, graphs: str) -> Answer:
         result = self._query(query)
         if isinstance(result, ox.QueryTriples):
-            body = result.serialize(format=graphs.oxigraph)
-            return Answer("graph", body, graphs.media_type)
+            graph_syntax = rdf_syntax(graphs)
+            return Answer("graph", result.serialize(format=graph_syntax.oxigraph), graph_syntax.media_type)
         form = "ask" if isinstance(result, ox.QueryBoolean) else "select"
-        return Answer(form, result.serialize(format=results.oxigraph), results.media_type)
+        result_format = result_syntax(results)
+        return Answer(form, result.serialize(format=result_format.oxigraph), result_format.media_type)
 
     def construct(self, query: str) -> Graph:
         result = self._query(query)
@@ -176,19 +177,3 @@ class OxigraphGraphStore(GraphStore):
     def close(self) -> None:
         if self.kind == "disk":
             self.store.flush()
-
-
-def open_store(spec: str) -> GraphStore:
-    """``memory``, ``disk:PATH`` or ``sparql:URL`` (the ``--store`` option's syntax)."""
-    if spec == "memory":
-        return OxigraphGraphStore.memory()
-    if spec.startswith("disk:"):
-        return OxigraphGraphStore.disk(Path(spec.removeprefix("disk:")))
-    if spec.startswith("sparql:"):
-        from .remote import RemoteGraphStore
-
-        return RemoteGraphStore(spec.removeprefix("sparql:"))
-    raise ValueError(f"unknown store {spec!r}: use memory, disk:PATH or sparql:URL")
-
-
-__all__ = ["Answer", "GraphStore", "OxigraphGraphStore", "QueryError", "Row", "open_store", "rdf_syntax"]

@@ -45,6 +45,28 @@ def cmd_build(args: argparse.Namespace) -> int:
     return EXIT_PROBLEMS if args.strict and report.problems else EXIT_OK
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .app import create_app
+    from .server import serve
+
+    if args.inputs:
+        _inputs(args.inputs)
+    base = args.base or f"http://{args.host}:{args.port}/"
+    config = {
+        "BIBGRAPH_INPUTS": args.inputs,
+        "BIBGRAPH_STORE": args.store,
+        "BIBGRAPH_BASE": base,
+        "QUERY_TIMEOUT": args.timeout,
+        "QUERY_WORKERS": args.workers,
+    }
+    try:
+        app = create_app(config)
+    except ValueError as error:
+        return _usage_error(str(error))
+    serve(app, args.host, args.port)
+    return EXIT_OK
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bibgraph", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -57,6 +79,16 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--strict", action="store_true", help="exit 1 when any input problem is reported")
     build.add_argument("--quiet", action="store_true", help="no progress bar and no quality report")
     build.set_defaults(handler=cmd_build)
+
+    serve = commands.add_parser("serve", help="build (or load) the graph and serve the site and SPARQL endpoint")
+    serve.add_argument("inputs", nargs="*", metavar="FILES_OR_DIRS", help="paper lists or RDF dumps (default: seeds)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=5000)
+    serve.add_argument("--store", default="memory", help="memory (default), disk:PATH or sparql:URL")
+    serve.add_argument("--base", help="base IRI (default: http://HOST:PORT/, so IRIs resolve here)")
+    serve.add_argument("--timeout", type=float, default=10.0, help="seconds a query may run (default 10)")
+    serve.add_argument("--workers", type=int, default=2, help="query worker processes (default 2)")
+    serve.set_defaults(handler=cmd_serve)
     return parser
 
 

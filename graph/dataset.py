@@ -1,0 +1,67 @@
+"""Getting a graph ready to serve: build from lists, load dumps, reuse a disk store, or go remote.
+
+Returns an *opener*: a function that gives a :class:`GraphStore` in the process that calls it.
+The query pool calls it in its worker processes (sharing an in-memory store copy-on-write, or
+opening an on-disk store read-only each), so this module decides nothing about HTTP.
+"""
+
+import gc
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from .build import BuildReport, build_graph
+from .formats import RDF_SYNTAXES
+from .pool import Opener
+from .remote import RemoteGraphStore
+from .store import OxigraphGraphStore
+
+_DUMP_SUFFIXES = {f".{syntax.suffix}": syntax for syntax in RDF_SYNTAXES} | {".json": RDF_SYNTAXES[2]}
+
+
+def is_dump(path: Path) -> bool:
+    return path.is_file() and path.suffix.lower() in _DUMP_SUFFIXES
+
+
+def fill(store: OxigraphGraphStore, inputs: Sequence[Path], base: str) -> BuildReport | None:
+    """Load dumps as they are and build the paper lists among ``inputs`` into ``store``."""
+    dumps = [path for path in inputs if is_dump(path)]
+    lists = [path for path in inputs if not is_dump(path)]
+    for path in dumps:
+        store.store.bulk_load(
+            path=str(path), format=_DUMP_SUFFIXES[path.suffix.lower()].oxigraph, to_graph=ox.DefaultGraph()
+        )
+    if lists or not dumps:
+        _, report = build_graph(lists, base=base, store=store, progress=True)
+        return report
+    return None
+
+
+def prepare(inputs: Sequence[Path], spec: str, base: str) -> tuple[Opener, str]:
+    """An opener for the store ``spec`` filled from ``inputs``, and a line saying what was done."""
+    if spec.startswith("sparql:"):
+        if inputs:
+            raise ValueError("a remote store serves its own data: load it there, not through bibgraph")
+        endpoint = spec.removeprefix("sparql:")
+        RemoteGraphStore(endpoint)  # validates the URL now rather than in a worker
+        return (lambda: RemoteGraphStore(endpoint)), f"remote SPARQL store {endpoint}"
+    if spec.startswith("disk:"):
+        path = Path(spec.removeprefix("disk:"))
+        reuse = path.exists() and any(path.iterdir()) and not inputs
+        if not reuse:
+            store = OxigraphGraphStore.disk(path)
+            report = fill(store, inputs, base)
+            store.close()
+            del store
+            gc.collect()  # release RocksDB's lock before the workers open it read-only
+            summary = report.summary() if report else "loaded dumps"
+        else:
+            summary = "reused"
+        return (lambda: OxigraphGraphStore.disk(path, read_only=True)), f"disk store {path}: {summary}"
+    if spec != "memory":
+        raise ValueError(f"unknown store {spec!r}: use memory, disk:PATH or sparql:URL")
+    memory = OxigraphGraphStore.memory()
+    report = fill(memory, inputs, base)
+    summary = report.summary() if report else f"{memory.triple_count()} triples loaded"
+    return (lambda: memory), f"in-memory store: {summary}"

@@ -1,0 +1,74 @@
+"""The app's graph store resource (the Flask tutorial's ``db.py`` pattern).
+
+``init_app`` prepares the store and the query pool once per app; ``get_store`` is the accessor
+views use. Every read goes through the pool, so pages, networks and the SPARQL endpoint all
+see exactly what a SPARQL client sees, under the same deadline.
+"""
+
+import atexit
+from pathlib import Path
+from typing import BinaryIO
+
+from flask import Flask, current_app
+from rdflib import Graph
+
+from bibgraph.graph.dataset import prepare
+from bibgraph.graph.formats import RdfSyntax
+from bibgraph.graph.pool import QueryPool
+from bibgraph.graph.store import Answer, GraphStore, Row
+from bibgraph.graph.vocab import PREFIXES
+
+EXTENSION = "bibgraph"
+
+
+class PooledStore(GraphStore):
+    """A :class:`GraphStore` whose every call runs in a pool worker under the query deadline."""
+
+    def __init__(self, pool: QueryPool, kind: str) -> None:
+        self.pool = pool
+        self.kind = kind
+
+    def select(self, query: str) -> list[Row]:
+        return self.pool.call("select", query)  # type: ignore[no-any-return]
+
+    def ask(self, query: str) -> bool:
+        return bool(self.pool.call("ask", query))
+
+    def answer(self, query: str, results: str, graphs: str) -> Answer:
+        return self.pool.call("answer", query, results, graphs)  # type: ignore[no-any-return]
+
+    def construct(self, query: str) -> Graph:
+        answer = self.answer(query, "json", "nt")
+        graph = Graph()
+        for prefix, iri in PREFIXES.items():
+            graph.bind(prefix, iri, override=True)
+        return graph.parse(data=answer.body, format="nt")
+
+    def dump(self, out: BinaryIO, syntax: RdfSyntax) -> None:
+        answer = self.pool.call("answer", "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", "json", syntax.name)
+        out.write(answer.body)
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def init_app(app: Flask) -> None:
+    """Prepare the graph named by the app's settings and start its query workers."""
+    inputs = [Path(p) for p in app.config["BIBGRAPH_INPUTS"] or []]
+    opener, summary = prepare(inputs, app.config["BIBGRAPH_STORE"], app.config["BIBGRAPH_BASE"])
+    pool = QueryPool(
+        opener,
+        workers=int(app.config["QUERY_WORKERS"]),
+        deadline=float(app.config["QUERY_TIMEOUT"]),
+        max_result_bytes=int(app.config["MAX_RESULT_BYTES"]),
+        memory_limit=app.config["WORKER_MEMORY_LIMIT"],
+    )
+    kind = app.config["BIBGRAPH_STORE"].split(":", 1)[0]
+    app.extensions[EXTENSION] = PooledStore(pool, kind)
+    app.config["BIBGRAPH_SUMMARY"] = summary
+    atexit.register(pool.close)
+
+
+def get_store() -> PooledStore:
+    """The current app's store."""
+    return current_app.extensions[EXTENSION]  # type: ignore[no-any-return]

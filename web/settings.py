@@ -1,0 +1,32 @@
+"""Every setting of the web app, declared once: name, default and what it does.
+
+``create_app`` fills defaults from here, the CLI maps its options onto these names, and
+``tests/test_settings.py`` checks that the README documents each one.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    help: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("BIBGRAPH_INPUTS", None, "paper lists, directories or RDF dumps to load (default: the seeds)"),
+    Setting("BIBGRAPH_STORE", "memory", "`memory`, `disk:PATH` (kept between starts) or `sparql:URL` (remote)"),
+    Setting("BIBGRAPH_BASE", "http://127.0.0.1:5000/", "base IRI of the IRIs minted when building"),
+    Setting("QUERY_TIMEOUT", 10.0, "seconds a query may run before it is stopped (HTTP 503)"),
+    Setting("QUERY_WORKERS", 2, "worker processes answering queries in parallel"),
+    Setting("MAX_CONTENT_LENGTH", 1024 * 1024, "largest request body in bytes (HTTP 413 above)"),
+    Setting("MAX_URL_LENGTH", 16 * 1024, "longest request URL in bytes (HTTP 414 above)"),
+    Setting("MAX_RESULT_BYTES", 64 * 1024 * 1024, "largest serialised answer in bytes (HTTP 422 above)"),
+    Setting("WORKER_MEMORY_LIMIT", None, "address-space limit of each query worker in bytes (none by default)"),
+)
+
+
+def defaults() -> dict[str, Any]:
+    return {setting.name: setting.default for setting in SETTINGS}

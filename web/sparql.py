@@ -1,0 +1,149 @@
+"""The SPARQL 1.1 Protocol endpoint at ``/sparql``: query, content negotiation, service description.
+
+Read-only and closed to the outside: the query text is checked by :mod:`bibgraph.graph.guard`
+before a worker runs it under the deadline (:mod:`bibgraph.graph.pool`).
+"""
+
+from flask import Blueprint, Response, current_app, render_template, request
+from rdflib import RDF, VOID, BNode, Graph, Literal, Namespace, URIRef
+
+from bibgraph.graph.formats import RDF_SYNTAXES, RESULT_SYNTAXES
+from bibgraph.graph.guard import QueryRefused, check_query
+from bibgraph.graph.pool import QueryTimeout, ResultTooLarge, ServerBusy, WorkerFailed
+from bibgraph.graph.queries import examples
+from bibgraph.graph.store import QueryError
+from bibgraph.graph.vocab import PREFIXES
+
+from .graphstore import get_store
+from .negotiation import NotAcceptable, choose_graph, choose_results
+
+SD = Namespace("http://www.w3.org/ns/sparql-service-description#")
+FORMATS = Namespace("http://www.w3.org/ns/formats/")
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+blueprint = Blueprint("sparql", __name__)
+
+
+def plain(message: str, status: int) -> Response:
+    return Response(message.rstrip() + "\n", status=status, mimetype="text/plain")
+
+
+def _query_text() -> str | None | Response:
+    """The query of the request per the protocol, ``None`` when there is none, or an error response."""
+    if request.method == "GET":
+        if "update" in request.args:
+            return plain("this endpoint is read-only: SPARQL Update is refused", 403)
+        return request.args.get("query")
+    content_type = request.mimetype
+    if content_type == "application/sparql-update":
+        return plain("this endpoint is read-only: SPARQL Update is refused", 403)
+    if content_type == "application/sparql-query":
+        return request.get_data(as_text=True)
+    if content_type in FORM_TYPES:
+        if "update" in request.form:
+            return plain("this endpoint is read-only: SPARQL Update is refused", 403)
+        if "query" not in request.form:
+            return plain("missing 'query' parameter", 400)
+        return request.form["query"]
+    return plain(
+        f"unsupported content type {content_type or '(none)'}: send application/sparql-query"
+        " or application/x-www-form-urlencoded",
+        415,
+    )
+
+
+@blueprint.route("/sparql", methods=["GET", "POST"])
+def endpoint() -> Response | str:
+    text = _query_text()
+    if isinstance(text, Response):
+        return text
+    for parameter in ("default-graph-uri", "named-graph-uri"):
+        if parameter in request.values:
+            return plain(
+                f"{parameter} is not supported: the endpoint queries its one default graph"
+                " and never fetches graphs from elsewhere",
+                400,
+            )
+    if text is None:
+        return _describe_service()
+    if not text.strip():
+        return plain("empty query", 400)
+    try:
+        checked = check_query(text)
+        if checked.returns_graph:
+            graphs, results = choose_graph(request) or RDF_SYNTAXES[0], RESULT_SYNTAXES[0]
+        else:
+            graphs, results = RDF_SYNTAXES[0], choose_results(request)
+        answer = get_store().answer(checked.text, results.name, graphs.name)
+    except QueryRefused as refused:
+        return plain(str(refused), refused.status)
+    except NotAcceptable as error:
+        return plain(str(error), 406)
+    except QueryError as error:
+        return plain(f"query syntax error: {error}", 400)
+    except QueryTimeout as error:
+        return plain(str(error), 503)
+    except ServerBusy as error:
+        return plain(str(error), 503)
+    except ResultTooLarge as error:
+        return plain(str(error), 422)
+    except WorkerFailed as error:
+        current_app.logger.error("query worker failed: %s", error)
+        return plain(f"the query could not be answered: {error}", 500)
+    response = Response(answer.body, status=200, content_type=_content_type(answer.media_type))
+    response.vary.add("Accept")
+    return response
+
+
+def _content_type(media_type: str) -> str:
+    textual = media_type.startswith("text/") or media_type.endswith(("json", "xml", "n-triples"))
+    return f"{media_type}; charset=utf-8" if textual else media_type
+
+
+def _describe_service() -> Response | str:
+    try:
+        syntax = choose_graph(request, default_html=True)
+    except NotAcceptable as error:
+        return plain(str(error), 406)
+    if syntax is None:
+        return render_template("sparql.html", examples=examples(), prefixes=PREFIXES)
+    body = service_description(request.base_url).serialize(format=_RDFLIB_NAMES[syntax.name], encoding="utf-8")
+    response = Response(body, content_type=_content_type(syntax.media_type))
+    response.vary.add("Accept")
+    return response
+
+
+_RDFLIB_NAMES = {"turtle": "turtle", "nt": "nt", "jsonld": "json-ld", "xml": "xml"}
+
+
+def service_description(endpoint_url: str) -> Graph:
+    """SPARQL 1.1 Service Description of this endpoint."""
+    graph = Graph()
+    graph.bind("sd", SD)
+    graph.bind("void", VOID)
+    service = URIRef(endpoint_url)
+    graph.add((service, RDF.type, SD.Service))
+    graph.add((service, SD.endpoint, service))
+    graph.add((service, SD.supportedLanguage, SD.SPARQL11Query))
+    for name in (
+        "SPARQL_Results_JSON",
+        "SPARQL_Results_XML",
+        "SPARQL_Results_CSV",
+        "SPARQL_Results_TSV",
+        "Turtle",
+        "N-Triples",
+        "JSON-LD",
+        "RDF_XML",
+    ):
+        graph.add((service, SD.resultFormat, FORMATS[name]))
+    dataset, default_graph = BNode("dataset"), BNode("default")
+    graph.add((service, SD.defaultDataset, dataset))
+    graph.add((dataset, RDF.type, SD.Dataset))
+    graph.add((dataset, SD.defaultGraph, default_graph))
+    graph.add((default_graph, RDF.type, SD.Graph))
+    graph.add((default_graph, RDF.type, VOID.Dataset))
+    try:
+        graph.add((default_graph, VOID.triples, Literal(get_store().triple_count())))
+    except (QueryTimeout, ServerBusy, WorkerFailed):
+        pass
+    return graph
