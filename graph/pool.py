@@ -9,6 +9,7 @@ idle) and replaced, while the other workers keep serving. Forking from the zygot
 the (multi-threaded) web process, keeps forks free of locks held by other threads.
 """
 
+import contextlib
 import os
 import pickle
 import queue
@@ -132,10 +133,8 @@ class QueryPool:
         return _Worker(int(message.decode()), Connection(fds[0]))
 
     def _replace(self, worker: _Worker) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(worker.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         worker.connection.close()
         if not self._closed:
             self._idle.put(self._spawn())
@@ -181,10 +180,8 @@ class QueryPool:
             except queue.Empty:
                 break
             worker.connection.close()
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(worker.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         self._control.close()
         try:
             os.kill(self._zygote, signal.SIGKILL)

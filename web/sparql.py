@@ -4,6 +4,8 @@ Read-only and closed to the outside: the query text is checked by :mod:`bibgraph
 before a worker runs it under the deadline (:mod:`bibgraph.graph.pool`).
 """
 
+import contextlib
+
 from flask import Blueprint, Response, current_app, render_template, request
 from rdflib import RDF, VOID, BNode, Graph, Literal, Namespace, URIRef
 
@@ -28,7 +30,7 @@ def plain(message: str, status: int) -> Response:
     return Response(message.rstrip() + "\n", status=status, mimetype="text/plain")
 
 
-def _query_text() -> str | None | Response:
+def _query_text() -> str | Response | None:
     """The query of the request per the protocol, ``None`` when there is none, or an error response."""
     if request.method == "GET":
         if "update" in request.args:
@@ -142,8 +144,6 @@ def service_description(endpoint_url: str) -> Graph:
     graph.add((dataset, SD.defaultGraph, default_graph))
     graph.add((default_graph, RDF.type, SD.Graph))
     graph.add((default_graph, RDF.type, VOID.Dataset))
-    try:
+    with contextlib.suppress(QueryTimeout, ServerBusy, WorkerFailed):
         graph.add((default_graph, VOID.triples, Literal(get_store().triple_count())))
-    except (QueryTimeout, ServerBusy, WorkerFailed):
-        pass
     return graph
