@@ -10,9 +10,11 @@ import urllib.parse
 import urllib.request
 from typing import BinaryIO
 
+import pyoxigraph as ox
 from rdflib import Graph
 
-from .formats import RDF_SYNTAXES, RdfSyntax, rdf_syntax, result_syntax
+from .formats import RdfSyntax, rdf_syntax, result_syntax
+from .guard import check_query
 from .store import _FLOAT_TYPES, _INTEGER_TYPES, _XSD, Answer, GraphStore, QueryError, Row, Value
 from .vocab import PREFIXES
 
@@ -31,19 +33,43 @@ def _value(binding: dict[str, str] | None) -> Value:
     return value
 
 
+def _check_syntax(query: str) -> None:
+    """Parse with Oxigraph first: clients get the same SPARQL 1.1 errors, with positions, on every backend.
+
+    Preparing a query on an empty store parses it; SELECT and CONSTRUCT are only evaluated when
+    iterated, and ASK over no data ends at once.
+    """
+    try:
+        ox.Store().query(query)
+    except SyntaxError as error:
+        raise QueryError(str(error)) from error
+
+
+def _boolean(value: bool) -> ox.QueryBoolean:
+    document = b'{"head":{},"boolean":' + (b"true" if value else b"false") + b"}"
+    return ox.parse_query_results(document, format=ox.QueryResultsFormat.JSON)  # type: ignore[return-value]
+
+
 class RemoteGraphStore(GraphStore):
-    """Sends every query to ``endpoint``; read-only from bibgraph's side."""
+    """Sends every query to ``endpoint``; read-only from bibgraph's side.
+
+    ``endpoint`` may carry protocol parameters, as in ``http://host/sparql?default-graph-uri=G``
+    (Virtuoso otherwise queries the union of all its graphs, system graphs included).
+    """
 
     kind = "sparql"
 
     def __init__(self, endpoint: str, timeout: float = 60.0) -> None:
         if not endpoint.startswith(("http://", "https://")):
             raise ValueError(f"remote store needs an http(s) SPARQL endpoint URL, not {endpoint!r}")
-        self.endpoint = endpoint
+        url = urllib.parse.urlsplit(endpoint)
+        self.endpoint = urllib.parse.urlunsplit(url._replace(query=""))
+        # Protocol parameters in the URL (e.g. ``default-graph-uri``) go with every query.
+        self.parameters = urllib.parse.parse_qsl(url.query)
         self.timeout = timeout
 
     def _post(self, query: str, accept: str) -> tuple[bytes, str]:
-        data = urllib.parse.urlencode({"query": query}).encode()
+        data = urllib.parse.urlencode([("query", query), *self.parameters]).encode()
         request = urllib.request.Request(
             self.endpoint,
             data=data,
@@ -69,10 +95,26 @@ class RemoteGraphStore(GraphStore):
         return bool(json.loads(body)["boolean"])
 
     def answer(self, query: str, results: str, graphs: str) -> Answer:
-        result_format, graph_format = result_syntax(results), rdf_syntax(graphs)
-        body, media_type = self._post(query, f"{result_format.media_type}, {graph_format.media_type};q=0.9")
-        form = "graph" if media_type in {s.media_type for s in RDF_SYNTAXES} else "select"
-        return Answer(form, body, media_type)
+        """Fetch JSON results or N-Triples, re-serialised here by pyoxigraph in the syntax asked for.
+
+        Servers differ in their CSV, TSV and Turtle (Virtuoso's CSV quotes everything and ends
+        lines with LF); re-serialising gives clients the same bytes whatever the backend.
+        """
+        checked = check_query(query)
+        _check_syntax(checked.text)
+        if checked.returns_graph:
+            syntax = rdf_syntax(graphs)
+            body, _ = self._post(query, "application/n-triples")
+            triples = ox.parse(body, format=ox.RdfFormat.N_TRIPLES)
+            prefixes = None if syntax.name == "nt" else PREFIXES
+            return Answer("graph", ox.serialize(triples, format=syntax.oxigraph, prefixes=prefixes), syntax.media_type)
+        result_format = result_syntax(results)
+        body, _ = self._post(query, "application/sparql-results+json")
+        parsed = ox.parse_query_results(body, format=ox.QueryResultsFormat.JSON)
+        if checked.form == "ask" and isinstance(parsed, ox.QuerySolutions):
+            parsed = _boolean(any(True for _ in parsed))  # Virtuoso answers ASK as a one-column SELECT
+        form = "ask" if isinstance(parsed, ox.QueryBoolean) else "select"
+        return Answer(form, parsed.serialize(format=result_format.oxigraph), result_format.media_type)
 
     def construct(self, query: str) -> Graph:
         body, media_type = self._post(query, "application/n-triples, text/turtle;q=0.9")

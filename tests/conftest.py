@@ -35,3 +35,42 @@ def write_list(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+@pytest.fixture(scope="session")
+def virtuoso_endpoint(tmp_path_factory, seed_store) -> str:
+    """A Virtuoso on loopback holding the seed graph; the endpoint URL names its graph."""
+    from bibgraph.graph.dump import write_dump
+    from bibgraph.graph.formats import rdf_syntax
+
+    from .virtuoso import GRAPH, virtuoso
+
+    directory = tmp_path_factory.mktemp("virtuoso")
+    dump = directory / "seeds.ttl"
+    write_dump(seed_store, dump, rdf_syntax("turtle"))
+    with virtuoso(directory, dump) as endpoint:
+        yield f"{endpoint}?default-graph-uri={GRAPH}"
+
+
+def make_app(**config):
+    from bibgraph.web.app import create_app
+
+    return create_app({"TESTING": True, "BIBGRAPH_BASE": BASE, "QUERY_TIMEOUT": 3.0, "QUERY_WORKERS": 2, **config})
+
+
+@pytest.fixture(scope="session")
+def app():
+    """The web app over the seeds, with two query workers and a short deadline."""
+    application = make_app()
+    yield application
+    application.extensions["bibgraph"].close()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()

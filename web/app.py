@@ -18,7 +18,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
     graphstore.init_app(app)
     app.register_blueprint(sparql.blueprint)
-    CORS(app, resources={r"/sparql": {"origins": "*", "expose_headers": ["Content-Type", "Vary"]}})
+    CORS(app, resources={r"/sparql": {"origins": "*"}}, send_wildcard=True, expose_headers=["Content-Type", "Vary"])
 
     @app.before_request
     def limit_url_length() -> Response | None:

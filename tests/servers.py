@@ -1,0 +1,48 @@
+"""Starting real servers on loopback for integration tests (bibgraph itself, Virtuoso)."""
+
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for_http(url: str, process: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode} before answering {url}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise TimeoutError(f"{url} did not answer within {timeout} s")
+
+
+@contextlib.contextmanager
+def bibgraph_server(args: Sequence[str], log: Path) -> Iterator[str]:
+    """``bibgraph serve ARGS`` on a free loopback port; yields its base URL."""
+    port = free_port()
+    command = [sys.executable, "-m", "bibgraph.web.cli", "serve", "--host", "127.0.0.1", "--port", str(port), *args]
+    with log.open("w") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            wait_for_http(f"{base}/sparql?query=ASK%7B%7D", process)
+            yield base
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()

@@ -1,0 +1,218 @@
+"""The endpoint is read-only, makes no outbound request, and stops runaway queries."""
+
+import contextlib
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pyoxigraph as ox
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
+
+
+def triple_count(client) -> int:
+    return int(
+        client.get("/sparql", query_string={"query": COUNT, "format": "json"}).get_json()["results"]["bindings"][0][
+            "n"
+        ]["value"]
+    )
+
+
+@pytest.mark.parametrize(
+    "send",
+    [
+        lambda c: c.post("/sparql", data={"update": "INSERT DATA { <urn:a> <urn:b> <urn:c> }"}),
+        lambda c: c.post("/sparql", data="DELETE WHERE { ?s ?p ?o }", content_type="application/sparql-update"),
+        lambda c: c.post("/sparql", data={"query": "INSERT DATA { <urn:a> <urn:b> <urn:c> }"}),
+        lambda c: c.get("/sparql", query_string={"query": "DELETE WHERE { ?s ?p ?o }"}),
+        lambda c: c.get("/sparql", query_string={"update": "CLEAR DEFAULT"}),
+        lambda c: c.post("/sparql", data="DROP ALL", content_type="application/sparql-query"),
+        lambda c: c.post("/sparql", data={"query": "LOAD <http://127.0.0.1:9/x.ttl>"}),
+        lambda c: c.post("/sparql", data={"query": r"\u0049NSERT DATA { <urn:a> <urn:b> <urn:c> }"}),
+    ],
+)
+def test_updates_are_refused_and_change_nothing(client, send) -> None:
+    before = triple_count(client)
+    response = send(client)
+    assert response.status_code == 403
+    assert "read-only" in response.get_data(as_text=True)
+    assert triple_count(client) == before
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[str, socket.socket]]:
+    """A local TCP socket that records whether anybody connects to it."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(1.0)
+    yield f"http://127.0.0.1:{server.getsockname()[1]}/sparql", server
+    server.close()
+
+
+def connected(server: socket.socket) -> bool:
+    try:
+        connection, _ = server.accept()
+    except TimeoutError:
+        return False
+    connection.close()
+    return True
+
+
+def test_the_listener_does_detect_a_federating_store(listener) -> None:
+    """Control: pyoxigraph on its own does connect for SERVICE, so the guard is what prevents it."""
+    url, server = listener
+    store = ox.Store()
+
+    def federate() -> None:
+        with contextlib.suppress(OSError, SyntaxError):
+            list(store.query(f"SELECT * WHERE {{ SERVICE <{url}> {{ ?s ?p ?o }} }}"))
+
+    thread = threading.Thread(target=federate, daemon=True)
+    thread.start()
+    assert connected(server)
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "SELECT * WHERE {{ SERVICE <{url}> {{ ?s ?p ?o }} }}",
+        "SELECT * WHERE {{ SERVICE SILENT <{url}> {{ ?s ?p ?o }} }}",
+        "select * where {{ service silent <{url}> {{ ?s ?p ?o }} }}",
+        "SELECT * WHERE {{ \\u0053ERVICE <{url}> {{ ?s ?p ?o }} }}",
+        "SELECT * FROM <{url}> WHERE {{ ?s ?p ?o }}",
+        "SELECT * FROM NAMED <{url}> WHERE {{ GRAPH ?g {{ ?s ?p ?o }} }}",
+        "LOAD <{url}>",
+    ],
+)
+def test_no_outbound_request_leaves_the_server(client, listener, template: str) -> None:
+    url, server = listener
+    response = client.post("/sparql", data={"query": template.format(url=url)})
+    assert 400 <= response.status_code < 500
+    dataset = client.get("/sparql", query_string={"query": "SELECT * {?s ?p ?o}", "default-graph-uri": url})
+    assert dataset.status_code == 400
+    assert not connected(server)
+
+
+def test_keywords_inside_literals_and_iris_are_not_refused(client) -> None:
+    query = 'SELECT ?x WHERE { BIND("SERVICE INSERT FROM" AS ?x) } # DELETE'
+    response = client.get("/sparql", query_string={"query": query, "format": "json"})
+    assert response.status_code == 200
+    assert response.get_json()["results"]["bindings"][0]["x"]["value"] == "SERVICE INSERT FROM"
+
+
+@pytest.fixture(scope="module")
+def slow_app():
+    from bibgraph.web.app import create_app
+
+    application = create_app({"TESTING": True, "QUERY_TIMEOUT": 1.5, "QUERY_WORKERS": 2})
+    yield application
+    application.extensions["bibgraph"].close()
+
+
+def worker_pids(app) -> set[int]:
+    pool = app.extensions["bibgraph"].pool
+    return {worker.pid for worker in list(pool._idle.queue)}
+
+
+def cpu_state(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return None
+
+
+@pytest.mark.parametrize(
+    "runaway",
+    [
+        RUNAWAY,
+        "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?x FILTER(REGEX(CONCAT(STR(?c), STR(?f), "
+        'STR(?x)), "(a|aa)+(b|bb)+$")) }',
+    ],
+)
+def test_a_runaway_query_is_stopped_while_others_are_served(slow_app, runaway: str) -> None:
+    client = slow_app.test_client()
+    before = worker_pids(slow_app)
+    outcome: dict[str, object] = {}
+
+    def run_runaway() -> None:
+        started = time.monotonic()
+        outcome["response"] = client.get("/sparql", query_string={"query": runaway})
+        outcome["seconds"] = time.monotonic() - started
+
+    thread = threading.Thread(target=run_runaway)
+    thread.start()
+    time.sleep(0.3)
+    started = time.monotonic()
+    quick = slow_app.test_client().get("/sparql", query_string={"query": "ASK { ?s ?p ?o }", "format": "json"})
+    quick_seconds = time.monotonic() - started
+    running = [pid for pid in before if cpu_state(pid) == "R"]
+    thread.join(timeout=30)
+    response = outcome["response"]
+    assert quick.status_code == 200 and quick.get_json()["boolean"] is True
+    assert quick_seconds < 1.0
+    assert response.status_code == 503  # type: ignore[attr-defined]
+    assert "deadline" in response.get_data(as_text=True)  # type: ignore[attr-defined]
+    assert 1.4 < outcome["seconds"] < 5  # type: ignore[operator]
+    assert running, "the runaway query should have been running in a worker"
+    time.sleep(0.2)
+    after = worker_pids(slow_app)
+    (killed,) = before - after
+    assert killed in running
+    assert cpu_state(killed) is None, "the runaway worker must be gone"
+    assert len(after) == 2
+    assert all(cpu_state(pid) == "S" for pid in after), "every worker is idle again"
+    assert slow_app.test_client().get("/sparql", query_string={"query": "ASK {}"}).status_code == 200
+
+
+def test_a_result_over_the_limit_is_refused() -> None:
+    from bibgraph.web.app import create_app
+
+    app = create_app({"TESTING": True, "MAX_RESULT_BYTES": 10_000, "QUERY_WORKERS": 1})
+    try:
+        response = app.test_client().get("/sparql", query_string={"query": "SELECT * { ?s ?p ?o }"})
+        assert response.status_code == 422
+        assert "LIMIT" in response.get_data(as_text=True)
+        small = app.test_client().get("/sparql", query_string={"query": "SELECT * { ?s ?p ?o } LIMIT 3"})
+        assert small.status_code == 200
+    finally:
+        app.extensions["bibgraph"].close()
+
+
+_header_text = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=80)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    query=st.one_of(
+        st.text(max_size=200),
+        st.sampled_from(["SELECT", "ASK {", "CONSTRUCT WHERE { ?s ?p ?o }", "DESCRIBE ?x", "SELECT * {} LIMIT -1"]),
+    ),
+    accept=_header_text,
+    content_type=_header_text,
+    method=st.sampled_from(["GET", "POST-form", "POST-body"]),
+)
+def test_generated_requests_never_produce_a_500(
+    client, query: str, accept: str, content_type: str, method: str
+) -> None:
+    headers = {"Accept": accept}
+    if method == "GET":
+        response = client.get("/sparql", query_string={"query": query}, headers=headers)
+    elif method == "POST-form":
+        response = client.post("/sparql", data={"query": query}, headers=headers)
+    else:
+        response = client.post(
+            "/sparql", data=query.encode("utf-8", "surrogatepass"), headers={**headers, "Content-Type": content_type}
+        )
+    assert response.status_code < 500, response.get_data(as_text=True)
+
+
+def test_pool_processes_are_children_of_this_test_run(slow_app) -> None:
+    assert all(os.path.exists(f"/proc/{pid}") for pid in worker_pids(slow_app))

@@ -1,0 +1,97 @@
+"""A throw-away Virtuoso (Debian's virtuoso-opensource) on loopback ports, loaded with a dump."""
+
+import contextlib
+import shutil
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+from .servers import free_port
+
+GRAPH = "urn:bibgraph:test"
+INI = """[Database]
+DatabaseFile = {dir}/virtuoso.db
+ErrorLogFile = {dir}/virtuoso.log
+LockFile = {dir}/virtuoso.lck
+TransactionFile = {dir}/virtuoso.trx
+xa_persistent_file = {dir}/virtuoso.pxa
+TempStorage = TempDatabase
+[TempDatabase]
+DatabaseFile = {dir}/virtuoso-temp.db
+TransactionFile = {dir}/virtuoso-temp.trx
+[Parameters]
+ServerPort = 127.0.0.1:{sql_port}
+DisableUnixSocket = 1
+DirsAllowed = ., {dir}
+NumberOfBuffers = 20000
+MaxDirtyBuffers = 12000
+CheckpointInterval = 0
+[HTTPServer]
+ServerPort = 127.0.0.1:{http_port}
+ServerRoot = {dir}
+ServerThreads = 8
+EnabledDavVSP = 0
+[SPARQL]
+ResultSetMaxRows = 1000000
+MaxQueryExecutionTime = 30
+DefaultGraph = {graph}
+"""
+
+
+def available() -> bool:
+    return shutil.which("virtuoso-t") is not None and shutil.which("isql-vt") is not None
+
+
+@contextlib.contextmanager
+def virtuoso(directory: Path, dump: Path) -> Iterator[str]:
+    """Start Virtuoso in ``directory``, load ``dump`` (Turtle) into one graph; yield the SPARQL endpoint URL."""
+    sql_port, http_port = free_port(), free_port()
+    ini = directory / "virtuoso.ini"
+    ini.write_text(INI.format(dir=directory, sql_port=sql_port, http_port=http_port, graph=GRAPH))
+    shutil.copy(dump, directory / "dump.ttl")
+    process = subprocess.Popen(
+        ["virtuoso-t", "-f", "-c", str(ini)], cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+    )
+    endpoint = f"http://127.0.0.1:{http_port}/sparql"
+    try:
+        _isql(sql_port, "status();", wait=60)
+        _isql(sql_port, f"DB.DBA.TTLP_MT(file_to_string_output('{directory}/dump.ttl'), '', '{GRAPH}', 0); checkpoint;")
+        query = urllib.parse.urlencode({"query": "ASK { ?s ?p ?o }"})
+        _wait_http(f"{endpoint}?{query}")
+        yield endpoint
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _isql(port: int, statement: str, wait: float = 0) -> None:
+    deadline = time.monotonic() + wait
+    while True:
+        done = subprocess.run(
+            ["isql-vt", f"127.0.0.1:{port}", "dba", "dba", f"exec={statement}"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if done.returncode == 0 and "Error" not in done.stdout + done.stderr:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"isql failed: {done.stdout}\n{done.stderr}")
+        time.sleep(0.5)
+
+
+def _wait_http(url: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=5):
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(url)
