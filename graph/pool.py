@@ -109,7 +109,8 @@ class QueryPool:
     ) -> None:
         self.deadline = deadline
         self.size = workers
-        self._idle: queue.Queue[_Worker] = queue.Queue()
+        # Last in, first out: the most recently used worker is the warmest (its pages are already copied).
+        self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
         self._lock = threading.Lock()
         self._closed = False
         control, zygote_end = socket.socketpair()
