@@ -1,0 +1,46 @@
+"""Network analytics with networkx: centralities, components, ego networks, collaboration paths."""
+
+import networkx as nx
+
+BETWEENNESS_EXACT_MAX_NODES = 2000
+BETWEENNESS_SAMPLES = 500
+
+
+def degrees(network: nx.Graph) -> dict[str, tuple[int, float]]:
+    """Degree and weighted degree (joint papers) of every node."""
+    weighted = dict(network.degree(weight="weight"))
+    return {node: (degree, weighted[node]) for node, degree in network.degree()}
+
+
+def betweenness(network: nx.Graph, seed: int = 42) -> dict[str, float]:
+    """Betweenness centrality; sampled (``k`` pivots) above a few thousand nodes to stay interactive."""
+    n = network.number_of_nodes()
+    k = None if n <= BETWEENNESS_EXACT_MAX_NODES else BETWEENNESS_SAMPLES
+    return nx.betweenness_centrality(network, k=k, seed=seed if k else None, normalized=True)
+
+
+def components(network: nx.Graph) -> list[set[str]]:
+    """Connected components, largest first."""
+    return sorted(nx.connected_components(network), key=lambda c: (-len(c), min(c)))
+
+
+def ego_network(network: nx.Graph, center: str, radius: int = 1) -> nx.Graph:
+    """The author and everyone within ``radius`` collaboration steps (a new graph)."""
+    if center not in network:
+        raise KeyError(center)
+    return nx.ego_graph(network, center, radius=radius).copy()
+
+
+def collaboration_path(network: nx.Graph, source: str, target: str) -> list[str]:
+    """The shortest chain of co-authors from ``source`` to ``target`` (empty when there is none)."""
+    try:
+        return list(nx.shortest_path(network, source, target))
+    except (nx.NetworkXNoPath, nx.NodeNotFound):
+        return []
+
+
+def path_graph(network: nx.Graph, path: list[str]) -> nx.Graph:
+    """The path's authors and the edges between consecutive ones."""
+    graph = network.subgraph(path).copy()
+    graph.remove_edges_from([e for e in list(graph.edges) if abs(path.index(e[0]) - path.index(e[1])) != 1])
+    return graph

@@ -1,0 +1,77 @@
+"""Network exports: GraphML, GEXF (Gephi), node-link JSON and VOSviewer Online JSON."""
+
+import io
+import json
+from collections.abc import Callable
+
+import networkx as nx
+
+
+def _flat(network: nx.Graph) -> nx.Graph:
+    """A copy whose attributes are all scalars (GraphML and GEXF cannot hold lists or sets)."""
+    flat = nx.Graph()
+    for node, data in network.nodes(data=True):
+        flat.add_node(
+            node,
+            **{
+                k: "; ".join(map(str, v)) if isinstance(v, list | set | tuple) else v
+                for k, v in data.items()
+                if v is not None
+            },
+        )
+    for a, b, data in network.edges(data=True):
+        flat.add_edge(a, b, **{k: v for k, v in data.items() if v is not None})
+    return flat
+
+
+def graphml(network: nx.Graph) -> bytes:
+    out = io.BytesIO()
+    nx.write_graphml(_flat(network), out, encoding="utf-8")
+    return out.getvalue()
+
+
+def gexf(network: nx.Graph) -> bytes:
+    out = io.BytesIO()
+    nx.write_gexf(_flat(network), out, encoding="utf-8")
+    return out.getvalue()
+
+
+def node_link(network: nx.Graph) -> bytes:
+    data = nx.node_link_data(_flat(network), edges="links")
+    return json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8")
+
+
+def vosviewer(network: nx.Graph, positions: dict[str, tuple[float, float]] | None = None) -> bytes:
+    """The VOSviewer Online JSON map: items with clusters, weights and (optional) coordinates, links."""
+    ids = {node: index for index, node in enumerate(sorted(network), start=1)}
+    items = []
+    for node in sorted(network):
+        data = network.nodes[node]
+        item: dict[str, object] = {
+            "id": ids[node],
+            "label": data.get("name") or data.get("label") or node,
+            "url": node,
+            "cluster": int(data.get("community", 0)) + 1,
+            "weights": {
+                "Documents": data.get("papers", 0),
+                "Links": network.degree(node),
+                "Total link strength": network.degree(node, weight="weight"),
+            },
+        }
+        if positions and node in positions:
+            item["x"], item["y"] = (round(float(c), 4) for c in positions[node])
+        items.append(item)
+    links = [
+        {"source_id": ids[a], "target_id": ids[b], "strength": data.get("weight", 1)}
+        for a, b, data in sorted(network.edges(data=True), key=lambda e: (ids[e[0]], ids[e[1]]))
+    ]
+    document = {"network": {"items": items, "links": links}}
+    return json.dumps(document, ensure_ascii=False, indent=1).encode("utf-8")
+
+
+EXPORTS: dict[str, tuple[str, str, Callable[[nx.Graph], bytes]]] = {
+    "graphml": ("application/graphml+xml", "graphml", graphml),
+    "gexf": ("application/gexf+xml", "gexf", gexf),
+    "json": ("application/json", "json", node_link),
+    "vosviewer": ("application/json", "vosviewer.json", vosviewer),
+}

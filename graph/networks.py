@@ -1,0 +1,185 @@
+"""Co-author and topic networks derived from the store through SPARQL (so they agree with SPARQL users).
+
+Pure functions: each returns a new ``networkx`` graph. The co-author network is the projection
+of the paper-author bipartite graph, weighted two ways, as VOSviewer offers:
+
+- ``weight``: full counting, the number of joint papers;
+- ``fractional``: each paper's weight 1 shared equally among its author pairs (1 / C(n, 2)).
+
+Papers whose author list was cut (``等``) mark their edges ``lower_bound``: the real collaboration
+is larger than what the list shows.
+"""
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import networkx as nx
+
+from .queries import named_query
+from .store import GraphStore
+
+AREA, SUBAREA = "area", "subarea"
+
+
+@dataclass(frozen=True)
+class Authorship:
+    paper: str
+    author: str
+    name: str
+    listed: int
+    truncated: bool
+    concept: str | None
+    concept_label: str | None
+    area: str | None
+    area_label: str | None
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What the co-author views filter on (all optional)."""
+
+    area: str | None = None  # area IRI: papers under it, whatever the subarea
+    subarea: str | None = None  # concept IRI
+    min_papers: int = 1
+    min_joint: int = 1
+    top: int | None = None  # keep the N authors with most papers
+    community: int | None = None  # keep one community (index into the Louvain partition)
+    resolution: float = 1.0
+
+
+@dataclass
+class _PaperInfo:
+    authors: list[str] = field(default_factory=list)
+    truncated: bool = False
+    concepts: set[str] = field(default_factory=set)
+    areas: set[str] = field(default_factory=set)
+
+
+def authorships(store: GraphStore) -> list[Authorship]:
+    """One row per (paper, author, subject) from the store."""
+    rows = store.select(named_query("network_authorships").text)
+    return [
+        Authorship(
+            paper=str(row["paper"]),
+            author=str(row["author"]),
+            name=str(row["name"]),
+            listed=int(row["listed"] or 0),  # type: ignore[arg-type]
+            truncated=bool(row["truncated"]),
+            concept=row["concept"] and str(row["concept"]),  # type: ignore[arg-type]
+            concept_label=row["conceptLabel"] and str(row["conceptLabel"]),  # type: ignore[arg-type]
+            area=row["area"] and str(row["area"]),  # type: ignore[arg-type]
+            area_label=row["areaLabel"] and str(row["areaLabel"]),  # type: ignore[arg-type]
+        )
+        for row in rows
+    ]
+
+
+def bipartite_graph(rows: list[Authorship], filters: Filters = Filters()) -> nx.Graph:
+    """Papers and authors (``bipartite`` 0 and 1), restricted to the filtered area or subarea."""
+    graph = nx.Graph()
+    for row in rows:
+        if filters.subarea and row.concept != filters.subarea:
+            continue
+        if filters.area and row.area != filters.area:
+            continue
+        if not graph.has_node(row.paper):
+            graph.add_node(row.paper, bipartite=0, truncated=row.truncated, listed=row.listed, areas=set())
+        if row.area_label:
+            graph.nodes[row.paper]["areas"].add(row.area_label)
+        if not graph.has_node(row.author):
+            graph.add_node(row.author, bipartite=1, name=row.name)
+        graph.add_edge(row.paper, row.author)
+    return graph
+
+
+def coauthor_network(rows: list[Authorship], filters: Filters = Filters()) -> nx.Graph:
+    """Authors linked by joint papers, with full and fractional weights; filtered as ``filters`` say.
+
+    Author filters (minimum papers, top N) apply before the projection, so a capped view of a
+    large network costs only what it shows. ``graph.graph["total_authors"]`` is the count before them.
+    """
+    papers_and_authors = bipartite_graph(rows, filters)
+    counts = {n: papers_and_authors.degree(n) for n, data in papers_and_authors.nodes(data=True) if data["bipartite"]}
+    authors = sorted((a for a, papers in counts.items() if papers >= filters.min_papers), key=lambda a: (-counts[a], a))
+    if filters.top is not None:
+        authors = authors[: filters.top]
+    kept = set(authors)
+    their_papers = {paper for author in authors for paper in papers_and_authors[author]}
+    # networkx projects onto every neighbour's neighbour: project the kept part only.
+    network = nx.bipartite.weighted_projected_graph(papers_and_authors.subgraph(kept | their_papers), authors)
+    network.graph["total_authors"] = len(counts)
+    for author in authors:
+        own = papers_and_authors[author]
+        network.nodes[author].clear()
+        network.nodes[author].update(
+            name=papers_and_authors.nodes[author]["name"],
+            papers=counts[author],
+            areas=sorted(set().union(*(papers_and_authors.nodes[p]["areas"] for p in own))),
+            truncated=any(papers_and_authors.nodes[p]["truncated"] for p in own),
+        )
+    for paper in their_papers:
+        everyone = papers_and_authors[paper]
+        pairs = len(everyone) * (len(everyone) - 1) // 2
+        members = sorted(kept.intersection(everyone))
+        for a, b in combinations(members, 2):
+            edge = network.edges[a, b]
+            edge["fractional"] = edge.get("fractional", 0.0) + 1.0 / pairs
+            edge["lower_bound"] = edge.get("lower_bound", False) or papers_and_authors.nodes[paper]["truncated"]
+    if filters.min_joint > 1:
+        network.remove_edges_from([(a, b) for a, b, w in network.edges(data="weight") if w < filters.min_joint])
+    assign_communities(network, filters.resolution)
+    if filters.community is not None:
+        network = network.subgraph(n for n, c in network.nodes(data="community") if c == filters.community).copy()
+    return network
+
+
+def assign_communities(network: nx.Graph, resolution: float = 1.0, seed: int = 42) -> list[set[str]]:
+    """Louvain communities (largest first) stored as the ``community`` node attribute."""
+    communities = nx.community.louvain_communities(network, weight="weight", resolution=resolution, seed=seed)
+    communities = sorted(communities, key=lambda c: (-len(c), min(c)))
+    for index, members in enumerate(communities):
+        for node in members:
+            network.nodes[node]["community"] = index
+    return communities
+
+
+def topic_network(rows: list[Authorship]) -> nx.Graph:
+    """Areas and subareas with paper counts; ``broader`` edges area→subarea; ``related`` edges between
+    subjects that share authors or papers (weight = shared authors + shared papers)."""
+    network = nx.Graph()
+    subject_papers: dict[str, set[str]] = defaultdict(set)
+    area_papers: dict[str, set[str]] = defaultdict(set)
+    subject_authors: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        if not row.concept or not row.area:
+            continue
+        network.add_node(row.area, label=row.area_label, kind=AREA)
+        if row.concept != row.area:
+            network.add_node(row.concept, label=row.concept_label, kind=SUBAREA, area=row.area)
+            network.add_edge(row.area, row.concept, kind="broader", weight=1)
+        subject_papers[row.concept].add(row.paper)
+        area_papers[row.area].add(row.paper)
+        subject_authors[row.concept].add(row.author)
+    for node, kind in network.nodes(data="kind"):
+        network.nodes[node]["papers"] = len(area_papers[node] if kind == AREA else subject_papers[node])
+    for a, b in combinations(sorted(subject_papers), 2):
+        if network.has_edge(a, b):
+            continue
+        shared_authors = len(subject_authors[a] & subject_authors[b])
+        shared_papers = len(subject_papers[a] & subject_papers[b])
+        if shared_authors or shared_papers:
+            network.add_edge(
+                a,
+                b,
+                kind="related",
+                shared_authors=shared_authors,
+                shared_papers=shared_papers,
+                weight=shared_authors + shared_papers,
+            )
+    return network
+
+
+def paper_counts(rows: list[Authorship]) -> Counter[str]:
+    """Papers per author (all subjects)."""
+    return Counter(author for author, _ in {(row.author, row.paper) for row in rows})
