@@ -9,7 +9,9 @@ import math
 
 import networkx as nx
 
-SPRING_MAX_ITERATIONS = 60
+SPRING_ONLY_MAX_NODES = 250
+SPRING_ITERATIONS = 50
+REFINE_ITERATIONS = 8
 SCALE = 40.0  # pixels per unit of layout space, for vis-network coordinates
 
 
@@ -38,8 +40,10 @@ def _component_layout(component: nx.Graph, seed: int, radius: float) -> dict[str
         return {next(iter(component)): (0.0, 0.0)}
     if size <= 12:
         raw = nx.circular_layout(sorted(component), scale=radius * 0.8)
+    elif size <= SPRING_ONLY_MAX_NODES:
+        raw = nx.spring_layout(component, seed=seed, iterations=SPRING_ITERATIONS, weight="weight", scale=radius)
     else:
-        iterations = SPRING_MAX_ITERATIONS if size < 2000 else 25
-        start = nx.circular_layout(sorted(component))
-        raw = nx.spring_layout(component, pos=start, seed=seed, iterations=iterations, weight="weight", scale=radius)
+        # A spectral start (sparse eigenvectors: fast) then a few spring steps to untangle it.
+        start = nx.spectral_layout(component, weight="weight")
+        raw = nx.spring_layout(component, pos=start, iterations=REFINE_ITERATIONS, weight="weight", scale=radius)
     return {node: (float(p[0]), float(p[1])) for node, p in raw.items()}

@@ -46,6 +46,7 @@ class Filters:
     top: int | None = None  # keep the N authors with most papers
     community: int | None = None  # keep one community (index into the Louvain partition)
     resolution: float = 1.0
+    authors: frozenset[str] | None = None  # keep only these authors (ego networks, paths)
 
 
 @dataclass
@@ -101,7 +102,8 @@ def coauthor_network(rows: list[Authorship], filters: Filters = Filters()) -> nx
     """
     papers_and_authors = bipartite_graph(rows, filters)
     counts = {n: papers_and_authors.degree(n) for n, data in papers_and_authors.nodes(data=True) if data["bipartite"]}
-    authors = sorted((a for a, papers in counts.items() if papers >= filters.min_papers), key=lambda a: (-counts[a], a))
+    candidates = counts if filters.authors is None else filters.authors.intersection(counts)
+    authors = sorted((a for a in candidates if counts[a] >= filters.min_papers), key=lambda a: (-counts[a], a))
     if filters.top is not None:
         authors = authors[: filters.top]
     kept = set(authors)

@@ -30,9 +30,9 @@ def wait_for_http(url: str, process: subprocess.Popen, timeout: float = 60) -> N
 
 
 @contextlib.contextmanager
-def bibgraph_server(args: Sequence[str], log: Path) -> Iterator[str]:
-    """``bibgraph serve ARGS`` on a free loopback port; yields its base URL."""
-    port = free_port()
+def bibgraph_server(args: Sequence[str], log: Path, port: int | None = None) -> Iterator[str]:
+    """``bibgraph serve ARGS`` on a free loopback port; yields its base URL (also the base IRI)."""
+    port = port or free_port()
     command = [sys.executable, "-m", "bibgraph.web.cli", "serve", "--host", "127.0.0.1", "--port", str(port), *args]
     with log.open("w") as output:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)

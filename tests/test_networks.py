@@ -137,3 +137,20 @@ def test_exports_parse_back(rows) -> None:
             assert len(document["items"]) == network.number_of_nodes()
             assert len(document["links"]) == network.number_of_edges()
             assert {"Documents", "Links", "Total link strength"} <= set(document["items"][0]["weights"])
+
+
+def test_export_graph_command(tmp_path) -> None:
+    from bibgraph.web.cli import main
+
+    out = tmp_path / "coauthors.graphml"
+    assert main(["export-graph", "--format", "graphml", "--out", str(out)]) == 0
+    graph = nx.read_graphml(out)
+    assert (graph.number_of_nodes(), graph.number_of_edges()) == (203, 537)
+    vos = tmp_path / "map.json"
+    assert main(["export-graph", "--format", "vosviewer", "--min-papers", "2", "--out", str(vos)]) == 0
+    items = json.loads(vos.read_text(encoding="utf-8"))["network"]["items"]
+    assert sorted(item["label"] for item in items) == ["Ke Wang", "Luwei Wang", "Oğuz Yüksel", "Ziniu Li"]
+    assert all("x" in item for item in items)
+    topics = tmp_path / "topics.gexf"
+    assert main(["export-graph", "--kind", "topics", "--format", "gexf", "--out", str(topics)]) == 0
+    assert nx.read_gexf(topics).number_of_nodes() == 29

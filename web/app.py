@@ -2,10 +2,10 @@
 
 from typing import Any
 
-from flask import Flask, Response, redirect, request, url_for
+from flask import Flask, Response, request
 from flask_cors import CORS
 
-from . import graphstore, sparql
+from . import graphstore, graphviews, pages, sparql
 from .settings import defaults
 
 
@@ -18,6 +18,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
     graphstore.init_app(app)
     app.register_blueprint(sparql.blueprint)
+    app.register_blueprint(graphviews.blueprint)
+    app.register_blueprint(pages.blueprint)
     CORS(app, resources={r"/sparql": {"origins": "*"}}, send_wildcard=True, expose_headers=["Content-Type", "Vary"])
 
     @app.before_request
@@ -30,9 +32,5 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     def too_large(_: Exception) -> Response:
         limit = app.config["MAX_CONTENT_LENGTH"]
         return Response(f"request body over the {limit}-byte limit\n", 413, mimetype="text/plain")
-
-    @app.route("/")
-    def home() -> Response:
-        return redirect(url_for("sparql.endpoint"))  # type: ignore[return-value]
 
     return app

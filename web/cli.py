@@ -67,6 +67,43 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_export_graph(args: argparse.Namespace) -> int:
+    from bibgraph.graph.dataset import fill
+    from bibgraph.graph.exports import EXPORTS, vosviewer
+    from bibgraph.graph.layout import layout
+    from bibgraph.graph.networks import Filters, authorships, coauthor_network, topic_network
+    from bibgraph.graph.store import OxigraphGraphStore
+
+    store = OxigraphGraphStore.memory()
+    try:
+        fill(store, _inputs(args.inputs) if args.inputs else [], args.base)
+    except ValueError as error:
+        return _usage_error(str(error))
+    rows = authorships(store)
+    if args.kind == "topics":
+        network = topic_network(rows)
+    else:
+        filters = Filters(
+            area=args.area and f"{args.base}area/{args.area}",
+            subarea=args.subarea and f"{args.base}area/{args.subarea}",
+            min_papers=args.min_papers,
+            min_joint=args.min_joint,
+            top=args.top,
+        )
+        network = coauthor_network(rows, filters)
+    _, _, export = EXPORTS[args.format]
+    body = vosviewer(network, layout(network)) if args.format == "vosviewer" else export(network)
+    _write_atomically(Path(args.out), body)
+    print(f"wrote {args.out}: {network.number_of_nodes()} nodes, {network.number_of_edges()} edges")
+    return EXIT_OK
+
+
+def _write_atomically(path: Path, body: bytes) -> None:
+    temporary = path.with_name(f".{path.name}.part")
+    temporary.write_bytes(body)
+    temporary.replace(path)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bibgraph", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -89,6 +126,19 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--timeout", type=float, default=10.0, help="seconds a query may run (default 10)")
     serve.add_argument("--workers", type=int, default=2, help="query worker processes (default 2)")
     serve.set_defaults(handler=cmd_serve)
+
+    export = commands.add_parser("export-graph", help="write the co-author or topic network (Gephi, VOSviewer...)")
+    export.add_argument("inputs", nargs="*", metavar="FILES_OR_DIRS", help="paper lists or dumps (default: seeds)")
+    export.add_argument("--kind", choices=["coauthors", "topics"], default="coauthors")
+    export.add_argument("--format", choices=["graphml", "gexf", "json", "vosviewer"], default="graphml")
+    export.add_argument("--out", required=True)
+    export.add_argument("--base", default=DEFAULT_BASE)
+    export.add_argument("--area", help="area slug, e.g. deep-learning")
+    export.add_argument("--subarea", help="area/subarea slugs, e.g. deep-learning/theory")
+    export.add_argument("--min-papers", type=int, default=1)
+    export.add_argument("--min-joint", type=int, default=1)
+    export.add_argument("--top", type=int)
+    export.set_defaults(handler=cmd_export_graph)
     return parser
 
 

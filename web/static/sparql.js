@@ -1,14 +1,12 @@
 // The query page: YASGUI pointed at this endpoint, with everything that would reach the
-// network (LOV autocompletion, prefix.cc, chart and map plugins) switched off.
+// network switched off: LOV class/property autocompletion (prefixes come from YASGUI's bundled
+// list, prefix.cc is never asked); this YASGUI build has no chart or map plugins.
 (function () {
   "use strict";
   const script = document.currentScript;
   const endpoint = script.dataset.endpoint;
   Yasgui.Yasqe.defaults.autocompleters = ["variables", "prefixes"];
   Yasgui.Yasqe.defaults.value = script.dataset.defaultQuery;
-  Yasgui.Yasr.defaults.plugins = ["table", "response", "boolean", "error"].filter(
-    (name) => name in Yasgui.Yasr.plugins
-  );
   Yasgui.Yasr.defaults.prefixes = {};
   const yasgui = new Yasgui(document.getElementById("yasgui"), {
     requestConfig: { endpoint: endpoint, method: "POST" },

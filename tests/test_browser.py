@@ -1,0 +1,188 @@
+"""The views in a real browser (Playwright driving Debian's chromium): offline, counted, clickable, safe."""
+
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from bibgraph.graph.build import build_graph
+from bibgraph.graph.names import person_key
+from bibgraph.graph.networks import Filters, authorships, coauthor_network, topic_network
+from bibgraph.seeds import seed_directory
+
+from .servers import bibgraph_server, free_port
+
+pytestmark = pytest.mark.browser
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+HOSTILE = "<img src=x onerror=alert(1)>"
+HREF_NAME = 'Ann href="javascript:alert(2)"'
+ABSTRACT = "We show that <script>alert(3)</script> and **bold** text stay text. It works on benchmarks."
+HOSTILE_LIST = f"论文检索\n\nSocial Aspects · Security\n\n{HOSTILE}, {HREF_NAME}, 王小明, محمد علي\n\n{ABSTRACT}\n"
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("lists")
+    for path in seed_directory().glob("*.txt"):
+        shutil.copy(path, directory / path.name)
+    (directory / "hostile.txt").write_text(HOSTILE_LIST, encoding="utf-8")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def server(inputs: Path, tmp_path_factory) -> Iterator[tuple[str, Path]]:
+    port = free_port()
+    log = tmp_path_factory.mktemp("log") / "serve.log"
+    with bibgraph_server([str(inputs)], log, port=port) as base:
+        yield base, inputs
+
+
+@pytest.fixture(scope="module")
+def expected(server) -> dict:
+    base, inputs = server
+    store, _ = build_graph([inputs], base=base + "/", progress=False)
+    rows = authorships(store)
+    return {
+        "coauthors": coauthor_network(rows),
+        "min2": coauthor_network(rows, Filters(min_papers=2)),
+        "topics": topic_network(rows),
+    }
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/setup-system.sh"
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield instance
+        instance.close()
+
+
+class Watched:
+    """A page that records console errors, page errors, dialogs and every request it makes."""
+
+    def __init__(self, browser: Browser, base: str) -> None:
+        self.page: Page = browser.new_page()
+        self.base = base
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.dialogs: list[str] = []
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+
+    def open(self, path: str, ready: str = "body[data-network-ready]") -> Page:
+        self.page.goto(self.base + path)
+        self.page.wait_for_selector(ready, state="attached", timeout=15000)
+        return self.page
+
+    def assert_clean(self) -> None:
+        outside = [u for u in self.requests if not u.startswith((self.base, "data:", "blob:"))]
+        assert outside == [], outside
+        assert self.errors == []
+        assert self.dialogs == []
+
+    def counts(self) -> tuple[int, int]:
+        nodes, edges = self.page.evaluate("[bibgraphNetwork.nodes.length, bibgraphNetwork.edges.length]")
+        return nodes, edges
+
+
+def author_path(name: str) -> str:
+    return f"author/{person_key(name)}"
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [("/graph/coauthors", "coauthors"), ("/graph/coauthors?min_papers=2", "min2"), ("/graph/topics", "topics")],
+)
+def test_view_counts_match_the_network(browser, server, expected, path: str, key: str) -> None:
+    watched = Watched(browser, server[0])
+    watched.open(path)
+    network = expected[key]
+    assert watched.counts() == (network.number_of_nodes(), network.number_of_edges())
+    shown = watched.page.inner_text("#node-count"), watched.page.inner_text("#edge-count")
+    assert shown == (str(network.number_of_nodes()), str(network.number_of_edges()))
+    watched.assert_clean()
+
+
+def test_filters_change_the_counts(browser, server, expected) -> None:
+    watched = Watched(browser, server[0])
+    watched.open("/graph/coauthors")
+    everyone = watched.counts()
+    watched.page.fill("input[name=min_papers]", "2")
+    watched.page.click("form.filters button[type=submit]")
+    watched.page.wait_for_url(re.compile(r"min_papers=2"))
+    watched.page.wait_for_selector("body[data-network-ready]", state="attached")
+    assert watched.counts() == (expected["min2"].number_of_nodes(), expected["min2"].number_of_edges())
+    assert watched.counts()[0] < everyone[0]
+    watched.assert_clean()
+
+
+def test_ego_and_path_views(browser, server) -> None:
+    watched = Watched(browser, server[0])
+    watched.open(f"/graph/ego/{author_path('Ke Wang')}?radius=1")
+    assert watched.counts()[0] == 7  # Ke Wang, Luwei Wang and the five other co-authors of their two papers
+    watched.open(f"/graph/path?from={author_path('Ke Wang')}&to={author_path('Dagmara Panas')}")
+    assert watched.counts() == (2, 1)
+    watched.assert_clean()
+
+
+def test_clicking_a_node_opens_the_author_page(browser, server) -> None:
+    watched = Watched(browser, server[0])
+    page = watched.open(f"/graph/ego/{author_path('Ke Wang')}?radius=1")
+    node_id = f"{server[0]}/{author_path('Ke Wang')}"
+    point = page.evaluate(
+        """(id) => { const n = bibgraphNetwork.network; const p = n.getPositions([id])[id];
+                     const d = n.canvasToDOM(p); const r = document.getElementById('network').getBoundingClientRect();
+                     return [r.left + d.x, r.top + d.y]; }""",
+        node_id,
+    )
+    page.mouse.click(point[0], point[1])
+    page.wait_for_url(re.compile(re.escape(author_path("Ke Wang")) + "$"))
+    assert page.inner_text("h1") == "Ke Wang"
+    watched.assert_clean()
+
+
+def test_hostile_names_are_shown_as_text(browser, server) -> None:
+    watched = Watched(browser, server[0])
+    page = watched.open("/graph/coauthors?area=area/social-aspects")
+    hostile_id = f"{server[0]}/{author_path(HOSTILE)}"
+    assert page.evaluate("(id) => bibgraphNetwork.nodes.get(id).label", hostile_id) == HOSTILE
+    point = page.evaluate(
+        """(id) => { const n = bibgraphNetwork.network; const d = n.canvasToDOM(n.getPositions([id])[id]);
+                     const r = document.getElementById('network').getBoundingClientRect();
+                     return [r.left + d.x, r.top + d.y]; }""",
+        hostile_id,
+    )
+    page.mouse.move(point[0], point[1])
+    tooltip = page.wait_for_selector("div.vis-tooltip", state="visible", timeout=5000)
+    assert HOSTILE in tooltip.inner_text()
+    assert tooltip.query_selector("img") is None
+    assert page.query_selector("img[src=x]") is None
+    page.goto(f"{server[0]}/{author_path(HREF_NAME)}")
+    assert page.inner_text("h1") == HREF_NAME
+    assert page.query_selector("a[href^=javascript]") is None
+    page.goto(f"{server[0]}/{author_path(HOSTILE)}")
+    assert page.inner_text("h1") == HOSTILE
+    watched.assert_clean()
+
+
+def test_query_page_runs_offline(browser, server) -> None:
+    watched = Watched(browser, server[0])
+    page = watched.open("/sparql", ready=".yasqe .CodeMirror")
+    page.click("#examples button >> nth=3")
+    page.wait_for_selector(".yasr tbody tr", timeout=15000)
+    assert "Luwei Wang" in page.inner_text(".yasr")
+    watched.assert_clean()

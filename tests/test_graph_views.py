@@ -1,0 +1,57 @@
+"""Network views and downloads through the app (in-process); the browser tests check the drawing."""
+
+import io
+import json
+import re
+
+import networkx as nx
+
+from bibgraph.graph.names import person_key
+
+
+def embedded(response) -> dict:
+    match = re.search(rb'<script type="application/json" id="graph-data">(.*?)</script>', response.data, re.S)
+    return json.loads(match.group(1))
+
+
+def test_views_answer(client) -> None:
+    for url in ("/graph/coauthors", "/graph/topics", "/graph/path", f"/graph/ego/author/{person_key('Ke Wang')}"):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert b"vendor/vis-network/vis-network.min.js" in response.data
+        assert b"https://" not in re.sub(
+            rb'<script type="application/json".*?</script>', b"", response.data, flags=re.S
+        )
+
+
+def test_coauthor_view_positions_everything_and_turns_physics_off(client) -> None:
+    data = embedded(client.get("/graph/coauthors"))
+    assert len(data["nodes"]) == 203 and len(data["edges"]) == 537
+    assert data["options"]["physics"]["enabled"] is False
+    assert all(isinstance(node["x"], float | int) and "title" in node for node in data["nodes"])
+
+
+def test_large_views_are_capped_with_a_note(app) -> None:
+    app.config["MAX_VIEW_NODES"] = 50
+    try:
+        response = app.test_client().get("/graph/coauthors?weighting=fractional")
+    finally:
+        app.config.pop("MAX_VIEW_NODES")
+    assert len(embedded(response)["nodes"]) == 50
+    assert b"Showing the 50 most prolific of 203 authors" in response.data
+
+
+def test_bad_filters_and_unknown_authors(client) -> None:
+    assert client.get("/graph/coauthors?min_papers=abc").status_code == 400
+    assert client.get("/graph/ego/author/nobody-00000000").status_code == 404
+    assert client.get("/graph/coauthors.docx").status_code == 404
+
+
+def test_downloads(client) -> None:
+    graphml = client.get("/graph/coauthors.graphml?min_papers=2")
+    assert graphml.headers["Content-Disposition"] == 'attachment; filename="bibgraph-coauthors.graphml"'
+    assert nx.read_graphml(io.BytesIO(graphml.data)).number_of_nodes() == 4
+    vos = client.get("/graph/coauthors.vosviewer").get_json()["network"]
+    assert len(vos["items"]) == 203 and len(vos["links"]) == 537
+    topics = client.get("/graph/topics.gexf")
+    assert nx.read_gexf(io.BytesIO(topics.data)).number_of_nodes() == 29

@@ -1,0 +1,67 @@
+"""Networks, layouts and analytics per app, computed once per filter set (the store is read-only)."""
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import networkx as nx
+from flask import current_app
+
+from bibgraph.graph.layout import layout
+from bibgraph.graph.networks import (
+    Authorship,
+    Filters,
+    authorships,
+    bipartite_graph,
+    coauthor_network,
+    topic_network,
+)
+
+from .graphstore import get_store
+
+T = TypeVar("T")
+EXTENSION = "bibgraph.networks"
+CACHE_ENTRIES = 64
+
+
+class NetworkCache:
+    """A small LRU of derived networks; rows come from the store once, through SPARQL."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[Any, Any] = OrderedDict()
+
+    def _get(self, key: Any, make: Callable[[], T]) -> T:
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]  # type: ignore[no-any-return]
+        value = make()
+        with self._lock:
+            self._entries[key] = value
+            while len(self._entries) > CACHE_ENTRIES:
+                self._entries.popitem(last=False)
+        return value
+
+    def rows(self) -> list[Authorship]:
+        return self._get("rows", lambda: authorships(get_store()))
+
+    def bipartite(self) -> nx.Graph:
+        return self._get("bipartite", lambda: bipartite_graph(self.rows()))
+
+    def coauthors(self, filters: Filters) -> nx.Graph:
+        return self._get(("coauthors", filters), lambda: coauthor_network(self.rows(), filters))
+
+    def topics(self) -> nx.Graph:
+        return self._get("topics", lambda: topic_network(self.rows()))
+
+    def positions(self, key: Any, network: nx.Graph) -> dict[str, tuple[float, float]]:
+        return self._get(("layout", key), lambda: layout(network))
+
+
+def networks() -> NetworkCache:
+    cache = current_app.extensions.get(EXTENSION)
+    if cache is None:
+        cache = current_app.extensions.setdefault(EXTENSION, NetworkCache())
+    return cache  # type: ignore[no-any-return]

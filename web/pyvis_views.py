@@ -1,0 +1,61 @@
+"""pyvis builds the node, edge and option data of every view; our own template renders it.
+
+pyvis's own HTML template loads vis-network and Bootstrap from CDNs (even in its ``local`` and
+``in_line`` modes) and switches every tooltip to raw ``innerHTML`` as soon as one title contains
+``href``; so only its data is used, and the page loads vis-network from the app. Titles are plain
+strings, which vis-network shows as text, never as HTML.
+"""
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import networkx as nx
+from pyvis.network import Network
+
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#393b79",
+    "#637939",
+    "#8c6d31",
+    "#843c39",
+    "#7b4173",
+    "#3182bd",
+)
+OPTIONS = {
+    "physics": {"enabled": False},
+    "interaction": {"hover": True, "tooltipDelay": 120, "hideEdgesOnDrag": True, "navigationButtons": False},
+    "edges": {"smooth": False, "color": {"inherit": "both", "opacity": 0.55}},
+    "nodes": {"shape": "dot", "font": {"size": 12}},
+}
+
+
+def community_colour(index: int | None) -> str:
+    return PALETTE[(index or 0) % len(PALETTE)]
+
+
+def view_data(
+    network: nx.Graph,
+    positions: dict[str, tuple[float, float]],
+    node_style: Callable[[str, dict[str, Any]], dict[str, Any]],
+    edge_style: Callable[[str, str, dict[str, Any]], dict[str, Any]],
+) -> dict[str, Any]:
+    """Nodes, edges and options for vis-network, assembled with pyvis."""
+    net = Network(directed=False, cdn_resources="local")
+    for node, data in network.nodes(data=True):
+        x, y = positions[node]
+        net.add_node(node, x=x, y=y, physics=False, **node_style(node, data))
+    for a, b, data in network.edges(data=True):
+        net.add_edge(a, b, **edge_style(a, b, data))
+    net.set_options(json.dumps(OPTIONS))
+    nodes, edges, _, _, _, options = net.get_network_data()
+    return {"nodes": nodes, "edges": edges, "options": json.loads(options) if isinstance(options, str) else options}
