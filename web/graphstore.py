@@ -24,18 +24,23 @@ EXTENSION = "bibgraph"
 class PooledStore(GraphStore):
     """A :class:`GraphStore` whose every call runs in a pool worker under the query deadline."""
 
-    def __init__(self, pool: QueryPool, kind: str) -> None:
+    def __init__(self, pool: QueryPool, kind: str, deadline: float | None = None) -> None:
         self.pool = pool
         self.kind = kind
+        self.deadline = deadline  # None: the pool's (the public query deadline)
+
+    def with_deadline(self, seconds: float) -> "PooledStore":
+        """The same store for trusted internal work (deriving networks) that may run longer."""
+        return PooledStore(self.pool, self.kind, seconds)
 
     def select(self, query: str) -> list[Row]:
-        return self.pool.call("select", query)  # type: ignore[no-any-return]
+        return self.pool.call("select", query, deadline=self.deadline)  # type: ignore[no-any-return]
 
     def ask(self, query: str) -> bool:
-        return bool(self.pool.call("ask", query))
+        return bool(self.pool.call("ask", query, deadline=self.deadline))
 
     def answer(self, query: str, results: str, graphs: str) -> Answer:
-        return self.pool.call("answer", query, results, graphs)  # type: ignore[no-any-return]
+        return self.pool.call("answer", query, results, graphs, deadline=self.deadline)  # type: ignore[no-any-return]
 
     def construct(self, query: str) -> Graph:
         answer = self.answer(query, "json", "nt")

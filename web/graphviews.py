@@ -14,7 +14,6 @@ from .netcache import networks
 from .pyvis_views import community_colour, view_data
 
 blueprint = Blueprint("graphs", __name__, url_prefix="/graph")
-MAX_VIEW_NODES = 1000
 
 
 def _int(name: str, default: int | None, low: int = 1, high: int = 1_000_000) -> int | None:
@@ -50,7 +49,7 @@ def filters_from_request() -> Filters:
 
 def _capped(filters: Filters) -> tuple[Filters, int | None]:
     """The filters actually drawn: at most MAX_VIEW_NODES authors, the most prolific ones."""
-    limit = current_app.config.get("MAX_VIEW_NODES", MAX_VIEW_NODES)
+    limit = int(current_app.config["MAX_VIEW_NODES"])
     if filters.top is None or filters.top > limit:
         return Filters(**{**filters.__dict__, "top": limit}), limit
     return filters, None
@@ -81,9 +80,11 @@ def _edge_style(weighting: str) -> Any:
 
 def _render(title: str, network: nx.Graph, key: Any, note: str | None = None, **context: Any) -> str:
     cache = networks()
-    positions = cache.positions(key, network)
     weighting = "fractional" if request.args.get("weighting") == "fractional" else "weight"
-    data = view_data(network, positions, context.pop("node_style", _author_style), _edge_style(weighting))
+    data = cache.view(
+        (key, weighting),
+        lambda: view_data(network, cache.positions(key, network), _author_style, _edge_style(weighting)),
+    )
     return render_template(
         "graph.html",
         title=title,
@@ -192,8 +193,8 @@ def topics() -> str:
             "title": f"{data['shared_authors']} shared author(s), {data['shared_papers']} shared paper(s)",
         }
 
-    positions = networks().positions("topics", network)
-    data = view_data(network, positions, _topic_style, edge)
+    cache = networks()
+    data = cache.view("topics", lambda: view_data(network, cache.positions("topics", network), _topic_style, edge))
     return render_template(
         "graph.html",
         title="Topic map",

@@ -45,7 +45,8 @@ class NetworkCache:
         return value
 
     def rows(self) -> list[Authorship]:
-        return self._get("rows", lambda: authorships(get_store()))
+        deadline = float(current_app.config["NETWORK_TIMEOUT"])
+        return self._get("rows", lambda: authorships(get_store().with_deadline(deadline)))
 
     def bipartite(self) -> nx.Graph:
         return self._get("bipartite", lambda: bipartite_graph(self.rows()))
@@ -58,6 +59,10 @@ class NetworkCache:
 
     def positions(self, key: Any, network: nx.Graph) -> dict[str, tuple[float, float]]:
         return self._get(("layout", key), lambda: layout(network))
+
+    def view(self, key: Any, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """The drawn data of a view (pyvis output), kept with the network it was made from."""
+        return self._get(("view", key), make)
 
 
 def networks() -> NetworkCache:

@@ -1,12 +1,30 @@
 """Serving the app with waitress, a production WSGI server (never Flask's development server)."""
 
+import threading
+
 from flask import Flask
 from waitress import serve as waitress_serve
+
+WARM_PATHS = ("/graph/coauthors", "/graph/topics")
+
+
+def warm_up(app: Flask) -> threading.Thread:
+    """Derive and lay out the default network views in the background, so the first visitor waits less."""
+
+    def run() -> None:
+        client = app.test_client()
+        for path in WARM_PATHS:
+            client.get(path)
+
+    thread = threading.Thread(target=run, name="bibgraph-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def serve(app: Flask, host: str, port: int, threads: int = 8) -> None:
     """Block serving ``app``; waitress buffers and limits requests before Flask sees them."""
     print(f"bibgraph: {app.config.get('BIBGRAPH_SUMMARY', '')}", flush=True)
+    warm_up(app)
     print(f"bibgraph: serving on http://{host}:{port}/ (SPARQL endpoint http://{host}:{port}/sparql)", flush=True)
     waitress_serve(
         app,

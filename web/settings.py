@@ -20,6 +20,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("BIBGRAPH_STORE", "memory", "`memory`, `disk:PATH` (kept between starts) or `sparql:URL` (remote)"),
     Setting("BIBGRAPH_BASE", "http://127.0.0.1:5000/", "base IRI of the IRIs minted when building"),
     Setting("QUERY_TIMEOUT", 10.0, "seconds a query may run before it is stopped (HTTP 503)"),
+    Setting("NETWORK_TIMEOUT", 300.0, "seconds the app's own network derivation may query (large graphs)"),
+    Setting("MAX_VIEW_NODES", 1000, "most authors a co-author view draws (the most prolific; a note says so)"),
     Setting("QUERY_WORKERS", 2, "worker processes answering queries in parallel"),
     Setting("MAX_CONTENT_LENGTH", 1024 * 1024, "largest request body in bytes (HTTP 413 above)"),
     Setting("MAX_URL_LENGTH", 16 * 1024, "longest request URL in bytes (HTTP 414 above)"),

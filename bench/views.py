@@ -1,0 +1,115 @@
+"""Benchmark the network views: derivation, layout, rendering, and time until interactive in a browser.
+
+Next to a baseline measured in the same run: plain pyvis (``Network.from_nx`` with its default
+physics, vis-network inlined) on the same co-author network, timed until its physics has settled.
+Usage: ``python -m bench.views --sizes 1000 10000 100000`` (needs Debian's chromium).
+"""
+
+import argparse
+import contextlib
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+from pyvis.network import Network
+
+from bench.generate import write_lists
+from bibgraph.graph.build import build_graph
+from bibgraph.graph.dump import write_dump
+from bibgraph.graph.formats import rdf_syntax
+from bibgraph.graph.layout import layout
+from bibgraph.graph.networks import Filters, authorships, coauthor_network, topic_network
+from tests.servers import bibgraph_server
+
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEW_CAP = 1000
+# pyvis's template fades its loading bar out on "stabilizationIterationsDone".
+BASELINE_READY = (
+    "typeof network !== 'undefined' && network !== null && (document.getElementById('loadingBar') === null"
+    " || document.getElementById('loadingBar').style.opacity === '0')"
+)
+
+
+def timed(function, *args, **kwargs):
+    started = time.perf_counter()
+    result = function(*args, **kwargs)
+    return result, time.perf_counter() - started
+
+
+def browser_seconds(page, url: str, ready: str, timeout_s: float) -> float:
+    started = time.perf_counter()
+    page.goto(url, timeout=timeout_s * 1000)
+    page.wait_for_function(ready, timeout=timeout_s * 1000, polling=50)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--baseline-timeout", type=float, default=120)
+    args = parser.parse_args()
+    print("| records | authors | measure | seconds |")
+    print("|---:|---:|---|---:|")
+    for size in args.sizes:
+        with tempfile.TemporaryDirectory() as scratch_name:
+            scratch = Path(scratch_name)
+            store, _ = build_graph(write_lists(scratch / "lists", size), progress=False)
+            rows, t_rows = timed(authorships, store)
+            whole, t_whole = timed(coauthor_network, rows)
+            capped, t_capped = timed(coauthor_network, rows, Filters(top=VIEW_CAP))
+            topics, t_topics = timed(topic_network, rows)
+            _, t_layout = timed(layout, capped)
+            _, t_topic_layout = timed(layout, topics)
+            dump = scratch / "dump.nt"
+            write_dump(store, dump, rdf_syntax("nt"))
+            del store
+            authors = whole.number_of_nodes()
+
+            def say(measure: str, seconds: float, size: int = size, authors: int = authors) -> None:
+                print(f"| {size} | {authors} | {measure} | {seconds:.2f} |", flush=True)
+
+            say("SPARQL rows for the networks", t_rows)
+            say("co-author network, whole (projection + Louvain)", t_whole)
+            say(f"co-author network, view cap {VIEW_CAP}", t_capped)
+            say("topic network", t_topics)
+            say(f"layout, capped co-author view ({capped.number_of_nodes()} nodes)", t_layout)
+            say("layout, topic view", t_topic_layout)
+            with contextlib.ExitStack() as stack:
+                base = stack.enter_context(bibgraph_server([str(dump)], scratch / "serve.log"))
+                playwright = stack.enter_context(sync_playwright())
+                browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+                page = browser.new_page()
+                for view in ("/graph/coauthors", "/graph/topics"):
+                    first = browser_seconds(page, base + view, "document.body.dataset.networkReady", 600)
+                    again = browser_seconds(page, base + view, "document.body.dataset.networkReady", 600)
+                    say(f"browser interactive {view}, first (derive + layout + render)", first)
+                    say(f"browser interactive {view}, cached", again)
+                baseline = scratch / "pyvis.html"
+                net = Network(cdn_resources="in_line")
+                net.from_nx(capped)
+                net.write_html(str(baseline))
+                try:
+                    seconds = browser_seconds(
+                        page,
+                        baseline.as_uri(),
+                        BASELINE_READY,
+                        args.baseline_timeout,
+                    )
+                    say(f"baseline: plain pyvis from_nx + default physics ({capped.number_of_nodes()} nodes)", seconds)
+                except Exception as error:  # timeouts are the result
+                    print(f"baseline did not settle: {error}".splitlines()[0], file=sys.stderr)
+                    say(f"baseline: plain pyvis (did not settle within {args.baseline_timeout:.0f} s)", float("nan"))
+                browser.close()
+
+
+if __name__ == "__main__":
+    main()
