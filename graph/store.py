@@ -79,6 +79,12 @@ class GraphStore(ABC):
     def dump(self, out: BinaryIO, syntax: RdfSyntax) -> None:
         """The whole graph; the same data loaded the same way gives the same bytes."""
 
+    def dump_file(self, path: str, syntax: str) -> int:
+        """Write the whole graph to ``path`` atomically (in the process that holds the store)."""
+        from .dump import write_dump
+
+        return write_dump(self, Path(path), rdf_syntax(syntax))
+
     def triple_count(self) -> int:
         rows = self.select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
         return int(rows[0]["n"] or 0)

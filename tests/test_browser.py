@@ -9,7 +9,9 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from bibgraph.graph.build import build_graph
+from bibgraph.graph.model import paper_id
 from bibgraph.graph.names import person_key
+from bibgraph.graph.parse import parse_file
 from bibgraph.graph.networks import Filters, authorships, coauthor_network, topic_network
 from bibgraph.seeds import seed_directory
 
@@ -99,6 +101,15 @@ class Watched:
         return nodes, edges
 
 
+def math_paper_path() -> str:
+    """The page of the first seed paper whose abstract has LaTeX math."""
+    for path in sorted(seed_directory().glob("*.txt")):
+        for record in parse_file(path)[0]:
+            if "$" in record.abstract:
+                return f"/paper/{paper_id(record)}"
+    raise AssertionError("the seeds have math")
+
+
 def author_path(name: str) -> str:
     return f"author/{person_key(name)}"
 
@@ -185,4 +196,44 @@ def test_query_page_runs_offline(browser, server) -> None:
     page.click("#examples button >> nth=3")
     page.wait_for_selector(".yasr tbody tr", timeout=15000)
     assert "Luwei Wang" in page.inner_text(".yasr")
+    watched.assert_clean()
+
+
+@pytest.mark.parametrize(
+    ("path", "check"),
+    [
+        ("/", "svg"),
+        ("MATH_PAPER", ".katex"),
+        (f"/{author_path('Oğuz Yüksel')}", "table"),
+        ("/area/deep-learning", "ol"),
+        ("/area/deep-learning/large-language-models", "ol"),
+        ("/areas", "table"),
+        ("/dataset", "table"),
+        ("/search?q=yuk", "ol.results li"),
+        ("/download/", "table"),
+    ],
+)
+def test_pages_open_cleanly(browser, server, tmp_path_factory, path: str, check: str) -> None:
+    watched = Watched(browser, server[0])
+    page = watched.page
+    path = math_paper_path() if path == "MATH_PAPER" else path
+    page.goto(server[0] + path)
+    page.wait_for_load_state("load")
+    page.wait_for_selector(check, state="attached", timeout=10000)
+    shot = tmp_path_factory.mktemp("screenshots") / (re.sub(r"\W+", "_", path).strip("_") or "home")
+    page.screenshot(path=f"{shot}.png", full_page=True)
+    assert Path(f"{shot}.png").stat().st_size > 5000
+    watched.assert_clean()
+
+
+def test_math_is_rendered_and_hostile_abstracts_stay_text(browser, server) -> None:
+    watched = Watched(browser, server[0])
+    page = watched.page
+    page.goto(f"{server[0]}/search?q=stay+text")
+    page.click("ol.results a >> nth=0")
+    page.wait_for_load_state("load")
+    abstract = page.inner_text("#abstract")
+    assert "<script>alert(3)</script>" in abstract
+    assert page.query_selector("#abstract script") is None
+    assert page.query_selector("#abstract strong").inner_text() == "bold"
     watched.assert_clean()

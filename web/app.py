@@ -5,7 +5,7 @@ from typing import Any
 from flask import Flask, Response, request
 from flask_cors import CORS
 
-from . import graphstore, graphviews, pages, sparql
+from . import downloads, graphstore, graphviews, pages, resources, sparql
 from .settings import defaults
 
 
@@ -20,6 +20,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(sparql.blueprint)
     app.register_blueprint(graphviews.blueprint)
     app.register_blueprint(pages.blueprint)
+    app.register_blueprint(resources.blueprint)
+    app.register_blueprint(downloads.blueprint)
     CORS(app, resources={r"/sparql": {"origins": "*"}}, send_wildcard=True, expose_headers=["Content-Type", "Vary"])
 
     @app.before_request

@@ -68,18 +68,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_export_graph(args: argparse.Namespace) -> int:
-    from bibgraph.graph.dataset import fill
     from bibgraph.graph.exports import EXPORTS, vosviewer
     from bibgraph.graph.layout import layout
     from bibgraph.graph.networks import Filters, authorships, coauthor_network, topic_network
-    from bibgraph.graph.store import OxigraphGraphStore
 
-    store = OxigraphGraphStore.memory()
-    try:
-        fill(store, _inputs(args.inputs) if args.inputs else [], args.base)
-    except ValueError as error:
-        return _usage_error(str(error))
-    rows = authorships(store)
+    rows = authorships(_local_store(args.inputs, args.base))
     if args.kind == "topics":
         network = topic_network(rows)
     else:
@@ -96,6 +89,69 @@ def cmd_export_graph(args: argparse.Namespace) -> int:
     _write_atomically(Path(args.out), body)
     print(f"wrote {args.out}: {network.number_of_nodes()} nodes, {network.number_of_edges()} edges")
     return EXIT_OK
+
+
+def _local_store(inputs: Sequence[str], base: str):
+    from bibgraph.graph.dataset import fill
+    from bibgraph.graph.store import OxigraphGraphStore
+
+    store = OxigraphGraphStore.memory()
+    fill(store, _inputs(inputs) if inputs else [], base)
+    return store
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from bibgraph.graph.guard import QueryRefused, check_query
+    from bibgraph.graph.remote import RemoteGraphStore
+    from bibgraph.graph.store import QueryError
+
+    query = sys.stdin.read() if args.query == "-" else args.query
+    try:
+        checked = check_query(query)
+        store = RemoteGraphStore(args.endpoint) if args.endpoint else _local_store(args.inputs, args.base)
+        if checked.returns_graph:
+            sys.stdout.write(store.answer(checked.text, "json", "turtle").body.decode("utf-8"))
+            return EXIT_OK
+        if args.format in ("json", "csv", "tsv") or checked.form == "ask":
+            fmt = "json" if args.format == "table" else args.format
+            text = store.answer(checked.text, fmt, "turtle").body.decode("utf-8")
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+            return EXIT_OK
+        rows = store.select(checked.text)
+    except (QueryRefused, QueryError, ValueError) as error:
+        print(f"bibgraph: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    if not rows:
+        print("(no results)")
+        return EXIT_OK
+    columns = list(rows[0])
+    cells = [[("" if row[c] is None else str(row[c])) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    print("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)))
+    print("  ".join("-" * w for w in widths))
+    for row in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))
+    return EXIT_OK
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from bibgraph.graph.pages import dataset_summary
+
+    store = _local_store(args.inputs, args.base)
+    summary = dataset_summary(store)
+    summary["triples"] = store.triple_count()
+    for key, value in summary.items():
+        print(f"{key:12} {value}")
+    return EXIT_OK
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from bibgraph.graph.validate import validate
+
+    store = _local_store(args.inputs, args.base)
+    conforms, report = validate(store.rdflib_graph())
+    print(report if not conforms else "conforms to ontology/shapes.ttl")
+    return EXIT_OK if conforms else EXIT_PROBLEMS
 
 
 def _write_atomically(path: Path, body: bytes) -> None:
@@ -139,6 +195,24 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--min-joint", type=int, default=1)
     export.add_argument("--top", type=int)
     export.set_defaults(handler=cmd_export_graph)
+
+    query = commands.add_parser("query", help="run a SPARQL query against the local graph or a server")
+    query.add_argument("query", help="the query text, or - to read it from standard input")
+    query.add_argument("inputs", nargs="*", metavar="FILES_OR_DIRS", help="paper lists or dumps (default: seeds)")
+    query.add_argument("--endpoint", help="a running SPARQL endpoint (e.g. http://127.0.0.1:5000/sparql)")
+    query.add_argument("--format", choices=["table", "csv", "tsv", "json"], default="table")
+    query.add_argument("--base", default=DEFAULT_BASE)
+    query.set_defaults(handler=cmd_query)
+
+    stats = commands.add_parser("stats", help="count papers, authors, authorships, concepts and triples")
+    stats.add_argument("inputs", nargs="*", metavar="FILES_OR_DIRS")
+    stats.add_argument("--base", default=DEFAULT_BASE)
+    stats.set_defaults(handler=cmd_stats)
+
+    check = commands.add_parser("validate", help="check the graph against the SHACL shapes (exit 1 if not)")
+    check.add_argument("inputs", nargs="*", metavar="FILES_OR_DIRS")
+    check.add_argument("--base", default=DEFAULT_BASE)
+    check.set_defaults(handler=cmd_validate)
     return parser
 
 

@@ -42,6 +42,9 @@ class PooledStore(GraphStore):
     def answer(self, query: str, results: str, graphs: str) -> Answer:
         return self.pool.call("answer", query, results, graphs, deadline=self.deadline)  # type: ignore[no-any-return]
 
+    def dump_file(self, path: str, syntax: str) -> int:
+        return self.pool.call("dump_file", path, syntax, deadline=self.deadline)  # type: ignore[no-any-return]
+
     def construct(self, query: str) -> Graph:
         answer = self.answer(query, "json", "nt")
         graph = Graph()

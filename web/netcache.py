@@ -1,4 +1,4 @@
-"""Networks, layouts and analytics per app, computed once per filter set (the store is read-only)."""
+"""Derived data per app (networks, layouts, drawn views, the search index), computed once: the store is read-only."""
 
 import threading
 from collections import OrderedDict
@@ -17,6 +17,8 @@ from bibgraph.graph.networks import (
     coauthor_network,
     topic_network,
 )
+from bibgraph.graph.pages import search_documents
+from bibgraph.graph.search import SearchIndex
 
 from .graphstore import get_store
 
@@ -59,6 +61,10 @@ class NetworkCache:
 
     def positions(self, key: Any, network: nx.Graph) -> dict[str, tuple[float, float]]:
         return self._get(("layout", key), lambda: layout(network))
+
+    def search_index(self) -> SearchIndex:
+        deadline = float(current_app.config["NETWORK_TIMEOUT"])
+        return self._get("search", lambda: SearchIndex(search_documents(get_store().with_deadline(deadline))))
 
     def view(self, key: Any, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """The drawn data of a view (pyvis output), kept with the network it was made from."""

@@ -1,0 +1,159 @@
+"""Dereferenceable IRIs: every IRI minted under the base answers HTML to browsers and RDF to RDF
+clients (content negotiation, or a ``.ttl``/``.nt``/``.jsonld``/``.rdf`` suffix), with ``Vary`` and
+``Link`` headers naming the alternates; unknown IRIs get 404."""
+
+from collections.abc import Callable
+
+from flask import Blueprint, Response, abort, render_template, request, url_for
+from rdflib import URIRef
+
+from bibgraph.graph.formats import RDF_SYNTAXES, RdfSyntax
+from bibgraph.graph.pages import author_profile, concept_page, paper_page, resource_description
+from bibgraph.graph.queries import named_query
+from bibgraph.graph.vocab import sparql_prologue
+
+from .graphstore import get_store
+from .links import iri_of, local_url
+from .negotiation import NotAcceptable, choose_graph
+from .sparql import plain
+from .text import abstract_html
+
+blueprint = Blueprint("resources", __name__)
+_RDFLIB = {"turtle": "turtle", "nt": "nt", "jsonld": "json-ld", "xml": "pretty-xml"}
+_BY_SUFFIX = {syntax.suffix: syntax for syntax in RDF_SYNTAXES}
+
+
+def _alternates(path: str) -> str:
+    return ", ".join(f'</{path}.{s.suffix}>; rel="alternate"; type="{s.media_type}"' for s in RDF_SYNTAXES)
+
+
+def describe_query(iri: str) -> str:
+    """The SPARQL that gives this resource's RDF (linked from every page)."""
+    body = named_query("resource_description").body.replace("?resource", f"<{iri}>")
+    return sparql_prologue() + body
+
+
+def serve(path: str, suffix: str | None, page: Callable[[str], str | None]) -> Response | str:
+    """Answer for the resource at ``path``: HTML from ``page`` (``None`` = unknown), or its RDF."""
+    iri = iri_of(path)
+    syntax: RdfSyntax | None
+    if suffix is not None:
+        if suffix not in _BY_SUFFIX:
+            abort(404)
+        syntax = _BY_SUFFIX[suffix]
+    else:
+        try:
+            syntax = choose_graph(request, default_html=True)
+        except NotAcceptable as error:
+            return plain(str(error), 406)
+    if syntax is None:
+        html = page(iri)
+        if html is None:
+            abort(404)
+        response = Response(html, content_type="text/html; charset=utf-8")
+    else:
+        graph = resource_description(get_store(), iri)
+        if len(graph) == 0:
+            abort(404)
+        body = graph.serialize(format=_RDFLIB[syntax.name], encoding="utf-8")
+        response = Response(body, content_type=f"{syntax.media_type}; charset=utf-8")
+    if suffix is None:
+        response.vary.add("Accept")
+    response.headers["Link"] = _alternates(path)
+    return response
+
+
+def _context(iri: str) -> dict:
+    path = (local_url(iri) or "/").lstrip("/")
+    return {
+        "alternates": [(s.label, f"/{path}.{s.suffix}") for s in RDF_SYNTAXES],
+        "sparql_link": url_for("sparql.endpoint", query=describe_query(iri), format="turtle"),
+        "iri": iri,
+        "local_url": local_url,
+    }
+
+
+def _paper(iri: str) -> str | None:
+    paper = paper_page(get_store(), iri)
+    if paper is None:
+        return None
+    return render_template(
+        "paper.html", title=paper.label, paper=paper, abstract=abstract_html(paper.abstract), **_context(iri)
+    )
+
+
+def _author(iri: str) -> str | None:
+    profile = author_profile(get_store(), iri)
+    if profile is None:
+        return None
+    key = iri.rsplit("/", 1)[-1]
+    return render_template("author.html", title=profile.name, profile=profile, key=key, **_context(iri))
+
+
+def _concept(iri: str) -> str | None:
+    try:
+        number = max(1, int(request.args.get("page", "1")))
+    except ValueError:
+        number = 1
+    concept = concept_page(get_store(), iri, number)
+    if concept is None:
+        return None
+    from .netcache import networks
+
+    topics = networks().topics()
+    neighbours = []
+    if iri in topics:
+        neighbours = sorted(
+            (
+                (n, topics.nodes[n]["label"], data["weight"])
+                for n, data in topics[iri].items()
+                if data["kind"] == "related"
+            ),
+            key=lambda item: -item[2],
+        )
+    return render_template("concept.html", title=concept.label, concept=concept, neighbours=neighbours, **_context(iri))
+
+
+def _rdf_only(iri: str) -> str | None:
+    """Resources without a page of their own (the scheme, the dataset): a short HTML listing of their RDF."""
+    graph = resource_description(get_store(), iri)
+    if len(graph) == 0:
+        return None
+    triples = sorted((str(p), str(o)) for p, o in graph.predicate_objects(subject=URIRef(iri)))
+    return render_template("resource.html", title=iri, triples=triples, **_context(iri))
+
+
+@blueprint.route("/paper/<paper_id>", defaults={"suffix": None})
+@blueprint.route("/paper/<paper_id>.<suffix>")
+def paper(paper_id: str, suffix: str | None) -> Response | str:
+    return serve(f"paper/{paper_id}", suffix, _paper)
+
+
+@blueprint.route("/author/<key>", defaults={"suffix": None})
+@blueprint.route("/author/<key>.<suffix>")
+def author(key: str, suffix: str | None) -> Response | str:
+    return serve(f"author/{key}", suffix, _author)
+
+
+@blueprint.route("/area/<area>", defaults={"suffix": None})
+@blueprint.route("/area/<area>.<suffix>")
+def area(area: str, suffix: str | None) -> Response | str:
+    return serve(f"area/{area}", suffix, _concept)
+
+
+@blueprint.route("/area/<area>/<subarea>", defaults={"suffix": None})
+@blueprint.route("/area/<area>/<subarea>.<suffix>")
+def subarea(area: str, subarea: str, suffix: str | None) -> Response | str:
+    return serve(f"area/{area}/{subarea}", suffix, _concept)
+
+
+@blueprint.route("/areas", defaults={"suffix": None})
+@blueprint.route("/areas.<suffix>")
+def scheme(suffix: str | None) -> Response | str:
+    return serve("areas", suffix, _rdf_only)
+
+
+@blueprint.route("/dataset", defaults={"suffix": None})
+@blueprint.route("/dataset.<suffix>")
+def dataset(suffix: str | None) -> Response | str:
+    return serve("dataset", suffix, _rdf_only)
