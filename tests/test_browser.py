@@ -11,8 +11,8 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.model import paper_id
 from bibgraph.graph.names import person_key
-from bibgraph.graph.parse import parse_file
 from bibgraph.graph.networks import Filters, authorships, coauthor_network, topic_network
+from bibgraph.graph.parse import parse_file
 from bibgraph.seeds import seed_directory
 
 from .servers import bibgraph_server, free_port
