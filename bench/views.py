@@ -21,16 +21,8 @@ from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import rdf_syntax
 from bibgraph.graph.layout import layout
 from bibgraph.graph.networks import Filters, authorships, coauthor_network, topic_network
-from tests.servers import bibgraph_server
+from tests.servers import CHROMIUM, CHROMIUM_FLAGS, bibgraph_server
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 VIEW_CAP = 1000
 # pyvis's template fades its loading bar out on "stabilizationIterationsDone".
 BASELINE_READY = (
@@ -86,7 +78,7 @@ def main() -> None:
             with contextlib.ExitStack() as stack:
                 base = stack.enter_context(bibgraph_server([str(dump)], scratch / "serve.log"))
                 playwright = stack.enter_context(sync_playwright())
-                browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
                 page = browser.new_page()
                 for view in ("/graph/coauthors", "/graph/topics"):
                     first = browser_seconds(page, base + view, "document.body.dataset.networkReady", 600)

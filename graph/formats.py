@@ -5,6 +5,7 @@ negotiation) reads this table, so a format is added in one place.
 """
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pyoxigraph import QueryResultsFormat, RdfFormat
 
@@ -46,19 +47,22 @@ RESULT_SYNTAXES: tuple[ResultSyntax, ...] = (
 )
 
 
-def rdf_syntax(name: str) -> RdfSyntax:
-    """Look an RDF syntax up by name, alias, suffix or media type."""
+Syntax = TypeVar("Syntax", RdfSyntax, ResultSyntax)
+
+
+def _lookup(name: str, table: tuple[Syntax, ...], what: str) -> Syntax:
     key = name.lower()
-    for syntax in RDF_SYNTAXES:
+    for syntax in table:
         if key in (syntax.name, syntax.suffix, syntax.media_type, *syntax.aliases):
             return syntax
-    raise KeyError(f"unknown RDF format {name!r}; use one of {', '.join(s.name for s in RDF_SYNTAXES)}")
+    raise KeyError(f"unknown {what} {name!r}; use one of {', '.join(s.name for s in table)}")
+
+
+def rdf_syntax(name: str) -> RdfSyntax:
+    """Look an RDF syntax up by name, alias, suffix or media type."""
+    return _lookup(name, RDF_SYNTAXES, "RDF format")
 
 
 def result_syntax(name: str) -> ResultSyntax:
     """Look a SPARQL results syntax up by name, suffix or media type."""
-    key = name.lower()
-    for syntax in RESULT_SYNTAXES:
-        if key in (syntax.name, syntax.suffix, syntax.media_type, *syntax.aliases):
-            return syntax
-    raise KeyError(f"unknown results format {name!r}")
+    return _lookup(name, RESULT_SYNTAXES, "results format")

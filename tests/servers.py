@@ -9,6 +9,26 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+CHROMIUM = "/usr/bin/chromium"
+# Debian's chromium as Playwright should start it here: no sandbox as root, no background traffic.
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def stop(process: subprocess.Popen, timeout: float = 10) -> None:
+    """Terminate, then kill if it does not exit in time."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
 
 def free_port() -> int:
     with socket.socket() as probe:
@@ -41,8 +61,4 @@ def bibgraph_server(args: Sequence[str], log: Path, port: int | None = None) -> 
             wait_for_http(f"{base}/sparql?query=ASK%7B%7D", process)
             yield base
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            stop(process)

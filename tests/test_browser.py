@@ -15,18 +15,9 @@ from bibgraph.graph.networks import Filters, authorships, coauthor_network, topi
 from bibgraph.graph.parse import parse_file
 from bibgraph.seeds import seed_directory
 
-from .servers import bibgraph_server, free_port
+from .servers import CHROMIUM, CHROMIUM_FLAGS, bibgraph_server, free_port
 
 pytestmark = pytest.mark.browser
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 HOSTILE = "<img src=x onerror=alert(1)>"
 HREF_NAME = 'Ann href="javascript:alert(2)"'
 ABSTRACT = "We show that <script>alert(3)</script> and **bold** text stay text. It works on benchmarks."
@@ -66,7 +57,7 @@ def expected(server) -> dict:
 def browser() -> Iterator[Browser]:
     assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/setup-system.sh"
     with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         yield instance
         instance.close()
 

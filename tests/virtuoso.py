@@ -9,7 +9,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from .servers import free_port
+from .servers import free_port, stop
 
 GRAPH = "urn:bibgraph:test"
 INI = """[Database]
@@ -63,11 +63,7 @@ def virtuoso(directory: Path, dump: Path) -> Iterator[str]:
         _wait_http(f"{endpoint}?{query}")
         yield endpoint
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process, timeout=20)
 
 
 def _isql(port: int, statement: str, wait: float = 0) -> None:
