@@ -15,6 +15,7 @@ from bibgraph.graph.vocab import sparql_prologue
 from .graphstore import get_store
 from .links import iri_of, local_url
 from .negotiation import NotAcceptable, choose_graph
+from .netcache import networks
 from .sparql import plain
 from .text import abstract_html
 
@@ -98,8 +99,6 @@ def _concept(iri: str) -> str | None:
     concept = concept_page(get_store(), iri, number)
     if concept is None:
         return None
-    from .netcache import networks
-
     topics = networks().topics()
     neighbours = []
     if iri in topics:
