@@ -117,3 +117,8 @@ def test_input_files_are_ordered_whatever_the_argument_order(tmp_path: Path) -> 
     backward = list(find_input_files([tmp_path / "d", tmp_path / "a.txt", tmp_path / "b.txt"]))
     assert forward == backward
     assert [name for _, name in forward] == ["a.txt", "b.txt", "c.txt"]
+
+
+def test_truncation_mark_needs_a_space_before_it() -> None:
+    records, _ = parse_text(f"A · B\nAnn Lee, 王等\n{ABSTRACT}\n\nC · D\nBo Li 等\n{ABSTRACT} Two.\n", "f.txt")
+    assert [(r.authors, r.truncated) for r in records] == [(("Ann Lee", "王等"), False), (("Bo Li",), True)]
