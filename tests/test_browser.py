@@ -228,3 +228,16 @@ def test_math_is_rendered_and_hostile_abstracts_stay_text(browser, server) -> No
     assert page.query_selector("#abstract script") is None
     assert page.query_selector("#abstract strong").inner_text() == "bold"
     watched.assert_clean()
+
+
+def test_cjk_and_right_to_left_names(browser, server) -> None:
+    watched = Watched(browser, server[0])
+    page = watched.page
+    for name in ("محمد علي", "王小明"):
+        page.goto(f"{server[0]}/{author_path(name)}")
+        heading = page.query_selector("h1")
+        assert heading.inner_text() == name
+        assert heading.get_attribute("dir") == "auto"
+        direction = page.evaluate("(el) => getComputedStyle(el).direction", heading)
+        assert direction == ("rtl" if name.startswith("م") else "ltr")
+    watched.assert_clean()
