@@ -2,8 +2,8 @@
 
 import networkx as nx
 
-BETWEENNESS_EXACT_MAX_NODES = 2000
-BETWEENNESS_SAMPLES = 500
+BETWEENNESS_EXACT_MAX_NODES = 500
+BETWEENNESS_SAMPLES = 200
 
 
 def degrees(network: nx.Graph) -> dict[str, tuple[int, float]]:
@@ -22,21 +22,6 @@ def betweenness(network: nx.Graph, seed: int = 42) -> dict[str, float]:
 def components(network: nx.Graph) -> list[set[str]]:
     """Connected components, largest first."""
     return sorted(nx.connected_components(network), key=lambda c: (-len(c), min(c)))
-
-
-def ego_network(network: nx.Graph, center: str, radius: int = 1) -> nx.Graph:
-    """The author and everyone within ``radius`` collaboration steps (a new graph)."""
-    if center not in network:
-        raise KeyError(center)
-    return nx.ego_graph(network, center, radius=radius).copy()
-
-
-def collaboration_path(network: nx.Graph, source: str, target: str) -> list[str]:
-    """The shortest chain of co-authors from ``source`` to ``target`` (empty when there is none)."""
-    try:
-        return list(nx.shortest_path(network, source, target))
-    except (nx.NetworkXNoPath, nx.NodeNotFound):
-        return []
 
 
 def path_graph(network: nx.Graph, path: list[str]) -> nx.Graph:
@@ -60,3 +45,23 @@ def bipartite_collaboration_path(papers_and_authors: nx.Graph, source: str, targ
         return list(nx.shortest_path(papers_and_authors, source, target))[::2]
     except (nx.NetworkXNoPath, nx.NodeNotFound):
         return []
+
+
+def summary(network: nx.Graph, top: int = 10) -> dict[str, object]:
+    """What a co-author view shows beside the drawing: size, components, communities, central authors."""
+    degree = degrees(network)
+    between = betweenness(network)
+    parts = components(network)
+
+    def name(node: str) -> str:
+        return str(network.nodes[node].get("name", node))
+
+    by_strength = sorted(network, key=lambda n: (-degree[n][1], name(n)))[:top]
+    by_betweenness = sorted(network, key=lambda n: (-between[n], name(n)))[:top]
+    return {
+        "components": len(parts),
+        "largest_component": len(parts[0]) if parts else 0,
+        "communities": len({c for _, c in network.nodes(data="community") if c is not None}),
+        "strongest": [(n, name(n), degree[n][0], degree[n][1]) for n in by_strength],
+        "most_between": [(n, name(n), round(between[n], 4)) for n in by_betweenness],
+    }

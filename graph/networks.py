@@ -10,7 +10,7 @@ Papers whose author list was cut (``等``) mark their edges ``lower_bound``: the
 is larger than what the list shows.
 """
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -180,8 +180,3 @@ def topic_network(rows: list[Authorship]) -> nx.Graph:
                 weight=shared_authors + shared_papers,
             )
     return network
-
-
-def paper_counts(rows: list[Authorship]) -> Counter[str]:
-    """Papers per author (all subjects)."""
-    return Counter(author for author, _ in {(row.author, row.paper) for row in rows})

@@ -55,3 +55,10 @@ def test_downloads(client) -> None:
     assert len(vos["items"]) == 203 and len(vos["links"]) == 537
     topics = client.get("/graph/topics.gexf")
     assert nx.read_gexf(io.BytesIO(topics.data)).number_of_nodes() == 29
+
+
+def test_coauthor_view_shows_analytics(client) -> None:
+    html = client.get("/graph/coauthors").get_data(as_text=True)
+    assert "connected components" in html and "communities (Louvain)" in html
+    strongest = re.search(r"Most collaborative.*?<tbody>(.*?)</tbody>", html, re.S).group(1)
+    assert strongest.index("Ziniu Li") < strongest.index("</tr>")  # 14 joint papers: the first row

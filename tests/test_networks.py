@@ -9,7 +9,14 @@ import pytest
 from bibgraph.graph import analytics
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.exports import EXPORTS
-from bibgraph.graph.networks import Filters, assign_communities, authorships, coauthor_network, topic_network
+from bibgraph.graph.networks import (
+    Filters,
+    assign_communities,
+    authorships,
+    bipartite_graph,
+    coauthor_network,
+    topic_network,
+)
 
 from .conftest import BASE
 
@@ -95,11 +102,12 @@ def test_centralities_ego_and_path(rows) -> None:
     assert (degree, weighted) == (3, 5)
     between = analytics.betweenness(network)
     assert max(between, key=between.get) == iri("Cid C")
-    assert set(analytics.ego_network(network, iri("Dan D"), 1)) == {iri("Dan D"), iri("Cid C")}
-    assert len(analytics.ego_network(network, iri("Dan D"), 2)) == 4
-    path = analytics.collaboration_path(network, iri("Ann A"), iri("Dan D"))
+    papers_and_authors = bipartite_graph(rows)
+    assert analytics.ego_authors(papers_and_authors, iri("Dan D"), 1) == {iri("Dan D"), iri("Cid C")}
+    assert len(analytics.ego_authors(papers_and_authors, iri("Dan D"), 2)) == 4
+    path = analytics.bipartite_collaboration_path(papers_and_authors, iri("Ann A"), iri("Dan D"))
     assert path == [iri("Ann A"), iri("Cid C"), iri("Dan D")]
-    assert analytics.collaboration_path(network, iri("Ann A"), iri("Eve E")) == []
+    assert analytics.bipartite_collaboration_path(papers_and_authors, iri("Ann A"), iri("Eve E")) == []
     assert analytics.path_graph(network, path).number_of_edges() == 2
 
 

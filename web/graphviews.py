@@ -93,6 +93,7 @@ def _render(title: str, network: nx.Graph, key: Any, note: str | None = None, **
         nodes=network.number_of_nodes(),
         edges=network.number_of_edges(),
         args=request.args,
+        local_url=local_url,
         **context,
     )
 
@@ -119,6 +120,7 @@ def coauthors() -> str:
             "(area, subarea, minimum papers) to see the others."
         )
     communities = sorted({c for _, c in network.nodes(data="community")})
+    stats = networks().view(("summary", drawn), lambda: analytics.summary(network))
     return _render(
         "Co-author map",
         network,
@@ -126,6 +128,7 @@ def coauthors() -> str:
         note,
         choices=_area_choices(),
         communities=communities,
+        stats=stats,
         kind="coauthors",
         downloads={name: url_for("graphs.download", kind="coauthors", fmt=name, **request.args) for name in EXPORTS},
     )
