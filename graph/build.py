@@ -1,5 +1,6 @@
 """From input files to a loaded store: parse, resolve identities, load, describe (VoID)."""
 
+import gc
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,22 +79,30 @@ def build_graph(
     store = store or OxigraphGraphStore.memory()
     records, problems, files = read_records(paths or [seed_directory()], progress)
     catalogue = Catalogue.from_records(records)
+    del records  # the catalogue keeps what it needs
     lines = ntriples(catalogue, iris)
-    if progress and len(records) > 10_000:
+    if progress and catalogue.records > 10_000:
         lines = tqdm(lines, desc="load", unit=" triples", unit_scale=True)
     store.load_ntriples(lines)
+    report = _report(catalogue, files, problems)
+    # The records are in the store now: free them before VoID's counting, the peak of a large build.
+    del catalogue, lines
+    gc.collect()
     store.load_ntriples(void_ntriples(store, iris))
-    report = BuildReport(
+    report.triples = store.triple_count()
+    return store, report
+
+
+def _report(catalogue: Catalogue, files: int, problems: list[Problem]) -> BuildReport:
+    return BuildReport(
         files=files,
         records=catalogue.records,
         papers=len(catalogue.papers),
         authors=len(catalogue.people),
         authorships=sum(len(paper.record.authors) for paper in catalogue.papers.values()),
         concepts=len(catalogue.areas) + len(catalogue.subareas),
-        triples=store.triple_count(),
         problems=problems,
         truncated=[f"{p.record.source}:{p.record.line}" for p in catalogue.truncated_papers],
         merged_names=[(person.name, person.variants) for person in catalogue.merged_people],
         duplicate_records=catalogue.duplicate_records,
     )
-    return store, report
