@@ -1,7 +1,7 @@
 """From input files to a loaded store: parse, resolve identities, load, describe (VoID)."""
 
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -9,9 +9,9 @@ from tqdm import tqdm
 
 from bibgraph.seeds import seed_directory
 
-from .model import Catalogue, Iris, ntriples
+from .model import Catalogue, Iris
 from .parse import find_input_files, parse_file
-from .records import Problem, Record
+from .records import Problem
 from .store import OxigraphGraphStore
 from .void import void_ntriples
 
@@ -54,21 +54,25 @@ class BuildReport:
         yield f"duplicate records (merged into one paper): {self.duplicate_records}"
 
 
-def read_records(paths: Iterable[Path], progress: bool = True) -> tuple[list[Record], list[Problem], int]:
-    """Records and problems of every input file, and how many files there were."""
+def graph_lines(
+    paths: Sequence[Path], iris: Iris, catalogue: Catalogue, problems: list[Problem], progress: bool = True
+) -> Iterator[str]:
+    """N-Triples of every record, file by file in a stable order, then of people and concepts.
+
+    Records stream straight into the store: a build holds names and concepts, never abstracts.
+    """
     files = list(find_input_files(paths))
     total = sum(path.stat().st_size for path, _ in files)
-    records: list[Record] = []
-    problems: list[Problem] = []
     with tqdm(
-        total=total, unit="B", unit_scale=True, desc="parse", disable=not progress or total < PROGRESS_MIN_BYTES
+        total=total, unit="B", unit_scale=True, desc="build", disable=not progress or total < PROGRESS_MIN_BYTES
     ) as bar:
         for path, name in files:
             found, trouble = parse_file(path, name)
-            records.extend(found)
             problems.extend(trouble)
+            for record in found:
+                yield from catalogue.add(record, iris)
             bar.update(path.stat().st_size)
-    return records, problems, len(files)
+    yield from catalogue.closing(iris)
 
 
 def build_graph(
@@ -77,32 +81,24 @@ def build_graph(
     """Build the graph of the given files or directories (the seeds if none) into ``store`` (new by default)."""
     iris = Iris(base)
     store = store or OxigraphGraphStore.memory()
-    records, problems, files = read_records(paths or [seed_directory()], progress)
-    catalogue = Catalogue.from_records(records)
-    del records  # the catalogue keeps what it needs
-    lines = ntriples(catalogue, iris)
-    if progress and catalogue.records > 10_000:
-        lines = tqdm(lines, desc="load", unit=" triples", unit_scale=True)
-    store.load_ntriples(lines)
-    report = _report(catalogue, files, problems)
-    # The records are in the store now: free them before VoID's counting, the peak of a large build.
-    del catalogue, lines
+    inputs = list(paths) or [seed_directory()]
+    catalogue = Catalogue()
+    problems: list[Problem] = []
+    store.load_ntriples(graph_lines(inputs, iris, catalogue, problems, progress))
+    report = BuildReport(
+        files=len(list(find_input_files(inputs))),
+        records=catalogue.records,
+        papers=catalogue.papers,
+        authors=len(catalogue.people),
+        authorships=catalogue.authorships,
+        concepts=len(catalogue.areas) + len(catalogue.subareas),
+        problems=problems,
+        truncated=catalogue.truncated,
+        merged_names=[(person.name, person.variants) for person in catalogue.merged_people],
+        duplicate_records=catalogue.duplicate_records,
+    )
+    del catalogue
     gc.collect()
     store.load_ntriples(void_ntriples(store, iris))
     report.triples = store.triple_count()
     return store, report
-
-
-def _report(catalogue: Catalogue, files: int, problems: list[Problem]) -> BuildReport:
-    return BuildReport(
-        files=files,
-        records=catalogue.records,
-        papers=len(catalogue.papers),
-        authors=len(catalogue.people),
-        authorships=sum(len(paper.record.authors) for paper in catalogue.papers.values()),
-        concepts=len(catalogue.areas) + len(catalogue.subareas),
-        problems=problems,
-        truncated=[f"{p.record.source}:{p.record.line}" for p in catalogue.truncated_papers],
-        merged_names=[(person.name, person.variants) for person in catalogue.merged_people],
-        duplicate_records=catalogue.duplicate_records,
-    )

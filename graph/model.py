@@ -1,13 +1,13 @@
 """The RDF data model: records become papers, people, authorships and concepts.
 
-Records are first gathered into a :class:`Catalogue` (identity decisions: which records are the
-same paper, which spellings the same person), then written as N-Triples lines. Emitting text
+A :class:`Catalogue` makes the identity decisions (which records are the same paper, which
+spellings the same person) while each record is turned into N-Triples lines as it is read. Emitting text
 lets the Rust bulk loader of pyoxigraph parse it, which is much faster than building one Python
 term object per node; the IRIs here are all minted by us, so only literals need escaping.
 """
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from rdflib import DCTERMS, FOAF, PROV, RDF, RDFS, SKOS, XSD
@@ -74,13 +74,6 @@ def derived_label(record: Record) -> str:
 
 
 @dataclass
-class Paper:
-    record: Record
-    sources: list[tuple[str, int]] = field(default_factory=list)
-    subjects: set[tuple[str, str | None]] = field(default_factory=set)
-
-
-@dataclass
 class Person:
     name: str
     variants: list[str] = field(default_factory=list)
@@ -88,49 +81,96 @@ class Person:
 
 @dataclass
 class Catalogue:
-    """What the records say once identities are resolved; independent of input order."""
+    """Identity decisions, made record by record in (file, line) order.
 
-    papers: dict[str, Paper] = field(default_factory=dict)
+    A record's paper triples are emitted as soon as it is read (``add``); only names, concepts
+    and per-paper bookkeeping stay in memory, never abstracts. People and concepts are emitted
+    at the end (``closing``), when every spelling has been seen: the first one wins.
+    """
+
     people: dict[str, Person] = field(default_factory=dict)
     areas: dict[str, str] = field(default_factory=dict)
     subareas: dict[tuple[str, str], str] = field(default_factory=dict)
+    sources: dict[str, int] = field(default_factory=dict)  # paper id -> records seen
+    subjects: dict[str, tuple[str, ...]] = field(default_factory=dict)  # paper id -> concept IRIs stated
+    truncated: list[str] = field(default_factory=list)  # "file:line" of cut author lists
     records: int = 0
+    authorships: int = 0
 
-    @classmethod
-    def from_records(cls, records: Iterable[Record]) -> "Catalogue":
-        """First spellings win by (source file, line), so shuffling the input changes nothing."""
-        catalogue = cls()
-        for record in sorted(records, key=lambda r: (r.source, r.line)):
-            catalogue._add(record)
-        return catalogue
-
-    def _add(self, record: Record) -> None:
+    def add(self, record: Record, iris: Iris) -> Iterator[str]:
+        """Record what ``record`` says about identities and return its N-Triples lines."""
         self.records += 1
-        paper = self.papers.setdefault(paper_id(record), Paper(record))
-        paper.sources.append((record.source, record.line))
-        if record.area:
-            area_key = concept_key(record.area)
-            self.areas.setdefault(area_key, record.area)
-            subarea_key = concept_key(record.subarea) if record.subarea else None
-            if subarea_key:
-                self.subareas.setdefault((area_key, subarea_key), record.subarea or "")
-            paper.subjects.add((area_key, subarea_key))
+        pid = paper_id(record)
+        paper_iri = iris.paper(pid)
+        seen = self.sources.get(pid, 0)
+        self.sources[pid] = seen + 1
+        concept = self._concept(record, iris)
         for name in record.authors:
             person = self.people.setdefault(person_key(name), Person(name))
             if name != person.name and name not in person.variants:
                 person.variants.append(name)
+        stated = self.subjects.get(pid, ())
+        new_subject = concept if concept and concept not in stated else None
+        if new_subject:
+            self.subjects[pid] = (*stated, new_subject)
+        if seen == 0:
+            self.authorships += len(record.authors)
+            if record.truncated:
+                self.truncated.append(f"{record.source}:{record.line}")
+            return _paper_lines(record, paper_iri, new_subject, iris)
+        # The same paper again (same authors and abstract): only its new source and subject.
+        return _duplicate_lines(record, paper_iri, seen + 1, new_subject)
+
+    def _concept(self, record: Record, iris: Iris) -> str | None:
+        if not record.area:
+            return None
+        area_key = concept_key(record.area)
+        self.areas.setdefault(area_key, record.area)
+        if not record.subarea:
+            return iris.area(area_key)
+        subarea_key = concept_key(record.subarea)
+        self.subareas.setdefault((area_key, subarea_key), record.subarea)
+        return iris.subarea(area_key, subarea_key)
+
+    @property
+    def papers(self) -> int:
+        return len(self.sources)
 
     @property
     def duplicate_records(self) -> int:
-        return self.records - len(self.papers)
-
-    @property
-    def truncated_papers(self) -> list[Paper]:
-        return [paper for paper in self.papers.values() if paper.record.truncated]
+        return self.records - len(self.sources)
 
     @property
     def merged_people(self) -> list[Person]:
         return [person for person in self.people.values() if person.variants]
+
+    def closing(self, iris: Iris) -> Iterator[str]:
+        """People and concepts, once every record has been added."""
+        a = f"<{RDF.type}>"
+        for key in sorted(self.people):
+            person = self.people[key]
+            iri = f"<{iris.person(key)}>"
+            yield f"{iri} {a} <{FOAF.Person}> .\n"
+            yield f"{iri} <{FOAF.name}> {_literal(person.name)} .\n"
+            for variant in person.variants:
+                yield f"{iri} <{SKOS.altLabel}> {_literal(variant)} .\n"
+        scheme = f"<{iris.scheme}>"
+        yield f"{scheme} {a} <{SKOS.ConceptScheme}> .\n"
+        yield f'{scheme} <{SKOS.prefLabel}> "Research areas" .\n'
+        for area_key in sorted(self.areas):
+            yield f"{scheme} <{SKOS.hasTopConcept}> <{iris.area(area_key)}> .\n"
+        for area_key in sorted(self.areas):
+            iri = f"<{iris.area(area_key)}>"
+            yield f"{iri} {a} <{SKOS.Concept}> .\n"
+            yield f"{iri} <{SKOS.prefLabel}> {_literal(self.areas[area_key])} .\n"
+            yield f"{iri} <{SKOS.inScheme}> {scheme} .\n"
+            yield f"{iri} <{SKOS.topConceptOf}> {scheme} .\n"
+        for (area_key, subarea_key), label in sorted(self.subareas.items()):
+            iri = f"<{iris.subarea(area_key, subarea_key)}>"
+            yield f"{iri} {a} <{SKOS.Concept}> .\n"
+            yield f"{iri} <{SKOS.prefLabel}> {_literal(label)} .\n"
+            yield f"{iri} <{SKOS.inScheme}> {scheme} .\n"
+            yield f"{iri} <{SKOS.broader}> <{iris.area(area_key)}> .\n"
 
 
 _ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
@@ -146,39 +186,7 @@ def _typed(value: int | bool) -> str:
     return f'"{value}"^^<{XSD.integer}>'
 
 
-def ntriples(catalogue: Catalogue, iris: Iris) -> Iterator[str]:
-    """The catalogue as N-Triples lines, subjects in a stable order."""
-    a = f"<{RDF.type}>"
-    for key in sorted(catalogue.people):
-        person = catalogue.people[key]
-        iri = f"<{iris.person(key)}>"
-        yield f"{iri} {a} <{FOAF.Person}> .\n"
-        yield f"{iri} <{FOAF.name}> {_literal(person.name)} .\n"
-        for variant in person.variants:
-            yield f"{iri} <{SKOS.altLabel}> {_literal(variant)} .\n"
-    scheme = f"<{iris.scheme}>"
-    yield f"{scheme} {a} <{SKOS.ConceptScheme}> .\n"
-    yield f'{scheme} <{SKOS.prefLabel}> "Research areas" .\n'
-    for area_key in sorted(catalogue.areas):
-        yield f"{scheme} <{SKOS.hasTopConcept}> <{iris.area(area_key)}> .\n"
-    for area_key in sorted(catalogue.areas):
-        iri = f"<{iris.area(area_key)}>"
-        yield f"{iri} {a} <{SKOS.Concept}> .\n"
-        yield f"{iri} <{SKOS.prefLabel}> {_literal(catalogue.areas[area_key])} .\n"
-        yield f"{iri} <{SKOS.inScheme}> {scheme} .\n"
-        yield f"{iri} <{SKOS.topConceptOf}> {scheme} .\n"
-    for (area_key, subarea_key), label in sorted(catalogue.subareas.items()):
-        iri = f"<{iris.subarea(area_key, subarea_key)}>"
-        yield f"{iri} {a} <{SKOS.Concept}> .\n"
-        yield f"{iri} <{SKOS.prefLabel}> {_literal(label)} .\n"
-        yield f"{iri} <{SKOS.inScheme}> {scheme} .\n"
-        yield f"{iri} <{SKOS.broader}> <{iris.area(area_key)}> .\n"
-    for pid in sorted(catalogue.papers):
-        yield from _paper_triples(catalogue.papers[pid], iris.paper(pid), iris)
-
-
-def _paper_triples(paper: Paper, paper_iri: str, iris: Iris) -> Iterator[str]:
-    record = paper.record
+def _paper_lines(record: Record, paper_iri: str, subject: str | None, iris: Iris) -> Iterator[str]:
     iri = f"<{paper_iri}>"
     names = ", ".join(record.authors) + (TRUNCATION_SUFFIX if record.truncated else "")
     yield f"{iri} <{RDF.type}> <{SCHEMA.ScholarlyArticle}> .\n"
@@ -187,24 +195,33 @@ def _paper_triples(paper: Paper, paper_iri: str, iris: Iris) -> Iterator[str]:
     yield f"{iri} <{BG.authorList}> {_literal(names)} .\n"
     yield f"{iri} <{BG.listedAuthorCount}> {_typed(len(record.authors))} .\n"
     yield f"{iri} <{BG.authorListTruncated}> {_typed(record.truncated)} .\n"
-    for area_key, subarea_key in sorted(paper.subjects, key=lambda s: (s[0], s[1] or "")):
-        concept = iris.subarea(area_key, subarea_key) if subarea_key else iris.area(area_key)
-        yield f"{iri} <{DCTERMS.subject}> <{concept}> .\n"
+    if subject:
+        yield f"{iri} <{DCTERMS.subject}> <{subject}> .\n"
     people = [f"<{iris.person(person_key(name))}>" for name in record.authors]
     authorships = [f"<{iris.authorship(paper_iri, position)}>" for position in range(1, len(people) + 1)]
-    sources = [f"<{iris.source(paper_iri, index)}>" for index in range(1, len(paper.sources) + 1)]
     for person, node in zip(people, authorships, strict=True):
         yield f"{iri} <{DCTERMS.creator}> {person} .\n"
         yield f"{iri} <{BG.authorship}> {node} .\n"
-    for node in sources:
-        yield f"{iri} <{PROV.wasDerivedFrom}> {node} .\n"
+    source = f"<{Iris.source(paper_iri, 1)}>"
+    yield f"{iri} <{PROV.wasDerivedFrom}> {source} .\n"
     # Each node's triples stay together so that Turtle writers can group them under one subject.
     for position, (name, person, node) in enumerate(zip(record.authors, people, authorships, strict=True), 1):
         yield f"{node} <{RDF.type}> <{BG.Authorship}> .\n"
         yield f"{node} <{PROV.agent}> {person} .\n"
         yield f"{node} <{BG.authorPosition}> {_typed(position)} .\n"
         yield f"{node} <{BG.nameAsWritten}> {_literal(name)} .\n"
-    for node, (source, line) in zip(sources, sorted(paper.sources), strict=True):
-        yield f"{node} <{RDF.type}> <{BG.SourceRecord}> .\n"
-        yield f"{node} <{BG.sourceFile}> {_literal(source)} .\n"
-        yield f"{node} <{BG.sourceLine}> {_typed(line)} .\n"
+    yield from _source_lines(source, record)
+
+
+def _duplicate_lines(record: Record, paper_iri: str, index: int, subject: str | None) -> Iterator[str]:
+    source = f"<{Iris.source(paper_iri, index)}>"
+    yield f"<{paper_iri}> <{PROV.wasDerivedFrom}> {source} .\n"
+    if subject:
+        yield f"<{paper_iri}> <{DCTERMS.subject}> <{subject}> .\n"
+    yield from _source_lines(source, record)
+
+
+def _source_lines(node: str, record: Record) -> Iterator[str]:
+    yield f"{node} <{RDF.type}> <{BG.SourceRecord}> .\n"
+    yield f"{node} <{BG.sourceFile}> {_literal(record.source)} .\n"
+    yield f"{node} <{BG.sourceLine}> {_typed(record.line)} .\n"
