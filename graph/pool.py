@@ -50,7 +50,12 @@ class _Worker:
     connection: Connection
 
 
-def _worker_loop(connection: Connection, opener: Opener, max_result_bytes: int) -> None:
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _worker_loop(connection: Connection, opener: Opener, max_result_bytes: int, recycle_bytes: int) -> None:
     store = opener()
     while True:
         try:
@@ -60,17 +65,21 @@ def _worker_loop(connection: Connection, opener: Opener, max_result_bytes: int) 
         try:
             result = getattr(store, method)(*args)
             size = len(getattr(result, "body", b""))
-            if size > max_result_bytes:
-                connection.send(("too-large", size))
-            else:
-                connection.send(("ok", result))
+            reply = ("too-large", size) if size > max_result_bytes else ("ok", result)
         except QueryError as error:
-            connection.send(("query-error", str(error)))
+            reply = ("query-error", str(error))
         except Exception as error:  # reported to the caller, never kills the worker
-            connection.send(("error", f"{type(error).__name__}: {error}"))
+            reply = ("error", f"{type(error).__name__}: {error}")
+        # A worker that grew past the limit (a big query's buffers stay allocated) answers, then retires.
+        retiring = _resident_bytes() > recycle_bytes
+        connection.send((*reply, retiring))
+        if retiring:
+            return
 
 
-def _zygote_loop(control: socket.socket, opener: Opener, max_result_bytes: int, memory_limit: int | None) -> None:
+def _zygote_loop(
+    control: socket.socket, opener: Opener, max_result_bytes: int, memory_limit: int | None, recycle_bytes: int
+) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped automatically
     while True:
         try:
@@ -88,7 +97,7 @@ def _zygote_loop(control: socket.socket, opener: Opener, max_result_bytes: int, 
             if memory_limit:
                 resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
             try:
-                _worker_loop(Connection(ours.detach()), opener, max_result_bytes)
+                _worker_loop(Connection(ours.detach()), opener, max_result_bytes, recycle_bytes)
             finally:
                 os._exit(0)
         socket.send_fds(control, [str(pid).encode()], [theirs.fileno()])
@@ -106,6 +115,7 @@ class QueryPool:
         deadline: float = 10.0,
         max_result_bytes: int = 256 * 1024 * 1024,
         memory_limit: int | None = None,
+        recycle_bytes: int = 1024 * 1024 * 1024,
     ) -> None:
         self.deadline = deadline
         self.size = workers
@@ -118,7 +128,7 @@ class QueryPool:
         if pid == 0:  # the zygote
             control.close()
             try:
-                _zygote_loop(zygote_end, opener, max_result_bytes, memory_limit)
+                _zygote_loop(zygote_end, opener, max_result_bytes, memory_limit, recycle_bytes)
             finally:
                 os._exit(0)
         zygote_end.close()
@@ -159,11 +169,14 @@ class QueryPool:
             if not worker.connection.poll(remaining):
                 self._replace(worker)
                 raise QueryTimeout(f"the query ran past the {limit:g} s deadline and was stopped")
-            status, value = worker.connection.recv()
+            status, value, retiring = worker.connection.recv()
         except (EOFError, OSError) as error:
             self._replace(worker)
             raise WorkerFailed("the query worker died (out of memory?)") from error
-        self._idle.put(worker)
+        if retiring:
+            self._replace(worker)
+        else:
+            self._idle.put(worker)
         if status == "ok":
             return value
         if status == "query-error":

@@ -216,3 +216,18 @@ def test_generated_requests_never_produce_a_500(
 
 def test_pool_processes_are_children_of_this_test_run(slow_app) -> None:
     assert all(os.path.exists(f"/proc/{pid}") for pid in worker_pids(slow_app))
+
+
+def test_a_worker_that_grew_too_large_is_replaced_after_answering() -> None:
+    from bibgraph.web.app import create_app
+
+    app = create_app({"TESTING": True, "QUERY_WORKERS": 1, "WORKER_RECYCLE_BYTES": 1})
+    try:
+        client = app.test_client()
+        first = worker_pids(app)
+        assert client.get("/sparql", query_string={"query": "ASK { ?s ?p ?o }", "format": "json"}).get_json()["boolean"]
+        second = worker_pids(app)
+        assert client.get("/sparql", query_string={"query": "ASK { ?s ?p ?o }", "format": "json"}).status_code == 200
+        assert len(second) == 1 and first != second != worker_pids(app)
+    finally:
+        app.extensions["bibgraph"].close()
