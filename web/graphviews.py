@@ -94,6 +94,7 @@ def _render(title: str, network: nx.Graph, key: Any, note: str | None = None, **
         edges=network.number_of_edges(),
         args=request.args,
         local_url=local_url,
+        embedded=request.args.get("embed") == "1",
         **context,
     )
 
