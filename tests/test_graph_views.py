@@ -62,3 +62,25 @@ def test_coauthor_view_shows_analytics(client) -> None:
     assert "connected components" in html and "communities (Louvain)" in html
     strongest = re.search(r"Most collaborative.*?<tbody>(.*?)</tbody>", html, re.S).group(1)
     assert strongest.index("Ziniu Li") < strongest.index("</tr>")  # 14 joint papers: the first row
+
+
+def test_a_network_is_derived_once_for_concurrent_requests(monkeypatch) -> None:
+    import threading
+    import time
+
+    from bibgraph.web.netcache import NetworkCache
+
+    cache, calls = NetworkCache(), []
+
+    def slow() -> int:
+        calls.append(1)
+        time.sleep(0.2)
+        return 42
+
+    results: list[int] = []
+    threads = [threading.Thread(target=lambda: results.append(cache._get("k", slow))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [42] * 4 and len(calls) == 1

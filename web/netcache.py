@@ -33,17 +33,32 @@ class NetworkCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: OrderedDict[Any, Any] = OrderedDict()
+        self._making: dict[Any, threading.Lock] = {}
 
-    def _get(self, key: Any, make: Callable[[], T]) -> T:
+    def _cached(self, key: Any) -> tuple[bool, Any]:
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
-                return self._entries[key]  # type: ignore[no-any-return]
-        value = make()
+                return True, self._entries[key]
+            return False, None
+
+    def _get(self, key: Any, make: Callable[[], T]) -> T:
+        """The cached value, made once even when several requests ask at the same time."""
+        found, value = self._cached(key)
+        if found:
+            return value  # type: ignore[no-any-return]
         with self._lock:
-            self._entries[key] = value
-            while len(self._entries) > CACHE_ENTRIES:
-                self._entries.popitem(last=False)
+            making = self._making.setdefault(key, threading.Lock())
+        with making:
+            found, value = self._cached(key)
+            if found:
+                return value  # type: ignore[no-any-return]
+            value = make()
+            with self._lock:
+                self._entries[key] = value
+                self._making.pop(key, None)
+                while len(self._entries) > CACHE_ENTRIES:
+                    self._entries.popitem(last=False)
         return value
 
     def rows(self) -> list[Authorship]:
