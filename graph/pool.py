@@ -50,12 +50,16 @@ class _Worker:
     connection: Connection
 
 
-def _resident_bytes() -> int:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+def _private_dirty_bytes() -> int:
+    """Memory this process has written itself (shared copy-on-write pages it has not touched excluded)."""
+    with open("/proc/self/smaps_rollup") as rollup:
+        for line in rollup:
+            if line.startswith("Private_Dirty:"):
+                return int(line.split()[1]) * 1024
+    return 0
 
 
-def _worker_loop(connection: Connection, opener: Opener, max_result_bytes: int, recycle_bytes: int) -> None:
+def _worker_loop(connection: Connection, opener: Opener, max_result_bytes: int, recycle_bytes: int | None) -> None:
     store = opener()
     while True:
         try:
@@ -70,15 +74,16 @@ def _worker_loop(connection: Connection, opener: Opener, max_result_bytes: int, 
             reply = ("query-error", str(error))
         except Exception as error:  # reported to the caller, never kills the worker
             reply = ("error", f"{type(error).__name__}: {error}")
-        # A worker that grew past the limit (a big query's buffers stay allocated) answers, then retires.
-        retiring = _resident_bytes() > recycle_bytes
+        # A worker whose own memory grew past the limit answers, then retires. (pyoxigraph's in-memory
+        # store writes to its pages while reading, so workers slowly copy the shared store.)
+        retiring = recycle_bytes is not None and _private_dirty_bytes() > recycle_bytes
         connection.send((*reply, retiring))
         if retiring:
             return
 
 
 def _zygote_loop(
-    control: socket.socket, opener: Opener, max_result_bytes: int, memory_limit: int | None, recycle_bytes: int
+    control: socket.socket, opener: Opener, max_result_bytes: int, memory_limit: int | None, recycle_bytes: int | None
 ) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped automatically
     while True:
@@ -115,7 +120,7 @@ class QueryPool:
         deadline: float = 10.0,
         max_result_bytes: int = 256 * 1024 * 1024,
         memory_limit: int | None = None,
-        recycle_bytes: int = 1024 * 1024 * 1024,
+        recycle_bytes: int | None = None,
     ) -> None:
         self.deadline = deadline
         self.size = workers

@@ -70,7 +70,7 @@ def init_app(app: Flask) -> None:
         deadline=float(app.config["QUERY_TIMEOUT"]),
         max_result_bytes=int(app.config["MAX_RESULT_BYTES"]),
         memory_limit=app.config["WORKER_MEMORY_LIMIT"],
-        recycle_bytes=int(app.config["WORKER_RECYCLE_BYTES"]),
+        recycle_bytes=app.config["WORKER_RECYCLE_BYTES"],
     )
     kind = app.config["BIBGRAPH_STORE"].split(":", 1)[0]
     app.extensions[EXTENSION] = PooledStore(pool, kind)

@@ -27,7 +27,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MAX_CONTENT_LENGTH", 1024 * 1024, "largest request body in bytes (HTTP 413 above)"),
     Setting("MAX_URL_LENGTH", 16 * 1024, "longest request URL in bytes (HTTP 414 above)"),
     Setting("MAX_RESULT_BYTES", 64 * 1024 * 1024, "largest serialised answer in bytes (HTTP 422 above)"),
-    Setting("WORKER_RECYCLE_BYTES", 1024**3, "a query worker that grows past this many resident bytes is replaced"),
+    Setting("WORKER_RECYCLE_BYTES", None, "a query worker whose private memory passes this many bytes is replaced"),
     Setting("WORKER_MEMORY_LIMIT", None, "address-space limit of each query worker in bytes (none by default)"),
 )
 
