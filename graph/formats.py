@@ -18,6 +18,11 @@ class RdfSyntax:
     oxigraph: RdfFormat
     label: str
     aliases: tuple[str, ...] = ()
+    rdflib: str = ""  # rdflib's serializer name, for the small graphs rdflib serialises
+
+    @property
+    def rdflib_format(self) -> str:
+        return self.rdflib or self.name
 
 
 @dataclass(frozen=True)
@@ -33,8 +38,8 @@ class ResultSyntax:
 RDF_SYNTAXES: tuple[RdfSyntax, ...] = (
     RdfSyntax("turtle", "text/turtle", "ttl", RdfFormat.TURTLE, "Turtle", ("application/x-turtle", "ttl")),
     RdfSyntax("nt", "application/n-triples", "nt", RdfFormat.N_TRIPLES, "N-Triples", ("ntriples",)),
-    RdfSyntax("jsonld", "application/ld+json", "jsonld", RdfFormat.JSON_LD, "JSON-LD", ("json-ld",)),
-    RdfSyntax("xml", "application/rdf+xml", "rdf", RdfFormat.RDF_XML, "RDF/XML", ("rdfxml", "rdf")),
+    RdfSyntax("jsonld", "application/ld+json", "jsonld", RdfFormat.JSON_LD, "JSON-LD", ("json-ld",), "json-ld"),
+    RdfSyntax("xml", "application/rdf+xml", "rdf", RdfFormat.RDF_XML, "RDF/XML", ("rdfxml", "rdf"), "pretty-xml"),
 )
 
 RESULT_SYNTAXES: tuple[ResultSyntax, ...] = (

@@ -126,8 +126,4 @@ class RemoteGraphStore(GraphStore):
 
     def dump(self, out: BinaryIO, syntax: RdfSyntax) -> None:
         graph = self.construct("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }")
-        out.write(
-            graph.serialize(
-                format={"nt": "nt", "jsonld": "json-ld", "xml": "xml"}.get(syntax.name, "turtle"), encoding="utf-8"
-            )
-        )
+        out.write(graph.serialize(format=syntax.rdflib_format, encoding="utf-8"))

@@ -15,7 +15,7 @@ from bibgraph.graph.void import DUMP_STEM
 from .graphstore import get_store
 
 blueprint = Blueprint("downloads", __name__, url_prefix="/download")
-_lock = threading.Lock()
+_lock = threading.RLock()  # reentrant: a .gz file ensures its source first
 DUMPS = {f"{DUMP_STEM}.{s.suffix}": (s.name, s.media_type, s.label) for s in RDF_SYNTAXES}
 GZIPPED = {f"{DUMP_STEM}.{s.suffix}.gz": f"{DUMP_STEM}.{s.suffix}" for s in RDF_SYNTAXES if s.name in ("turtle", "nt")}
 
@@ -36,22 +36,15 @@ def ensure(name: str) -> Path:
     with _lock:
         if path.exists():
             return path
-        deadline = float(current_app.config["NETWORK_TIMEOUT"])
         if name in DUMPS:
+            deadline = float(current_app.config["NETWORK_TIMEOUT"])
             get_store().with_deadline(deadline).dump_file(str(path), DUMPS[name][0])
         else:
-            source = ensure_unlocked(GZIPPED[name], deadline)
+            source = ensure(GZIPPED[name])
             partial = path.with_name(f".{name}.part")
             with source.open("rb") as raw, gzip.GzipFile(partial, "wb", mtime=0) as packed:
                 shutil.copyfileobj(raw, packed, 1024 * 1024)
             partial.replace(path)
-    return path
-
-
-def ensure_unlocked(name: str, deadline: float) -> Path:
-    path = _directory(current_app) / name
-    if not path.exists():
-        get_store().with_deadline(deadline).dump_file(str(path), DUMPS[name][0])
     return path
 
 

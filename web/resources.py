@@ -20,7 +20,6 @@ from .sparql import plain
 from .text import abstract_html
 
 blueprint = Blueprint("resources", __name__)
-_RDFLIB = {"turtle": "turtle", "nt": "nt", "jsonld": "json-ld", "xml": "pretty-xml"}
 _BY_SUFFIX = {syntax.suffix: syntax for syntax in RDF_SYNTAXES}
 
 
@@ -56,7 +55,7 @@ def serve(path: str, suffix: str | None, page: Callable[[str], str | None]) -> R
         graph = resource_description(get_store(), iri)
         if len(graph) == 0:
             abort(404)
-        body = graph.serialize(format=_RDFLIB[syntax.name], encoding="utf-8")
+        body = graph.serialize(format=syntax.rdflib_format, encoding="utf-8")
         response = Response(body, content_type=f"{syntax.media_type}; charset=utf-8")
     if suffix is None:
         response.vary.add("Accept")

@@ -109,13 +109,10 @@ def _describe_service() -> Response | str:
         return plain(str(error), 406)
     if syntax is None:
         return render_template("sparql.html", examples=examples(), prefixes=PREFIXES)
-    body = service_description(request.base_url).serialize(format=_RDFLIB_NAMES[syntax.name], encoding="utf-8")
+    body = service_description(request.base_url).serialize(format=syntax.rdflib_format, encoding="utf-8")
     response = Response(body, content_type=_content_type(syntax.media_type))
     response.vary.add("Accept")
     return response
-
-
-_RDFLIB_NAMES = {"turtle": "turtle", "nt": "nt", "jsonld": "json-ld", "xml": "xml"}
 
 
 def service_description(endpoint_url: str) -> Graph:
