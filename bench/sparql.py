@@ -118,7 +118,7 @@ def server(kind: str, dump: Path, scratch: Path, port: int) -> Iterator[tuple[st
             store,
             "--timeout",
             "600",
-            "--workers",
+            "--query-threads",
             "8",
         ]
     elif kind == "oxigraph":

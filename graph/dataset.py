@@ -1,8 +1,8 @@
 """Getting a graph ready to serve: build from lists, load dumps, reuse a disk store, or go remote.
 
 Returns an *opener*: a function that gives a :class:`GraphStore` in the process that calls it.
-The query pool calls it in its worker processes (sharing an in-memory store copy-on-write, or
-opening an on-disk store read-only each), so this module decides nothing about HTTP.
+The query pool calls it in its worker process (sharing an in-memory store copy-on-write, or
+opening an on-disk store read-only), so this module decides nothing about HTTP.
 """
 
 import gc

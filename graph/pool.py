@@ -1,12 +1,19 @@
-"""Queries run in worker processes, so a runaway query can really be stopped.
+"""Queries run in a worker process, so a runaway query can really be stopped.
 
 A pyoxigraph query cannot be interrupted from Python, and a thread cannot be killed; a process
-can. At start-up a single-threaded *zygote* process is forked; it holds the store (the
-in-memory store is shared copy-on-write, an on-disk one is opened read-only by each worker)
-and forks a worker whenever the pool asks. The pool sends each query to an idle worker and
-waits until the deadline; a worker that misses it is killed (SIGKILL: its CPU goes back to
-idle) and replaced, while the other workers keep serving. Forking from the zygote, never from
-the (multi-threaded) web process, keeps forks free of locks held by other threads.
+can. At start-up a single-threaded *zygote* process is forked; it holds the store (an in-memory
+store shared copy-on-write, an on-disk one opened read-only by the worker) and forks the query
+worker. The worker answers on several threads at once (pyoxigraph releases the GIL while it
+evaluates), all sharing one store and one cache, so memory does not grow with the concurrency.
+
+At a query's deadline the worker is killed (SIGKILL: its CPU goes back to idle) and a fresh one
+forked. Queries that were running beside the runaway one are read-only, so they are simply sent
+again to the new worker with the time they have left: other clients are served normally.
+Forking from the zygote, never from the (multi-threaded) web process, keeps forks free of locks
+held by other threads.
+
+The store never changes while it is served, so answers are cached by query text (a bounded LRU
+of the serialised replies); ``fresh=True`` evaluates again. A remote store is not cached.
 """
 
 import contextlib
@@ -18,6 +25,7 @@ import signal
 import socket
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -26,14 +34,16 @@ from typing import Any
 from .store import GraphStore, QueryError
 
 Opener = Callable[[], GraphStore]
+CACHEABLE = frozenset({"select", "ask", "answer"})  # dump_file writes a file: always run it
+RETRIES = 3  # runs of one call when the worker keeps being replaced under it
 
 
 class QueryTimeout(Exception):
-    """The query ran past the deadline and its worker was killed."""
+    """The query ran past the deadline and the worker running it was killed."""
 
 
 class ServerBusy(Exception):
-    """No worker became free before the deadline."""
+    """No query thread became free before the deadline."""
 
 
 class ResultTooLarge(Exception):
@@ -45,45 +55,76 @@ class WorkerFailed(Exception):
 
 
 @dataclass
-class _Worker:
-    pid: int
+class _Slot:
+    """One connection to one thread of the worker started as ``generation``."""
+
+    generation: int
     connection: Connection
 
 
-def _private_dirty_bytes() -> int:
-    """Memory this process has written itself (shared copy-on-write pages it has not touched excluded)."""
-    with open("/proc/self/smaps_rollup") as rollup:
-        for line in rollup:
-            if line.startswith("Private_Dirty:"):
-                return int(line.split()[1]) * 1024
-    return 0
+class AnswerCache:
+    """Serialised replies by call, least recently used dropped first, bounded in bytes."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._entries: OrderedDict[Any, bytes] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> bytes | None:
+        with self._lock:
+            value = self._entries.get(key)
+            if value is not None:
+                self._entries.move_to_end(key)
+            return value
+
+    def put(self, key: Any, value: bytes) -> None:
+        """Keep ``value`` unless it would take over an eighth of the cache (one big answer must not flush it)."""
+        if len(value) > self.capacity // 8:
+            return
+        with self._lock:
+            previous = self._entries.pop(key, None)
+            self._size += len(value) - (len(previous) if previous is not None else 0)
+            self._entries[key] = value
+            while self._size > self.capacity:
+                _, dropped = self._entries.popitem(last=False)
+                self._size -= len(dropped)
 
 
-def _worker_loop(connection: Connection, opener: Opener, max_result_bytes: int, recycle_bytes: int | None) -> None:
-    store = opener()
+def _answer(store: GraphStore, payload: bytes, max_result_bytes: int) -> bytes:
+    method, args = pickle.loads(payload)
+    try:
+        result = getattr(store, method)(*args)
+        size = len(getattr(result, "body", b""))
+        reply = ("too-large", size) if size > max_result_bytes else ("ok", result)
+    except QueryError as error:
+        reply = ("query-error", str(error))
+    except Exception as error:  # reported to the caller, never kills the worker
+        reply = ("error", f"{type(error).__name__}: {error}")
+    return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _serve(connection: Connection, store: GraphStore, max_result_bytes: int) -> None:
+    """One worker thread: answer calls on ``connection`` until the pool closes it."""
     while True:
         try:
-            method, args = connection.recv()
+            payload = connection.recv_bytes()
         except (EOFError, OSError):
             return
-        try:
-            result = getattr(store, method)(*args)
-            size = len(getattr(result, "body", b""))
-            reply = ("too-large", size) if size > max_result_bytes else ("ok", result)
-        except QueryError as error:
-            reply = ("query-error", str(error))
-        except Exception as error:  # reported to the caller, never kills the worker
-            reply = ("error", f"{type(error).__name__}: {error}")
-        # A worker whose own memory grew past the limit answers, then retires. (pyoxigraph's in-memory
-        # store writes to its pages while reading, so workers slowly copy the shared store.)
-        retiring = recycle_bytes is not None and _private_dirty_bytes() > recycle_bytes
-        connection.send((*reply, retiring))
-        if retiring:
-            return
+        connection.send_bytes(_answer(store, payload, max_result_bytes))
+
+
+def _worker(connections: list[Connection], opener: Opener, max_result_bytes: int) -> None:
+    store = opener()
+    threads = [threading.Thread(target=_serve, args=(c, store, max_result_bytes)) for c in connections]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def _zygote_loop(
-    control: socket.socket, opener: Opener, max_result_bytes: int, memory_limit: int | None, recycle_bytes: int | None
+    control: socket.socket, opener: Opener, threads: int, max_result_bytes: int, memory_limit: int | None
 ) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped automatically
     while True:
@@ -93,96 +134,104 @@ def _zygote_loop(
             return
         if not request:
             return
-        ours, theirs = socket.socketpair()
+        pairs = [socket.socketpair() for _ in range(threads)]
         pid = os.fork()
         if pid == 0:  # the worker
             control.close()
-            theirs.close()
+            for _, theirs in pairs:
+                theirs.close()
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             if memory_limit:
                 resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
             try:
-                _worker_loop(Connection(ours.detach()), opener, max_result_bytes, recycle_bytes)
+                _worker([Connection(ours.detach()) for ours, _ in pairs], opener, max_result_bytes)
             finally:
                 os._exit(0)
-        socket.send_fds(control, [str(pid).encode()], [theirs.fileno()])
-        ours.close()
-        theirs.close()
+        socket.send_fds(control, [str(pid).encode()], [theirs.fileno() for _, theirs in pairs])
+        for ours, theirs in pairs:
+            ours.close()
+            theirs.close()
 
 
 class QueryPool:
-    """A fixed number of worker processes answering :class:`GraphStore` calls under a deadline."""
+    """A worker process answering :class:`GraphStore` calls on ``threads`` threads, under a deadline."""
 
     def __init__(
         self,
         opener: Opener,
-        workers: int = 2,
+        threads: int = 4,
         deadline: float = 10.0,
         max_result_bytes: int = 256 * 1024 * 1024,
         memory_limit: int | None = None,
-        recycle_bytes: int | None = None,
+        cache_bytes: int = 0,
     ) -> None:
         self.deadline = deadline
-        self.size = workers
-        # Last in, first out: the most recently used worker is the warmest (its pages are already copied).
-        self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
+        self.threads = threads
+        self.cache = AnswerCache(cache_bytes) if cache_bytes > 0 else None
+        self._idle: queue.SimpleQueue[_Slot] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._closed = False
+        self._generation = 0
+        self.worker_pid = 0
         control, zygote_end = socket.socketpair()
         pid = os.fork()
         if pid == 0:  # the zygote
             control.close()
             try:
-                _zygote_loop(zygote_end, opener, max_result_bytes, memory_limit, recycle_bytes)
+                _zygote_loop(zygote_end, opener, threads, max_result_bytes, memory_limit)
             finally:
                 os._exit(0)
         zygote_end.close()
         self._control = control
         self._zygote = pid
-        for _ in range(workers):
-            self._idle.put(self._spawn())
-
-    def _spawn(self) -> _Worker:
         with self._lock:
-            self._control.sendall(b"s")
-            message, fds, _, _ = socket.recv_fds(self._control, 64, 1)
-        return _Worker(int(message.decode()), Connection(fds[0]))
+            self._start_worker()
 
-    def _replace(self, worker: _Worker) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(worker.pid, signal.SIGKILL)
-        worker.connection.close()
-        if not self._closed:
-            self._idle.put(self._spawn())
+    def _start_worker(self) -> None:
+        """Fork a new worker from the zygote (the caller holds the lock)."""
+        self._control.sendall(b"s")
+        message, fds, _, _ = socket.recv_fds(self._control, 64, self.threads)
+        self._generation += 1
+        self.worker_pid = int(message.decode())
+        for fd in fds:
+            self._idle.put(_Slot(self._generation, Connection(fd)))
 
-    def call(self, method: str, *args: Any, deadline: float | None = None) -> Any:
-        """Run ``store.method(*args)`` in a worker; raise at the deadline (the worker is then killed)."""
-        limit = self.deadline if deadline is None else deadline
-        started = time.monotonic()
-        try:
-            worker = self._idle.get(timeout=limit)
-        except queue.Empty:
-            raise ServerBusy(f"no query worker became free within {limit:g} s") from None
-        try:
-            payload = pickle.dumps((method, args))
-        except Exception:
-            self._idle.put(worker)
-            raise
-        try:
-            worker.connection.send_bytes(payload)
-            remaining = max(0.0, limit - (time.monotonic() - started))
-            if not worker.connection.poll(remaining):
-                self._replace(worker)
-                raise QueryTimeout(f"the query ran past the {limit:g} s deadline and was stopped")
-            status, value, retiring = worker.connection.recv()
-        except (EOFError, OSError) as error:
-            self._replace(worker)
-            raise WorkerFailed("the query worker died (out of memory?)") from error
-        if retiring:
-            self._replace(worker)
+    def _restart(self, generation: int) -> bool:
+        """Kill the worker ``generation`` and start another; False if that was already done (by another call)."""
+        with self._lock:
+            if generation != self._generation or self._closed:
+                return False
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.worker_pid, signal.SIGKILL)
+            self._start_worker()
+            return True
+
+    def _take(self, ends: float, limit: float) -> _Slot:
+        while True:
+            try:
+                slot = self._idle.get(timeout=max(0.0, ends - time.monotonic()))
+            except queue.Empty:
+                raise ServerBusy(f"no query thread became free within {limit:g} s") from None
+            if slot.generation == self._generation:
+                return slot
+            slot.connection.close()  # left over from a killed worker
+
+    def _give_back(self, slot: _Slot) -> None:
+        if slot.generation == self._generation and not self._closed:
+            self._idle.put(slot)
         else:
-            self._idle.put(worker)
+            slot.connection.close()
+
+    def call(self, method: str, *args: Any, deadline: float | None = None, fresh: bool = False) -> Any:
+        """Run ``store.method(*args)`` in the worker; raise at the deadline (the worker is then replaced)."""
+        key = (method, args) if self.cache is not None and method in CACHEABLE else None
+        reply = None if key is None or fresh else self.cache.get(key)  # type: ignore[union-attr]
+        if reply is None:
+            reply = self._run(pickle.dumps((method, args)), self.deadline if deadline is None else deadline)
+        status, value = pickle.loads(reply)
         if status == "ok":
+            if key is not None:
+                self.cache.put(key, reply)  # type: ignore[union-attr]
             return value
         if status == "query-error":
             raise QueryError(value)
@@ -190,17 +239,37 @@ class QueryPool:
             raise ResultTooLarge(f"the answer is {value} bytes, over the limit; add a LIMIT")
         raise WorkerFailed(value)
 
+    def _run(self, payload: bytes, limit: float) -> bytes:
+        ends = time.monotonic() + limit
+        for _ in range(RETRIES):
+            slot = self._take(ends, limit)
+            try:
+                slot.connection.send_bytes(payload)
+                if not slot.connection.poll(max(0.0, ends - time.monotonic())):
+                    self._restart(slot.generation)
+                    slot.connection.close()
+                    raise QueryTimeout(f"the query ran past the {limit:g} s deadline and was stopped")
+                reply = slot.connection.recv_bytes()
+            except (EOFError, OSError) as error:
+                slot.connection.close()
+                if self._restart(slot.generation):
+                    raise WorkerFailed("the query worker died (out of memory?)") from error
+                continue  # the worker was replaced because of another query: run this one again
+            self._give_back(slot)
+            return reply
+        raise WorkerFailed("the query worker was replaced too often while this query ran")
+
     def close(self) -> None:
-        """Stop every worker and the zygote."""
-        self._closed = True
+        """Stop the worker and the zygote."""
+        with self._lock:
+            self._closed = True
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.worker_pid, signal.SIGKILL)
         while True:
             try:
-                worker = self._idle.get_nowait()
+                self._idle.get_nowait().connection.close()
             except queue.Empty:
                 break
-            worker.connection.close()
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(worker.pid, signal.SIGKILL)
         self._control.close()
         try:
             os.kill(self._zygote, signal.SIGKILL)

@@ -55,12 +55,12 @@ def virtuoso_endpoint(tmp_path_factory, seed_store) -> str:
 def make_app(**config):
     from bibgraph.web.app import create_app
 
-    return create_app({"TESTING": True, "BIBGRAPH_BASE": BASE, "QUERY_TIMEOUT": 3.0, "QUERY_WORKERS": 2, **config})
+    return create_app({"TESTING": True, "BIBGRAPH_BASE": BASE, "QUERY_TIMEOUT": 3.0, "QUERY_THREADS": 2, **config})
 
 
 @pytest.fixture(scope="session")
 def app():
-    """The web app over the seeds, with two query workers and a short deadline."""
+    """The web app over the seeds, with two query threads and a short deadline."""
     application = make_app()
     yield application
     application.extensions["bibgraph"].close()

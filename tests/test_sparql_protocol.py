@@ -223,3 +223,9 @@ def test_request_limits(client, app) -> None:
     assert client.post("/sparql", data=big, content_type="application/sparql-query").status_code == 413
     long_url = "/sparql?query=" + "x" * app.config["MAX_URL_LENGTH"]
     assert client.get(long_url).status_code == 414
+
+
+def test_answers_are_cached_only_for_the_embedded_store(app) -> None:
+    """A remote store's data can change behind bibgraph, so its answers are never kept."""
+    store = app.extensions["bibgraph"]
+    assert (store.pool.cache is None) == (store.kind == "sparql")

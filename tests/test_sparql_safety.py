@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import signal
 import socket
 import threading
 import time
@@ -111,22 +112,23 @@ def test_keywords_inside_literals_and_iris_are_not_refused(client) -> None:
 def slow_app():
     from bibgraph.web.app import create_app
 
-    application = create_app({"TESTING": True, "QUERY_TIMEOUT": 1.5, "QUERY_WORKERS": 2})
+    application = create_app({"TESTING": True, "QUERY_TIMEOUT": 1.5, "QUERY_THREADS": 2})
     yield application
     application.extensions["bibgraph"].close()
 
 
-def worker_pids(app) -> set[int]:
-    pool = app.extensions["bibgraph"].pool
-    return {worker.pid for worker in list(pool._idle.queue)}
+def worker_pid(app) -> int:
+    return app.extensions["bibgraph"].pool.worker_pid
 
 
-def cpu_state(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return None
+def thread_states(pid: int) -> list[str]:
+    """The scheduler state of each thread of ``pid`` (empty once the process is gone)."""
+    states = []
+    with contextlib.suppress(FileNotFoundError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(FileNotFoundError), open(f"/proc/{pid}/task/{task}/stat") as stat:
+                states.append(stat.read().rsplit(")", 1)[1].split()[0])
+    return states
 
 
 @pytest.mark.parametrize(
@@ -139,7 +141,7 @@ def cpu_state(pid: int) -> str | None:
 )
 def test_a_runaway_query_is_stopped_while_others_are_served(slow_app, runaway: str) -> None:
     client = slow_app.test_client()
-    before = worker_pids(slow_app)
+    before = worker_pid(slow_app)
     outcome: dict[str, object] = {}
 
     def run_runaway() -> None:
@@ -153,7 +155,7 @@ def test_a_runaway_query_is_stopped_while_others_are_served(slow_app, runaway: s
     started = time.monotonic()
     quick = slow_app.test_client().get("/sparql", query_string={"query": "ASK { ?s ?p ?o }", "format": "json"})
     quick_seconds = time.monotonic() - started
-    running = [pid for pid in before if cpu_state(pid) == "R"]
+    running = "R" in thread_states(before)
     thread.join(timeout=30)
     response = outcome["response"]
     assert quick.status_code == 200 and quick.get_json()["boolean"] is True
@@ -161,21 +163,50 @@ def test_a_runaway_query_is_stopped_while_others_are_served(slow_app, runaway: s
     assert response.status_code == 503  # type: ignore[attr-defined]
     assert "deadline" in response.get_data(as_text=True)  # type: ignore[attr-defined]
     assert 1.4 < outcome["seconds"] < 5  # type: ignore[operator]
-    assert running, "the runaway query should have been running in a worker"
+    assert running, "the runaway query should have been running in the worker"
     time.sleep(0.2)
-    after = worker_pids(slow_app)
-    (killed,) = before - after
-    assert killed in running
-    assert cpu_state(killed) is None, "the runaway worker must be gone"
-    assert len(after) == 2
-    assert all(cpu_state(pid) == "S" for pid in after), "every worker is idle again"
+    after = worker_pid(slow_app)
+    assert after != before
+    assert thread_states(before) == [], "the runaway worker must be gone"
+    assert set(thread_states(after)) == {"S"}, "the new worker is idle"
     assert slow_app.test_client().get("/sparql", query_string={"query": "ASK {}"}).status_code == 200
+
+
+def test_a_query_running_beside_a_runaway_one_is_answered_by_the_next_worker() -> None:
+    from bibgraph.graph.build import build_graph
+    from bibgraph.graph.pool import QueryPool, QueryTimeout
+    from bibgraph.seeds import seed_directory
+
+    store, _ = build_graph([seed_directory()], progress=False)
+    medium = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f FILTER(?c != ?f) }"  # ~1 s on the seeds
+    expected = store.select(medium)
+    pool = QueryPool(lambda: store, threads=2, deadline=30.0)
+    try:
+        first = pool.worker_pid
+        outcome: dict[str, object] = {}
+
+        def run_medium() -> None:
+            started = time.monotonic()
+            outcome["rows"] = pool.call("select", medium)
+            outcome["seconds"] = time.monotonic() - started
+
+        thread = threading.Thread(target=run_medium)
+        thread.start()
+        time.sleep(0.05)
+        with pytest.raises(QueryTimeout):
+            pool.call("select", RUNAWAY, deadline=0.3)
+        assert pool.worker_pid != first
+        thread.join(timeout=60)
+        assert outcome["rows"] == expected
+        assert outcome["seconds"] > 0.3  # type: ignore[operator]
+    finally:
+        pool.close()
 
 
 def test_a_result_over_the_limit_is_refused() -> None:
     from bibgraph.web.app import create_app
 
-    app = create_app({"TESTING": True, "MAX_RESULT_BYTES": 10_000, "QUERY_WORKERS": 1})
+    app = create_app({"TESTING": True, "MAX_RESULT_BYTES": 10_000, "QUERY_THREADS": 1})
     try:
         response = app.test_client().get("/sparql", query_string={"query": "SELECT * { ?s ?p ?o }"})
         assert response.status_code == 422
@@ -214,20 +245,33 @@ def test_generated_requests_never_produce_a_500(
     assert response.status_code < 500, response.get_data(as_text=True)
 
 
-def test_pool_processes_are_children_of_this_test_run(slow_app) -> None:
-    assert all(os.path.exists(f"/proc/{pid}") for pid in worker_pids(slow_app))
+def test_the_worker_is_a_child_of_this_test_run(slow_app) -> None:
+    assert os.getpid() in ancestors(worker_pid(slow_app))
 
 
-def test_a_worker_that_grew_too_large_is_replaced_after_answering() -> None:
+def ancestors(pid: int) -> list[int]:
+    found = []
+    while pid > 1:
+        with open(f"/proc/{pid}/stat") as stat:
+            pid = int(stat.read().rsplit(")", 1)[1].split()[1])
+        found.append(pid)
+    return found
+
+
+def test_repeated_queries_are_answered_from_the_cache_unless_the_client_says_no_cache() -> None:
     from bibgraph.web.app import create_app
 
-    app = create_app({"TESTING": True, "QUERY_WORKERS": 1, "WORKER_RECYCLE_BYTES": 1})
+    app = create_app({"TESTING": True, "QUERY_TIMEOUT": 1.0, "QUERY_THREADS": 1})
+    client = app.test_client()
+    params = {"query": COUNT, "format": "json"}
     try:
-        client = app.test_client()
-        first = worker_pids(app)
-        assert client.get("/sparql", query_string={"query": "ASK { ?s ?p ?o }", "format": "json"}).get_json()["boolean"]
-        second = worker_pids(app)
-        assert client.get("/sparql", query_string={"query": "ASK { ?s ?p ?o }", "format": "json"}).status_code == 200
-        assert len(second) == 1 and first != second != worker_pids(app)
+        first = client.get("/sparql", query_string=params)
+        assert first.status_code == 200
+        os.kill(worker_pid(app), signal.SIGSTOP)  # from now on only the cache can answer
+        again = client.get("/sparql", query_string=params)
+        assert again.status_code == 200 and again.get_data() == first.get_data()
+        fresh = client.get("/sparql", query_string=params, headers={"Cache-Control": "no-cache"})
+        assert fresh.status_code == 503  # evaluated again: the stopped worker misses the deadline
+        assert client.get("/sparql", query_string=params, headers={"Pragma": "no-cache"}).status_code == 200
     finally:
         app.extensions["bibgraph"].close()

@@ -57,7 +57,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "BIBGRAPH_STORE": args.store,
         "BIBGRAPH_BASE": base,
         "QUERY_TIMEOUT": args.timeout,
-        "QUERY_WORKERS": args.workers,
+        "QUERY_THREADS": args.query_threads,
     }
     try:
         app = create_app(config)
@@ -180,7 +180,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--store", default="memory", help="memory (default), disk:PATH or sparql:URL")
     serve.add_argument("--base", help="base IRI (default: http://HOST:PORT/, so IRIs resolve here)")
     serve.add_argument("--timeout", type=float, default=10.0, help="seconds a query may run (default 10)")
-    serve.add_argument("--workers", type=int, default=2, help="query worker processes (default 2)")
+    serve.add_argument("--query-threads", type=int, default=4, help="queries answered at the same time (default 4)")
     serve.set_defaults(handler=cmd_serve)
 
     export = commands.add_parser("export-graph", help="write the co-author or topic network (Gephi, VOSviewer...)")

@@ -7,7 +7,7 @@ see exactly what a SPARQL client sees, under the same deadline.
 
 import atexit
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from flask import Flask, current_app
 from rdflib import Graph
@@ -24,23 +24,31 @@ EXTENSION = "bibgraph"
 class PooledStore(GraphStore):
     """A :class:`GraphStore` whose every call runs in a pool worker under the query deadline."""
 
-    def __init__(self, pool: QueryPool, kind: str, deadline: float | None = None) -> None:
+    def __init__(self, pool: QueryPool, kind: str, deadline: float | None = None, fresh: bool = False) -> None:
         self.pool = pool
         self.kind = kind
         self.deadline = deadline  # None: the pool's (the public query deadline)
+        self.fresh = fresh  # True: evaluate again rather than answer from the cache
 
     def with_deadline(self, seconds: float) -> "PooledStore":
         """The same store for trusted internal work (deriving networks) that may run longer."""
-        return PooledStore(self.pool, self.kind, seconds)
+        return PooledStore(self.pool, self.kind, seconds, self.fresh)
+
+    def uncached(self) -> "PooledStore":
+        """The same store evaluating every query again (a client sent ``Cache-Control: no-cache``)."""
+        return PooledStore(self.pool, self.kind, self.deadline, fresh=True)
+
+    def _call(self, method: str, *args: str) -> Any:
+        return self.pool.call(method, *args, deadline=self.deadline, fresh=self.fresh)
 
     def select(self, query: str) -> list[Row]:
-        return self.pool.call("select", query, deadline=self.deadline)  # type: ignore[no-any-return]
+        return self._call("select", query)  # type: ignore[no-any-return]
 
     def ask(self, query: str) -> bool:
-        return bool(self.pool.call("ask", query, deadline=self.deadline))
+        return bool(self._call("ask", query))
 
     def answer(self, query: str, results: str, graphs: str) -> Answer:
-        return self.pool.call("answer", query, results, graphs, deadline=self.deadline)  # type: ignore[no-any-return]
+        return self._call("answer", query, results, graphs)  # type: ignore[no-any-return]
 
     def dump_file(self, path: str, syntax: str) -> int:
         return self.pool.call("dump_file", path, syntax, deadline=self.deadline)  # type: ignore[no-any-return]
@@ -63,16 +71,17 @@ class PooledStore(GraphStore):
 def init_app(app: Flask) -> None:
     """Prepare the graph named by the app's settings and start its query workers."""
     inputs = [Path(p) for p in app.config["BIBGRAPH_INPUTS"] or []]
+    kind = app.config["BIBGRAPH_STORE"].split(":", 1)[0]
     opener, summary = prepare(inputs, app.config["BIBGRAPH_STORE"], app.config["BIBGRAPH_BASE"])
     pool = QueryPool(
         opener,
-        workers=int(app.config["QUERY_WORKERS"]),
+        threads=int(app.config["QUERY_THREADS"]),
         deadline=float(app.config["QUERY_TIMEOUT"]),
         max_result_bytes=int(app.config["MAX_RESULT_BYTES"]),
         memory_limit=app.config["WORKER_MEMORY_LIMIT"],
-        recycle_bytes=app.config["WORKER_RECYCLE_BYTES"],
+        # A remote store's data can change behind our back; an embedded one is read-only while served.
+        cache_bytes=0 if kind == "sparql" else int(app.config["RESULT_CACHE_BYTES"]),
     )
-    kind = app.config["BIBGRAPH_STORE"].split(":", 1)[0]
     app.extensions[EXTENSION] = PooledStore(pool, kind)
     app.config["BIBGRAPH_SUMMARY"] = summary
     atexit.register(pool.close)

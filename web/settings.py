@@ -23,12 +23,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("QUERY_TIMEOUT", 10.0, "seconds a query may run before it is stopped (HTTP 503)"),
     Setting("NETWORK_TIMEOUT", 300.0, "seconds the app's own network derivation may query (large graphs)"),
     Setting("MAX_VIEW_NODES", 1000, "most authors a co-author view draws (the most prolific; a note says so)"),
-    Setting("QUERY_WORKERS", 2, "worker processes answering queries in parallel"),
+    Setting("QUERY_THREADS", 4, "queries the worker process answers at the same time"),
     Setting("MAX_CONTENT_LENGTH", 1024 * 1024, "largest request body in bytes (HTTP 413 above)"),
     Setting("MAX_URL_LENGTH", 16 * 1024, "longest request URL in bytes (HTTP 414 above)"),
     Setting("MAX_RESULT_BYTES", 64 * 1024 * 1024, "largest serialised answer in bytes (HTTP 422 above)"),
-    Setting("WORKER_RECYCLE_BYTES", None, "a query worker whose private memory passes this many bytes is replaced"),
-    Setting("WORKER_MEMORY_LIMIT", None, "address-space limit of each query worker in bytes (none by default)"),
+    Setting("RESULT_CACHE_BYTES", 32 * 1024 * 1024, "answers kept for repeated queries, bytes (0: none)"),
+    Setting("WORKER_MEMORY_LIMIT", None, "address-space limit of the query worker in bytes (none by default)"),
 )
 
 

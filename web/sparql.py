@@ -16,7 +16,7 @@ from bibgraph.graph.queries import examples
 from bibgraph.graph.store import QueryError
 from bibgraph.graph.vocab import PREFIXES
 
-from .graphstore import get_store
+from .graphstore import PooledStore, get_store
 from .negotiation import NotAcceptable, choose_graph, choose_results
 
 SD = Namespace("http://www.w3.org/ns/sparql-service-description#")
@@ -76,7 +76,7 @@ def endpoint() -> Response | str:
             graphs, results = choose_graph(request) or RDF_SYNTAXES[0], RESULT_SYNTAXES[0]
         else:
             graphs, results = RDF_SYNTAXES[0], choose_results(request)
-        answer = get_store().answer(checked.text, results.name, graphs.name)
+        answer = _store().answer(checked.text, results.name, graphs.name)
     except QueryRefused as refused:
         return plain(str(refused), refused.status)
     except NotAcceptable as error:
@@ -95,6 +95,13 @@ def endpoint() -> Response | str:
     response = Response(answer.body, status=200, content_type=_content_type(answer.media_type))
     response.vary.add("Accept")
     return response
+
+
+def _store() -> PooledStore:
+    """The store, evaluating again when the client asks not to be answered from a cache (RFC 9111)."""
+    store = get_store()
+    no_cache = bool(request.cache_control.no_cache) or "no-cache" in request.pragma
+    return store.uncached() if no_cache else store
 
 
 def _content_type(media_type: str) -> str:
