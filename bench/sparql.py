@@ -2,8 +2,9 @@
 
 All servers load the same N-Triples dump of synthetic lists, in the same run, on loopback.
 Reported: median latency of eight queries, throughput with 8 concurrent clients, and peak memory
-(PSS summed over each server's process tree, so copy-on-write pages shared by bibgraph's query
-workers are counted once). Usage:
+(PSS summed over each server's process tree, so pages bibgraph's processes share copy-on-write are
+counted once). Requests ask for a fresh evaluation (``Cache-Control: no-cache``); bibgraph is also
+measured answering repeated queries from its answer cache, the "(cached)" rows. Usage:
 ``python -m bench.sparql --sizes 10000 100000`` (needs ``pip install -e '.[bench]'``).
 """
 
@@ -45,15 +46,19 @@ QUERIES = {
     " ?p2 dcterms:creator ?b, ?c FILTER(?c != <AUTHOR>) }",
 }
 THROUGHPUT = ("count papers", "co-authors of an author", "top 20 authors")
+SERVERS = ("bibgraph", "bibgraph-disk", "oxigraph-memory", "oxigraph", "rdflib-endpoint")
+CACHED = " (cached)"  # bibgraph answering a repeated query from its answer cache
 
 
 REQUEST_TIMEOUT = 300.0
 
 
-def request(endpoint: str, query: str, timeout: float | None = None) -> bytes:
+def request(endpoint: str, query: str, timeout: float | None = None, cached: bool = False) -> bytes:
+    """POST ``query``; unless ``cached``, ask for a fresh evaluation (bibgraph caches answers, the others ignore it)."""
     data = urllib.parse.urlencode({"query": query}).encode()
     accept = "application/n-triples" if query.startswith("DESCRIBE") else "application/sparql-results+json"
-    req = urllib.request.Request(endpoint, data=data, headers={"Accept": accept})
+    headers = {"Accept": accept} | ({} if cached else {"Cache-Control": "no-cache"})
+    req = urllib.request.Request(endpoint, data=data, headers=headers)
     with urllib.request.urlopen(req, timeout=timeout or REQUEST_TIMEOUT) as response:
         return response.read()
 
@@ -121,6 +126,8 @@ def server(kind: str, dump: Path, scratch: Path, port: int) -> Iterator[tuple[st
             "--query-threads",
             "8",
         ]
+    elif kind == "oxigraph-memory":  # in memory, loaded over HTTP once it listens
+        command = [str(bindir / "oxigraph"), "serve", "--bind", f"127.0.0.1:{port}"]
     elif kind == "oxigraph":
         location = scratch / "oxigraph-store"
         subprocess.run(
@@ -138,11 +145,18 @@ def server(kind: str, dump: Path, scratch: Path, port: int) -> Iterator[tuple[st
         ]
     else:
         command = [str(bindir / "rdflib-endpoint"), "serve", str(dump), "--host", "127.0.0.1", "--port", str(port)]
-    path = {"oxigraph": "query", "rdflib-endpoint": ""}.get(kind, "sparql")  # rdflib-endpoint serves at /
-    endpoint = f"http://127.0.0.1:{port}/{path}"
+    path = {"oxigraph": "query", "oxigraph-memory": "query", "rdflib-endpoint": ""}.get(kind, "sparql")
+    endpoint = f"http://127.0.0.1:{port}/{path}"  # rdflib-endpoint serves at /
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait(endpoint, process, timeout=1800)
+        if kind == "oxigraph-memory":
+            load = urllib.request.Request(
+                f"http://127.0.0.1:{port}/store?default",
+                data=dump.read_bytes(),
+                headers={"Content-Type": "application/n-triples"},
+            )
+            urllib.request.urlopen(load, timeout=1800).read()
         yield endpoint, process
     finally:
         process.terminate()
@@ -151,13 +165,13 @@ def server(kind: str, dump: Path, scratch: Path, port: int) -> Iterator[tuple[st
         process.kill()
 
 
-def throughput(endpoint: str, query: str, clients: int = 8, seconds: float = 5.0) -> float:
+def throughput(endpoint: str, query: str, clients: int = 8, seconds: float = 5.0, cached: bool = False) -> float:
     done = [0] * clients
     stop = time.monotonic() + seconds
 
     def loop(index: int) -> None:
         while time.monotonic() < stop:
-            request(endpoint, query)
+            request(endpoint, query, cached=cached)
             done[index] += 1
 
     threads = [threading.Thread(target=loop, args=(i,)) for i in range(clients)]
@@ -168,10 +182,43 @@ def throughput(endpoint: str, query: str, clients: int = 8, seconds: float = 5.0
     return sum(done) / seconds
 
 
+def latency(endpoint: str, query: str, runs: int, cached: bool) -> float:
+    """Median milliseconds of ``runs`` requests after one warm-up request (the same for every server)."""
+    request(endpoint, query, cached=cached)
+    timings = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        request(endpoint, query, cached=cached)
+        timings.append(time.perf_counter() - started)
+    return statistics.median(timings) * 1000
+
+
+def measure(kind: str, endpoint: str, queries: dict[str, str], args: argparse.Namespace) -> dict[str, float]:
+    """Latency of every query and throughput of a few; for bibgraph also as answered from its cache."""
+    row: dict[str, float] = {}
+    caching = (False, True) if kind.startswith("bibgraph") else (False,)
+    for cached in caching:
+        for name, query in queries.items():
+            label = name + (CACHED if cached else "")
+            try:
+                row[label] = latency(endpoint, query, args.runs, cached)
+            except OSError as error:  # a timeout is a result: "slower than the limit"
+                print(f"{kind} {label}: {error}", file=sys.stderr)
+                row[label] = float("nan")
+    for cached in () if args.no_throughput else caching:
+        for name in THROUGHPUT:
+            label = f"{name}{CACHED if cached else ''} req/s"
+            try:
+                row[label] = throughput(endpoint, queries[name], seconds=args.seconds, cached=cached)
+            except OSError:
+                row[label] = float("nan")
+    return row
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
-    parser.add_argument("--servers", nargs="+", default=["bibgraph", "bibgraph-disk", "oxigraph", "rdflib-endpoint"])
+    parser.add_argument("--servers", nargs="+", default=list(SERVERS))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=5.0, help="duration of each throughput measurement")
     parser.add_argument("--request-timeout", type=float, default=REQUEST_TIMEOUT)
@@ -205,23 +252,7 @@ def main() -> None:
                                 urllib.request.urlopen(site + view, timeout=1800).read()
                             row["views warm-up s"] = time.monotonic() - warm
                         watch = MemoryWatch(process.pid)
-                        for name, query in queries.items():
-                            try:
-                                request(endpoint, query)  # warm-up, for every server alike
-                                timings = []
-                                for _ in range(args.runs):
-                                    t = time.perf_counter()
-                                    request(endpoint, query)
-                                    timings.append(time.perf_counter() - t)
-                                row[name] = statistics.median(timings) * 1000
-                            except OSError as error:  # a timeout is a result: "slower than the limit"
-                                print(f"{size} {kind} {name}: {error}", file=sys.stderr)
-                                row[name] = float("nan")
-                        for name in () if args.no_throughput else THROUGHPUT:
-                            try:
-                                row[f"{name} req/s"] = throughput(endpoint, queries[name], seconds=args.seconds)
-                            except OSError:
-                                row[f"{name} req/s"] = float("nan")
+                        row |= measure(kind, endpoint, queries, args)
                         row["peak MB"] = watch.stop()
                 except Exception as error:  # a baseline that cannot load this size is reported, not fatal
                     print(f"{size}: {kind} failed: {error}", file=sys.stderr)
@@ -231,20 +262,31 @@ def main() -> None:
             report(size, results)
 
 
+PAIRS = (  # (ours, theirs): each bibgraph store next to the Oxigraph server with the same kind of storage
+    ("bibgraph", "oxigraph-memory"),
+    ("bibgraph-disk", "oxigraph"),
+)
+
+
 def report(size: int, results: dict[str, dict[str, float]]) -> None:
+    """One markdown table; ratios compare like with like, cached rows against the others' evaluation."""
     kinds = list(results)
-    oxigraph = results.get("oxigraph", {})
+    pairs = [(ours, theirs) for ours, theirs in PAIRS if results.get(ours) and results.get(theirs)]
     rdflib = results.get("rdflib-endpoint", {})
     print(f"\n### {size} records: median latency (ms), throughput (req/s, 8 clients), peak memory (MB)\n")
-    print("| measure | " + " | ".join(kinds) + " | bibgraph / oxigraph | rdflib-endpoint / bibgraph |")
-    print("|---|" + "---:|" * (len(kinds) + 2))
-    measures = list(next((r for r in results.values() if r), {}).keys())
+    ratios = [f"{ours} / {theirs}" for ours, theirs in pairs] + ["rdflib-endpoint / bibgraph"]
+    print("| measure | " + " | ".join(kinds + ratios) + " |")
+    print("|---|" + "---:|" * (len(kinds) + len(ratios)))
+    measures = list(dict.fromkeys(m for row in results.values() for m in row))
     for measure in measures:
+        plain = measure.replace(CACHED, "")
         cells = [f"{results[k][measure]:,.1f}" if measure in results[k] else "n/a" for k in kinds]
-        ours = results.get("bibgraph", {}).get(measure)
-        vs_ox = f"{ours / oxigraph[measure]:.2f}" if ours and oxigraph.get(measure) else "n/a"
-        vs_rdflib = f"{rdflib[measure] / ours:.1f}" if ours and rdflib.get(measure) else "n/a"
-        print(f"| {measure} | " + " | ".join(cells) + f" | {vs_ox} | {vs_rdflib} |")
+        for ours, theirs in pairs:
+            mine, other = results[ours].get(measure), results[theirs].get(plain)
+            cells.append(f"{mine / other:.2f}" if mine and other else "n/a")
+        mine = results.get("bibgraph", {}).get(measure)
+        cells.append(f"{rdflib[plain] / mine:.1f}" if mine and rdflib.get(plain) else "n/a")
+        print(f"| {measure} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ Papers whose author list was cut (``等``) mark their edges ``lower_bound``: the
 is larger than what the list shows.
 """
 
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -22,7 +23,7 @@ from .store import GraphStore
 AREA, SUBAREA = "area", "subarea"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Authorship:
     paper: str
     author: str
@@ -57,20 +58,25 @@ class _PaperInfo:
     areas: set[str] = field(default_factory=set)
 
 
+def _shared(value: object) -> str | None:
+    """One string object per distinct IRI or label: each recurs on many rows (kept for the app's lifetime)."""
+    return None if value is None else sys.intern(str(value))
+
+
 def authorships(store: GraphStore) -> list[Authorship]:
     """One row per (paper, author, subject) from the store."""
     rows = store.select(named_query("network_authorships").text)
     return [
         Authorship(
-            paper=str(row["paper"]),
-            author=str(row["author"]),
-            name=str(row["name"]),
+            paper=_shared(row["paper"]),  # type: ignore[arg-type]
+            author=_shared(row["author"]),  # type: ignore[arg-type]
+            name=_shared(row["name"]),  # type: ignore[arg-type]
             listed=int(row["listed"] or 0),  # type: ignore[arg-type]
             truncated=bool(row["truncated"]),
-            concept=row["concept"] and str(row["concept"]),  # type: ignore[arg-type]
-            concept_label=row["conceptLabel"] and str(row["conceptLabel"]),  # type: ignore[arg-type]
-            area=row["area"] and str(row["area"]),  # type: ignore[arg-type]
-            area_label=row["areaLabel"] and str(row["areaLabel"]),  # type: ignore[arg-type]
+            concept=_shared(row["concept"]),
+            concept_label=_shared(row["conceptLabel"]),
+            area=_shared(row["area"]),
+            area_label=_shared(row["areaLabel"]),
         )
         for row in rows
     ]

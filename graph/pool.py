@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from .store import GraphStore, QueryError
+from .memory import release_free_memory
+from .store import Answer, GraphStore, QueryError
 
 Opener = Callable[[], GraphStore]
 CACHEABLE = frozenset({"select", "ask", "answer"})  # dump_file writes a file: always run it
@@ -54,6 +55,9 @@ class WorkerFailed(Exception):
     """The worker died while answering (for example it ran out of its memory limit)."""
 
 
+Reply = tuple[bytes, bytes]  # the pickled (status, value) and a serialised answer's bytes (else empty)
+
+
 @dataclass
 class _Slot:
     """One connection to one thread of the worker started as ``generation``."""
@@ -67,41 +71,54 @@ class AnswerCache:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self._entries: OrderedDict[Any, bytes] = OrderedDict()
+        self._entries: OrderedDict[Any, Reply] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
 
-    def get(self, key: Any) -> bytes | None:
+    def get(self, key: Any) -> Reply | None:
         with self._lock:
             value = self._entries.get(key)
             if value is not None:
                 self._entries.move_to_end(key)
             return value
 
-    def put(self, key: Any, value: bytes) -> None:
+    def put(self, key: Any, value: Reply) -> None:
         """Keep ``value`` unless it would take over an eighth of the cache (one big answer must not flush it)."""
-        if len(value) > self.capacity // 8:
+        if _size(value) > self.capacity // 8:
             return
         with self._lock:
             previous = self._entries.pop(key, None)
-            self._size += len(value) - (len(previous) if previous is not None else 0)
+            self._size += _size(value) - (_size(previous) if previous is not None else 0)
             self._entries[key] = value
             while self._size > self.capacity:
                 _, dropped = self._entries.popitem(last=False)
-                self._size -= len(dropped)
+                self._size -= _size(dropped)
 
 
-def _answer(store: GraphStore, payload: bytes, max_result_bytes: int) -> bytes:
+def _size(reply: Reply) -> int:
+    return len(reply[0]) + len(reply[1])
+
+
+TRIM_AFTER = 4 * 1024 * 1024  # a reply this large leaves free heap worth giving back
+
+
+def _answer(store: GraphStore, payload: bytes, max_result_bytes: int) -> Reply:
+    """Run one call; a serialised answer travels as raw bytes beside its header, never pickled."""
     method, args = pickle.loads(payload)
+    body = b""
     try:
         result = getattr(store, method)(*args)
-        size = len(getattr(result, "body", b""))
-        reply = ("too-large", size) if size > max_result_bytes else ("ok", result)
+        if not isinstance(result, Answer):
+            status: tuple[str, Any] = ("ok", result)
+        elif len(result.body) > max_result_bytes:
+            status = ("too-large", len(result.body))
+        else:
+            status, body = ("answer", (result.form, result.media_type)), result.body
     except QueryError as error:
-        reply = ("query-error", str(error))
+        status = ("query-error", str(error))
     except Exception as error:  # reported to the caller, never kills the worker
-        reply = ("error", f"{type(error).__name__}: {error}")
-    return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        status = ("error", f"{type(error).__name__}: {error}")
+    return pickle.dumps(status, protocol=pickle.HIGHEST_PROTOCOL), body
 
 
 def _serve(connection: Connection, store: GraphStore, max_result_bytes: int) -> None:
@@ -111,11 +128,17 @@ def _serve(connection: Connection, store: GraphStore, max_result_bytes: int) -> 
             payload = connection.recv_bytes()
         except (EOFError, OSError):
             return
-        connection.send_bytes(_answer(store, payload, max_result_bytes))
+        header, body = _answer(store, payload, max_result_bytes)
+        connection.send_bytes(header)
+        connection.send_bytes(body)
+        if len(header) + len(body) > TRIM_AFTER:
+            del header, body
+            release_free_memory()
 
 
 def _worker(connections: list[Connection], opener: Opener, max_result_bytes: int) -> None:
     store = opener()
+    release_free_memory()  # what the web process had freed before the fork
     threads = [threading.Thread(target=_serve, args=(c, store, max_result_bytes)) for c in connections]
     for thread in threads:
         thread.start()
@@ -228,10 +251,14 @@ class QueryPool:
         reply = None if key is None or fresh else self.cache.get(key)  # type: ignore[union-attr]
         if reply is None:
             reply = self._run(pickle.dumps((method, args)), self.deadline if deadline is None else deadline)
-        status, value = pickle.loads(reply)
+        header, body = reply
+        status, value = pickle.loads(header)
+        if status in ("ok", "answer") and key is not None:
+            self.cache.put(key, reply)  # type: ignore[union-attr]
+        if status == "answer":
+            form, media_type = value
+            return Answer(form, body, media_type)
         if status == "ok":
-            if key is not None:
-                self.cache.put(key, reply)  # type: ignore[union-attr]
             return value
         if status == "query-error":
             raise QueryError(value)
@@ -239,7 +266,7 @@ class QueryPool:
             raise ResultTooLarge(f"the answer is {value} bytes, over the limit; add a LIMIT")
         raise WorkerFailed(value)
 
-    def _run(self, payload: bytes, limit: float) -> bytes:
+    def _run(self, payload: bytes, limit: float) -> Reply:
         ends = time.monotonic() + limit
         for _ in range(RETRIES):
             slot = self._take(ends, limit)
@@ -249,14 +276,15 @@ class QueryPool:
                     self._restart(slot.generation)
                     slot.connection.close()
                     raise QueryTimeout(f"the query ran past the {limit:g} s deadline and was stopped")
-                reply = slot.connection.recv_bytes()
+                header = slot.connection.recv_bytes()
+                body = slot.connection.recv_bytes()
             except (EOFError, OSError) as error:
                 slot.connection.close()
                 if self._restart(slot.generation):
                     raise WorkerFailed("the query worker died (out of memory?)") from error
                 continue  # the worker was replaced because of another query: run this one again
             self._give_back(slot)
-            return reply
+            return header, body
         raise WorkerFailed("the query worker was replaced too often while this query ran")
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ from rdflib import Graph
 
 from bibgraph.graph.dataset import prepare
 from bibgraph.graph.formats import RdfSyntax
+from bibgraph.graph.memory import release_free_memory
 from bibgraph.graph.pool import QueryPool
 from bibgraph.graph.store import Answer, GraphStore, Row
 from bibgraph.graph.vocab import PREFIXES
@@ -73,6 +74,7 @@ def init_app(app: Flask) -> None:
     inputs = [Path(p) for p in app.config["BIBGRAPH_INPUTS"] or []]
     kind = app.config["BIBGRAPH_STORE"].split(":", 1)[0]
     opener, summary = prepare(inputs, app.config["BIBGRAPH_STORE"], app.config["BIBGRAPH_BASE"])
+    release_free_memory()  # before the fork, so the zygote and worker do not inherit the build's garbage
     pool = QueryPool(
         opener,
         threads=int(app.config["QUERY_THREADS"]),

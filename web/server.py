@@ -5,6 +5,8 @@ import threading
 from flask import Flask
 from waitress import serve as waitress_serve
 
+from bibgraph.graph.memory import release_free_memory
+
 WARM_PATHS = ("/graph/coauthors", "/graph/topics")
 
 
@@ -15,6 +17,7 @@ def warm_up(app: Flask) -> threading.Thread:
         client = app.test_client()
         for path in WARM_PATHS:
             client.get(path)
+        release_free_memory()  # the derivation's intermediate graphs are garbage now
 
     thread = threading.Thread(target=run, name="bibgraph-warm-up", daemon=True)
     thread.start()
