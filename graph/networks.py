@@ -65,7 +65,7 @@ def _shared(value: object) -> str | None:
 
 def authorships(store: GraphStore) -> list[Authorship]:
     """One row per (paper, author, subject) from the store."""
-    rows = store.select(named_query("network_authorships").text)
+    rows = store.iter_select(named_query("network_authorships").text)
     return [
         Authorship(
             paper=_shared(row["paper"]),  # type: ignore[arg-type]

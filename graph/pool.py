@@ -17,26 +17,28 @@ of the serialised replies); ``fresh=True`` evaluates again. A remote store is no
 """
 
 import contextlib
+import io
 import os
 import pickle
 import queue
 import resource
+import shutil
 import signal
 import socket
+import tempfile
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, BinaryIO
 
 from .memory import release_free_memory
 from .store import Answer, GraphStore, QueryError
 
 Opener = Callable[[], GraphStore]
-CACHEABLE = frozenset({"select", "ask", "answer"})  # dump_file writes a file: always run it
-RETRIES = 3  # runs of one call when the worker keeps being replaced under it
+CACHEABLE = frozenset({"ask", "answer"})  # dump_file writes a file: always run it
 
 
 class QueryTimeout(Exception):
@@ -100,20 +102,71 @@ def _size(reply: Reply) -> int:
 
 
 TRIM_AFTER = 4 * 1024 * 1024  # a reply this large leaves free heap worth giving back
+SPOOL_AFTER = 1024 * 1024  # a larger answer goes through a temporary file, never through either process's memory
 
 
-def _answer(store: GraphStore, payload: bytes, max_result_bytes: int) -> Reply:
-    """Run one call; a serialised answer travels as raw bytes beside its header, never pickled."""
+class _TooLarge(Exception):
+    """Raised inside the store's serialiser to stop it."""
+
+
+class _Spool(io.RawIOBase):
+    """Where the worker writes an answer: memory first, a temporary file past ``SPOOL_AFTER`` bytes.
+
+    Writing stops (so does the store's serialiser) as soon as ``limit`` bytes are passed.
+    """
+
+    def __init__(self, directory: str, limit: int) -> None:
+        self.directory, self.limit, self.size = directory, limit, 0
+        self.memory: io.BytesIO | None = io.BytesIO()
+        self.file: BinaryIO | None = None
+        self.path: str | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self.size += len(data)
+        if self.size > self.limit:
+            raise _TooLarge(self.size)
+        if self.memory is not None and self.size > SPOOL_AFTER:
+            descriptor, self.path = tempfile.mkstemp(prefix="answer-", dir=self.directory)
+            self.file = os.fdopen(descriptor, "wb")
+            self.file.write(self.memory.getbuffer())
+            self.memory = None
+        (self.file or self.memory).write(data)  # type: ignore[union-attr]
+        return len(data)
+
+    def discard(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            os.unlink(self.path)  # type: ignore[arg-type]
+
+    def finish(self) -> tuple[bytes, str | None]:
+        """The answer's bytes, or ``b""`` and the path of the file that holds them."""
+        if self.file is None:
+            return self.memory.getvalue(), None  # type: ignore[union-attr]
+        self.file.close()
+        return b"", self.path
+
+
+def _answer(store: GraphStore, payload: bytes, max_result_bytes: int, spool_directory: str) -> Reply:
+    """Run one call; a serialised answer travels as raw bytes beside its header (or as a file), never pickled."""
     method, args = pickle.loads(payload)
     body = b""
     try:
-        result = getattr(store, method)(*args)
-        if not isinstance(result, Answer):
-            status: tuple[str, Any] = ("ok", result)
-        elif len(result.body) > max_result_bytes:
-            status = ("too-large", len(result.body))
+        if method == "answer":
+            spool = _Spool(spool_directory, max_result_bytes)
+            try:
+                form, media_type = store.write_answer(*args, spool)
+            except BaseException:
+                spool.discard()
+                raise
+            body, path = spool.finish()
+            status: tuple[str, Any] = ("answer", (form, media_type, path))
         else:
-            status, body = ("answer", (result.form, result.media_type)), result.body
+            status = ("ok", getattr(store, method)(*args))
+    except _TooLarge:
+        status = ("too-large", max_result_bytes)
     except QueryError as error:
         status = ("query-error", str(error))
     except Exception as error:  # reported to the caller, never kills the worker
@@ -121,14 +174,14 @@ def _answer(store: GraphStore, payload: bytes, max_result_bytes: int) -> Reply:
     return pickle.dumps(status, protocol=pickle.HIGHEST_PROTOCOL), body
 
 
-def _serve(connection: Connection, store: GraphStore, max_result_bytes: int) -> None:
+def _serve(connection: Connection, store: GraphStore, max_result_bytes: int, spool_directory: str) -> None:
     """One worker thread: answer calls on ``connection`` until the pool closes it."""
     while True:
         try:
             payload = connection.recv_bytes()
         except (EOFError, OSError):
             return
-        header, body = _answer(store, payload, max_result_bytes)
+        header, body = _answer(store, payload, max_result_bytes, spool_directory)
         connection.send_bytes(header)
         connection.send_bytes(body)
         if len(header) + len(body) > TRIM_AFTER:
@@ -136,10 +189,13 @@ def _serve(connection: Connection, store: GraphStore, max_result_bytes: int) -> 
             release_free_memory()
 
 
-def _worker(connections: list[Connection], opener: Opener, max_result_bytes: int) -> None:
+def _worker(connections: list[Connection], opener: Opener, max_result_bytes: int, spool_root: str) -> None:
     store = opener()
     release_free_memory()  # what the web process had freed before the fork
-    threads = [threading.Thread(target=_serve, args=(c, store, max_result_bytes)) for c in connections]
+    spool_directory = os.path.join(spool_root, str(os.getpid()))  # removed with the worker if it is killed
+    os.mkdir(spool_directory)
+    arguments = (store, max_result_bytes, spool_directory)
+    threads = [threading.Thread(target=_serve, args=(c, *arguments)) for c in connections]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -147,7 +203,12 @@ def _worker(connections: list[Connection], opener: Opener, max_result_bytes: int
 
 
 def _zygote_loop(
-    control: socket.socket, opener: Opener, threads: int, max_result_bytes: int, memory_limit: int | None
+    control: socket.socket,
+    opener: Opener,
+    threads: int,
+    max_result_bytes: int,
+    memory_limit: int | None,
+    spool_root: str,
 ) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped automatically
     while True:
@@ -167,7 +228,7 @@ def _zygote_loop(
             if memory_limit:
                 resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
             try:
-                _worker([Connection(ours.detach()) for ours, _ in pairs], opener, max_result_bytes)
+                _worker([Connection(ours.detach()) for ours, _ in pairs], opener, max_result_bytes, spool_root)
             finally:
                 os._exit(0)
         socket.send_fds(control, [str(pid).encode()], [theirs.fileno() for _, theirs in pairs])
@@ -196,12 +257,13 @@ class QueryPool:
         self._closed = False
         self._generation = 0
         self.worker_pid = 0
+        self.spool_root = tempfile.mkdtemp(prefix="bibgraph-answers-")
         control, zygote_end = socket.socketpair()
         pid = os.fork()
         if pid == 0:  # the zygote
             control.close()
             try:
-                _zygote_loop(zygote_end, opener, threads, max_result_bytes, memory_limit)
+                _zygote_loop(zygote_end, opener, threads, max_result_bytes, memory_limit, self.spool_root)
             finally:
                 os._exit(0)
         zygote_end.close()
@@ -226,6 +288,7 @@ class QueryPool:
                 return False
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.worker_pid, signal.SIGKILL)
+            shutil.rmtree(os.path.join(self.spool_root, str(self.worker_pid)), ignore_errors=True)
             self._start_worker()
             return True
 
@@ -248,27 +311,32 @@ class QueryPool:
     def call(self, method: str, *args: Any, deadline: float | None = None, fresh: bool = False) -> Any:
         """Run ``store.method(*args)`` in the worker; raise at the deadline (the worker is then replaced)."""
         key = (method, args) if self.cache is not None and method in CACHEABLE else None
-        reply = None if key is None or fresh else self.cache.get(key)  # type: ignore[union-attr]
-        if reply is None:
-            reply = self._run(pickle.dumps((method, args)), self.deadline if deadline is None else deadline)
-        header, body = reply
-        status, value = pickle.loads(header)
-        if status in ("ok", "answer") and key is not None:
-            self.cache.put(key, reply)  # type: ignore[union-attr]
+        cached = None if key is None or fresh else self.cache.get(key)  # type: ignore[union-attr]
+        spooled = None
+        if cached is not None:
+            header, body = cached
+            status, value = pickle.loads(header)
+        else:
+            header, body, status, value, spooled = self._run(
+                pickle.dumps((method, args)), self.deadline if deadline is None else deadline
+            )
+            if key is not None and status in ("ok", "answer") and spooled is None:
+                self.cache.put(key, (header, body))  # type: ignore[union-attr]
         if status == "answer":
-            form, media_type = value
-            return Answer(form, body, media_type)
+            form, media_type, _ = value
+            return Answer(form, body, media_type, spooled)
         if status == "ok":
             return value
         if status == "query-error":
             raise QueryError(value)
         if status == "too-large":
-            raise ResultTooLarge(f"the answer is {value} bytes, over the limit; add a LIMIT")
+            raise ResultTooLarge(f"the answer is over the {value:,}-byte limit; add a LIMIT")
         raise WorkerFailed(value)
 
-    def _run(self, payload: bytes, limit: float) -> Reply:
+    def _run(self, payload: bytes, limit: float) -> tuple[bytes, bytes, str, Any, BinaryIO | None]:
+        """The reply's header and body, its decoded status and value, and a spooled answer's file, opened."""
         ends = time.monotonic() + limit
-        for _ in range(RETRIES):
+        while time.monotonic() < ends:
             slot = self._take(ends, limit)
             try:
                 slot.connection.send_bytes(payload)
@@ -284,8 +352,18 @@ class QueryPool:
                     raise WorkerFailed("the query worker died (out of memory?)") from error
                 continue  # the worker was replaced because of another query: run this one again
             self._give_back(slot)
-            return header, body
-        raise WorkerFailed("the query worker was replaced too often while this query ran")
+            status, value = pickle.loads(header)
+            path = value[2] if status == "answer" else None
+            if path is None:
+                return header, body, status, value, None
+            with self._lock:  # a worker's files go when it is killed, and that happens under the lock
+                try:
+                    spooled = open(path, "rb")  # noqa: SIM115 - handed over to the caller, who streams it
+                except FileNotFoundError:
+                    continue
+                os.unlink(path)  # the open file stays readable; nothing is left behind
+            return header, body, status, value, spooled
+        raise QueryTimeout(f"the query ran past the {limit:g} s deadline (its worker was replaced meanwhile)")
 
     def close(self) -> None:
         """Stop the worker and the zygote."""
@@ -304,3 +382,4 @@ class QueryPool:
             os.waitpid(self._zygote, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
+        shutil.rmtree(self.spool_root, ignore_errors=True)

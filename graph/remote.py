@@ -15,7 +15,7 @@ from rdflib import Graph
 
 from .formats import RdfSyntax, rdf_syntax, result_syntax
 from .guard import check_query
-from .store import _FLOAT_TYPES, _INTEGER_TYPES, _XSD, Answer, GraphStore, QueryError, Row, Value
+from .store import _FLOAT_TYPES, _INTEGER_TYPES, _XSD, GraphStore, QueryError, Row, Value
 from .vocab import PREFIXES
 
 
@@ -94,7 +94,7 @@ class RemoteGraphStore(GraphStore):
         body, _ = self._post(query, "application/sparql-results+json")
         return bool(json.loads(body)["boolean"])
 
-    def answer(self, query: str, results: str, graphs: str) -> Answer:
+    def write_answer(self, query: str, results: str, graphs: str, out: BinaryIO) -> tuple[str, str]:
         """Fetch JSON results or N-Triples, re-serialised here by pyoxigraph in the syntax asked for.
 
         Servers differ in their CSV, TSV and Turtle (Virtuoso's CSV quotes everything and ends
@@ -107,14 +107,16 @@ class RemoteGraphStore(GraphStore):
             body, _ = self._post(query, "application/n-triples")
             triples = ox.parse(body, format=ox.RdfFormat.N_TRIPLES)
             prefixes = None if syntax.name == "nt" else PREFIXES
-            return Answer("graph", ox.serialize(triples, format=syntax.oxigraph, prefixes=prefixes), syntax.media_type)
+            ox.serialize(triples, output=out, format=syntax.oxigraph, prefixes=prefixes)
+            return "graph", syntax.media_type
         result_format = result_syntax(results)
         body, _ = self._post(query, "application/sparql-results+json")
         parsed = ox.parse_query_results(body, format=ox.QueryResultsFormat.JSON)
         if checked.form == "ask" and isinstance(parsed, ox.QuerySolutions):
             parsed = _boolean(any(True for _ in parsed))  # Virtuoso answers ASK as a one-column SELECT
         form = "ask" if isinstance(parsed, ox.QueryBoolean) else "select"
-        return Answer(form, parsed.serialize(format=result_format.oxigraph), result_format.media_type)
+        parsed.serialize(output=out, format=result_format.oxigraph)
+        return form, result_format.media_type
 
     def construct(self, query: str) -> Graph:
         body, media_type = self._post(query, "application/n-triples, text/turtle;q=0.9")

@@ -6,8 +6,10 @@ is also an rdflib ``Graph``; ``sparql:URL`` fronts a remote SPARQL 1.1 server (s
 endpoint) reads the graph only through :class:`GraphStore`, so all backends agree.
 """
 
+import io
+import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -34,6 +36,19 @@ class Answer:
     form: str  # "select", "ask" or "graph" (CONSTRUCT/DESCRIBE)
     body: bytes
     media_type: str
+    spooled: BinaryIO | None = None  # a large answer: an (unlinked) temporary file holds it instead of ``body``
+
+    @property
+    def size(self) -> int:
+        return os.fstat(self.spooled.fileno()).st_size if self.spooled else len(self.body)
+
+    def open(self) -> BinaryIO:
+        """The answer as a file, read once."""
+        return self.spooled or io.BytesIO(self.body)
+
+    def read(self) -> bytes:
+        with self.open() as answer:
+            return answer.read()
 
 
 class QueryError(ValueError):
@@ -60,16 +75,35 @@ class GraphStore(ABC):
 
     kind: str
 
-    @abstractmethod
     def select(self, query: str) -> list[Row]:
         """Rows of a SELECT query, values converted by :func:`python_value`."""
+        return list(self.iter_select(query))
+
+    def iter_select(self, query: str) -> Iterator[Row]:
+        """The same rows one at a time, read from the serialised answer: a large answer is never held
+        whole as Python objects (which would also leave the heap fragmented for good)."""
+        answer = self.answer(query, "tsv", "nt")
+        if answer.form != "select":
+            raise QueryError("expected a SELECT query")
+        with answer.open() as body:
+            solutions = ox.parse_query_results(body, format=ox.QueryResultsFormat.TSV)
+            names = [variable.value for variable in solutions.variables]  # type: ignore[union-attr]
+            for solution in solutions:  # type: ignore[union-attr]
+                yield {name: python_value(solution[name]) for name in names}
 
     @abstractmethod
     def ask(self, query: str) -> bool: ...
 
     @abstractmethod
+    def write_answer(self, query: str, results: str, graphs: str, out: BinaryIO) -> tuple[str, str]:
+        """Run any read query, write it to ``out`` in the syntax named ``results`` (SELECT/ASK) or
+        ``graphs``, and return the query form and the media type written."""
+
     def answer(self, query: str, results: str, graphs: str) -> Answer:
-        """Run any read query and serialise it in the syntax named ``results`` (SELECT/ASK) or ``graphs``."""
+        """The same, in memory."""
+        out = io.BytesIO()
+        form, media_type = self.write_answer(query, results, graphs, out)
+        return Answer(form, out.getvalue(), media_type)
 
     @abstractmethod
     def construct(self, query: str) -> Graph:
@@ -141,12 +175,13 @@ class OxigraphGraphStore(GraphStore):
         except SyntaxError as error:
             raise QueryError(str(error)) from error
 
-    def select(self, query: str) -> list[Row]:
+    def iter_select(self, query: str) -> Iterator[Row]:
         solutions = self._query(query)
         if not isinstance(solutions, ox.QuerySolutions):
             raise QueryError("expected a SELECT query")
         names = [variable.value for variable in solutions.variables]
-        return [{name: python_value(solution[name]) for name in names} for solution in solutions]
+        for solution in solutions:
+            yield {name: python_value(solution[name]) for name in names}
 
     def ask(self, query: str) -> bool:
         result = self._query(query)
@@ -154,14 +189,16 @@ class OxigraphGraphStore(GraphStore):
             raise QueryError("expected an ASK query")
         return bool(result)
 
-    def answer(self, query: str, results: str, graphs: str) -> Answer:
+    def write_answer(self, query: str, results: str, graphs: str, out: BinaryIO) -> tuple[str, str]:
         result = self._query(query)
         if isinstance(result, ox.QueryTriples):
             graph_syntax = rdf_syntax(graphs)
-            return Answer("graph", result.serialize(format=graph_syntax.oxigraph), graph_syntax.media_type)
+            result.serialize(output=out, format=graph_syntax.oxigraph)
+            return "graph", graph_syntax.media_type
         form = "ask" if isinstance(result, ox.QueryBoolean) else "select"
         result_format = result_syntax(results)
-        return Answer(form, result.serialize(format=result_format.oxigraph), result_format.media_type)
+        result.serialize(output=out, format=result_format.oxigraph)
+        return form, result_format.media_type
 
     def construct(self, query: str) -> Graph:
         result = self._query(query)

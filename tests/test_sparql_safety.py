@@ -169,6 +169,8 @@ def test_a_runaway_query_is_stopped_while_others_are_served(slow_app, runaway: s
     assert after != before
     assert thread_states(before) == [], "the runaway worker must be gone"
     assert set(thread_states(after)) == {"S"}, "the new worker is idle"
+    spool_root = slow_app.extensions["bibgraph"].pool.spool_root
+    assert os.listdir(spool_root) == [str(after)], "the killed worker's answer files went with it"
     assert slow_app.test_client().get("/sparql", query_string={"query": "ASK {}"}).status_code == 200
 
 
@@ -275,3 +277,24 @@ def test_repeated_queries_are_answered_from_the_cache_unless_the_client_says_no_
         assert client.get("/sparql", query_string=params, headers={"Pragma": "no-cache"}).status_code == 200
     finally:
         app.extensions["bibgraph"].close()
+
+
+def test_a_large_answer_passes_through_a_file_that_is_gone_once_sent(monkeypatch, seed_store) -> None:
+    from bibgraph.graph import pool
+    from bibgraph.web.app import create_app
+
+    monkeypatch.setattr(pool, "SPOOL_AFTER", 10_000)  # the worker is forked after this, so it spools
+    app = create_app({"TESTING": True, "QUERY_THREADS": 1})
+    query = "SELECT ?s ?p ?o WHERE { ?s ?p ?o }"
+    try:
+        response = app.test_client().get("/sparql", query_string={"query": query, "format": "tsv"})
+        assert response.status_code == 200
+        assert response.content_length == len(response.data) > 10_000
+        served = ox.parse_query_results(response.data, format=ox.QueryResultsFormat.TSV)
+        expected = seed_store.store.query(query)
+        assert sorted(tuple(map(str, row)) for row in served) == sorted(tuple(map(str, row)) for row in expected)
+        spool_root = app.extensions["bibgraph"].pool.spool_root
+        assert [os.listdir(os.path.join(spool_root, d)) for d in os.listdir(spool_root)] == [[]]
+    finally:
+        app.extensions["bibgraph"].close()
+    assert not os.path.exists(spool_root)

@@ -13,6 +13,8 @@ from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import RDF_SYNTAXES, rdf_syntax
 from bibgraph.seeds import seed_directory
 
+from .settings import defaults
+
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
@@ -58,6 +60,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "BIBGRAPH_BASE": base,
         "QUERY_TIMEOUT": args.timeout,
         "QUERY_THREADS": args.query_threads,
+        "MAX_RESULT_BYTES": args.max_result_bytes,
     }
     try:
         app = create_app(config)
@@ -110,11 +113,11 @@ def cmd_query(args: argparse.Namespace) -> int:
         checked = check_query(query)
         store = RemoteGraphStore(args.endpoint) if args.endpoint else _local_store(args.inputs, args.base)
         if checked.returns_graph:
-            sys.stdout.write(store.answer(checked.text, "json", "turtle").body.decode("utf-8"))
+            sys.stdout.write(store.answer(checked.text, "json", "turtle").read().decode("utf-8"))
             return EXIT_OK
         if args.format in ("json", "csv", "tsv") or checked.form == "ask":
             fmt = "json" if args.format == "table" else args.format
-            text = store.answer(checked.text, fmt, "turtle").body.decode("utf-8")
+            text = store.answer(checked.text, fmt, "turtle").read().decode("utf-8")
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
             return EXIT_OK
         rows = store.select(checked.text)
@@ -179,8 +182,16 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=5000)
     serve.add_argument("--store", default="memory", help="memory (default), disk:PATH or sparql:URL")
     serve.add_argument("--base", help="base IRI (default: http://HOST:PORT/, so IRIs resolve here)")
-    serve.add_argument("--timeout", type=float, default=10.0, help="seconds a query may run (default 10)")
-    serve.add_argument("--query-threads", type=int, default=4, help="queries answered at the same time (default 4)")
+    settings = defaults()
+    serve.add_argument(
+        "--timeout", type=float, default=settings["QUERY_TIMEOUT"], help="seconds a query may run (%(default)s)"
+    )
+    serve.add_argument(
+        "--query-threads", type=int, default=settings["QUERY_THREADS"], help="queries answered at once (%(default)s)"
+    )
+    serve.add_argument(
+        "--max-result-bytes", type=int, default=settings["MAX_RESULT_BYTES"], help="largest answer (%(default)s)"
+    )
     serve.set_defaults(handler=cmd_serve)
 
     export = commands.add_parser("export-graph", help="write the co-author or topic network (Gephi, VOSviewer...)")

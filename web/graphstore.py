@@ -6,6 +6,7 @@ see exactly what a SPARQL client sees, under the same deadline.
 """
 
 import atexit
+import shutil
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -16,7 +17,7 @@ from bibgraph.graph.dataset import prepare
 from bibgraph.graph.formats import RdfSyntax
 from bibgraph.graph.memory import release_free_memory
 from bibgraph.graph.pool import QueryPool
-from bibgraph.graph.store import Answer, GraphStore, Row
+from bibgraph.graph.store import Answer, GraphStore
 from bibgraph.graph.vocab import PREFIXES
 
 EXTENSION = "bibgraph"
@@ -42,14 +43,18 @@ class PooledStore(GraphStore):
     def _call(self, method: str, *args: str) -> Any:
         return self.pool.call(method, *args, deadline=self.deadline, fresh=self.fresh)
 
-    def select(self, query: str) -> list[Row]:
-        return self._call("select", query)  # type: ignore[no-any-return]
-
     def ask(self, query: str) -> bool:
         return bool(self._call("ask", query))
 
     def answer(self, query: str, results: str, graphs: str) -> Answer:
+        """Small answers come in memory, large ones as a temporary file (``Answer.spooled``)."""
         return self._call("answer", query, results, graphs)  # type: ignore[no-any-return]
+
+    def write_answer(self, query: str, results: str, graphs: str, out: BinaryIO) -> tuple[str, str]:
+        answer = self.answer(query, results, graphs)
+        with answer.open() as body:
+            shutil.copyfileobj(body, out)
+        return answer.form, answer.media_type
 
     def dump_file(self, path: str, syntax: str) -> int:
         return self.pool.call("dump_file", path, syntax, deadline=self.deadline)  # type: ignore[no-any-return]
@@ -59,11 +64,10 @@ class PooledStore(GraphStore):
         graph = Graph()
         for prefix, iri in PREFIXES.items():
             graph.bind(prefix, iri, override=True)
-        return graph.parse(data=answer.body, format="nt")
+        return graph.parse(data=answer.read(), format="nt")
 
     def dump(self, out: BinaryIO, syntax: RdfSyntax) -> None:
-        answer = self.pool.call("answer", "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", "json", syntax.name)
-        out.write(answer.body)
+        self.write_answer("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", "json", syntax.name, out)
 
     def close(self) -> None:
         self.pool.close()

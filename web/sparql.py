@@ -8,12 +8,13 @@ import contextlib
 
 from flask import Blueprint, Response, current_app, render_template, request
 from rdflib import RDF, VOID, BNode, Graph, Literal, Namespace, URIRef
+from werkzeug.wsgi import wrap_file
 
 from bibgraph.graph.formats import RDF_SYNTAXES, RESULT_SYNTAXES
 from bibgraph.graph.guard import QueryRefused, check_query
 from bibgraph.graph.pool import QueryTimeout, ResultTooLarge, ServerBusy, WorkerFailed
 from bibgraph.graph.queries import examples
-from bibgraph.graph.store import QueryError
+from bibgraph.graph.store import Answer, QueryError
 from bibgraph.graph.vocab import PREFIXES
 
 from .graphstore import PooledStore, get_store
@@ -92,8 +93,20 @@ def endpoint() -> Response | str:
     except WorkerFailed as error:
         current_app.logger.error("query worker failed: %s", error)
         return plain(f"the query could not be answered: {error}", 500)
-    response = Response(answer.body, status=200, content_type=_content_type(answer.media_type))
+    response = _answer_response(answer)
     response.vary.add("Accept")
+    return response
+
+
+def _answer_response(answer: Answer) -> Response:
+    """The answer as it is; a spooled one is streamed from its file (waitress sends a file wrapper unbuffered)."""
+    content_type = _content_type(answer.media_type)
+    if answer.spooled is None:
+        return Response(answer.body, status=200, content_type=content_type)
+    response = Response(
+        wrap_file(request.environ, answer.spooled), status=200, content_type=content_type, direct_passthrough=True
+    )
+    response.content_length = answer.size
     return response
 
 
