@@ -2,6 +2,8 @@
 
 import json
 import subprocess
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -98,3 +100,17 @@ def test_disk_store_is_kept_between_starts(tmp_path: Path) -> None:
         again.setQuery("SELECT (COUNT(*) AS ?n) { ?s ?p ?o }")
         assert again.query().convert()["results"]["bindings"][0]["n"]["value"] == count
     assert "reused" in (tmp_path / "second.log").read_text()
+
+
+def test_an_answer_over_a_mebibyte_is_streamed_whole_from_its_file(server: str) -> None:
+    """Past 1 MiB the worker writes the answer to a file that waitress sends as it is: every byte arrives."""
+    query = "SELECT ?a ?b WHERE { ?a ?p ?x . ?b ?q ?y } LIMIT 20000"
+    data = urllib.parse.urlencode({"query": query}).encode()
+    request = urllib.request.Request(
+        f"{server}/sparql", data=data, headers={"Accept": "application/sparql-results+json"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        body = response.read()
+        length = int(response.headers["Content-Length"])
+    assert length == len(body) > 1024 * 1024
+    assert len(json.loads(body)["results"]["bindings"]) == 20000

@@ -13,6 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from .conftest import make_app
+
 COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
 
@@ -281,10 +283,9 @@ def test_repeated_queries_are_answered_from_the_cache_unless_the_client_says_no_
 
 def test_a_large_answer_passes_through_a_file_that_is_gone_once_sent(monkeypatch, seed_store) -> None:
     from bibgraph.graph import pool
-    from bibgraph.web.app import create_app
 
     monkeypatch.setattr(pool, "SPOOL_AFTER", 10_000)  # the worker is forked after this, so it spools
-    app = create_app({"TESTING": True, "QUERY_THREADS": 1})
+    app = make_app(QUERY_THREADS=1)
     query = "SELECT ?s ?p ?o WHERE { ?s ?p ?o }"
     try:
         response = app.test_client().get("/sparql", query_string={"query": query, "format": "tsv"})
