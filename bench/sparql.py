@@ -125,6 +125,8 @@ def server(kind: str, dump: Path, scratch: Path, port: int) -> Iterator[tuple[st
             "600",
             "--query-threads",
             "8",
+            "--max-result-bytes",  # the others send any answer: let bibgraph too, for the co-author pairs
+            str(2**40),
         ]
     elif kind == "oxigraph-memory":  # in memory, loaded over HTTP once it listens
         command = [str(bindir / "oxigraph"), "serve", "--bind", f"127.0.0.1:{port}"]

@@ -17,6 +17,7 @@ from .pool import Opener
 from .remote import RemoteGraphStore
 from .store import OxigraphGraphStore
 
+LARGE_GRAPH_TRIPLES = 1_000_000  # above this, suggest the disk store (measured: bench/sparql.py)
 _DUMP_SUFFIXES = {f".{syntax.suffix}": syntax for syntax in RDF_SYNTAXES} | {".json": RDF_SYNTAXES[2]}
 
 
@@ -63,5 +64,8 @@ def prepare(inputs: Sequence[Path], spec: str, base: str) -> tuple[Opener, str]:
         raise ValueError(f"unknown store {spec!r}: use memory, disk:PATH or sparql:URL")
     memory = OxigraphGraphStore.memory()
     report = fill(memory, inputs, base)
-    summary = report.summary() if report else f"{memory.triple_count()} triples loaded"
+    triples = memory.triple_count()
+    summary = report.summary() if report else f"{triples} triples loaded"
+    if triples > LARGE_GRAPH_TRIPLES:
+        summary += " (hint: --store disk:PATH serves a graph this size in about half the memory)"
     return (lambda: memory), f"in-memory store: {summary}"

@@ -149,10 +149,13 @@ class _Spool(io.RawIOBase):
         return b"", self.path
 
 
-def _answer(store: GraphStore, payload: bytes, max_result_bytes: int, spool_directory: str) -> Reply:
-    """Run one call; a serialised answer travels as raw bytes beside its header (or as a file), never pickled."""
+def _answer(store: GraphStore, payload: bytes, max_result_bytes: int, spool_directory: str) -> tuple[Reply, int]:
+    """Run one call; a serialised answer travels as raw bytes beside its header (or as a file), never pickled.
+
+    Also returns the answer's size, spooled or not.
+    """
     method, args = pickle.loads(payload)
-    body = b""
+    body, size = b"", 0
     try:
         if method == "answer":
             spool = _Spool(spool_directory, max_result_bytes)
@@ -162,6 +165,7 @@ def _answer(store: GraphStore, payload: bytes, max_result_bytes: int, spool_dire
                 spool.discard()
                 raise
             body, path = spool.finish()
+            size = spool.size
             status: tuple[str, Any] = ("answer", (form, media_type, path))
         else:
             status = ("ok", getattr(store, method)(*args))
@@ -171,7 +175,8 @@ def _answer(store: GraphStore, payload: bytes, max_result_bytes: int, spool_dire
         status = ("query-error", str(error))
     except Exception as error:  # reported to the caller, never kills the worker
         status = ("error", f"{type(error).__name__}: {error}")
-    return pickle.dumps(status, protocol=pickle.HIGHEST_PROTOCOL), body
+    header = pickle.dumps(status, protocol=pickle.HIGHEST_PROTOCOL)
+    return (header, body), max(size, len(header))
 
 
 def _serve(connection: Connection, store: GraphStore, max_result_bytes: int, spool_directory: str) -> None:
@@ -181,10 +186,10 @@ def _serve(connection: Connection, store: GraphStore, max_result_bytes: int, spo
             payload = connection.recv_bytes()
         except (EOFError, OSError):
             return
-        header, body = _answer(store, payload, max_result_bytes, spool_directory)
+        (header, body), size = _answer(store, payload, max_result_bytes, spool_directory)
         connection.send_bytes(header)
         connection.send_bytes(body)
-        if len(header) + len(body) > TRIM_AFTER:
+        if size > TRIM_AFTER:
             del header, body
             release_free_memory()
 
