@@ -1,6 +1,7 @@
 """Benchmark the SPARQL endpoint over HTTP against Oxigraph's own server and rdflib-endpoint.
 
-All servers load the same N-Triples dump of synthetic lists, in the same run, on loopback.
+All servers load the same N-Triples dump of synthetic lists, in the same run, on loopback, and
+run side by side; latency requests go to each in turn, so a slow spell of a shared machine hits all.
 Reported: median latency of eight queries, throughput with 8 concurrent clients, and peak memory
 (PSS summed over each server's process tree, so pages bibgraph's processes share copy-on-write are
 counted once). Requests ask for a fresh evaluation (``Cache-Control: no-cache``); bibgraph is also
@@ -11,7 +12,6 @@ measured answering repeated queries from its answer cache, the "(cached)" rows. 
 import argparse
 import contextlib
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -21,6 +21,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.generate import write_lists
@@ -48,6 +49,7 @@ QUERIES = {
 THROUGHPUT = ("count papers", "co-authors of an author", "top 20 authors")
 SERVERS = ("bibgraph", "bibgraph-disk", "oxigraph-memory", "oxigraph", "rdflib-endpoint")
 CACHED = " (cached)"  # bibgraph answering a repeated query from its answer cache
+CACHE_LIMIT = 4 * 1024 * 1024  # bibgraph keeps answers up to an eighth of its 32 MiB cache
 
 
 REQUEST_TIMEOUT = 300.0
@@ -184,37 +186,80 @@ def throughput(endpoint: str, query: str, clients: int = 8, seconds: float = 5.0
     return sum(done) / seconds
 
 
-def latency(endpoint: str, query: str, runs: int, cached: bool) -> float:
-    """Median milliseconds of ``runs`` requests after one warm-up request (the same for every server)."""
-    request(endpoint, query, cached=cached)
-    timings = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        request(endpoint, query, cached=cached)
-        timings.append(time.perf_counter() - started)
-    return statistics.median(timings) * 1000
+@dataclass
+class Running:
+    """A server under test and what was measured of it."""
+
+    kind: str
+    endpoint: str
+    process: subprocess.Popen
+    row: dict[str, float] = field(default_factory=dict)
+    watch: "MemoryWatch | None" = None
 
 
-def measure(kind: str, endpoint: str, queries: dict[str, str], args: argparse.Namespace) -> dict[str, float]:
-    """Latency of every query and throughput of a few; for bibgraph also as answered from its cache."""
-    row: dict[str, float] = {}
-    caching = (False, True) if kind.startswith("bibgraph") else (False,)
-    for cached in caching:
-        for name, query in queries.items():
-            label = name + (CACHED if cached else "")
+def start_all(kinds: list[str], dump: Path, scratch: Path, stack: contextlib.ExitStack) -> list[Running]:
+    """Start every server (each timed alone) and let bibgraph's background view warm-up finish."""
+    running = []
+    for index, kind in enumerate(kinds):
+        started = time.monotonic()
+        try:
+            endpoint, process = stack.enter_context(server(kind, dump, scratch, 7900 + index))
+        except Exception as error:  # a baseline that cannot load this size is reported, not fatal
+            print(f"{kind} failed to start: {error}", file=sys.stderr)
+            continue
+        server_row = Running(kind, endpoint, process, {"start s": time.monotonic() - started})
+        if kind.startswith("bibgraph"):  # the warm-up is not endpoint work: wait for it
+            warm = time.monotonic()
+            for view in ("/graph/coauthors", "/graph/topics"):
+                urllib.request.urlopen(endpoint.removesuffix("/sparql") + view, timeout=1800).read()
+            server_row.row["views warm-up s"] = time.monotonic() - warm
+        running.append(server_row)
+    for server_row in running:
+        server_row.watch = MemoryWatch(server_row.process.pid)
+    return running
+
+
+def interleaved_latency(targets: list[Running], queries: dict[str, str], runs: int, cached: bool) -> dict[str, int]:
+    """Median latency per server, the servers taking turns request by request so that a slow spell of
+    this shared machine hits them alike; returns each query's answer size."""
+    sizes = {}
+    for name, query in queries.items():
+        label = name + (CACHED if cached else "")
+        timings: dict[str, list[float]] = {}
+        for target in targets:
             try:
-                row[label] = latency(endpoint, query, args.runs, cached)
-            except OSError as error:  # a timeout is a result: "slower than the limit"
-                print(f"{kind} {label}: {error}", file=sys.stderr)
-                row[label] = float("nan")
-    for cached in () if args.no_throughput else caching:
-        for name in THROUGHPUT:
-            label = f"{name}{CACHED if cached else ''} req/s"
-            try:
-                row[label] = throughput(endpoint, queries[name], seconds=args.seconds, cached=cached)
-            except OSError:
-                row[label] = float("nan")
-    return row
+                sizes[name] = len(request(target.endpoint, query, cached=cached))  # warm-up, for all alike
+                timings[target.kind] = []
+            except OSError as error:  # a timeout or a refusal is a result: reported as nan
+                print(f"{target.kind} {label}: {error}", file=sys.stderr)
+                target.row[label] = float("nan")
+        for _ in range(runs):
+            for target in targets:
+                if target.kind in timings:
+                    started = time.perf_counter()
+                    request(target.endpoint, query, cached=cached)
+                    timings[target.kind].append(time.perf_counter() - started)
+        for target in targets:
+            if target.kind in timings:
+                target.row[label] = statistics.median(timings[target.kind]) * 1000
+    return sizes
+
+
+def measure(running: list[Running], queries: dict[str, str], args: argparse.Namespace) -> None:
+    """Latency of every query and throughput of a few; bibgraph also as answered from its cache
+    (only answers small enough to be cached: the others would just be measured twice)."""
+    sizes = interleaved_latency(running, queries, args.runs, cached=False)
+    ours = [target for target in running if target.kind.startswith("bibgraph")]
+    cacheable = {name: query for name, query in queries.items() if sizes.get(name, 0) < CACHE_LIMIT}
+    interleaved_latency(ours, cacheable, args.runs, cached=True)
+    for name in () if args.no_throughput else THROUGHPUT:
+        for cached, targets in ((False, running), (True, ours)):
+            for target in targets:
+                label = f"{name}{CACHED if cached else ''} req/s"
+                try:
+                    target.row[label] = throughput(target.endpoint, queries[name], seconds=args.seconds, cached=cached)
+                except OSError:
+                    target.row[label] = float("nan")
 
 
 def main() -> None:
@@ -228,7 +273,7 @@ def main() -> None:
     args = parser.parse_args()
     globals()["REQUEST_TIMEOUT"] = args.request_timeout
     for size in args.sizes:
-        with tempfile.TemporaryDirectory() as scratch_name:
+        with tempfile.TemporaryDirectory() as scratch_name, contextlib.ExitStack() as stack:
             scratch = Path(scratch_name)
             store, _ = build_graph(write_lists(scratch / "lists", size), progress=False)
             dump = scratch / "dump.nt"
@@ -239,28 +284,13 @@ def main() -> None:
             paper = store.select(P + "SELECT ?p WHERE { ?p a schema:ScholarlyArticle } ORDER BY ?p LIMIT 1")[0]["p"]
             del store
             queries = {n: q.replace("AUTHOR", str(author)).replace("PAPER", str(paper)) for n, q in QUERIES.items()}
-            results: dict[str, dict[str, float]] = {}
-            for kind in args.servers:
-                (scratch / "bibgraph-store").exists() and shutil.rmtree(scratch / "bibgraph-store")
-                started = time.monotonic()
-                try:
-                    with server(kind, dump, scratch, 7900 + len(results)) as (endpoint, process):
-                        row: dict[str, float] = {"start s": time.monotonic() - started}
-                        if kind.startswith("bibgraph"):
-                            # Let the background warm-up of the network views finish: it is not endpoint work.
-                            warm = time.monotonic()
-                            site = endpoint.removesuffix("/sparql")
-                            for view in ("/graph/coauthors", "/graph/topics"):
-                                urllib.request.urlopen(site + view, timeout=1800).read()
-                            row["views warm-up s"] = time.monotonic() - warm
-                        watch = MemoryWatch(process.pid)
-                        row |= measure(kind, endpoint, queries, args)
-                        row["peak MB"] = watch.stop()
-                except Exception as error:  # a baseline that cannot load this size is reported, not fatal
-                    print(f"{size}: {kind} failed: {error}", file=sys.stderr)
-                    row = {}
-                results[kind] = row
-                print(f"{size} {kind}: {row}", file=sys.stderr, flush=True)
+            running = start_all(args.servers, dump, scratch, stack)
+            measure(running, queries, args)
+            results = {kind: {} for kind in args.servers}
+            for target in running:
+                target.row["peak MB"] = target.watch.stop()  # type: ignore[union-attr]
+                results[target.kind] = target.row
+                print(f"{size} {target.kind}: {target.row}", file=sys.stderr, flush=True)
             report(size, results)
 
 

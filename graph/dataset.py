@@ -55,7 +55,7 @@ def prepare(inputs: Sequence[Path], spec: str, base: str) -> tuple[Opener, str]:
             report = fill(store, inputs, base)
             store.close()
             del store
-            gc.collect()  # release RocksDB's lock before the workers open it read-only
+            gc.collect()  # release RocksDB's lock before the worker opens it read-only
             summary = report.summary() if report else "loaded dumps"
         else:
             summary = "reused"
