@@ -10,7 +10,7 @@ from rdflib.compare import isomorphic
 
 from bibgraph.graph.vocab import sparql_prologue
 
-from .conftest import make_app
+from .conftest import BASE, make_app
 
 AUTHORS = (
     sparql_prologue()
@@ -229,3 +229,14 @@ def test_answers_are_cached_only_for_the_embedded_store(app) -> None:
     """A remote store's data can change behind bibgraph, so its answers are never kept."""
     store = app.extensions["bibgraph"]
     assert (store.pool.cache is None) == (store.kind == "sparql")
+
+
+@pytest.mark.parametrize(("threshold", "hinted"), [(10, True), (10**9, False)])
+def test_a_large_in_memory_graph_gets_a_hint_towards_the_disk_store(monkeypatch, threshold, hinted) -> None:
+    from bibgraph.graph import dataset
+    from bibgraph.seeds import seed_directory
+
+    monkeypatch.setattr(dataset, "LARGE_GRAPH_TRIPLES", threshold)
+    opener, summary = dataset.prepare([seed_directory()], "memory", BASE)
+    assert ("--store disk:PATH" in summary) is hinted
+    assert opener().triple_count() == 2319
