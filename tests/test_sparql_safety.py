@@ -299,3 +299,22 @@ def test_a_large_answer_passes_through_a_file_that_is_gone_once_sent(monkeypatch
     finally:
         app.extensions["bibgraph"].close()
     assert not os.path.exists(spool_root)
+
+
+def test_answer_files_go_even_when_the_web_process_dies_without_closing_the_pool() -> None:
+    from bibgraph.graph.build import build_graph
+    from bibgraph.graph.pool import QueryPool
+    from bibgraph.seeds import seed_directory
+
+    store, _ = build_graph([seed_directory()], progress=False)
+    pool = QueryPool(lambda: store, threads=1)
+    assert pool.call("ask", "ASK { ?s ?p ?o }") is True
+    assert os.path.isdir(pool.spool_root)
+    pool._control.close()  # what the zygote sees when the web process dies
+    for _ in range(50):
+        if not os.path.exists(pool.spool_root):
+            break
+        time.sleep(0.1)
+    assert not os.path.exists(pool.spool_root)
+    os.kill(pool.worker_pid, signal.SIGKILL)
+    os.waitpid(pool._zygote, 0)
