@@ -216,20 +216,6 @@ def _zygote_loop(
     spool_root: str,
 ) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped automatically
-    try:
-        _fork_workers_on_request(control, opener, threads, max_result_bytes, memory_limit, spool_root)
-    finally:  # the web process closed the pool or died (even by SIGKILL): leave no answer files behind
-        shutil.rmtree(spool_root, ignore_errors=True)
-
-
-def _fork_workers_on_request(
-    control: socket.socket,
-    opener: Opener,
-    threads: int,
-    max_result_bytes: int,
-    memory_limit: int | None,
-    spool_root: str,
-) -> None:
     while True:
         try:
             request = control.recv(1)
@@ -283,7 +269,8 @@ class QueryPool:
             control.close()
             try:
                 _zygote_loop(zygote_end, opener, threads, max_result_bytes, memory_limit, self.spool_root)
-            finally:
+            finally:  # the web process closed the pool or died (even by SIGKILL): leave no answer files
+                shutil.rmtree(self.spool_root, ignore_errors=True)
                 os._exit(0)
         zygote_end.close()
         self._control = control

@@ -74,7 +74,7 @@ class PooledStore(GraphStore):
 
 
 def init_app(app: Flask) -> None:
-    """Prepare the graph named by the app's settings and start its query workers."""
+    """Prepare the graph named by the app's settings and start its query worker."""
     inputs = [Path(p) for p in app.config["BIBGRAPH_INPUTS"] or []]
     kind = app.config["BIBGRAPH_STORE"].split(":", 1)[0]
     opener, summary = prepare(inputs, app.config["BIBGRAPH_STORE"], app.config["BIBGRAPH_BASE"])
