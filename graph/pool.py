@@ -12,11 +12,25 @@ again to the new worker with the time they have left: other clients are served n
 Forking from the zygote, never from the (multi-threaded) web process, keeps forks free of locks
 held by other threads.
 
+When a worker *dies* (a query overflowed the engine's stack, ran out of ``memory_limit``, or the
+worker was killed from outside), nobody knows which query did it, so every query that was on it
+is a suspect: each is run again *alone* (:class:`~.fairshare.FairShare`'s exclusive turn). One
+that kills a worker while alone is the culprit: it is refused (:class:`QueryCrashed`) and its text
+kept in a bounded poison set, so it is refused at once next time; the others are answered.
+
+Threads are handed out by :class:`~.fairshare.FairShare`, in turn between clients, so one client
+cannot take every thread. If the zygote itself dies, a new one is forked from the web process.
+That fork is from a multi-threaded process, so the new zygote only keeps what it needs: it runs no
+code of the other threads' (only the zygote loop, which takes no lock they could have held; glibc
+resets its allocator's locks in a forked child) and points every descriptor it inherited (client
+connections, the listening socket) at ``/dev/null``, so it holds no connection open.
+
 The store never changes while it is served, so answers are cached by query text (a bounded LRU
 of the serialised replies); ``fresh=True`` evaluates again. A remote store is not cached.
 """
 
 import contextlib
+import hashlib
 import io
 import os
 import pickle
@@ -34,6 +48,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, BinaryIO
 
+from .fairshare import FairShare, OverShare, ServerBusy
 from .memory import release_free_memory
 from .store import Answer, GraphStore, QueryError
 
@@ -45,16 +60,23 @@ class QueryTimeout(Exception):
     """The query ran past the deadline and the worker running it was killed."""
 
 
-class ServerBusy(Exception):
-    """No query thread became free before the deadline."""
-
-
 class ResultTooLarge(Exception):
     """The serialised answer is larger than the configured limit."""
 
 
 class WorkerFailed(Exception):
-    """The worker died while answering (for example it ran out of its memory limit)."""
+    """The worker could not answer (it could not be started, or a store call failed in it)."""
+
+
+class QueryCrashed(Exception):
+    """The query killed the worker even when run alone: it is refused, now and next time."""
+
+
+__all__ = ["OverShare", "QueryCrashed", "QueryPool", "QueryTimeout", "ResultTooLarge", "ServerBusy", "WorkerFailed"]
+POISON_KEPT = 1024  # texts of queries known to kill the worker, least recently seen dropped first
+WORKER_START_SECONDS = 120.0  # longest a new worker may take to open the store before it counts as failed
+READY = b"ready"
+DIED, REPLACED = "died", "replaced"  # how a worker generation ended: by itself, or killed by us at a deadline
 
 
 Reply = tuple[bytes, bytes]  # the pickled (status, value) and a serialised answer's bytes (else empty)
@@ -203,6 +225,7 @@ def _worker(connections: list[Connection], opener: Opener, max_result_bytes: int
     threads = [threading.Thread(target=_serve, args=(c, *arguments)) for c in connections]
     for thread in threads:
         thread.start()
+    connections[0].send_bytes(READY)  # the pool waits for this before it hands out the worker's threads
     for thread in threads:
         thread.join()
 
@@ -253,50 +276,103 @@ class QueryPool:
         max_result_bytes: int = 256 * 1024 * 1024,
         memory_limit: int | None = None,
         cache_bytes: int = 0,
+        client_calls: int = 0,
     ) -> None:
         self.deadline = deadline
         self.threads = threads
         self.cache = AnswerCache(cache_bytes) if cache_bytes > 0 else None
+        self.gate = FairShare(threads, per_client=client_calls, half_life=max(1.0, deadline))
         self._idle: queue.SimpleQueue[_Slot] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._closed = False
         self._generation = 0
+        self._ended: OrderedDict[int, str] = OrderedDict()  # how recent generations ended: DIED or REPLACED
+        self._poison: OrderedDict[bytes, None] = OrderedDict()
         self.worker_pid = 0
+        self.restarts = {"worker": 0, "zygote": 0}
+        self._zygote_args = (opener, threads, max_result_bytes, memory_limit)
         self.spool_root = tempfile.mkdtemp(prefix="bibgraph-answers-")
+        self._start_zygote()
+        with self._lock:
+            self._start_worker()
+
+    def _start_zygote(self) -> None:
+        """Fork the zygote from this process (at start, and when the previous one died)."""
         control, zygote_end = socket.socketpair()
         pid = os.fork()
         if pid == 0:  # the zygote
             control.close()
+            _neutralise_inherited_descriptors(keep=zygote_end.fileno())
             try:
-                _zygote_loop(zygote_end, opener, threads, max_result_bytes, memory_limit, self.spool_root)
+                _zygote_loop(zygote_end, *self._zygote_args, self.spool_root)
             finally:  # the web process closed the pool or died (even by SIGKILL): leave no answer files
                 shutil.rmtree(self.spool_root, ignore_errors=True)
                 os._exit(0)
         zygote_end.close()
         self._control = control
         self._zygote = pid
-        with self._lock:
-            self._start_worker()
+
+    def _zygote_alive(self) -> bool:
+        try:
+            return os.waitpid(self._zygote, os.WNOHANG) == (0, 0)  # reaps it if it is dead
+        except ChildProcessError:
+            return False
 
     def _start_worker(self) -> None:
-        """Fork a new worker from the zygote (the caller holds the lock)."""
-        self._control.sendall(b"s")
-        message, fds, _, _ = socket.recv_fds(self._control, 64, self.threads)
+        """Fork a new worker from the zygote, or from a new zygote if it is gone (the caller holds the lock)."""
+        self._worker_missing = True  # until it is ready: then the next call tries again
+        for _ in range(2):
+            try:
+                self._control.sendall(b"s")
+                message, fds, _, _ = socket.recv_fds(self._control, 64, self.threads)
+            except OSError:
+                message, fds = b"", []
+            if message and len(fds) == self.threads:
+                break
+            for fd in fds:
+                os.close(fd)
+            self._replace_zygote()
+        else:
+            raise WorkerFailed("the query worker could not be started")
         self._generation += 1
         self.worker_pid = int(message.decode())
-        for fd in fds:
-            self._idle.put(_Slot(self._generation, Connection(fd)))
-
-    def _restart(self, generation: int) -> bool:
-        """Kill the worker ``generation`` and start another; False if that was already done (by another call)."""
-        with self._lock:
-            if generation != self._generation or self._closed:
-                return False
+        connections = [Connection(fd) for fd in fds]
+        try:
+            ready = connections[0].poll(WORKER_START_SECONDS) and connections[0].recv_bytes() == READY
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
+            for connection in connections:
+                connection.close()
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.worker_pid, signal.SIGKILL)
-            shutil.rmtree(os.path.join(self.spool_root, str(self.worker_pid)), ignore_errors=True)
-            self._start_worker()
-            return True
+            raise WorkerFailed("the query worker could not open the store")
+        for connection in connections:
+            self._idle.put(_Slot(self._generation, connection))
+        self._worker_missing = False
+
+    def _replace_zygote(self) -> None:
+        """Stop what is left of the zygote and fork a new one (the caller holds the lock)."""
+        self._control.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self._zygote, signal.SIGKILL)
+        self._zygote_alive()  # reaps it
+        self._start_zygote()
+        self.restarts["zygote"] += 1
+
+    def _restart(self, generation: int, reason: str) -> str:
+        """Kill the worker ``generation`` and start another (unless already done); say how it ended."""
+        with self._lock:
+            if generation == self._generation and not self._closed:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.worker_pid, signal.SIGKILL)
+                shutil.rmtree(os.path.join(self.spool_root, str(self.worker_pid)), ignore_errors=True)
+                self._ended[generation] = reason
+                while len(self._ended) > 64:
+                    self._ended.popitem(last=False)
+                self.restarts["worker"] += 1
+                self._start_worker()
+            return self._ended.get(generation, REPLACED)
 
     def _take(self, ends: float, limit: float) -> _Slot:
         while True:
@@ -314,8 +390,10 @@ class QueryPool:
         else:
             slot.connection.close()
 
-    def call(self, method: str, *args: Any, deadline: float | None = None, fresh: bool = False) -> Any:
-        """Run ``store.method(*args)`` in the worker; raise at the deadline (the worker is then replaced)."""
+    def call(
+        self, method: str, *args: Any, deadline: float | None = None, fresh: bool = False, client: str = ""
+    ) -> Any:
+        """Run ``store.method(*args)`` in the worker for ``client``; raise at the deadline (the worker is replaced)."""
         key = (method, args) if self.cache is not None and method in CACHEABLE else None
         cached = None if key is None or fresh else self.cache.get(key)  # type: ignore[union-attr]
         spooled = None
@@ -324,7 +402,7 @@ class QueryPool:
             status, value = pickle.loads(header)
         else:
             header, body, status, value, spooled = self._run(
-                pickle.dumps((method, args)), self.deadline if deadline is None else deadline
+                pickle.dumps((method, args)), self.deadline if deadline is None else deadline, client
             )
             if key is not None and status in ("ok", "answer") and spooled is None:
                 self.cache.put(key, (header, body))  # type: ignore[union-attr]
@@ -339,37 +417,87 @@ class QueryPool:
             raise ResultTooLarge(f"the answer is over the {value:,}-byte limit; add a LIMIT")
         raise WorkerFailed(value)
 
-    def _run(self, payload: bytes, limit: float) -> tuple[bytes, bytes, str, Any, BinaryIO | None]:
-        """The reply's header and body, its decoded status and value, and a spooled answer's file, opened."""
+    def _run(self, payload: bytes, limit: float, client: str) -> tuple[bytes, bytes, str, Any, BinaryIO | None]:
+        """Run the call until it is answered, times out, or is found to kill workers.
+
+        Returns the reply's header and body, its decoded status and value, and a spooled answer's file, opened.
+        """
         ends = time.monotonic() + limit
+        fingerprint = hashlib.sha256(payload).digest()
+        suspect = again = False
         while time.monotonic() < ends:
-            slot = self._take(ends, limit)
+            if fingerprint in self._poison:
+                self._poison.move_to_end(fingerprint)
+                raise QueryCrashed("this query made the query engine crash, even when run alone; it is refused")
+            ticket = self.gate.enter(client, ends, exclusive=suspect, again=again)
             try:
-                slot.connection.send_bytes(payload)
-                if not slot.connection.poll(max(0.0, ends - time.monotonic())):
-                    self._restart(slot.generation)
-                    slot.connection.close()
-                    raise QueryTimeout(f"the query ran past the {limit:g} s deadline and was stopped")
-                header = slot.connection.recv_bytes()
-                body = slot.connection.recv_bytes()
-            except (EOFError, OSError) as error:
-                slot.connection.close()
-                if self._restart(slot.generation):
-                    raise WorkerFailed("the query worker died (out of memory?)") from error
-                continue  # the worker was replaced because of another query: run this one again
-            self._give_back(slot)
-            status, value = pickle.loads(header)
-            path = value[2] if status == "answer" else None
-            if path is None:
-                return header, body, status, value, None
-            with self._lock:  # a worker's files go when it is killed, and that happens under the lock
-                try:
-                    spooled = open(path, "rb")  # noqa: SIM115 - handed over to the caller, who streams it
-                except FileNotFoundError:
-                    continue
-                os.unlink(path)  # the open file stays readable; nothing is left behind
-            return header, body, status, value, spooled
+                outcome = self._attempt(payload, ends, limit)
+            finally:
+                self.gate.leave(ticket)
+            if outcome == DIED and suspect:  # it ran alone: it is the culprit
+                self._poison[fingerprint] = None
+                while len(self._poison) > POISON_KEPT:
+                    self._poison.popitem(last=False)
+                continue
+            if isinstance(outcome, str):
+                suspect, again = suspect or outcome == DIED, True
+                continue
+            return outcome
         raise QueryTimeout(f"the query ran past the {limit:g} s deadline (its worker was replaced meanwhile)")
+
+    def _attempt(
+        self, payload: bytes, ends: float, limit: float
+    ) -> tuple[bytes, bytes, str, Any, BinaryIO | None] | str:
+        """One try on the current worker: its reply, or how the worker it ran on ended (DIED or REPLACED)."""
+        if self._worker_missing:
+            self._restart(self._generation, DIED)
+        slot = self._take(ends, limit)
+        try:
+            slot.connection.send_bytes(payload)
+            if not slot.connection.poll(max(0.0, ends - time.monotonic())):
+                self._restart(slot.generation, REPLACED)
+                slot.connection.close()
+                raise QueryTimeout(f"the query ran past the {limit:g} s deadline and was stopped")
+            header = slot.connection.recv_bytes()
+            body = slot.connection.recv_bytes()
+        except (EOFError, OSError):
+            slot.connection.close()
+            return self._restart(slot.generation, DIED)
+        self._give_back(slot)
+        status, value = pickle.loads(header)
+        path = value[2] if status == "answer" else None
+        if path is None:
+            return header, body, status, value, None
+        with self._lock:  # a worker's files go when it is killed, and that happens under the lock
+            try:
+                spooled = open(path, "rb")  # noqa: SIM115 - handed over to the caller, who streams it
+            except FileNotFoundError:
+                return REPLACED
+            os.unlink(path)  # the open file stays readable; nothing is left behind
+        return header, body, status, value, spooled
+
+    def health(self) -> dict[str, Any]:
+        """The pool's state; a dead zygote or worker is replaced first (``ok`` says whether that worked)."""
+        with self._lock:
+            generation = self._generation
+            zygote = self._zygote_alive()
+            worker = _alive(self.worker_pid)
+            if not zygote and not self._closed:
+                self._replace_zygote()
+        if not worker and not self._closed:
+            with contextlib.suppress(WorkerFailed):
+                self._restart(generation, DIED)
+        with self._lock:
+            ok = not self._closed and self._zygote_alive() and _alive(self.worker_pid)
+        return {
+            "ok": ok,
+            "zygote_was_alive": zygote,
+            "worker_was_alive": worker,
+            "restarts": dict(self.restarts),
+            "threads": self.threads,
+            **self.gate.state(),
+            "poisoned_queries": len(self._poison),
+        }
 
     def close(self) -> None:
         """Stop the worker and the zygote."""
@@ -389,3 +517,22 @@ class QueryPool:
         except (ProcessLookupError, ChildProcessError):
             pass
         shutil.rmtree(self.spool_root, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _neutralise_inherited_descriptors(keep: int) -> None:
+    """Point every inherited descriptor but stdio and ``keep`` at /dev/null (numbers stay taken, so no reuse)."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in (keep, null):
+            with contextlib.suppress(OSError):
+                os.dup2(null, fd)
+    os.close(null)

@@ -13,9 +13,19 @@ from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import RDF_SYNTAXES, rdf_syntax
 from bibgraph.seeds import seed_directory
 
-from .settings import defaults
+from .settings import SETTINGS, defaults
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+# Settings of the query pool's fair share and of waitress, each a ``serve`` option of the same name.
+SERVER_OPTIONS = {
+    "CLIENT_QUERIES": int,
+    "WEB_THREADS": int,
+    "CONNECTION_LIMIT": int,
+    "CHANNEL_TIMEOUT": int,
+    "BACKLOG": int,
+    "TRUSTED_PROXY": str,
+}
+HELP = {setting.name: setting.help for setting in SETTINGS}
 
 
 def _inputs(values: Sequence[str]) -> list[Path]:
@@ -61,6 +71,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "QUERY_TIMEOUT": args.timeout,
         "QUERY_THREADS": args.query_threads,
         "MAX_RESULT_BYTES": args.max_result_bytes,
+        **{name: getattr(args, name.lower()) for name in SERVER_OPTIONS},
     }
     try:
         app = create_app(config)
@@ -192,6 +203,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--max-result-bytes", type=int, default=settings["MAX_RESULT_BYTES"], help="largest answer (%(default)s)"
     )
+    for name, kind in SERVER_OPTIONS.items():
+        serve.add_argument(
+            "--" + name.lower().replace("_", "-"), type=kind, default=settings[name], help=f"{HELP[name]} (%(default)s)"
+        )
     serve.set_defaults(handler=cmd_serve)
 
     export = commands.add_parser("export-graph", help="write the co-author or topic network (Gephi, VOSviewer...)")

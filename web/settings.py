@@ -29,6 +29,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MAX_RESULT_BYTES", 256 * 1024 * 1024, "largest answer in bytes (HTTP 422 above; over 1 MiB: on disk)"),
     Setting("RESULT_CACHE_BYTES", 32 * 1024 * 1024, "answers kept for repeated queries, bytes (0: none)"),
     Setting("WORKER_MEMORY_LIMIT", None, "address-space limit of the query worker in bytes (none by default)"),
+    Setting("CLIENT_QUERIES", 2, "queries one client may have running or waiting at once (429 above; 0: no limit)"),
+    Setting("WEB_THREADS", 48, "requests waitress handles at once (keep above clients x CLIENT_QUERIES)"),
+    Setting("CONNECTION_LIMIT", 1000, "open client connections waitress accepts (more wait in the backlog)"),
+    Setting("CHANNEL_TIMEOUT", 30, "seconds an idle or stalled client connection is kept open"),
+    Setting("BACKLOG", 1024, "connections the kernel queues before waitress accepts them"),
+    Setting("TRUSTED_PROXY", None, "address of a reverse proxy whose X-Forwarded-For names the client"),
 )
 
 

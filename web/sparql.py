@@ -6,13 +6,13 @@ before a worker runs it under the deadline (:mod:`bibgraph.graph.pool`).
 
 import contextlib
 
-from flask import Blueprint, Response, current_app, render_template, request
+from flask import Blueprint, Response, render_template, request
 from rdflib import RDF, VOID, BNode, Graph, Literal, Namespace, URIRef
 from werkzeug.wsgi import wrap_file
 
 from bibgraph.graph.formats import RDF_SYNTAXES, RESULT_SYNTAXES
 from bibgraph.graph.guard import QueryRefused, check_query
-from bibgraph.graph.pool import QueryTimeout, ResultTooLarge, ServerBusy, WorkerFailed
+from bibgraph.graph.pool import OverShare, QueryCrashed, QueryTimeout, ResultTooLarge, ServerBusy, WorkerFailed
 from bibgraph.graph.queries import examples
 from bibgraph.graph.store import Answer, QueryError
 from bibgraph.graph.vocab import PREFIXES
@@ -84,15 +84,8 @@ def endpoint() -> Response | str:
         return plain(str(error), 406)
     except QueryError as error:
         return plain(f"query syntax error: {error}", 400)
-    except QueryTimeout as error:
-        return plain(str(error), 503)
-    except ServerBusy as error:
-        return plain(str(error), 503)
     except ResultTooLarge as error:
         return plain(str(error), 422)
-    except WorkerFailed as error:
-        current_app.logger.error("query worker failed: %s", error)
-        return plain(f"the query could not be answered: {error}", 500)
     response = _answer_response(answer)
     response.vary.add("Accept")
     return response
@@ -161,6 +154,6 @@ def service_description(endpoint_url: str) -> Graph:
     graph.add((dataset, SD.defaultGraph, default_graph))
     graph.add((default_graph, RDF.type, SD.Graph))
     graph.add((default_graph, RDF.type, VOID.Dataset))
-    with contextlib.suppress(QueryTimeout, ServerBusy, WorkerFailed):
+    with contextlib.suppress(QueryTimeout, ServerBusy, WorkerFailed, OverShare, QueryCrashed):
         graph.add((default_graph, VOID.triples, Literal(get_store().triple_count())))
     return graph
