@@ -303,6 +303,7 @@ class QueryPool:
         if pid == 0:  # the zygote
             control.close()
             _neutralise_inherited_descriptors(keep=zygote_end.fileno())
+            zygote_end.sendall(READY)
             try:
                 _zygote_loop(zygote_end, *self._zygote_args, self.spool_root)
             finally:  # the web process closed the pool or died (even by SIGKILL): leave no answer files
@@ -311,6 +312,10 @@ class QueryPool:
         zygote_end.close()
         self._control = control
         self._zygote = pid
+        control.settimeout(WORKER_START_SECONDS)
+        with contextlib.suppress(OSError):
+            control.recv(len(READY), socket.MSG_WAITALL)  # it holds nothing of ours from here on
+        control.settimeout(None)
 
     def _zygote_alive(self) -> bool:
         try:

@@ -1,0 +1,215 @@
+"""The query pool keeps serving whatever happens to its processes, and shares its threads fairly.
+
+Unit tests of :mod:`bibgraph.graph.pool` and :mod:`bibgraph.graph.fairshare`, no HTTP server.
+"""
+
+import contextlib
+import os
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bibgraph.graph.fairshare import FairShare, OverShare, ServerBusy
+from bibgraph.graph.pool import QueryCrashed, QueryPool
+
+# Oxigraph's parser recurses once per group: this overflows the worker thread's stack and the worker dies.
+CRASHER = "SELECT * WHERE " + "{" * 5000 + "}" * 5000
+MEDIUM = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f FILTER(?c != ?f) }"  # about a second on the seeds
+
+
+@pytest.fixture
+def pool(seed_store) -> Iterator[QueryPool]:
+    pool = QueryPool(lambda: seed_store, threads=2, deadline=60.0)
+    yield pool
+    pool.close()
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Poll ``condition`` (a state another thread or process reaches) until it holds."""
+    ends = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < ends, "the condition never held"
+        time.sleep(0.01)
+
+
+def in_thread(function: Callable[[], object]) -> tuple[threading.Thread, dict[str, object]]:
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = function()
+        except Exception as error:  # handed to the test thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, outcome
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (forked by any of its threads)."""
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(FileNotFoundError), open(f"/proc/{pid}/task/{task}/children") as listing:
+            found += [int(child) for child in listing.read().split()]
+    return found
+
+
+def test_a_query_that_kills_the_worker_is_refused_and_the_query_beside_it_answered(pool, seed_store) -> None:
+    expected = seed_store.select(MEDIUM)
+    thread, outcome = in_thread(lambda: pool.call("select", MEDIUM))
+    wait_until(lambda: pool.gate.state()["running"] == 1)
+    with pytest.raises(QueryCrashed):
+        pool.call("select", CRASHER)
+    thread.join(timeout=120)
+    assert outcome == {"value": expected}
+    assert pool.restarts["worker"] == 2  # it killed the worker beside the medium query, then alone
+    with pytest.raises(QueryCrashed):  # remembered: refused without costing another worker
+        pool.call("select", CRASHER)
+    assert pool.restarts["worker"] == 2
+    assert pool.call("ask", "ASK { ?s ?p ?o }") is True
+
+
+def test_a_worker_killed_from_outside_costs_no_query(pool, seed_store) -> None:
+    expected = seed_store.select(MEDIUM)
+    thread, outcome = in_thread(lambda: pool.call("select", MEDIUM))
+    wait_until(lambda: pool.gate.state()["running"] == 1)
+    os.kill(pool.worker_pid, signal.SIGKILL)
+    thread.join(timeout=120)
+    assert outcome == {"value": expected}  # run again alone: it does not kill the worker, so it is innocent
+    os.kill(pool.worker_pid, signal.SIGKILL)  # an idle worker this time
+    wait_until(lambda: not os.path.exists(f"/proc/{pool.worker_pid}"))
+    assert pool.call("ask", "ASK { ?s ?p ?o }") is True
+    assert pool.health()["poisoned_queries"] == 0
+
+
+def test_a_dead_zygote_is_forked_again_and_the_next_worker_comes_from_it(pool) -> None:
+    zygote = pool._zygote
+    os.kill(zygote, signal.SIGKILL)
+    os.kill(pool.worker_pid, signal.SIGKILL)
+    assert pool.call("ask", "ASK { ?s ?p ?o }") is True
+    assert pool.restarts["zygote"] == 1
+    assert pool._zygote != zygote and pool._zygote in children(os.getpid())
+    assert pool.worker_pid in children(pool._zygote)
+
+
+def test_health_reports_and_repairs_the_pool(pool) -> None:
+    assert pool.health()["ok"] is True
+    os.kill(pool._zygote, signal.SIGKILL)
+    wait_until(lambda: not pool._zygote_alive())
+    state = pool.health()
+    assert state["zygote_was_alive"] is False and state["ok"] is True and state["restarts"]["zygote"] == 1
+    old = pool.worker_pid
+    os.kill(old, signal.SIGKILL)
+    wait_until(lambda: not os.path.exists(f"/proc/{old}"))
+    state = pool.health()
+    assert state["worker_was_alive"] is False and state["ok"] is True and pool.worker_pid != old
+    pool.close()
+    assert pool.health()["ok"] is False
+
+
+def test_a_zygote_forked_from_the_web_process_holds_none_of_its_connections(pool) -> None:
+    """The web process has client connections open when it forks a new zygote: they must not stay open there."""
+    listening = socket.create_server(("127.0.0.1", 0))
+    try:
+        os.kill(pool._zygote, signal.SIGKILL)
+        wait_until(lambda: not pool._zygote_alive())
+        assert pool.health()["restarts"]["zygote"] == 1
+        inode = f"socket:[{os.fstat(listening.fileno()).st_ino}]"
+        held = {os.readlink(f"/proc/{pool._zygote}/fd/{fd}") for fd in os.listdir(f"/proc/{pool._zygote}/fd")}
+        assert inode not in held
+    finally:
+        listening.close()
+
+
+def test_a_client_over_its_share_is_refused_at_once_and_others_are_not() -> None:
+    gate = FairShare(threads=4, per_client=2)
+    far = time.monotonic() + 60
+    first, second = gate.enter("a", far), gate.enter("a", far)
+    with pytest.raises(OverShare) as refused:
+        gate.enter("a", far)
+    assert refused.value.retry_after >= 1
+    again = gate.enter("a", far, again=True)  # a re-run after a worker death is never refused
+    other = gate.enter("b", far)
+    for ticket in (first, second, again, other):
+        gate.leave(ticket)
+    assert gate.state() == {"running": 0, "waiting": 0, "clients": 2}
+
+
+def test_the_next_free_thread_goes_to_the_client_that_used_the_least() -> None:
+    gate = FairShare(threads=1, per_client=3)
+    far = time.monotonic() + 60
+    started: list[str] = []
+    holder = gate.enter("heavy", far)
+
+    def take(client: str) -> None:
+        ticket = gate.enter(client, far)
+        started.append(client)
+        gate.leave(ticket)
+
+    waiters = [threading.Thread(target=take, args=("heavy",))]
+    waiters[0].start()
+    wait_until(lambda: gate.state()["waiting"] == 1)
+    waiters.append(threading.Thread(target=take, args=("light",)))
+    waiters[1].start()
+    wait_until(lambda: gate.state()["waiting"] == 2)
+    gate.leave(holder)  # "heavy" has used the thread; "light" arrived later but goes first
+    for waiter in waiters:
+        waiter.join(timeout=10)
+    assert started == ["light", "heavy"]
+
+
+def test_an_exclusive_call_runs_alone_and_goes_before_the_others() -> None:
+    gate = FairShare(threads=3)
+    far = time.monotonic() + 60
+    running = gate.enter("a", far)
+    started: list[tuple[str, int]] = []
+
+    def take(client: str, exclusive: bool) -> None:
+        ticket = gate.enter(client, far, exclusive=exclusive)
+        started.append((client, gate.state()["running"]))
+        gate.leave(ticket)
+
+    suspect = threading.Thread(target=take, args=("suspect", True))
+    suspect.start()
+    wait_until(lambda: gate.state()["waiting"] == 1)
+    later = threading.Thread(target=take, args=("later", False))
+    later.start()
+    wait_until(lambda: gate.state()["waiting"] == 2)
+    assert started == []  # a thread is free, but the exclusive call waits for the running one, and so do later ones
+    gate.leave(running)
+    suspect.join(timeout=10)
+    later.join(timeout=10)
+    assert started == [("suspect", 1), ("later", 1)]  # each ran alone
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    threads=st.integers(1, 4),
+    per_client=st.integers(0, 3),
+    steps=st.lists(st.tuples(st.sampled_from("abc"), st.booleans(), st.booleans()), max_size=40),
+)
+def test_the_gate_never_exceeds_its_threads_or_a_clients_share(
+    threads: int, per_client: int, steps: list[tuple[str, bool, bool]]
+) -> None:
+    """Any sequence of calls entering (without waiting) and leaving keeps the gate's promises."""
+    gate = FairShare(threads, per_client)
+    inside: list = []
+    for client, exclusive, leave in steps:
+        if leave and inside:
+            gate.leave(inside.pop(0))
+            continue
+        try:
+            inside.append(gate.enter(client, time.monotonic(), exclusive=exclusive))
+        except (OverShare, ServerBusy):
+            continue
+        assert len(inside) <= threads
+        assert not per_client or sum(t.client == client for t in inside) <= per_client
+        assert not any(t.exclusive for t in inside) or len(inside) == 1
+        assert gate.state()["running"] == len(inside)
