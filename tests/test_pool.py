@@ -165,6 +165,19 @@ def test_the_next_free_thread_goes_to_the_client_that_used_the_least() -> None:
     assert started == ["light", "heavy"]
 
 
+def test_a_thread_is_kept_for_light_clients_while_heavy_ones_keep_the_others_busy() -> None:
+    now = [0.0]
+    gate = FairShare(threads=4, half_life=10.0, clock=lambda: now[0])
+    heavy = [gate.enter(f"heavy-{n}", now[0]) for n in range(3)]
+    now[0] = 30.0  # each has had a query in the gate all along
+    with pytest.raises(ServerBusy):  # the last free thread is not theirs
+        gate.enter("heavy-0", now[0])
+    light = gate.enter("light", now[0])
+    gate.leave(light)
+    gate.leave(heavy[0])
+    assert gate.enter("heavy-0", now[0]) is not None  # a thread beyond the reserved one: anyone's
+
+
 def test_an_exclusive_call_runs_alone_and_goes_before_the_others() -> None:
     gate = FairShare(threads=3)
     far = time.monotonic() + 60
