@@ -30,6 +30,7 @@ of the serialised replies); ``fresh=True`` evaluates again. A remote store is no
 """
 
 import contextlib
+import gc
 import hashlib
 import io
 import os
@@ -218,7 +219,6 @@ def _serve(connection: Connection, store: GraphStore, max_result_bytes: int, spo
 
 def _worker(connections: list[Connection], opener: Opener, max_result_bytes: int, spool_root: str) -> None:
     store = opener()
-    release_free_memory()  # what the web process had freed before the fork
     spool_directory = os.path.join(spool_root, str(os.getpid()))  # removed with the worker if it is killed
     os.mkdir(spool_directory)
     arguments = (store, max_result_bytes, spool_directory)
@@ -303,6 +303,8 @@ class QueryPool:
         if pid == 0:  # the zygote
             control.close()
             _neutralise_inherited_descriptors(keep=zygote_end.fileno())
+            release_free_memory()  # what the web process had freed before the fork, once rather than in each worker
+            gc.freeze()  # a worker's collections leave the inherited objects (and their shared pages) alone
             zygote_end.sendall(READY)
             try:
                 _zygote_loop(zygote_end, *self._zygote_args, self.spool_root)
@@ -454,8 +456,10 @@ class QueryPool:
         self, payload: bytes, ends: float, limit: float
     ) -> tuple[bytes, bytes, str, Any, BinaryIO | None] | str:
         """One try on the current worker: its reply, or how the worker it ran on ended (DIED or REPLACED)."""
-        if self._worker_missing:
-            self._restart(self._generation, DIED)
+        if self._worker_missing:  # the last start failed: try again
+            with self._lock:
+                if self._worker_missing and not self._closed:
+                    self._start_worker()
         slot = self._take(ends, limit)
         try:
             slot.connection.send_bytes(payload)

@@ -1,0 +1,220 @@
+"""Abuse a live ``bibgraph serve`` on loopback the way a hostile or unlucky public would, and measure a normal client.
+
+Three scenarios, each against a fresh server, each bounded (it stops by itself):
+
+- ``slow``: 20 clients loop slow queries (each runs until the query deadline) while one client
+  sends cheap COUNT queries (with a pause between them, as a person or a polite script would):
+  the cheap client's p50/p99 latency and its errors. Target: p99 <= 1 s, no error.
+- ``crash``: one client loops a query that kills the query worker (a deeply nested group; each
+  time with a new comment, so it is never refused from memory), then something kills the worker
+  from outside every half second, while a normal client queries: the normal client's success
+  rate in each phase. Target: >= 99 %.
+- ``idle``: 200 connections that send half a request and nothing more, while a normal client
+  queries: its answers and latency, against the same client with no idle connections first.
+
+Every client has its own loopback address (127.0.0.N), as distinct clients would, since the
+server shares its threads per client address. Requests ask for a fresh evaluation
+(``Cache-Control: no-cache``). Usage: ``python -m bench.abuse [--scenarios slow crash idle]``.
+"""
+
+import argparse
+import contextlib
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bibgraph.graph.vocab import sparql_prologue
+
+P = sparql_prologue()
+SLOW = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"  # runs until the deadline
+CHEAP = P + "SELECT (COUNT(?p) AS ?n) WHERE { ?p a schema:ScholarlyArticle }"
+NORMAL = P + "SELECT ?a (COUNT(?p) AS ?n) WHERE { ?p dcterms:creator ?a } GROUP BY ?a ORDER BY DESC(?n) LIMIT 20"
+CRASHER = "SELECT * WHERE " + "{" * 5000 + "}" * 5000  # overflows the engine's stack
+SCENARIOS = ("slow", "crash", "idle")
+
+
+@dataclass
+class Tally:
+    """Statuses and latencies of one client's requests."""
+
+    statuses: Counter = field(default_factory=Counter)
+    seconds: list[float] = field(default_factory=list)
+
+    def add(self, status: int, seconds: float) -> None:
+        self.statuses[status] += 1
+        self.seconds.append(seconds)
+
+    @property
+    def ok(self) -> int:
+        return self.statuses[200]
+
+    def percentile(self, fraction: float) -> float:
+        ordered = sorted(self.seconds)
+        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
+
+    def line(self) -> str:
+        total = sum(self.statuses.values())
+        codes = ", ".join(f"{code}: {count}" for code, count in sorted(self.statuses.items()))
+        return (
+            f"{self.ok}/{total} answered 200 ({100 * self.ok / max(1, total):.1f} %); p50 {self.percentile(0.5):.3f} s,"
+            f" p99 {self.percentile(0.99):.3f} s, max {max(self.seconds, default=float('nan')):.3f} s [{codes}]"
+        )
+
+
+def post(port: int, source: str, query: str, timeout: float = 120.0) -> tuple[int, float]:
+    """POST ``query`` from the loopback address ``source``; the status (0: no answer) and the seconds it took."""
+    started = time.monotonic()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout, source_address=(source, 0))
+    try:
+        body = urllib.parse.urlencode({"query": query})
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Accept": "application/sparql-results+json",
+            "Cache-Control": "no-cache",
+        }
+        connection.request("POST", "/sparql", body=body, headers=headers)
+        response = connection.getresponse()
+        response.read()
+        status = response.status
+    except OSError:
+        status = 0
+    finally:
+        connection.close()
+    return status, time.monotonic() - started
+
+
+def children(pid: int) -> list[int]:
+    """Child processes of ``pid`` (forked by any of its threads)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):
+                found += [int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+    return found
+
+
+@contextlib.contextmanager
+def server(args: argparse.Namespace) -> Iterator[tuple[int, subprocess.Popen]]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "bibgraph.web.cli", "serve", "--port", str(port), *args.serve_args]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        ends = time.monotonic() + 300
+        while post(port, "127.0.0.1", "ASK {}", timeout=5)[0] != 200:
+            if process.poll() is not None or time.monotonic() > ends:
+                raise RuntimeError("the server did not start")
+            time.sleep(0.3)
+        yield port, process
+    finally:
+        process.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=20)
+        process.kill()
+
+
+def loop_until(stop: threading.Event, port: int, source: str, make_query, tally: Tally) -> None:
+    number = 0
+    while not stop.is_set():
+        tally.add(*post(port, source, make_query(number)))
+        number += 1
+
+
+def scenario_slow(args: argparse.Namespace) -> None:
+    with server(args) as (port, _):
+        stop, slow = threading.Event(), Tally()
+        hammers = [
+            threading.Thread(target=loop_until, args=(stop, port, f"127.0.0.{2 + n}", lambda _: SLOW, slow))
+            for n in range(args.slow_clients)
+        ]
+        for thread in hammers:
+            thread.start()
+        time.sleep(args.warm_up)  # every slow client has a query running or waiting
+        cheap = Tally()
+        for _ in range(args.requests):
+            cheap.add(*post(port, "127.0.0.200", CHEAP))
+            time.sleep(args.pause)
+        stop.set()
+        for thread in hammers:
+            thread.join()
+    print(f"(a) {args.slow_clients} slow clients + 1 cheap client ({args.requests} requests, {args.pause} s apart)")
+    print(f"    cheap client: {cheap.line()}")
+    print(f"    slow clients: {slow.line()}")
+
+
+def scenario_crash(args: argparse.Namespace) -> None:
+    with server(args) as (port, process):
+        stop, attacker, normal = threading.Event(), Tally(), Tally()
+        crashing = threading.Thread(
+            target=loop_until, args=(stop, port, "127.0.0.2", lambda n: f"{CRASHER} # {n}", attacker)
+        )
+        crashing.start()
+        for _ in range(args.requests):
+            normal.add(*post(port, "127.0.0.3", NORMAL))
+        stop.set()
+        crashing.join()
+        print(f"(b) 1 client looping a worker-killing query (new text each time) + 1 normal client ({args.requests})")
+        print(f"    normal client: {normal.line()}")
+        print(f"    attacker: {attacker.line()}")
+        killed, normal = 0, Tally()
+        for number in range(args.requests):
+            if number % 5 == 0:  # about every half second: kill whichever process is the worker now
+                workers = [worker for zygote in children(process.pid) for worker in children(zygote)]
+                for pid in workers:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                        killed += 1
+            normal.add(*post(port, "127.0.0.3", NORMAL))
+        print(f"    then the worker SIGKILLed from outside {killed} times; normal client: {normal.line()}")
+
+
+def scenario_idle(args: argparse.Namespace) -> None:
+    with server(args) as (port, _):
+        before = Tally()
+        for _ in range(args.requests):
+            before.add(*post(port, "127.0.0.3", NORMAL))
+        with contextlib.ExitStack() as idle:
+            for n in range(args.idle_connections):
+                connection = idle.enter_context(
+                    socket.create_connection(("127.0.0.1", port), source_address=(f"127.0.1.{1 + n % 250}", 0))
+                )
+                connection.send(b"GET / HTTP/1.1\r\nHost: x\r\n")  # and never the end of the request
+            during = Tally()
+            for _ in range(args.requests):
+                during.add(*post(port, "127.0.0.3", NORMAL, timeout=30))
+    print(f"(c) {args.idle_connections} idle connections + 1 normal client ({args.requests} requests)")
+    print(f"    without them: {before.line()}")
+    print(f"    with them:    {during.line()}")
+    print(f"    p50 ratio with/without: {during.percentile(0.5) / before.percentile(0.5):.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
+    parser.add_argument("--requests", type=int, default=100, help="requests of the measured client per scenario")
+    parser.add_argument("--pause", type=float, default=0.2, help="seconds between the cheap client's requests")
+    parser.add_argument("--slow-clients", type=int, default=20)
+    parser.add_argument("--warm-up", type=float, default=12.0, help="seconds the slow clients run before measuring")
+    parser.add_argument("--idle-connections", type=int, default=200)
+    parser.add_argument(
+        "--serve-args", nargs=argparse.REMAINDER, default=[], help="passed to bibgraph serve (last option)"
+    )
+    args = parser.parse_args()
+    print(f"bibgraph serve {' '.join(args.serve_args) or '(defaults: the seeds)'}; {os.cpu_count()} CPUs")
+    for name in args.scenarios:
+        globals()[f"scenario_{name}"](args)
+
+
+if __name__ == "__main__":
+    main()
