@@ -14,9 +14,11 @@ held by other threads.
 
 When a worker *dies* (a query overflowed the engine's stack, ran out of ``memory_limit``, or the
 worker was killed from outside), nobody knows which query did it, so every query that was on it
-is a suspect: each is run again *alone* (:class:`~.fairshare.FairShare`'s exclusive turn). One
-that kills a worker while alone is the culprit: it is refused (:class:`QueryCrashed`) and its text
-kept in a bounded poison set, so it is refused at once next time; the others are answered.
+is run again. One that sees a second death is a suspect and is run *alone* (the exclusive turn
+of :class:`~.fairshare.FairShare`; not after the first death, which may be a kill from outside,
+so that innocent queries need not wait for slow ones to end). One that kills a worker while alone
+is the culprit: it is refused (:class:`QueryCrashed`) and its text kept in a bounded poison set, so it is
+refused at once next time; the others are answered.
 
 Threads are handed out by :class:`~.fairshare.FairShare`, in turn between clients, so one client
 cannot take every thread. If the zygote itself dies, a new one is forked from the web process.
@@ -75,6 +77,7 @@ class QueryCrashed(Exception):
 
 __all__ = ["OverShare", "QueryCrashed", "QueryPool", "QueryTimeout", "ResultTooLarge", "ServerBusy", "WorkerFailed"]
 POISON_KEPT = 1024  # texts of queries known to kill the worker, least recently seen dropped first
+SUSPECT_AFTER = 2  # worker deaths a query sees before it is run alone (one can be bad luck: a kill from outside)
 WORKER_START_SECONDS = 120.0  # longest a new worker may take to open the store before it counts as failed
 READY = b"ready"
 DIED, REPLACED = "died", "replaced"  # how a worker generation ended: by itself, or killed by us at a deadline
@@ -314,10 +317,9 @@ class QueryPool:
         zygote_end.close()
         self._control = control
         self._zygote = pid
-        control.settimeout(WORKER_START_SECONDS)
+        control.settimeout(WORKER_START_SECONDS)  # a zygote that does not answer in time is replaced
         with contextlib.suppress(OSError):
             control.recv(len(READY), socket.MSG_WAITALL)  # it holds nothing of ours from here on
-        control.settimeout(None)
 
     def _zygote_alive(self) -> bool:
         try:
@@ -360,9 +362,9 @@ class QueryPool:
 
     def _replace_zygote(self) -> None:
         """Stop what is left of the zygote and fork a new one (the caller holds the lock)."""
-        self._control.close()
-        with contextlib.suppress(ProcessLookupError):
+        with contextlib.suppress(ProcessLookupError):  # killed first: closing would make it remove the answer files
             os.kill(self._zygote, signal.SIGKILL)
+        self._control.close()
         self._zygote_alive()  # reaps it
         self._start_zygote()
         self.restarts["zygote"] += 1
@@ -431,23 +433,24 @@ class QueryPool:
         """
         ends = time.monotonic() + limit
         fingerprint = hashlib.sha256(payload).digest()
-        suspect = again = False
+        deaths, again = 0, False
         while time.monotonic() < ends:
             if fingerprint in self._poison:
                 self._poison.move_to_end(fingerprint)
                 raise QueryCrashed("this query made the query engine crash, even when run alone; it is refused")
-            ticket = self.gate.enter(client, ends, exclusive=suspect, again=again)
+            alone = deaths >= SUSPECT_AFTER
+            ticket = self.gate.enter(client, ends, exclusive=alone, again=again)
             try:
                 outcome = self._attempt(payload, ends, limit)
             finally:
                 self.gate.leave(ticket)
-            if outcome == DIED and suspect:  # it ran alone: it is the culprit
+            if outcome == DIED and alone:  # it is the culprit
                 self._poison[fingerprint] = None
                 while len(self._poison) > POISON_KEPT:
                     self._poison.popitem(last=False)
                 continue
             if isinstance(outcome, str):
-                suspect, again = suspect or outcome == DIED, True
+                deaths, again = deaths + (outcome == DIED), True
                 continue
             return outcome
         raise QueryTimeout(f"the query ran past the {limit:g} s deadline (its worker was replaced meanwhile)")
