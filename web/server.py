@@ -32,7 +32,9 @@ def serve(app: Flask, host: str, port: int) -> None:
     print(f"bibgraph: {app.config.get('BIBGRAPH_SUMMARY', '')}", flush=True)
     warm_up(app)
     print(f"bibgraph: serving on http://{host}:{port}/ (SPARQL endpoint http://{host}:{port}/sparql)", flush=True)
-    waitress_serve(app, host=host, port=port, **waitress_options(app.config))
+    options = waitress_options(app.config)
+    _allow_descriptors(options["connection_limit"] + options["threads"] + 64)
+    waitress_serve(app, host=host, port=port, **options)
 
 
 def waitress_options(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -42,11 +44,9 @@ def waitress_options(config: Mapping[str, Any]) -> dict[str, Any]:
     a few times per ``CHANNEL_TIMEOUT``. Behind a reverse proxy at ``TRUSTED_PROXY``, the client is
     the last address of its X-Forwarded-For (from anyone else, the header is dropped).
     """
-    limit = int(config["CONNECTION_LIMIT"])
-    _allow_descriptors(limit + int(config["WEB_THREADS"]) + 64)
     options: dict[str, Any] = {
         "threads": int(config["WEB_THREADS"]),
-        "connection_limit": limit,
+        "connection_limit": int(config["CONNECTION_LIMIT"]),
         "channel_timeout": int(config["CHANNEL_TIMEOUT"]),
         "cleanup_interval": max(1, int(config["CHANNEL_TIMEOUT"]) // 3),
         "backlog": int(config["BACKLOG"]),
