@@ -1,6 +1,6 @@
 """The ``bibgraph`` command line: build, serve and inspect the graph.
 
-Exit codes: 0 ok, 1 input problems under ``--strict`` (or a failed check), 2 usage errors.
+Exit codes: 0 ok, 1 input problems under ``--strict`` (or a failed check or write), 2 usage errors.
 """
 
 import argparse
@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from bibgraph.graph.atomic import write_bytes_atomically
 from bibgraph.graph.build import DEFAULT_BASE, build_graph
 from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import RDF_SYNTAXES, rdf_syntax
@@ -37,7 +38,10 @@ def cmd_build(args: argparse.Namespace) -> int:
         store, report = build_graph(_inputs(args.inputs), base=args.base, progress=not args.quiet)
     except ValueError as error:
         return _usage_error(str(error))
-    size = write_dump(store, Path(args.out), syntax)
+    try:
+        size = write_dump(store, Path(args.out), syntax)
+    except OSError as error:
+        return _write_error(args.out, error)
     for problem in report.problems:
         print(problem, file=sys.stderr)
     print(f"wrote {args.out} ({syntax.label}, {size} bytes): {report.summary()}")
@@ -89,7 +93,10 @@ def cmd_export_graph(args: argparse.Namespace) -> int:
         network = coauthor_network(rows, filters)
     _, _, export = EXPORTS[args.format]
     body = vosviewer(network, layout(network)) if args.format == "vosviewer" else export(network)
-    _write_atomically(Path(args.out), body)
+    try:
+        write_bytes_atomically(Path(args.out), body)
+    except OSError as error:
+        return _write_error(args.out, error)
     print(f"wrote {args.out}: {network.number_of_nodes()} nodes, {network.number_of_edges()} edges")
     return EXIT_OK
 
@@ -157,10 +164,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK if conforms else EXIT_PROBLEMS
 
 
-def _write_atomically(path: Path, body: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.part")
-    temporary.write_bytes(body)
-    temporary.replace(path)
+def _write_error(out: str, error: OSError) -> int:
+    """One line for a write that failed (full disk, no permission): the old file, if any, is untouched."""
+    print(f"bibgraph: error: cannot write {out}: {error.strerror or error}", file=sys.stderr)
+    return EXIT_PROBLEMS
 
 
 def _parser() -> argparse.ArgumentParser:
