@@ -19,6 +19,7 @@ from bibgraph.seeds import seed_directory
 from bibgraph.web.cli import main
 
 from .conftest import BASE
+from .servers import free_port
 
 
 def _dead_pid() -> int:
@@ -167,5 +168,5 @@ def test_a_store_without_its_completeness_mark_is_refused(tmp_path: Path, capsys
         prepare([], f"disk:{path}", BASE)
     with pytest.raises(ValueError, match="not a complete bibgraph store"):
         prepare([seed_directory()], f"disk:{path}", BASE)  # never deletes what is not ours
-    assert main(["serve", "--store", f"disk:{path}", "--port", "1"]) == 2
+    assert main(["serve", "--store", f"disk:{path}", "--port", str(free_port())]) == 2
     assert "not a complete bibgraph store" in capsys.readouterr().err

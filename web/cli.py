@@ -53,10 +53,14 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from .app import create_app
-    from .server import serve
+    from .server import AddressUnusable, check_address, serve
 
     if args.inputs:
         _inputs(args.inputs)
+    try:
+        check_address(args.host, args.port)
+    except AddressUnusable as error:
+        return _usage_error(str(error))
     base = args.base or f"http://{args.host}:{args.port}/"
     config = {
         "BIBGRAPH_INPUTS": args.inputs,
@@ -70,7 +74,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         app = create_app(config)
     except ValueError as error:
         return _usage_error(str(error))
-    serve(app, args.host, args.port)
+    try:
+        serve(app, args.host, args.port)
+    except AddressUnusable as error:  # taken while the graph was built
+        return _usage_error(str(error))
     return EXIT_OK
 
 
