@@ -10,8 +10,9 @@ from tqdm import tqdm
 from bibgraph.seeds import seed_directory
 
 from .model import Catalogue, Iris
+from .ntriples import unpublishable
 from .parse import find_input_files, parse_file
-from .records import Problem
+from .records import Problem, Record
 from .store import OxigraphGraphStore
 from .void import void_ntriples
 
@@ -70,6 +71,10 @@ def graph_lines(
             found, trouble = parse_file(path, name)
             problems.extend(trouble)
             for record in found:
+                trouble = _unpublishable(record)
+                if trouble:
+                    problems.append(Problem(record.source, record.line, trouble))
+                    continue
                 yield from catalogue.add(record, iris)
             bar.update(path.stat().st_size)
     yield from catalogue.closing(iris)
@@ -102,3 +107,14 @@ def build_graph(
     store.load_ntriples(void_ntriples(store, iris))
     report.triples = store.triple_count()
     return store, report
+
+
+def _unpublishable(record: Record) -> str | None:
+    """What in ``record`` no dump could carry; such a record is reported and left out, alone."""
+    fields = {"area": record.area, "subarea": record.subarea, "abstract": record.abstract, "source": record.source}
+    fields |= {f"author {n}": name for n, name in enumerate(record.authors, 1)}
+    for where, text in fields.items():
+        why = unpublishable(text or "")
+        if why:
+            return f"{where}: {why}"
+    return None

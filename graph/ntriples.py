@@ -21,6 +21,9 @@ _ESCAPES = {code: f"\\u{code:04X}" for code in [*range(0x20), 0x7F]} | {
     ord("\f"): "\\f",
 }
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Characters no XML 1.0 document can hold, not even as a character reference: a literal holding
+# one could not be published as RDF/XML (nor as SPARQL XML results).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 XSD_BOOLEAN = "http://www.w3.org/2001/XMLSchema#boolean"
 
@@ -30,6 +33,14 @@ def literal(text: str) -> str:
     if _SURROGATE.search(text):
         raise ValueError(f"not a Unicode string (lone surrogate): {text!r}")
     return f'"{text.translate(_ESCAPES)}"'
+
+
+def unpublishable(text: str) -> str | None:
+    """Why ``text`` cannot be a literal of every dump format (``None`` when it can)."""
+    found = _NOT_XML.search(text)
+    if found is None:
+        return None
+    return f"character U+{ord(found.group()):04X} cannot be published (XML 1.0, so RDF/XML, cannot hold it)"
 
 
 def typed(value: int | bool) -> str:
