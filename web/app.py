@@ -5,7 +5,7 @@ from typing import Any
 from flask import Flask, Response, request
 from flask_cors import CORS
 
-from . import downloads, graphstore, graphviews, pages, resources, sparql
+from . import downloads, graphstore, graphviews, operations, pages, resources, sparql
 from .settings import defaults
 
 
@@ -22,6 +22,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(pages.blueprint)
     app.register_blueprint(resources.blueprint)
     app.register_blueprint(downloads.blueprint)
+    operations.init_app(app)
     CORS(app, resources={r"/sparql": {"origins": "*"}}, send_wildcard=True, expose_headers=["Content-Type", "Vary"])
 
     @app.before_request

@@ -6,6 +6,7 @@ Exit codes: 0 ok, 1 input problems under ``--strict`` (or a failed check), 2 usa
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib.metadata import version
 from pathlib import Path
 
 from bibgraph.graph.build import DEFAULT_BASE, build_graph
@@ -49,6 +50,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from .app import create_app
+    from .logs import configure as configure_logging
     from .server import serve
 
     if args.inputs:
@@ -62,6 +64,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "QUERY_THREADS": args.query_threads,
         "MAX_RESULT_BYTES": args.max_result_bytes,
     }
+    configure_logging(args.log_format)
     try:
         app = create_app(config)
     except ValueError as error:
@@ -165,6 +168,7 @@ def _write_atomically(path: Path, body: bytes) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bibgraph", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('bibgraph')}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     build = commands.add_parser("build", help="build the RDF graph from paper lists and write a dump")
@@ -192,6 +196,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--max-result-bytes", type=int, default=settings["MAX_RESULT_BYTES"], help="largest answer (%(default)s)"
     )
+    serve.add_argument("--log-format", choices=["text", "json"], default="text", help="log lines (%(default)s)")
     serve.set_defaults(handler=cmd_serve)
 
     export = commands.add_parser("export-graph", help="write the co-author or topic network (Gephi, VOSviewer...)")
