@@ -119,3 +119,22 @@ def test_no_progress_bar_when_standard_error_is_not_a_terminal(tmp_path, capsys)
     big.write_text(text * (build.PROGRESS_MIN_BYTES // len(text.encode()) + 1), encoding="utf-8")
     build.build_graph([big], base=BASE, progress=True)
     assert "\r" not in capsys.readouterr().err
+
+
+def test_json_ld_is_compact_with_the_published_context(client):
+    """Linked-data clients get prefixed keys; the context is also served at /context.jsonld."""
+    from rdflib import Graph
+    from rdflib.compare import isomorphic
+
+    context = client.get("/context.jsonld")
+    assert context.mimetype == "application/ld+json"
+    sitemap = ET.fromstring(client.get("/sitemap-papers-1.xml").data)
+    paper = next(sitemap.iter(f"{SITEMAP}loc")).text.removeprefix(BASE.rstrip("/"))
+    document = client.get(f"{paper}.jsonld")
+    body = json.loads(document.data)
+    assert body["@context"] == json.loads(context.data)["@context"]
+    keys = {key for node in body["@graph"] for key in node}
+    assert "bg:authorPosition" in keys and not any(key.startswith("http") for key in keys)
+    compacted = Graph().parse(data=document.data, format="json-ld")
+    turtle = Graph().parse(data=client.get(f"{paper}.ttl").data, format="turtle")
+    assert len(turtle) > 0 and isomorphic(compacted, turtle)

@@ -5,6 +5,7 @@ Metrics use the Prometheus client library with one registry per app (two apps in
 as in the tests, never share counters).
 """
 
+import json
 import logging
 import time
 from xml.sax.saxutils import escape
@@ -13,6 +14,7 @@ from flask import Blueprint, Flask, Response, abort, current_app, g, redirect, r
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 
 from bibgraph.graph.crawl import PAGE_CLASSES, SITEMAP_LIMIT, resource_counts, resources
+from bibgraph.graph.vocab import PREFIXES
 
 from .graphstore import get_store
 from .links import base_iri
@@ -65,6 +67,12 @@ def sitemap(kind: str, number: int) -> Response:
     if number > 1 and not iris:
         abort(404)
     return _sitemap_document("urlset", [f"<url><loc>{escape(iri)}</loc></url>" for iri in iris])
+
+
+@blueprint.route("/context.jsonld")
+def jsonld_context() -> Response:
+    """The JSON-LD context that compacts this site's JSON-LD: the graph's prefixes."""
+    return Response(json.dumps({"@context": PREFIXES}, indent=2), content_type="application/ld+json")
 
 
 @blueprint.route("/.well-known/void")
