@@ -138,3 +138,11 @@ def test_json_ld_is_compact_with_the_published_context(client):
     compacted = Graph().parse(data=document.data, format="json-ld")
     turtle = Graph().parse(data=client.get(f"{paper}.ttl").data, format="turtle")
     assert len(turtle) > 0 and isomorphic(compacted, turtle)
+
+
+def test_python_dash_m_bibgraph_is_the_command():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "bibgraph", "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("bibgraph ")
