@@ -1,6 +1,6 @@
 """The ``bibgraph`` command line: build, serve and inspect the graph.
 
-Exit codes: 0 ok, 1 input problems under ``--strict`` (or a failed check), 2 usage errors.
+Exit codes: 0 ok, 1 input problems under ``--strict`` (or a failed check or write), 2 usage errors.
 """
 
 import argparse
@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
 
+from bibgraph.graph.atomic import write_bytes_atomically
 from bibgraph.graph.build import DEFAULT_BASE, build_graph
 from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import RDF_SYNTAXES, rdf_syntax
@@ -38,7 +39,10 @@ def cmd_build(args: argparse.Namespace) -> int:
         store, report = build_graph(_inputs(args.inputs), base=args.base, progress=not args.quiet)
     except ValueError as error:
         return _usage_error(str(error))
-    size = write_dump(store, Path(args.out), syntax)
+    try:
+        size = write_dump(store, Path(args.out), syntax)
+    except OSError as error:
+        return _write_error(args.out, error)
     for problem in report.problems:
         print(problem, file=sys.stderr)
     print(f"wrote {args.out} ({syntax.label}, {size} bytes): {report.summary()}")
@@ -51,7 +55,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from .app import create_app
     from .logs import configure as configure_logging
-    from .server import serve
+    from .server import AddressUnusable, check_address, serve
 
     if args.inputs:
         _inputs(args.inputs)
@@ -61,11 +65,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.inputs:
         config["BIBGRAPH_INPUTS"] = args.inputs
     try:
-        configure_logging(resolve(config)["LOG_FORMAT"])
+        settings = resolve(config)
+        check_address(settings["HOST"], settings["PORT"])
+    except (ValueError, AddressUnusable) as error:
+        return _usage_error(str(error))
+    try:
+        configure_logging(settings["LOG_FORMAT"])
         app = create_app(config)
     except ValueError as error:
         return _usage_error(str(error))
-    serve(app, app.config["HOST"], app.config["PORT"])
+    try:
+        serve(app, app.config["HOST"], app.config["PORT"])
+    except AddressUnusable as error:  # taken while the graph was built
+        return _usage_error(str(error))
     return EXIT_OK
 
 
@@ -88,7 +100,10 @@ def cmd_export_graph(args: argparse.Namespace) -> int:
         network = coauthor_network(rows, filters)
     _, _, export = EXPORTS[args.format]
     body = vosviewer(network, layout(network)) if args.format == "vosviewer" else export(network)
-    _write_atomically(Path(args.out), body)
+    try:
+        write_bytes_atomically(Path(args.out), body)
+    except OSError as error:
+        return _write_error(args.out, error)
     print(f"wrote {args.out}: {network.number_of_nodes()} nodes, {network.number_of_edges()} edges")
     return EXIT_OK
 
@@ -156,10 +171,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK if conforms else EXIT_PROBLEMS
 
 
-def _write_atomically(path: Path, body: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.part")
-    temporary.write_bytes(body)
-    temporary.replace(path)
+def _write_error(out: str, error: OSError) -> int:
+    """One line for a write that failed (full disk, no permission): the old file, if any, is untouched."""
+    print(f"bibgraph: error: cannot write {out}: {error.strerror or error}", file=sys.stderr)
+    return EXIT_PROBLEMS
 
 
 def _parser() -> argparse.ArgumentParser:
