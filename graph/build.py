@@ -1,6 +1,7 @@
 """From input files to a loaded store: parse, resolve identities, load, describe (VoID)."""
 
 import gc
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,8 +65,14 @@ def graph_lines(
     """
     files = list(find_input_files(paths))
     total = sum(path.stat().st_size for path, _ in files)
+    # a log file gets no bar: tqdm would fill it with carriage-return updates
+    on_terminal = sys.stderr.isatty()
     with tqdm(
-        total=total, unit="B", unit_scale=True, desc="build", disable=not progress or total < PROGRESS_MIN_BYTES
+        total=total,
+        unit="B",
+        unit_scale=True,
+        desc="build",
+        disable=not (progress and on_terminal) or total < PROGRESS_MIN_BYTES,
     ) as bar:
         for path, name in files:
             found, trouble = parse_file(path, name)

@@ -6,16 +6,15 @@ from urllib.parse import parse_qsl
 from flask import Flask, Response, request
 from flask_cors import CORS
 
-from . import downloads, graphstore, graphviews, pages, resources, sparql
-from .settings import defaults
+from . import downloads, graphstore, graphviews, operations, pages, resources, sparql
+from .settings import resolve
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
-    """Build the app; ``config`` overrides the defaults declared in :mod:`bibgraph.web.settings`."""
+    """Build the app; ``config`` overrides ``BIBGRAPH_…`` variables, which override the defaults
+    declared in :mod:`bibgraph.web.settings`."""
     app = Flask(__name__)
-    app.config.from_mapping(defaults())
-    if config:
-        app.config.from_mapping(config)
+    app.config.from_mapping(resolve(config))
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
     graphstore.init_app(app)
     app.register_blueprint(sparql.blueprint)
@@ -23,6 +22,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(pages.blueprint)
     app.register_blueprint(resources.blueprint)
     app.register_blueprint(downloads.blueprint)
+    operations.init_app(app)
     CORS(app, resources={r"/sparql": {"origins": "*"}}, send_wildcard=True, expose_headers=["Content-Type", "Vary"])
 
     @app.before_request

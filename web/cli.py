@@ -6,6 +6,7 @@ Exit codes: 0 ok, 1 input problems under ``--strict`` (or a failed check or writ
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib.metadata import version
 from pathlib import Path
 
 from bibgraph.graph.atomic import write_bytes_atomically
@@ -14,7 +15,7 @@ from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import RDF_SYNTAXES, rdf_syntax
 from bibgraph.seeds import seed_directory
 
-from .settings import defaults
+from .settings import SETTINGS, resolve
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
@@ -53,29 +54,28 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from .app import create_app
+    from .logs import configure as configure_logging
     from .server import AddressUnusable, check_address, serve
 
     if args.inputs:
         _inputs(args.inputs)
+    # options given on the command line win over BIBGRAPH_... variables, which win over the defaults
+    given = {setting.name: getattr(args, setting.name) for setting in SETTINGS if setting.name != "BIBGRAPH_INPUTS"}
+    config = {name: value for name, value in given.items() if value is not None}
+    if args.inputs:
+        config["BIBGRAPH_INPUTS"] = args.inputs
     try:
-        check_address(args.host, args.port)
-    except AddressUnusable as error:
+        settings = resolve(config)
+        check_address(settings["HOST"], settings["PORT"])
+    except (ValueError, AddressUnusable) as error:
         return _usage_error(str(error))
-    base = args.base or f"http://{args.host}:{args.port}/"
-    config = {
-        "BIBGRAPH_INPUTS": args.inputs,
-        "BIBGRAPH_STORE": args.store,
-        "BIBGRAPH_BASE": base,
-        "QUERY_TIMEOUT": args.timeout,
-        "QUERY_THREADS": args.query_threads,
-        "MAX_RESULT_BYTES": args.max_result_bytes,
-    }
     try:
+        configure_logging(settings["LOG_FORMAT"])
         app = create_app(config)
     except ValueError as error:
         return _usage_error(str(error))
     try:
-        serve(app, args.host, args.port)
+        serve(app, app.config["HOST"], app.config["PORT"])
     except AddressUnusable as error:  # taken while the graph was built
         return _usage_error(str(error))
     return EXIT_OK
@@ -179,6 +179,7 @@ def _write_error(out: str, error: OSError) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bibgraph", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('bibgraph')}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     build = commands.add_parser("build", help="build the RDF graph from paper lists and write a dump")
@@ -190,22 +191,25 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--quiet", action="store_true", help="no progress bar and no quality report")
     build.set_defaults(handler=cmd_build)
 
-    serve = commands.add_parser("serve", help="build (or load) the graph and serve the site and SPARQL endpoint")
+    serve = commands.add_parser(
+        "serve",
+        help="build (or load) the graph and serve the site and SPARQL endpoint",
+        epilog="Each option can also be given as the environment variable in the README's settings table.",
+    )
     serve.add_argument("inputs", nargs="*", metavar="FILES_OR_DIRS", help="paper lists or RDF dumps (default: seeds)")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=5000)
-    serve.add_argument("--store", default="memory", help="memory (default), disk:PATH or sparql:URL")
-    serve.add_argument("--base", help="base IRI (default: http://HOST:PORT/, so IRIs resolve here)")
-    settings = defaults()
-    serve.add_argument(
-        "--timeout", type=float, default=settings["QUERY_TIMEOUT"], help="seconds a query may run (%(default)s)"
-    )
-    serve.add_argument(
-        "--query-threads", type=int, default=settings["QUERY_THREADS"], help="queries answered at once (%(default)s)"
-    )
-    serve.add_argument(
-        "--max-result-bytes", type=int, default=settings["MAX_RESULT_BYTES"], help="largest answer (%(default)s)"
-    )
+    for setting in SETTINGS:
+        if setting.name == "BIBGRAPH_INPUTS":
+            continue
+        aliases = ["--timeout"] if setting.name == "QUERY_TIMEOUT" else []  # the option's first name
+        serve.add_argument(
+            setting.option,
+            *aliases,
+            dest=setting.name,
+            type=setting.parse,
+            metavar={int: "N", float: "SECONDS"}.get(setting.type, "TEXT"),
+            choices=setting.choices or None,
+            help=f"{setting.help.replace('%', '%%')} [{setting.env}; default {setting.default}]",
+        )
     serve.set_defaults(handler=cmd_serve)
 
     export = commands.add_parser("export-graph", help="write the co-author or topic network (Gephi, VOSviewer...)")
