@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pyoxigraph as ox
 import pytest
 
 from bibgraph.graph import atomic
@@ -170,3 +171,19 @@ def test_a_store_without_its_completeness_mark_is_refused(tmp_path: Path, capsys
         prepare([seed_directory()], f"disk:{path}", BASE)  # never deletes what is not ours
     assert main(["serve", "--store", f"disk:{path}", "--port", str(free_port())]) == 2
     assert "not a complete bibgraph store" in capsys.readouterr().err
+
+
+def test_a_full_disk_while_building_a_disk_store_is_one_line_and_leaves_nothing(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    from bibgraph.graph import dataset
+
+    def full(store, inputs, base) -> None:
+        store.store.add(ox.Quad(ox.NamedNode("http://a.test/s"), ox.NamedNode("http://a.test/p"), ox.Literal("o")))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(dataset, "fill", full)
+    path = tmp_path / "store"
+    assert main(["serve", "--store", f"disk:{path}", "--port", str(free_port())]) == 1
+    assert capsys.readouterr().err == "bibgraph: error: cannot prepare the store: No space left on device\n"
+    assert list(tmp_path.iterdir()) == []

@@ -74,6 +74,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         app = create_app(config)
     except ValueError as error:
         return _usage_error(str(error))
+    except OSError as error:  # e.g. a full disk while a disk store is built: nothing half-built is kept
+        where = f" ({error.filename})" if error.filename else ""
+        print(f"bibgraph: error: cannot prepare the store: {error.strerror or error}{where}", file=sys.stderr)
+        return EXIT_PROBLEMS
     try:
         serve(app, app.config["HOST"], app.config["PORT"])
     except AddressUnusable as error:  # taken while the graph was built
