@@ -154,3 +154,19 @@ def test_empty_views_say_no_author_matches(client, query: str) -> None:
     html = response.get_data(as_text=True)
     assert "No authors match these filters" in html
     assert '<span id="node-count">0</span>' in html
+
+
+def test_every_cache_key_is_made_by_the_one_helper() -> None:
+    """Each cached value is keyed by ``derived_key`` and, for network-derived data, made from the
+    network of the very spec in its key (positions, views, summaries never take a network)."""
+    import inspect
+    import re
+
+    from bibgraph.web import netcache
+
+    source = inspect.getsource(netcache.NetworkCache)
+    calls = re.findall(r"self\._get\(\s*([^,]+),", source)
+    assert calls and all(call.startswith("derived_key(") for call in calls), calls
+    for method in ("positions", "summary", "view"):
+        parameters = inspect.signature(getattr(netcache.NetworkCache, method)).parameters
+        assert "spec" in parameters and not any("network" in name for name in parameters), method
