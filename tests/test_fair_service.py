@@ -30,7 +30,7 @@ def server(tmp_path_factory) -> Iterator[tuple[str, subprocess.Popen]]:
     port = free_port()
     log = tmp_path_factory.mktemp("fair") / "serve.log"
     command = [sys.executable, "-m", "bibgraph.web.cli", "serve", "--port", str(port), "--query-threads", "2"]
-    command += ["--client-queries", "1", "--trusted-proxy", "127.0.0.1", "--channel-timeout", "60"]
+    command += ["--client-queries", "1", "--trusted-proxy", "127.0.0.1", "--channel-timeout", "60", "--timeout", "60"]
     with log.open("w") as output:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
         try:
@@ -141,6 +141,5 @@ def test_waitress_trusts_forwarded_addresses_only_from_the_configured_proxy() ->
 def test_serve_options_reach_the_settings() -> None:
     from bibgraph.web.cli import _parser
 
-    args = _parser().parse_args(["serve", "--connection-limit", "7", "--client-queries", "3", "--backlog", "5"])
-    assert (args.connection_limit, args.client_queries, args.backlog) == (7, 3, 5)
-    assert args.trusted_proxy is None and args.web_threads == defaults()["WEB_THREADS"]
+    args = _parser().parse_args(["serve", "--connection-limit", "7", "--client-queries", "3", "--trusted-proxy", "::1"])
+    assert (args.CONNECTION_LIMIT, args.CLIENT_QUERIES, args.TRUSTED_PROXY) == (7, 3, "::1")

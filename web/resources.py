@@ -10,7 +10,7 @@ from rdflib import URIRef
 from bibgraph.graph.formats import RDF_SYNTAXES, RdfSyntax
 from bibgraph.graph.pages import author_profile, concept_page, paper_page, resource_description
 from bibgraph.graph.queries import named_query
-from bibgraph.graph.vocab import sparql_prologue
+from bibgraph.graph.vocab import PREFIXES, sparql_prologue
 
 from .graphstore import get_store
 from .links import iri_of, local_url
@@ -55,7 +55,9 @@ def serve(path: str, suffix: str | None, page: Callable[[str], str | None]) -> R
         graph = resource_description(get_store(), iri)
         if len(graph) == 0:
             abort(404)
-        body = graph.serialize(format=syntax.rdflib_format, encoding="utf-8")
+        # JSON-LD compacted with the graph's prefixes (the context published at /context.jsonld)
+        compact = {"context": dict(PREFIXES), "auto_compact": True} if syntax.name == "jsonld" else {}
+        body = graph.serialize(format=syntax.rdflib_format, encoding="utf-8", **compact)
         response = Response(body, content_type=f"{syntax.media_type}; charset=utf-8")
     if suffix is None:
         response.vary.add("Accept")
