@@ -227,3 +227,17 @@ def test_the_gate_never_exceeds_its_threads_or_a_clients_share(
         assert not per_client or sum(t.client == client for t in inside) <= per_client
         assert not any(t.exclusive for t in inside) or len(inside) == 1
         assert gate.state()["running"] == len(inside)
+
+
+def test_a_query_over_the_worker_memory_limit_is_refused_and_the_pool_goes_on(seed_store) -> None:
+    """The worker dies when an allocation fails under ``memory_limit``: the same path as any crash."""
+    with open("/proc/self/status") as status:
+        size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+    pool = QueryPool(lambda: seed_store, threads=2, deadline=120.0, memory_limit=size + 300 * 1024 * 1024)
+    hungry = "SELECT (STRLEN(GROUP_CONCAT(CONCAT(STR(?c), STR(?f)))) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f }"
+    try:
+        with pytest.raises(QueryCrashed):
+            pool.call("select", hungry)
+        assert pool.call("ask", "ASK { ?s ?p ?o }") is True
+    finally:
+        pool.close()
