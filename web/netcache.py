@@ -17,7 +17,7 @@ from bibgraph.graph.networks import (
     coauthor_network,
     topic_network,
 )
-from bibgraph.graph.pages import search_documents
+from bibgraph.graph.pages import author_facts, search_documents
 from bibgraph.graph.search import SearchIndex
 
 from .graphstore import get_store
@@ -79,7 +79,8 @@ class NetworkCache:
 
     def search_index(self) -> SearchIndex:
         deadline = float(current_app.config["NETWORK_TIMEOUT"])
-        return self._get("search", lambda: SearchIndex(search_documents(get_store().with_deadline(deadline))))
+        store = get_store().with_deadline(deadline)
+        return self._get("search", lambda: SearchIndex(search_documents(store), author_facts(store)))
 
     def view(self, key: Any, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """The drawn data of a view (pyvis output), kept with the network it was made from."""
