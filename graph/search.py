@@ -2,7 +2,8 @@
 
 A small inverted index (sorted vocabulary + bisect for prefixes), built from SPARQL rows, so it
 agrees with the store; pure Python, no Flask. Ranking, as dblp does for people: authors whose name
-is the query first, then authors by papers; then areas; then papers by relevance (BM25 over the
+is the query first, then those with every query word as a whole word of their name (a family
+name), each group by papers; then areas; then papers by relevance (BM25 over the
 abstract, each query word counting its prefix matches).
 """
 
@@ -44,6 +45,7 @@ class Hit:
     papers: int | None = None  # authors: how many papers
     areas: tuple[str, ...] = field(default=())  # authors: their areas
     exact: bool = False  # authors: a spelling of the name is the query
+    tier: int = 2  # authors: 0 the name is the query, 1 every query word is a whole word of the name, 2 prefixes
 
 
 class SearchIndex:
@@ -106,10 +108,13 @@ class SearchIndex:
         for iri in found:
             kind, title = self._documents[iri]
             papers, areas = self._authors.get(iri, (None, []))
-            hits.append(Hit(iri, kind, title, papers, tuple(areas), kind == "author" and wanted in self._names[iri]))
+            exact = kind == "author" and wanted in self._names[iri]
+            whole = kind == "author" and any(set(terms) <= set(name.split()) for name in self._names[iri])
+            tier = 0 if exact else 1 if whole else 2
+            hits.append(Hit(iri, kind, title, papers, tuple(areas), exact, tier))
         return sorted(
             hits,
-            key=lambda h: (KIND_ORDER.get(h.kind, 3), not h.exact, -(h.papers or 0), -scores[h.iri], fold(h.title)),
+            key=lambda h: (KIND_ORDER.get(h.kind, 3), h.tier, -(h.papers or 0), -scores[h.iri], fold(h.title)),
         )
 
 
