@@ -336,10 +336,17 @@ def search_documents(store: GraphStore) -> list[tuple[str, str, str, str]]:
 
 
 def author_facts(store: GraphStore) -> dict[str, tuple[int, list[str]]]:
-    """Every author's paper count and area labels, shown beside author search results."""
+    """Every author's paper count and areas (most papers first), shown beside author search results."""
+    per_area: dict[str, Counter[str]] = {}
+    totals: Counter[str] = Counter()
+    for r in store.select(named_query("search_authors").text):
+        author, papers = str(r["author"]), int(r["papers"])  # type: ignore[arg-type]
+        totals[author] += papers  # a paper has one subject, so its author's area groups do not overlap
+        if r["areaLabel"] is not None:
+            per_area.setdefault(author, Counter())[str(r["areaLabel"])] += papers
     return {
-        str(r["author"]): (int(r["papers"]), sorted(a for a in str(r["areas"] or "").split("\x1f") if a))  # type: ignore[arg-type]
-        for r in store.select(named_query("search_authors").text)
+        author: (total, [label for label, _ in sorted(per_area.get(author, {}).items(), key=lambda i: (-i[1], i[0]))])
+        for author, total in totals.items()
     }
 
 

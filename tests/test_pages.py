@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import bibtexparser
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bibgraph.graph.model import paper_id
@@ -116,6 +116,7 @@ def test_search_ranks_exact_authors_first_then_by_papers() -> None:
 names = st.lists(st.sampled_from(["wei", "wang", "ana", "li", "lim", "oğuz"]), min_size=1, max_size=3).map(" ".join)
 
 
+@settings(deadline=None)
 @given(st.lists(st.tuples(names, st.integers(1, 30)), min_size=1, max_size=12), names)
 def test_search_order_is_exact_then_paper_count(people, query) -> None:
     documents = [(f"a:{i}", "author", name, name) for i, (name, _) in enumerate(people)]
@@ -168,6 +169,7 @@ PIECES = [
 ]
 
 
+@settings(deadline=None)  # pylatexenc's first call builds its tables
 @given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=12), st.sampled_from([" ", "\n", "  "]))
 def test_plain_text_turns_markup_into_what_it_stands_for(pieces, gap) -> None:
     text = gap.join(source for source, _ in pieces)
@@ -270,10 +272,9 @@ def test_sparql_syntax_error_for_browsers_marks_the_position(client) -> None:
     page = client.get("/sparql", query_string={"query": BROKEN}, headers=HTML)
     assert page.status_code == 400 and page.mimetype == "text/html"
     html = page.get_data(as_text=True)
-    line, column = (int(n) for n in re.search(r"error at (\d+):(\d+)", html).groups())
-    marked = re.search(r'<span class="error-line">(.*?)<mark id="error-position">', html)
-    before = BROKEN.split("\n")[line - 1][: column - 1]
-    assert marked and marked.group(1) == before.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    marked = re.search(r'<span class="error-line">(.*?)<mark id="error-position">(.)', html)
+    assert marked and marked.groups() == ("  ", "F")  # the clause that cannot be read: FILTER (?s = )
+    assert "error at" in html  # and the engine's own message
     link = re.search(r'href="(/sparql#query=[^"]+)"', html).group(1).replace("&amp;", "&")
     assert parse_qs(urlsplit(link).fragment)["query"][0] == BROKEN
     for accept in ("application/sparql-results+json", "*/*", "text/csv"):

@@ -8,6 +8,8 @@ import re
 
 from flask import Flask, Request, Response, render_template, request
 from markupsafe import Markup, escape
+from pyparsing import ParseException
+from rdflib.plugins.sparql.parser import parseQuery
 from werkzeug.exceptions import HTTPException
 
 TITLES = {
@@ -36,12 +38,28 @@ def error_page(status: int, message: str, **extra: object) -> Response:
     return Response(body, status=status, content_type="text/html; charset=utf-8")
 
 
-def marked_query(query: str, message: str) -> Markup | None:
-    """The query as HTML with the position the parser named (``at LINE:COLUMN``) marked, or ``None``."""
+def error_position(query: str, message: str) -> tuple[int, int] | None:
+    """(line, column) of a syntax error, both from 1.
+
+    Oxigraph names the furthest point its parser reached, often the end of the query; rdflib's
+    parser names the start of the clause it could not read, which is where a reader should look.
+    So rdflib's position when it finds an error, else the engine's (``at LINE:COLUMN``).
+    """
+    try:
+        parseQuery(query)
+    except ParseException as error:
+        return error.lineno, error.col
+    except Exception:  # rdflib failing otherwise says nothing about the position
+        pass
     found = _POSITION.search(message)
-    if not found:
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def marked_query(query: str, position: tuple[int, int] | None) -> Markup | None:
+    """The query as HTML with the character at ``position`` (line, column) marked, or ``None``."""
+    if position is None:
         return None
-    line, column = int(found.group(1)), int(found.group(2))
+    line, column = position
     lines = query.split("\n")
     if not 1 <= line <= len(lines):
         return None

@@ -18,7 +18,7 @@ from bibgraph.graph.queries import examples
 from bibgraph.graph.store import Answer, QueryError
 from bibgraph.graph.vocab import PREFIXES
 
-from .errors import error_page, marked_query, prefers_html
+from .errors import error_page, error_position, marked_query, prefers_html
 from .graphstore import PooledStore, get_store
 from .negotiation import NotAcceptable, choose_graph, choose_results
 
@@ -104,12 +104,12 @@ def endpoint() -> Response | str:
 
 def _syntax_error_page(query: str, message: str) -> Response:
     """A browser sent a malformed query: show it with the parser's position marked and a way back to the editor."""
-    position = message.removeprefix("error at ").split(":", 2)
+    position = error_position(query, message)
     return error_page(
         400,
         f"The query has a syntax error: {message}",
-        query_html=marked_query(query, message),
-        position=":".join(position[:2]) if len(position) == 3 else None,
+        query_html=marked_query(query, position),
+        position=f"line {position[0]}, column {position[1]}" if position else None,
         editor_link=url_for("sparql.endpoint") + "#" + urlencode({"query": query}),
     )
 
