@@ -287,3 +287,20 @@ def test_histogram_bins_keep_empty_bins() -> None:
     assert histogram_bins([(1, 5), (4, 2)]) == [("1", 5), ("2", 0), ("3", 0), ("4", 2)]
     wide = histogram_bins([(0, 1), (100, 3)], most=10)
     assert len(wide) <= 10 and sum(count for _, count in wide) == 4 and wide[-1][1] == 3
+
+
+def test_500_is_a_styled_page_for_browsers_and_text_for_clients() -> None:
+    from .conftest import make_app
+
+    app = make_app(PROPAGATE_EXCEPTIONS=False, TESTING=False)
+    app.add_url_rule("/boom", "boom", lambda: 1 // 0)
+    try:
+        client = app.test_client()
+        page = client.get("/boom", headers=HTML)
+        assert page.status_code == 500 and page.mimetype == "text/html"
+        html = page.get_data(as_text=True)
+        assert 'class="site"' in html and 'role="search"' in html and "Something went wrong" in html
+        plain = client.get("/boom", headers={"Accept": "application/json"})
+        assert plain.status_code == 500 and plain.mimetype == "text/plain"
+    finally:
+        app.extensions["bibgraph"].close()
