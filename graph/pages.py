@@ -115,7 +115,7 @@ def author_profile(store: GraphStore, iri: str) -> AuthorProfile | None:
     if not rows:
         return None
     alts = str(rows[0]["alts"] or "")
-    profile = AuthorProfile(iri, str(rows[0]["name"]), [a for a in alts.split("\x1f") if a])
+    profile = AuthorProfile(iri, str(rows[0]["name"]), sorted(a for a in alts.split("\x1f") if a))
     for row in store.select(_bind(named_query("author_papers").text, author=iri)):
         profile.papers.append(
             AuthorPaper(

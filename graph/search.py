@@ -108,13 +108,14 @@ class SearchIndex:
         for iri in found:
             kind, title = self._documents[iri]
             papers, areas = self._authors.get(iri, (None, []))
-            exact = kind == "author" and wanted in self._names[iri]
-            whole = kind == "author" and any(set(terms) <= set(name.split()) for name in self._names[iri])
+            names = self._names.get(iri, set())
+            exact = wanted in names
+            whole = any(set(terms) <= set(name.split()) for name in names)
             tier = 0 if exact else 1 if whole else 2
             hits.append(Hit(iri, kind, title, papers, tuple(areas), exact, tier))
         return sorted(
             hits,
-            key=lambda h: (KIND_ORDER.get(h.kind, 3), h.tier, -(h.papers or 0), -scores[h.iri], fold(h.title)),
+            key=lambda h: (KIND_ORDER.get(h.kind, 3), h.tier, -(h.papers or 0), -scores[h.iri], h.title.casefold()),
         )
 
 
