@@ -49,10 +49,11 @@ def select(base: str, query: str) -> list[dict[str, str]]:
 
 
 def open_page(browser: Browser, base: str, width: int = 1280, height: int = 900) -> tuple[Page, list[str]]:
-    """A fresh page (own context, so own storage) and the list of every URL it requests."""
+    """A fresh page (own context, so own storage) and the list of every URL it requests; script errors fail."""
     page = browser.new_page(viewport={"width": width, "height": height})
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))
+    page.on("pageerror", lambda error: requests.append(f"page error: {error}"))
     return page, requests
 
 
@@ -151,7 +152,7 @@ def test_query_page_ignores_an_endpoint_in_the_url(browser, server) -> None:
 
 
 def test_query_page_keeps_the_query_lets_tab_out_and_shows_plain_values(browser, server) -> None:
-    page, _ = open_page(browser, server)
+    page, requests = open_page(browser, server)
     page.goto(f"{server}/sparql")
     page.wait_for_selector(".yasqe .CodeMirror", timeout=15000)
     query = "SELECT ?a (COUNT(?p) AS ?n) WHERE { ?p <http://purl.org/dc/terms/creator> ?a } GROUP BY ?a LIMIT 5"
@@ -171,6 +172,7 @@ def test_query_page_keeps_the_query_lets_tab_out_and_shows_plain_values(browser,
     assert "^^" not in cells and "xsd:" not in cells
     assert "author:" in cells  # IRIs in the graph's prefixes
     assert "<http" not in cells
+    assert [u for u in requests if not u.startswith(server)] == []
     page.close()
 
 
@@ -184,6 +186,7 @@ def test_query_behind_a_page_opens_in_the_editor(browser, server) -> None:
     assert page.evaluate("bibgraphYasgui.getTab().getQuery()").count("CONSTRUCT") == 1
     assert page.query_selector(".yasr tbody tr, .yasr .CodeMirror") is None
     assert not any(u.startswith(f"{server}/sparql") and "query=" in u for u in requests)
+    assert [u for u in requests if not u.startswith(server)] == []
     page.close()
 
 
