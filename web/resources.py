@@ -7,7 +7,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from flask import Blueprint, Response, abort, render_template, request, url_for
-from rdflib import URIRef
+from rdflib import VOID, Literal, URIRef
 
 from bibgraph.graph import cite
 from bibgraph.graph.formats import RDF_SYNTAXES, RdfSyntax
@@ -147,15 +147,31 @@ def _scheme(iri: str) -> str | None:
     )
 
 
-def _rdf_only(iri: str) -> str | None:
-    """Resources without a page of their own (the scheme, the dataset): a short HTML listing of their RDF."""
+def _dataset(iri: str) -> str | None:
+    """``/dataset``: the VoID description read as a page: figures, classes and properties with counts, dumps."""
     graph = resource_description(get_store(), iri)
     if len(graph) == 0:
         return None
-    triples = sorted((str(p), str(o)) for p, o in graph.predicate_objects(subject=URIRef(iri)))
-    heading = "Dataset description (VoID)" if iri.endswith("/dataset") else iri
+    subject = URIRef(iri)
+    triples = sorted((str(p), str(o)) for p, o in graph.predicate_objects(subject=subject))
+    figures = [(_short(p), o) for p, o in triples if isinstance(graph.value(subject, URIRef(p)), Literal)]
+
+    def partitions(link: URIRef, kind: URIRef, count: URIRef) -> list[tuple[str, int]]:
+        rows = [
+            (_short(str(graph.value(part, kind))), int(graph.value(part, count) or 0))  # type: ignore[call-overload]
+            for part in graph.objects(subject, link)
+        ]
+        return sorted(rows, key=lambda row: (-row[1], row[0]))
+
     return render_template(
-        "resource.html", title=heading, heading=heading, triples=triples, short=_short, **_context(iri)
+        "dataset.html",
+        title="Dataset description (VoID)",
+        figures=figures,
+        classes=partitions(VOID.classPartition, VOID["class"], VOID.entities),
+        properties=partitions(VOID.propertyPartition, VOID.property, VOID.triples),
+        dumps=sorted(str(o) for o in graph.objects(subject, VOID.dataDump)),
+        endpoint=graph.value(subject, VOID.sparqlEndpoint),
+        **_context(iri),
     )
 
 
@@ -200,4 +216,4 @@ def scheme(suffix: str | None) -> Response | str:
 @blueprint.route("/dataset", defaults={"suffix": None})
 @blueprint.route("/dataset.<suffix>")
 def dataset(suffix: str | None) -> Response | str:
-    return serve("dataset", suffix, _rdf_only)
+    return serve("dataset", suffix, _dataset)
