@@ -33,8 +33,9 @@ def prefers_html(req: Request) -> bool:
     )
 
 
-def error_page(status: int, message: str, **extra: object) -> Response:
-    body = render_template("error.html", title=TITLES.get(status, "Error"), status=status, message=message, **extra)
+def error_page(status: int, message: str, title: str | None = None, **extra: object) -> Response:
+    title = title or TITLES.get(status, "Error")
+    body = render_template("error.html", title=title, status=status, message=message, **extra)
     return Response(body, status=status, content_type="text/html; charset=utf-8")
 
 

@@ -107,7 +107,8 @@ def _syntax_error_page(query: str, message: str) -> Response:
     position = error_position(query, message)
     return error_page(
         400,
-        f"The query has a syntax error: {message}",
+        f"The parser says: {message}",
+        title="Syntax error in the query",
         query_html=marked_query(query, position),
         position=f"line {position[0]}, column {position[1]}" if position else None,
         editor_link=url_for("sparql.endpoint") + "#" + urlencode({"query": query}),
