@@ -1,6 +1,7 @@
 """From input files to a loaded store: parse, resolve identities, load, describe (VoID)."""
 
 import gc
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,8 +11,9 @@ from tqdm import tqdm
 from bibgraph.seeds import seed_directory
 
 from .model import Catalogue, Iris
+from .ntriples import unpublishable
 from .parse import find_input_files, parse_file
-from .records import Problem
+from .records import Problem, Record
 from .store import OxigraphGraphStore
 from .void import void_ntriples
 
@@ -63,13 +65,23 @@ def graph_lines(
     """
     files = list(find_input_files(paths))
     total = sum(path.stat().st_size for path, _ in files)
+    # a log file gets no bar: tqdm would fill it with carriage-return updates
+    on_terminal = sys.stderr.isatty()
     with tqdm(
-        total=total, unit="B", unit_scale=True, desc="build", disable=not progress or total < PROGRESS_MIN_BYTES
+        total=total,
+        unit="B",
+        unit_scale=True,
+        desc="build",
+        disable=not (progress and on_terminal) or total < PROGRESS_MIN_BYTES,
     ) as bar:
         for path, name in files:
             found, trouble = parse_file(path, name)
             problems.extend(trouble)
             for record in found:
+                trouble = _unpublishable(record)
+                if trouble:
+                    problems.append(Problem(record.source, record.line, trouble))
+                    continue
                 yield from catalogue.add(record, iris)
             bar.update(path.stat().st_size)
     yield from catalogue.closing(iris)
@@ -102,3 +114,14 @@ def build_graph(
     store.load_ntriples(void_ntriples(store, iris))
     report.triples = store.triple_count()
     return store, report
+
+
+def _unpublishable(record: Record) -> str | None:
+    """What in ``record`` no dump could carry; such a record is reported and left out, alone."""
+    fields = {"area": record.area, "subarea": record.subarea, "abstract": record.abstract, "source": record.source}
+    fields |= {f"author {n}": name for n, name in enumerate(record.authors, 1)}
+    for where, text in fields.items():
+        why = unpublishable(text or "")
+        if why:
+            return f"{where}: {why}"
+    return None

@@ -6,17 +6,20 @@ opening an on-disk store read-only), so this module decides nothing about HTTP.
 """
 
 import gc
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 import pyoxigraph as ox
 
+from .atomic import remove_stale_temporaries, temporary_name
 from .build import BuildReport, build_graph
 from .formats import RDF_SYNTAXES
 from .pool import Opener
 from .remote import RemoteGraphStore
 from .store import OxigraphGraphStore
 
+COMPLETE_MARKER = "bibgraph-store-complete"  # written last: a store directory without it is half-built
 LARGE_GRAPH_TRIPLES = 1_000_000  # above this, suggest the disk store (100k records: 1.2 GB on disk, 3.8 GB in memory)
 _DUMP_SUFFIXES = {f".{syntax.suffix}": syntax for syntax in RDF_SYNTAXES} | {".json": RDF_SYNTAXES[2]}
 
@@ -49,16 +52,7 @@ def prepare(inputs: Sequence[Path], spec: str, base: str) -> tuple[Opener, str]:
         return (lambda: RemoteGraphStore(endpoint)), f"remote SPARQL store {endpoint}"
     if spec.startswith("disk:"):
         path = Path(spec.removeprefix("disk:"))
-        reuse = path.exists() and any(path.iterdir()) and not inputs
-        if not reuse:
-            store = OxigraphGraphStore.disk(path)
-            report = fill(store, inputs, base)
-            store.close()
-            del store
-            gc.collect()  # release RocksDB's lock before the worker opens it read-only
-            summary = report.summary() if report else "loaded dumps"
-        else:
-            summary = "reused"
+        summary = "reused" if _reusable(path, inputs) else build_disk_store(path, inputs, base)
         return (lambda: OxigraphGraphStore.disk(path, read_only=True)), f"disk store {path}: {summary}"
     if spec != "memory":
         raise ValueError(f"unknown store {spec!r}: use memory, disk:PATH or sparql:URL")
@@ -69,3 +63,44 @@ def prepare(inputs: Sequence[Path], spec: str, base: str) -> tuple[Opener, str]:
     if triples > LARGE_GRAPH_TRIPLES:
         summary += " (hint: --store disk:PATH serves a graph this size in about a third of the memory)"
     return (lambda: memory), f"in-memory store: {summary}"
+
+
+def _reusable(path: Path, inputs: Sequence[Path]) -> bool:
+    """Whether the disk store at ``path`` is served as it is: complete, and no inputs to build."""
+    remove_stale_temporaries(path.parent)
+    if not path.exists() or not any(path.iterdir()):
+        return False
+    if not (path / COMPLETE_MARKER).is_file():
+        raise ValueError(
+            f"{path} is not a complete bibgraph store (an interrupted build, or not ours): "
+            "remove it, then start again to build it"
+        )
+    return not inputs
+
+
+def build_disk_store(path: Path, inputs: Sequence[Path], base: str) -> str:
+    """Build an on-disk store into a temporary directory beside ``path``, then rename it to ``path``.
+
+    A build killed half-way leaves only the temporary (removed by the next start, once its process
+    is gone), so ``path`` always holds a complete store or nothing. Returns the summary line.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    building = temporary_name(path)
+    try:
+        store = OxigraphGraphStore.disk(building)
+        report = fill(store, inputs, base)
+        store.close()
+        del store
+        gc.collect()  # release RocksDB's lock before the directory moves and the worker opens it
+        (building / COMPLETE_MARKER).write_text("complete\n", encoding="utf-8")
+        if path.exists():
+            retired = temporary_name(path)
+            path.rename(retired)
+            building.rename(path)
+            shutil.rmtree(retired, ignore_errors=True)
+        else:
+            building.rename(path)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return report.summary() if report else "loaded dumps"

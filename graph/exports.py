@@ -41,9 +41,18 @@ def node_link(network: nx.Graph) -> bytes:
     return json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8")
 
 
-def vosviewer(network: nx.Graph, positions: dict[str, tuple[float, float]] | None = None) -> bytes:
-    """The VOSviewer Online JSON map: items with clusters, weights and (optional) coordinates, links."""
+def vosviewer(
+    network: nx.Graph, positions: dict[str, tuple[float, float]] | None = None, weight: str = "weight"
+) -> bytes:
+    """The VOSviewer Online JSON map: items with clusters, weights and (optional) coordinates, links.
+
+    Link strengths are the edge attribute ``weight`` names (``fractional``: fractional counting).
+    """
     ids = {node: index for index, node in enumerate(sorted(network), start=1)}
+
+    def strength(data: dict[str, object]) -> object:
+        return data.get(weight, data.get("weight", 1))
+
     items = []
     for node in sorted(network):
         data = network.nodes[node]
@@ -55,14 +64,14 @@ def vosviewer(network: nx.Graph, positions: dict[str, tuple[float, float]] | Non
             "weights": {
                 "Documents": data.get("papers", 0),
                 "Links": network.degree(node),
-                "Total link strength": network.degree(node, weight="weight"),
+                "Total link strength": sum(strength(d) for d in network[node].values()),  # type: ignore[misc]
             },
         }
         if positions and node in positions:
             item["x"], item["y"] = (round(float(c), 4) for c in positions[node])
         items.append(item)
     links = [
-        {"source_id": ids[a], "target_id": ids[b], "strength": data.get("weight", 1)}
+        {"source_id": ids[a], "target_id": ids[b], "strength": strength(data)}
         for a, b, data in sorted(network.edges(data=True), key=lambda e: (ids[e[0]], ids[e[1]]))
     ]
     document = {"network": {"items": items, "links": links}}

@@ -3,16 +3,20 @@
 A :class:`Catalogue` makes the identity decisions (which records are the same paper, which
 spellings the same person) while each record is turned into N-Triples lines as it is read. Emitting text
 lets the Rust bulk loader of pyoxigraph parse it, which is much faster than building one Python
-term object per node; the IRIs here are all minted by us, so only literals need escaping.
+term object per node; the IRIs here are all minted by us, so only literals need escaping
+(:mod:`bibgraph.graph.ntriples`).
 """
 
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from rdflib import DCTERMS, FOAF, PROV, RDF, RDFS, SKOS, XSD
+from rdflib import DCTERMS, FOAF, PROV, RDF, RDFS, SKOS
 
 from .names import concept_key, normalise, person_key, short_hash, tidy
+from .ntriples import is_iri
+from .ntriples import literal as _literal
+from .ntriples import typed as _typed
 from .plaintext import plain_text
 from .records import Record
 from .vocab import BG, SCHEMA
@@ -25,7 +29,7 @@ class Iris:
     """Every IRI bibgraph mints, under one base IRI (so a deployment can mint its own)."""
 
     def __init__(self, base: str) -> None:
-        if not re.fullmatch(r"https?://[^\s<>\"{}|\\^`]+/", base):
+        if not re.fullmatch(r"https?://[^\s<>\"{}|\\^`]+/", base) or not is_iri(base):
             raise ValueError(f"base IRI must be an http(s) IRI ending in '/': {base!r}")
         self.base = base
 
@@ -172,19 +176,6 @@ class Catalogue:
             yield f"{iri} <{SKOS.prefLabel}> {_literal(label)} .\n"
             yield f"{iri} <{SKOS.inScheme}> {scheme} .\n"
             yield f"{iri} <{SKOS.broader}> <{iris.area(area_key)}> .\n"
-
-
-_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
-
-
-def _literal(text: str) -> str:
-    return f'"{text.translate(_ESCAPES)}"'
-
-
-def _typed(value: int | bool) -> str:
-    if isinstance(value, bool):
-        return f'"{str(value).lower()}"^^<{XSD.boolean}>'
-    return f'"{value}"^^<{XSD.integer}>'
 
 
 def _paper_lines(record: Record, paper_iri: str, subject: str | None, iris: Iris) -> Iterator[str]:

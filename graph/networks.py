@@ -115,7 +115,10 @@ def coauthor_network(rows: list[Authorship], filters: Filters = Filters()) -> nx
     kept = set(authors)
     their_papers = {paper for author in authors for paper in papers_and_authors[author]}
     # networkx projects onto every neighbour's neighbour: project the kept part only.
-    network = nx.bipartite.weighted_projected_graph(papers_and_authors.subgraph(kept | their_papers), authors)
+    if authors:
+        network = nx.bipartite.weighted_projected_graph(papers_and_authors.subgraph(kept | their_papers), authors)
+    else:
+        network = nx.Graph()  # nothing matches: an empty network, not networkx's error for an empty projection
     network.graph["total_authors"] = len(counts)
     for author in authors:
         own = papers_and_authors[author]

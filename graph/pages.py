@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from rdflib import Graph
 
+from .ntriples import is_iri
 from .queries import named_query
 from .store import GraphStore
 
@@ -104,7 +105,8 @@ class AuthorProfile:
 
 
 def _check_iri(iri: str) -> str:
-    if any(c in iri for c in '<>"{}|^`\\ '):
+    """``iri``, checked before it is written between ``<`` and ``>`` in a query."""
+    if not is_iri(iri):
         raise ValueError(f"not an IRI: {iri!r}")
     return iri
 

@@ -2,6 +2,7 @@
 
 from collections.abc import Iterator
 
+import pyoxigraph as ox
 from rdflib import DCTERMS, RDF, VOID, XSD
 
 from .formats import RDF_SYNTAXES
@@ -18,8 +19,11 @@ def dump_iri(iris: Iris, suffix: str) -> str:
 
 
 def void_ntriples(store: GraphStore, iris: Iris) -> Iterator[str]:
-    """VoID statistics of what the store holds now; call before adding them (they describe the data)."""
-    dataset = f"<{iris.dataset}>"
+    """VoID statistics of what the store holds now; call before adding them (they describe the data).
+
+    Terms are pyoxigraph's, so every line is valid N-Triples whatever the base IRI or counts hold.
+    """
+    dataset = ox.NamedNode(iris.dataset)
     totals = store.select(
         "SELECT (COUNT(*) AS ?triples) (COUNT(DISTINCT ?s) AS ?subjects) (COUNT(DISTINCT ?p) AS ?properties)"
         " (COUNT(DISTINCT ?o) AS ?objects) WHERE { ?s ?p ?o }"
@@ -29,41 +33,53 @@ def void_ntriples(store: GraphStore, iris: Iris) -> Iterator[str]:
     )
     properties = store.select("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY ?p")
     entities = store.select(
-        f"SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s a ?c FILTER(STRSTARTS(STR(?s), {_quote(iris.base)})) }}"
+        f"SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s a ?c FILTER(STRSTARTS(STR(?s), {ox.Literal(iris.base)})) }}"
     )[0]["n"]
 
-    def integer(value: object) -> str:
-        return f'"{int(value or 0)}"^^<{XSD.integer}>'  # type: ignore[call-overload]
+    def integer(value: object) -> ox.Literal:
+        return ox.Literal(str(int(value or 0)), datatype=ox.NamedNode(str(XSD.integer)))  # type: ignore[call-overload]
 
-    yield f"{dataset} <{RDF.type}> <{VOID.Dataset}> .\n"
-    yield f'{dataset} <{DCTERMS.title}> "bibgraph" .\n'
-    yield (
-        f'{dataset} <{DCTERMS.description}> "Papers, authors (in order) and research areas read from paper'
-        ' lists; void:triples counts the data, not this description." .\n'
-    )
-    yield f"{dataset} <{VOID.uriSpace}> {_quote(iris.base)} .\n"
-    yield f"{dataset} <{VOID.sparqlEndpoint}> <{iris.base}sparql> .\n"
-    yield f"{dataset} <{VOID.rootResource}> <{iris.scheme}> .\n"
-    for syntax in RDF_SYNTAXES:
-        yield f"{dataset} <{VOID.dataDump}> <{dump_iri(iris, syntax.suffix)}> .\n"
-    for namespace in sorted(set(PREFIXES.values()) - {str(XSD), str(RDF)}):
-        yield f"{dataset} <{VOID.vocabulary}> <{namespace}> .\n"
-    yield f"{dataset} <{VOID.triples}> {integer(totals['triples'])} .\n"
-    yield f"{dataset} <{VOID.entities}> {integer(entities)} .\n"
-    yield f"{dataset} <{VOID.distinctSubjects}> {integer(totals['subjects'])} .\n"
-    yield f"{dataset} <{VOID.distinctObjects}> {integer(totals['objects'])} .\n"
-    yield f"{dataset} <{VOID.properties}> {integer(totals['properties'])} .\n"
-    yield f"{dataset} <{VOID.classes}> {integer(len(classes))} .\n"
+    def term(iri: object) -> ox.NamedNode:
+        return ox.NamedNode(str(iri))
+
+    triples: list[tuple[ox.NamedNode, ox.NamedNode, ox.NamedNode | ox.Literal]] = [
+        (dataset, term(RDF.type), term(VOID.Dataset)),
+        (dataset, term(DCTERMS.title), ox.Literal("bibgraph")),
+        (
+            dataset,
+            term(DCTERMS.description),
+            ox.Literal(
+                "Papers, authors (in order) and research areas read from paper lists;"
+                " void:triples counts the data, not this description."
+            ),
+        ),
+        (dataset, term(VOID.uriSpace), ox.Literal(iris.base)),
+        (dataset, term(VOID.sparqlEndpoint), term(f"{iris.base}sparql")),
+        (dataset, term(VOID.rootResource), term(iris.scheme)),
+    ]
+    triples += [(dataset, term(VOID.dataDump), term(dump_iri(iris, s.suffix))) for s in RDF_SYNTAXES]
+    namespaces = sorted(set(PREFIXES.values()) - {str(XSD), str(RDF)})
+    triples += [(dataset, term(VOID.vocabulary), term(namespace)) for namespace in namespaces]
+    triples += [
+        (dataset, term(VOID.triples), integer(totals["triples"])),
+        (dataset, term(VOID.entities), integer(entities)),
+        (dataset, term(VOID.distinctSubjects), integer(totals["subjects"])),
+        (dataset, term(VOID.distinctObjects), integer(totals["objects"])),
+        (dataset, term(VOID.properties), integer(totals["properties"])),
+        (dataset, term(VOID.classes), integer(len(classes))),
+    ]
     for row in classes:
-        partition = f"<{iris.dataset}#class-{_fragment(str(row['class']))}>"
-        yield f"{dataset} <{VOID.classPartition}> {partition} .\n"
-        yield f"{partition} <{VOID['class']}> <{row['class']}> .\n"
-        yield f"{partition} <{VOID.entities}> {integer(row['n'])} .\n"
+        partition = term(f"{iris.dataset}#class-{_fragment(str(row['class']))}")
+        triples.append((dataset, term(VOID.classPartition), partition))
+        triples.append((partition, term(VOID["class"]), term(row["class"])))
+        triples.append((partition, term(VOID.entities), integer(row["n"])))
     for row in properties:
-        partition = f"<{iris.dataset}#property-{_fragment(str(row['p']))}>"
-        yield f"{dataset} <{VOID.propertyPartition}> {partition} .\n"
-        yield f"{partition} <{VOID.property}> <{row['p']}> .\n"
-        yield f"{partition} <{VOID.triples}> {integer(row['n'])} .\n"
+        partition = term(f"{iris.dataset}#property-{_fragment(str(row['p']))}")
+        triples.append((dataset, term(VOID.propertyPartition), partition))
+        triples.append((partition, term(VOID.property), term(row["p"])))
+        triples.append((partition, term(VOID.triples), integer(row["n"])))
+    for subject, predicate, value in triples:
+        yield f"{ox.Triple(subject, predicate, value)} .\n"
 
 
 def _fragment(iri: str) -> str:
@@ -72,7 +88,3 @@ def _fragment(iri: str) -> str:
         if iri.startswith(namespace):
             return f"{prefix}-{ascii_slug(iri.removeprefix(namespace)) or 'term'}"
     return ascii_slug(iri)
-
-
-def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

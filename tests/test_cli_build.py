@@ -72,7 +72,6 @@ def test_a_failed_write_leaves_the_old_dump_and_no_temporary(tmp_path: Path, mon
         raise OSError("disk full")
 
     monkeypatch.setattr(OxigraphGraphStore, "dump", explode)
-    with pytest.raises(OSError, match="disk full"):
-        main(["build", "--out", str(out), "--quiet"])
+    assert main(["build", "--out", str(out), "--quiet"]) == 1
     assert out.read_text(encoding="utf-8") == "previous dump\n"
     assert [p.name for p in tmp_path.iterdir()] == ["graph.ttl"]

@@ -15,6 +15,7 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
 
 
-def test_every_setting_is_documented() -> None:
+def test_every_setting_is_documented_with_its_option_and_variable() -> None:
     for setting in SETTINGS:
-        assert f"| `{setting.name}` |" in README, setting.name
+        option = "FILES_OR_DIRS" if setting.name == "BIBGRAPH_INPUTS" else setting.option
+        assert f"| `{setting.name}` | `{option}` | `{setting.env}` |" in README, setting.name

@@ -1,20 +1,20 @@
 """The Flask application factory (no module-level app, as in Flask's tutorial)."""
 
 from typing import Any
+from urllib.parse import parse_qsl
 
 from flask import Flask, Response, request
 from flask_cors import CORS
 
-from . import downloads, errors, graphstore, graphviews, pages, resources, sparql
-from .settings import defaults
+from . import downloads, errors, graphstore, graphviews, operations, pages, resources, sparql
+from .settings import resolve
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
-    """Build the app; ``config`` overrides the defaults declared in :mod:`bibgraph.web.settings`."""
+    """Build the app; ``config`` overrides ``BIBGRAPH_…`` variables, which override the defaults
+    declared in :mod:`bibgraph.web.settings`."""
     app = Flask(__name__)
-    app.config.from_mapping(defaults())
-    if config:
-        app.config.from_mapping(config)
+    app.config.from_mapping(resolve(config))
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
     graphstore.init_app(app)
     errors.init_app(app)
@@ -23,6 +23,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(pages.blueprint)
     app.register_blueprint(resources.blueprint)
     app.register_blueprint(downloads.blueprint)
+    operations.init_app(app)
     CORS(app, resources={r"/sparql": {"origins": "*"}}, send_wildcard=True, expose_headers=["Content-Type", "Vary"])
 
     @app.before_request
@@ -31,9 +32,27 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
             return Response("request URL too long; send the query with POST\n", 414, mimetype="text/plain")
         return None
 
+    @app.before_request
+    def refuse_undecodable_urls() -> Response | None:
+        if not url_is_utf8(request.environ):
+            return Response("the URL is not valid UTF-8 once percent-decoded\n", 400, mimetype="text/plain")
+        return None
+
     @app.errorhandler(413)
     def too_large(_: Exception) -> Response:
         limit = app.config["MAX_CONTENT_LENGTH"]
         return Response(f"request body over the {limit}-byte limit\n", 413, mimetype="text/plain")
 
     return app
+
+
+def url_is_utf8(environ: dict[str, Any]) -> bool:
+    """Whether the request's path and query string decode as UTF-8. Werkzeug would turn the bytes
+    of ``%ff`` into U+FFFD in a path and keep them as ``%FF`` text in a query value, so a key that
+    cannot be UTF-8 would otherwise reach the views as some other, valid-looking key."""
+    try:
+        environ.get("PATH_INFO", "").encode("latin-1").decode("utf-8")
+        parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True, encoding="utf-8", errors="strict")
+    except UnicodeError:
+        return False
+    return True

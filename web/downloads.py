@@ -6,9 +6,11 @@ import shutil
 import tempfile
 import threading
 from pathlib import Path
+from typing import BinaryIO
 
 from flask import Blueprint, Flask, abort, current_app, render_template, send_file
 
+from bibgraph.graph.atomic import write_atomically
 from bibgraph.graph.formats import RDF_SYNTAXES
 from bibgraph.graph.void import DUMP_STEM
 
@@ -41,10 +43,12 @@ def ensure(name: str) -> Path:
             get_store().with_deadline(deadline).dump_file(str(path), DUMPS[name][0])
         else:
             source = ensure(GZIPPED[name])
-            partial = path.with_name(f".{name}.part")
-            with source.open("rb") as raw, gzip.GzipFile(partial, "wb", mtime=0) as packed:
-                shutil.copyfileobj(raw, packed, 1024 * 1024)
-            partial.replace(path)
+
+            def pack(out: BinaryIO) -> None:
+                with source.open("rb") as raw, gzip.GzipFile(name, "wb", fileobj=out, mtime=0) as packed:
+                    shutil.copyfileobj(raw, packed, 1024 * 1024)
+
+            write_atomically(path, pack)
     return path
 
 

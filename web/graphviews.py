@@ -2,7 +2,6 @@
 
 from typing import Any
 
-import networkx as nx
 from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
 
 from bibgraph.graph import analytics
@@ -10,10 +9,14 @@ from bibgraph.graph.exports import EXPORTS, vosviewer
 from bibgraph.graph.networks import AREA, Filters
 
 from .links import iri_of, local_url
-from .netcache import networks
+from .netcache import COAUTHORS, PATH, TOPICS, NetworkSpec, networks
 from .pyvis_views import community_colour, view_data
 
 blueprint = Blueprint("graphs", __name__, url_prefix="/graph")
+NO_AUTHORS = (
+    "No authors match these filters. Widen them (another area or subarea, fewer minimum papers or joint "
+    "papers, another community) to see a map."
+)
 
 
 def _int(name: str, default: int | None, low: int = 1, high: int = 1_000_000) -> int | None:
@@ -37,8 +40,8 @@ def filters_from_request() -> Filters:
     area = request.args.get("area") or None
     subarea = request.args.get("subarea") or None
     return Filters(
-        area=iri_of(area) if area else None,
-        subarea=iri_of(subarea) if subarea else None,
+        area=iri_of(area, 400) if area else None,
+        subarea=iri_of(subarea, 400) if subarea else None,
         min_papers=_int("min_papers", 1) or 1,
         min_joint=_int("min_joint", 1) or 1,
         top=_int("top", None),
@@ -78,12 +81,19 @@ def _edge_style(weighting: str) -> Any:
     return style
 
 
-def _render(title: str, network: nx.Graph, key: Any, note: str | None = None, **context: Any) -> str:
+def _weighting() -> str:
+    """The edge attribute that weighs a drawing or a VOSviewer map: ``weight`` (full) or ``fractional``."""
+    return "fractional" if request.args.get("weighting") == "fractional" else "weight"
+
+
+def _render(title: str, spec: NetworkSpec, note: str | None = None, **context: Any) -> str:
     cache = networks()
-    weighting = "fractional" if request.args.get("weighting") == "fractional" else "weight"
+    weighting = _weighting()
+    network = cache.network(spec)
     data = cache.view(
-        (key, weighting),
-        lambda: view_data(network, cache.positions(key, network), _author_style, _edge_style(weighting)),
+        spec,
+        ("authors", weighting),
+        lambda drawn, positions: view_data(drawn, positions, _author_style, _edge_style(weighting)),
     )
     return render_template(
         "graph.html",
@@ -112,20 +122,22 @@ def _area_choices() -> list[tuple[str, str, str]]:
 def coauthors() -> str:
     wanted = filters_from_request()
     drawn, limit = _capped(wanted)
-    network = networks().coauthors(drawn)
+    spec = NetworkSpec(COAUTHORS, drawn)
+    network = networks().network(spec)
     total = network.graph.get("total_authors", network.number_of_nodes())
     note = None
-    if limit is not None and total > limit:
+    if network.number_of_nodes() == 0:
+        note = NO_AUTHORS
+    elif limit is not None and total > limit:
         note = (
             f"Showing the {limit:,} most prolific of {total:,} authors. Narrow the map with the filters "
             "(area, subarea, minimum papers) to see the others."
         )
     communities = sorted({c for _, c in network.nodes(data="community")})
-    stats = networks().view(("summary", drawn), lambda: analytics.summary(network))
+    stats = networks().summary(spec)
     return _render(
         "Co-author map",
-        network,
-        ("coauthors", drawn),
+        spec,
         note,
         choices=_area_choices(),
         communities=communities,
@@ -144,12 +156,11 @@ def ego(author: str) -> str:
         members = analytics.ego_authors(cache.bipartite(), center, radius)
     except KeyError:
         abort(404)
-    network = cache.coauthors(Filters(authors=members))
-    name = network.nodes[center]["name"]
+    spec = NetworkSpec(COAUTHORS, Filters(authors=members))
+    name = cache.network(spec).nodes[center]["name"]
     return _render(
         f"Co-authors of {name} (radius {radius})",
-        network,
-        ("ego", center, radius),
+        spec,
         kind="ego",
         center=author,
         radius=radius,
@@ -162,14 +173,14 @@ def path() -> str:
     cache = networks()
     source, target = request.args.get("from", ""), request.args.get("to", "")
     found = (
-        source and target and analytics.bipartite_collaboration_path(cache.bipartite(), iri_of(source), iri_of(target))
+        source
+        and target
+        and analytics.bipartite_collaboration_path(cache.bipartite(), iri_of(source, 400), iri_of(target, 400))
     )
     nodes = found or []
-    network = analytics.path_graph(cache.coauthors(Filters(authors=frozenset(nodes))), nodes) if nodes else nx.Graph()
     note = None if nodes or not (source and target) else "These authors are not connected by any chain of co-authors."
-    return _render(
-        "Collaboration path", network, ("path", tuple(nodes)), note, kind="path", source=source, target=target
-    )
+    spec = NetworkSpec(PATH, path=tuple(nodes))
+    return _render("Collaboration path", spec, note, kind="path", source=source, target=target)
 
 
 def _topic_style(node: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -186,7 +197,8 @@ def _topic_style(node: str, data: dict[str, Any]) -> dict[str, Any]:
 
 @blueprint.route("/topics")
 def topics() -> str:
-    network = networks().topics()
+    spec = NetworkSpec(TOPICS)
+    network = networks().network(spec)
 
     def edge(a: str, b: str, data: dict[str, Any]) -> dict[str, Any]:
         if data["kind"] == "broader":
@@ -197,8 +209,7 @@ def topics() -> str:
             "title": f"{data['shared_authors']} shared author(s), {data['shared_papers']} shared paper(s)",
         }
 
-    cache = networks()
-    data = cache.view("topics", lambda: view_data(network, cache.positions("topics", network), _topic_style, edge))
+    data = networks().view(spec, ("topics",), lambda drawn, positions: view_data(drawn, positions, _topic_style, edge))
     return render_template(
         "graph.html",
         title="Topic map",
@@ -215,11 +226,14 @@ def topics() -> str:
 def download(kind: str, fmt: str) -> Response:
     if fmt not in EXPORTS or kind not in ("coauthors", "topics"):
         abort(404)
-    network = networks().coauthors(filters_from_request()) if kind == "coauthors" else networks().topics()
+    spec = NetworkSpec(COAUTHORS, filters_from_request()) if kind == COAUTHORS else NetworkSpec(TOPICS)
+    network = networks().network(spec)
     media_type, suffix, export = EXPORTS[fmt]
-    body = (
-        vosviewer(network, networks().positions((kind, "export"), network)) if fmt == "vosviewer" else export(network)
-    )
+    if fmt == "vosviewer":
+        weight = _weighting() if kind == COAUTHORS else "weight"
+        body = vosviewer(network, networks().positions(spec), weight=weight)
+    else:
+        body = export(network)
     response = Response(body, content_type=f"{media_type}; charset=utf-8")
     response.headers["Content-Disposition"] = f'attachment; filename="bibgraph-{kind}.{suffix}"'
     return response

@@ -39,7 +39,7 @@ def _home_figures() -> dict[str, Any]:
 
 @blueprint.route("/")
 def home() -> str:
-    figures = networks().view(("page", "home"), _home_figures)
+    figures = networks().page("home", _home_figures)
     return render_template("home.html", title="bibgraph", local_url=local_url, hide_header_search=True, **figures)
 
 

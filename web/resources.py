@@ -59,7 +59,9 @@ def serve(path: str, suffix: str | None, page: Callable[[str], str | None]) -> R
         graph = resource_description(get_store(), iri)
         if len(graph) == 0:
             abort(404)
-        body = graph.serialize(format=syntax.rdflib_format, encoding="utf-8")
+        # JSON-LD compacted with the graph's prefixes (the context published at /context.jsonld)
+        compact = {"context": dict(PREFIXES), "auto_compact": True} if syntax.name == "jsonld" else {}
+        body = graph.serialize(format=syntax.rdflib_format, encoding="utf-8", **compact)
         response = Response(body, content_type=f"{syntax.media_type}; charset=utf-8")
     if suffix is None:
         response.vary.add("Accept")

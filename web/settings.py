@@ -1,11 +1,17 @@
 """Every setting of the web app, declared once: name, default and what it does.
 
-``create_app`` fills defaults from here, the CLI maps its options onto these names, and
-``tests/test_settings.py`` checks that the README documents each one.
+``create_app`` fills defaults from here, then from ``BIBGRAPH_…`` environment variables; ``bibgraph
+serve`` has one option per setting (it wins over the environment); ``tests/test_readme.py`` checks
+that the README's table documents each one with its option and variable.
 """
 
+import json
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+ENV_PREFIX = "BIBGRAPH_"
 
 
 @dataclass(frozen=True)
@@ -13,12 +19,41 @@ class Setting:
     name: str
     default: Any
     help: str
+    kind: type = str  # the value's type when the default (None) does not tell
+    choices: tuple[str, ...] = ()
+
+    @property
+    def type(self) -> type:
+        return self.kind if self.default is None else type(self.default)
+
+    @property
+    def env(self) -> str:
+        """The environment variable: the name itself when it already carries the prefix."""
+        return self.name if self.name.startswith(ENV_PREFIX) else ENV_PREFIX + self.name
+
+    @property
+    def option(self) -> str:
+        """The ``serve`` option: ``QUERY_TIMEOUT`` is ``--query-timeout``, ``BIBGRAPH_STORE`` ``--store``."""
+        return "--" + self.name.removeprefix(ENV_PREFIX).lower().replace("_", "-")
+
+    def parse(self, text: str) -> Any:
+        """The value of an option or variable given as text (``BIBGRAPH_INPUTS`` is a JSON list or one path)."""
+        if self.type is list:
+            return json.loads(text) if text.startswith("[") else [text]
+        if self.type is bool:
+            return text.strip().lower() in ("1", "true", "yes", "on")
+        if self.choices and text not in self.choices:
+            raise ValueError(f"{text!r} is not one of {', '.join(self.choices)}")
+        return self.type(text)
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("BIBGRAPH_INPUTS", None, "paper lists, directories or RDF dumps to load (default: the seeds)"),
+    Setting("HOST", "127.0.0.1", "address `serve` listens on"),
+    Setting("PORT", 5000, "port `serve` listens on"),
+    Setting("LOG_FORMAT", "text", "`text` or `json` (one object a line, for log shippers)", choices=("text", "json")),
+    Setting("BIBGRAPH_INPUTS", None, "paper lists, directories or RDF dumps to load (default: the seeds)", list),
     Setting("BIBGRAPH_STORE", "memory", "`memory`, `disk:PATH` (kept between starts) or `sparql:URL` (remote)"),
-    Setting("BIBGRAPH_BASE", "http://127.0.0.1:5000/", "base IRI of the IRIs minted when building"),
+    Setting("BIBGRAPH_BASE", None, "base IRI of minted IRIs, the public URL (default: `http://HOST:PORT/`)"),
     Setting("DOWNLOAD_DIR", None, "where dump downloads are written once (default: a new temporary directory)"),
     Setting("QUERY_TIMEOUT", 10.0, "seconds a query may run before it is stopped (HTTP 503)"),
     Setting("NETWORK_TIMEOUT", 300.0, "seconds the app's own network derivation may query (large graphs)"),
@@ -28,9 +63,29 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MAX_URL_LENGTH", 16 * 1024, "longest request URL in bytes (HTTP 414 above)"),
     Setting("MAX_RESULT_BYTES", 256 * 1024 * 1024, "largest answer in bytes (HTTP 422 above; over 1 MiB: on disk)"),
     Setting("RESULT_CACHE_BYTES", 32 * 1024 * 1024, "answers kept for repeated queries, bytes (0: none)"),
-    Setting("WORKER_MEMORY_LIMIT", None, "address-space limit of the query worker in bytes (none by default)"),
+    Setting("WORKER_MEMORY_LIMIT", None, "address-space limit of the query worker in bytes (none by default)", int),
 )
 
 
 def defaults() -> dict[str, Any]:
     return {setting.name: setting.default for setting in SETTINGS}
+
+
+def from_environment(environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
+    """The settings given as ``BIBGRAPH_…`` environment variables; a bad value names its variable."""
+    found = {}
+    for setting in SETTINGS:
+        if setting.env in environ:
+            try:
+                found[setting.name] = setting.parse(environ[setting.env])
+            except ValueError as error:
+                raise ValueError(f"{setting.env}: {error}") from error
+    return found
+
+
+def resolve(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Every setting's value: ``config`` (options, or a test's) over the environment over the defaults."""
+    values = {**defaults(), **from_environment(), **(config or {})}
+    if not values["BIBGRAPH_BASE"]:
+        values["BIBGRAPH_BASE"] = f"http://{values['HOST']}:{values['PORT']}/"
+    return values

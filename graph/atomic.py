@@ -1,0 +1,80 @@
+"""Writing a file atomically: a reader sees the old file or the new one, never half of one.
+
+Every file bibgraph writes for others to read (dumps, downloads, exports) goes through
+:func:`write_atomically`. The temporary file sits beside the target, named
+``.NAME.PID.RANDOM.part``: the process id lets a later run tell a temporary whose writer was
+killed (stale: removed) from one being written right now (kept).
+"""
+
+import os
+import re
+import secrets
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+_TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[1-9][0-9]*)\.[0-9a-f]{8}\.part")
+
+
+def temporary_name(path: Path) -> Path:
+    """A fresh temporary path beside ``path``, tagged with this process's id."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.part")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive
+    return True
+
+
+def remove_stale_temporaries(directory: Path) -> list[Path]:
+    """Remove the temporaries (files, or store directories) of our own naming in ``directory`` whose
+    writing process is gone."""
+    removed = []
+    try:
+        entries = list(directory.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TEMPORARY.fullmatch(entry.name)
+        if match and int(match["pid"]) != os.getpid() and not _alive(int(match["pid"])):
+            try:
+                if entry.is_symlink() or entry.is_file():
+                    entry.unlink()
+                else:
+                    shutil.rmtree(entry)  # a half-built disk store
+            except OSError:
+                continue
+            removed.append(entry)
+    return removed
+
+
+def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> int:
+    """Call ``write`` on a temporary file beside ``path``, fsync, then rename it over ``path``.
+
+    The file gets the mode the umask allows (as ``open`` would give), not ``mkstemp``'s 0600.
+    On any failure the temporary is removed and ``path`` is left as it was. Returns the size.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path.parent)
+    temporary = temporary_name(path)
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            write(out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return path.stat().st_size
+
+
+def write_bytes_atomically(path: Path, body: bytes) -> int:
+    return write_atomically(path, lambda out: out.write(body))

@@ -1,0 +1,189 @@
+"""Nothing half-done is ever served or kept: atomic writes, stale temporaries, full disks, disk stores."""
+
+import errno
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from bibgraph.graph import atomic
+from bibgraph.graph.atomic import remove_stale_temporaries, temporary_name, write_atomically
+from bibgraph.graph.dataset import COMPLETE_MARKER, prepare
+from bibgraph.graph.store import OxigraphGraphStore
+from bibgraph.seeds import seed_directory
+from bibgraph.web.cli import main
+
+from .conftest import BASE
+from .servers import free_port
+
+
+def _dead_pid() -> int:
+    """The id of a process that has exited (and been reaped)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_dumps_respect_the_umask(tmp_path: Path, umask: int) -> None:
+    out = tmp_path / "graph.nt"
+    previous = os.umask(umask)
+    try:
+        assert main(["build", "--out", str(out), "--format", "nt", "--quiet"]) == 0
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask
+
+
+def test_a_full_disk_is_one_line_and_exit_1_and_the_old_dump_stays(tmp_path: Path, monkeypatch, capsys) -> None:
+    out = tmp_path / "graph.ttl"
+    out.write_text("previous dump\n", encoding="utf-8")
+
+    def full(self, stream, syntax) -> None:
+        stream.write(b"@prefix half: <written> .\n")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(OxigraphGraphStore, "dump", full)
+    assert main(["build", "--out", str(out), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"bibgraph: error: cannot write {out}: No space left on device\n"
+    assert out.read_text(encoding="utf-8") == "previous dump\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["graph.ttl"]
+
+
+def test_export_graph_on_a_full_disk(tmp_path: Path, monkeypatch, capsys) -> None:
+    out = tmp_path / "net.graphml"
+
+    def full(path: Path, write) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("bibgraph.web.cli.write_bytes_atomically", lambda path, body: full(path, None))
+    assert main(["export-graph", "--out", str(out)]) == 1
+    assert capsys.readouterr().err.strip() == f"bibgraph: error: cannot write {out}: No space left on device"
+    assert not out.exists()
+
+
+def test_a_killed_writer_leaves_a_temporary_the_next_write_removes(tmp_path: Path) -> None:
+    out = tmp_path / "graph.nt"
+    script = textwrap.dedent(
+        f"""
+        import os, signal
+        from pathlib import Path
+        from bibgraph.graph.atomic import write_atomically
+
+        def half(out):
+            out.write(b"<a:b> <a:c> <a:d> .\\n")
+            out.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        write_atomically(Path({str(out)!r}), half)
+        """
+    )
+    killed = subprocess.run([sys.executable, "-c", script])
+    assert killed.returncode == -signal.SIGKILL
+    (left,) = tmp_path.iterdir()
+    assert left.name.startswith(".graph.nt.") and left.name.endswith(".part")
+    assert main(["build", "--out", str(out), "--format", "nt", "--quiet"]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["graph.nt"]
+
+
+def test_only_our_stale_temporaries_are_removed(tmp_path: Path) -> None:
+    dead, alive = _dead_pid(), os.getppid()
+    stale = tmp_path / f".graph.ttl.{dead}.0123abcd.part"
+    stale_store = tmp_path / f".store.{dead}.89abcdef.part"
+    running = tmp_path / f".graph.ttl.{alive}.0123abcd.part"
+    mine = temporary_name(tmp_path / "graph.ttl")
+    others = [tmp_path / ".graph.ttl.part", tmp_path / f"notes.{dead}.0123abcd.part", tmp_path / "graph.ttl"]
+    for path in [stale, running, mine, *others]:
+        path.write_bytes(b"x")
+    stale_store.mkdir()
+    (stale_store / "000001.sst").write_bytes(b"x")
+    assert sorted(remove_stale_temporaries(tmp_path)) == sorted([stale, stale_store])
+    assert sorted(tmp_path.iterdir()) == sorted([running, mine, *others])
+
+
+def test_a_failing_write_removes_its_temporary(tmp_path: Path) -> None:
+    def fail(out) -> None:
+        out.write(b"half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(OSError):
+        write_atomically(tmp_path / "x.ttl", fail)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_one_atomic_writer() -> None:
+    """dump.py, downloads.py and cli.py write through graph/atomic.py, not copies of it."""
+    root = Path(atomic.__file__).parent.parent
+    for module in ("graph/dump.py", "web/downloads.py", "web/cli.py"):
+        text = (root / module).read_text(encoding="utf-8")
+        assert "from bibgraph.graph.atomic import" in text or "from .atomic import" in text, module
+        assert ".part" not in text and "mkstemp" not in text, module
+
+
+KILLED_BUILD = """
+import os, signal, sys
+from pathlib import Path
+from bibgraph.graph import dataset
+
+real_fill = dataset.fill
+
+def fill_then_die(store, inputs, base):
+    real_fill(store, inputs, base)  # the whole graph is in, the build is not finished
+    store.store.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+dataset.fill = fill_then_die
+dataset.prepare([], "disk:" + sys.argv[1], sys.argv[2])
+"""
+
+
+def test_a_disk_store_killed_during_its_first_build_is_never_served(tmp_path: Path, seed_store) -> None:
+    path = tmp_path / "store"
+    killed = subprocess.run([sys.executable, "-c", KILLED_BUILD, str(path), BASE])
+    assert killed.returncode == -signal.SIGKILL
+    assert not path.exists()
+    (left,) = tmp_path.iterdir()
+    assert left.name.startswith(".store.") and left.name.endswith(".part") and left.is_dir()
+    opener, summary = prepare([], f"disk:{path}", BASE)
+    assert "reused" not in summary and "records" in summary
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]
+    assert (path / COMPLETE_MARKER).is_file()
+    assert opener().triple_count() == seed_store.triple_count()
+    _, again = prepare([], f"disk:{path}", BASE)
+    assert again.endswith("reused")
+
+
+def test_a_store_without_its_completeness_mark_is_refused(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "store"
+    store = OxigraphGraphStore.disk(path)  # half-built by an older version, or by someone else
+    store.close()
+    del store
+    with pytest.raises(ValueError, match="not a complete bibgraph store"):
+        prepare([], f"disk:{path}", BASE)
+    with pytest.raises(ValueError, match="not a complete bibgraph store"):
+        prepare([seed_directory()], f"disk:{path}", BASE)  # never deletes what is not ours
+    assert main(["serve", "--store", f"disk:{path}", "--port", str(free_port())]) == 2
+    assert "not a complete bibgraph store" in capsys.readouterr().err
+
+
+def test_a_full_disk_while_building_a_disk_store_is_one_line_and_leaves_nothing(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    from bibgraph.graph import dataset
+
+    def full(store, inputs, base) -> None:
+        store.store.add(ox.Quad(ox.NamedNode("http://a.test/s"), ox.NamedNode("http://a.test/p"), ox.Literal("o")))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(dataset, "fill", full)
+    path = tmp_path / "store"
+    assert main(["serve", "--store", f"disk:{path}", "--port", str(free_port())]) == 1
+    assert capsys.readouterr().err == "bibgraph: error: cannot prepare the store: No space left on device\n"
+    assert list(tmp_path.iterdir()) == []

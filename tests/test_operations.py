@@ -1,0 +1,148 @@
+"""Crawlers and operators: robots.txt, sitemaps, /.well-known/void, /metrics, access and JSON logs."""
+
+import io
+import json
+import logging
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from bibgraph.graph.pages import dataset_summary
+from bibgraph.web import logs
+from bibgraph.web.cli import main
+
+from .conftest import BASE
+
+SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+
+
+def test_robots_keeps_crawlers_off_queries_and_names_the_sitemap(client):
+    response = client.get("/robots.txt")
+    assert response.status_code == 200 and response.mimetype == "text/plain"
+    lines = response.get_data(as_text=True).splitlines()
+    for path in ("/sparql", "/search", "/graph/", "/*?"):
+        assert f"Disallow: {path}" in lines
+    assert f"Sitemap: {BASE}sitemap.xml" in lines
+
+
+def test_sitemaps_list_every_resource_page_once(client, seed_store):
+    index = ET.fromstring(client.get("/sitemap.xml").data)
+    locations = [element.text for element in index.iter(f"{SITEMAP}loc")]
+    assert locations and all(location.startswith(BASE) for location in locations)
+    pages: list[str] = []
+    for location in locations:
+        response = client.get(location.removeprefix(BASE.rstrip("/")))
+        assert response.status_code == 200, location
+        pages += [element.text for element in ET.fromstring(response.data).iter(f"{SITEMAP}loc")]
+    summary = dataset_summary(seed_store)
+    assert len(pages) == len(set(pages)) == summary["papers"] + summary["authors"] + summary["concepts"]
+    for page in pages[:: max(1, len(pages) // 25)]:  # a sample of them really are pages
+        assert client.get(page.removeprefix(BASE.rstrip("/"))).status_code == 200, page
+
+
+def test_sitemap_past_the_last_chunk_is_404(client):
+    assert client.get("/sitemap-papers-2.xml").status_code == 404
+    assert client.get("/sitemap-nothing-1.xml").status_code == 404
+
+
+def test_well_known_void_sends_to_the_dataset_description(client):
+    response = client.get("/.well-known/void")
+    assert response.status_code == 303 and response.location.endswith("/dataset")
+
+
+def _sample(text: str, name: str, labels: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(f"{name}{{{labels}}}"):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_metrics_count_requests_by_status_and_time_them(client):
+    before = client.get("/metrics").get_data(as_text=True)
+    client.get("/no/such/page")
+    client.get("/sparql?query=ASK%7B%7D", headers={"Accept": "application/sparql-results+json"})
+    after = client.get("/metrics").get_data(as_text=True)
+    assert _sample(after, "bibgraph_http_requests_total", 'status="404"') == (
+        _sample(before, "bibgraph_http_requests_total", 'status="404"') + 1
+    )
+    sparql_before = _sample(before, "bibgraph_http_request_seconds_count", 'route="sparql"')
+    assert _sample(after, "bibgraph_http_request_seconds_count", 'route="sparql"') == sparql_before + 1
+
+
+def test_one_access_log_line_per_request(client, caplog):
+    with caplog.at_level(logging.INFO, logger="bibgraph.access"):
+        client.get("/robots.txt?x=1")
+    records = [r for r in caplog.records if r.name == "bibgraph.access"]
+    assert len(records) == 1
+    record = records[0]
+    assert (record.method, record.path, record.status) == ("GET", "/robots.txt?x=1", 200)  # type: ignore[attr-defined]
+    assert record.bytes > 0 and record.ms >= 0  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def restored_loggers():
+    """``logs.configure`` sets process-wide loggers: put them back for the other tests."""
+    saved = {
+        name: (lg.handlers[:], lg.level, lg.propagate)
+        for name in ("bibgraph", "waitress")
+        for lg in [logging.getLogger(name)]
+    }
+    yield
+    for name, (handlers, level, propagate) in saved.items():
+        logger = logging.getLogger(name)
+        logger.handlers[:], logger.level, logger.propagate = handlers, level, propagate
+
+
+def test_json_log_lines_are_json(monkeypatch, restored_loggers):
+    stream = io.StringIO()
+    monkeypatch.setattr("sys.stderr", stream)
+    logs.configure("json")
+    logging.getLogger("bibgraph.access").info("GET / 200", extra={"status": 200, "path": "/"})
+    line = json.loads(stream.getvalue().strip())
+    assert (line["message"], line["status"], line["path"], line["name"]) == ("GET / 200", 200, "/", "bibgraph.access")
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.startswith("bibgraph ")
+
+
+def test_no_progress_bar_when_standard_error_is_not_a_terminal(tmp_path, capsys):
+    """In a log file tqdm would write hundreds of carriage-return updates."""
+    from bibgraph.graph import build
+    from bibgraph.seeds import seed_directory
+
+    big = tmp_path / "big.txt"
+    text = "".join(path.read_text(encoding="utf-8") for path in sorted(seed_directory().glob("*.txt")))
+    big.write_text(text * (build.PROGRESS_MIN_BYTES // len(text.encode()) + 1), encoding="utf-8")
+    build.build_graph([big], base=BASE, progress=True)
+    assert "\r" not in capsys.readouterr().err
+
+
+def test_json_ld_is_compact_with_the_published_context(client):
+    """Linked-data clients get prefixed keys; the context is also served at /context.jsonld."""
+    from rdflib import Graph
+    from rdflib.compare import isomorphic
+
+    context = client.get("/context.jsonld")
+    assert context.mimetype == "application/ld+json"
+    sitemap = ET.fromstring(client.get("/sitemap-papers-1.xml").data)
+    paper = next(sitemap.iter(f"{SITEMAP}loc")).text.removeprefix(BASE.rstrip("/"))
+    document = client.get(f"{paper}.jsonld")
+    body = json.loads(document.data)
+    assert body["@context"] == json.loads(context.data)["@context"]
+    keys = {key for node in body["@graph"] for key in node}
+    assert "bg:authorPosition" in keys and not any(key.startswith("http") for key in keys)
+    compacted = Graph().parse(data=document.data, format="json-ld")
+    turtle = Graph().parse(data=client.get(f"{paper}.ttl").data, format="turtle")
+    assert len(turtle) > 0 and isomorphic(compacted, turtle)
+
+
+def test_python_dash_m_bibgraph_is_the_command():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "bibgraph", "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("bibgraph ")

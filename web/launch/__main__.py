@@ -1,0 +1,7 @@
+"""``python -m bibgraph``: the ``bibgraph`` command (this folder is installed as the ``bibgraph`` package)."""
+
+import sys
+
+from bibgraph.web.cli import main
+
+sys.exit(main())

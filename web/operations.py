@@ -1,0 +1,148 @@
+"""What operators and crawlers need: ``robots.txt``, sitemaps, ``/.well-known/void``, ``/metrics``
+and one access-log line per request.
+
+Metrics use the Prometheus client library with one registry per app (two apps in one process,
+as in the tests, never share counters).
+"""
+
+import json
+import logging
+import time
+from xml.sax.saxutils import escape
+
+from flask import Blueprint, Flask, Response, abort, current_app, g, redirect, request, url_for
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+
+from bibgraph.graph.crawl import PAGE_CLASSES, SITEMAP_LIMIT, resource_counts, resources
+from bibgraph.graph.vocab import PREFIXES
+
+from .graphstore import get_store
+from .links import base_iri
+
+blueprint = Blueprint("operations", __name__)
+access_log = logging.getLogger("bibgraph.access")
+SITEMAP_TYPE = "application/xml; charset=utf-8"
+# Crawlers get resource pages; query links, searches and filter combinations are endless, so not those.
+ROBOTS = """User-agent: *
+Disallow: /sparql
+Disallow: /search
+Disallow: /graph/
+Disallow: /*?
+Allow: /
+
+Sitemap: {sitemap}
+"""
+
+
+@blueprint.route("/robots.txt")
+def robots() -> Response:
+    text = ROBOTS.format(sitemap=base_iri() + "sitemap.xml")
+    return Response(text, mimetype="text/plain")
+
+
+def _sitemap_document(root: str, items: list[str]) -> Response:
+    xml = '<?xml version="1.0" encoding="UTF-8"?>\n'
+    body = f'{xml}<{root} xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + "\n".join(items) + f"\n</{root}>\n"
+    return Response(body, content_type=SITEMAP_TYPE)
+
+
+@blueprint.route("/sitemap.xml")
+def sitemap_index() -> Response:
+    """A sitemap index naming one sitemap per 50,000 resources of each kind."""
+    counts = resource_counts(get_store())
+    entries = [
+        f"<sitemap><loc>{escape(base_iri())}sitemap-{kind}-{chunk + 1}.xml</loc></sitemap>"
+        for kind, count in counts.items()
+        for chunk in range(max(1, -(-count // SITEMAP_LIMIT)))
+    ]
+    return _sitemap_document("sitemapindex", entries)
+
+
+@blueprint.route("/sitemap-<kind>-<int:number>.xml")
+def sitemap(kind: str, number: int) -> Response:
+    if kind not in PAGE_CLASSES or number < 1:
+        abort(404)
+    base = base_iri()
+    iris = [iri for iri in resources(get_store(), kind, number - 1) if iri.startswith(base)]
+    if number > 1 and not iris:
+        abort(404)
+    return _sitemap_document("urlset", [f"<url><loc>{escape(iri)}</loc></url>" for iri in iris])
+
+
+@blueprint.route("/context.jsonld")
+def jsonld_context() -> Response:
+    """The JSON-LD context that compacts this site's JSON-LD: the graph's prefixes."""
+    return Response(json.dumps({"@context": PREFIXES}, indent=2), content_type="application/ld+json")
+
+
+@blueprint.route("/.well-known/void")
+def well_known_void() -> Response:
+    """RFC 8615 well-known location of the VoID description (VoID spec, section 7)."""
+    return redirect(url_for("resources.dataset"), 303)
+
+
+class Metrics:
+    """The app's Prometheus metrics, in a registry of its own."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "bibgraph_http_requests", "HTTP requests answered, by status", ["status"], registry=self.registry
+        )
+        self.latency = Histogram(
+            "bibgraph_http_request_seconds",
+            "time to answer a request, by route kind",
+            ["route"],
+            registry=self.registry,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+        )
+
+
+@blueprint.route("/metrics")
+def metrics() -> Response:
+    registry = current_app.extensions["bibgraph-metrics"].registry
+    return Response(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
+
+
+def _route_kind() -> str:
+    """The route family (``sparql``, ``paper``, ``graph`` ...): bounded label values, never raw paths."""
+    rule = request.url_rule
+    if rule is None:
+        return "unmatched"
+    first = rule.rule.strip("/").split("/", 1)[0]
+    return first.split(".", 1)[0].split("<", 1)[0] or "home"
+
+
+def init_app(app: Flask) -> None:
+    """Register the blueprint, the metrics and the access log of ``app``."""
+    app.register_blueprint(blueprint)
+    app.extensions["bibgraph-metrics"] = Metrics()
+
+    @app.before_request
+    def start_clock() -> None:
+        g.bibgraph_started = time.perf_counter()
+
+    @app.after_request
+    def log_request(response: Response) -> Response:
+        started = g.get("bibgraph_started")
+        elapsed = time.perf_counter() - started if started is not None else 0.0
+        found = app.extensions["bibgraph-metrics"]
+        found.requests.labels(str(response.status_code)).inc()
+        found.latency.labels(_route_kind()).observe(elapsed)
+        access_log.info(
+            "%s %s %d %s %.1f",
+            request.method,
+            request.full_path.rstrip("?"),
+            response.status_code,
+            response.content_length if response.content_length is not None else "-",
+            elapsed * 1000,
+            extra={
+                "method": request.method,
+                "path": request.full_path.rstrip("?"),
+                "status": response.status_code,
+                "bytes": response.content_length,
+                "ms": round(elapsed * 1000, 1),
+                "remote": request.remote_addr,
+            },
+        )
+        return response
