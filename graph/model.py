@@ -17,6 +17,7 @@ from .names import concept_key, normalise, person_key, short_hash, tidy
 from .ntriples import is_iri
 from .ntriples import literal as _literal
 from .ntriples import typed as _typed
+from .plaintext import plain_text
 from .records import Record
 from .vocab import BG, SCHEMA
 
@@ -70,7 +71,7 @@ def paper_id(record: Record) -> str:
 def derived_label(record: Record) -> str:
     """A display label (never a title): first author, ``et al.``, and the abstract's opening words."""
     lead = record.authors[0] + (" et al." if len(record.authors) > 1 or record.truncated else "")
-    text = tidy(record.abstract)
+    text = plain_text(tidy(record.abstract))
     if len(text) > LABEL_WORDS_CHARS:
         cut = text[:LABEL_WORDS_CHARS].rsplit(" ", 1)[0]
         text = cut.rstrip(",;:.") + "…"

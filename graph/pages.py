@@ -28,8 +28,30 @@ class AuthorPaper:
     position: int
     listed: int
     truncated: bool
-    subject: str | None
-    area: str | None
+    subject: str | None  # label of the paper's subject (its subarea, or its area)
+    area: str | None  # label of the subject's area, when the subject is a subarea
+    subject_iri: str | None = None
+    area_iri: str | None = None
+
+    @property
+    def role(self) -> str:
+        """``sole``, ``first``, ``last`` or ``middle``; a cut list (等) has no known last author."""
+        if self.listed == 1 and not self.truncated:
+            return "sole"
+        if self.position == 1:
+            return "first"
+        if self.position == self.listed and not self.truncated:
+            return "last"
+        return "middle"
+
+    @property
+    def top(self) -> tuple[str, str] | None:
+        """(IRI, label) of the paper's top-level area."""
+        if self.area_iri and self.area:
+            return self.area_iri, self.area
+        if self.subject_iri and self.subject:
+            return self.subject_iri, self.subject
+        return None
 
 
 @dataclass
@@ -40,6 +62,13 @@ class Coauthor:
 
 
 @dataclass
+class AreaCount:
+    iri: str
+    label: str
+    papers: int
+
+
+@dataclass
 class AuthorProfile:
     iri: str
     name: str
@@ -47,9 +76,32 @@ class AuthorProfile:
     papers: list[AuthorPaper] = field(default_factory=list)
     coauthors: list[Coauthor] = field(default_factory=list)
 
+    def count(self, role: str) -> int:
+        return sum(1 for paper in self.papers if paper.role == role)
+
     @property
-    def areas(self) -> list[str]:
-        return sorted({p.area or p.subject for p in self.papers if p.area or p.subject})  # type: ignore[misc]
+    def areas(self) -> list[AreaCount]:
+        """Top-level areas with the author's papers in each, most first."""
+        counts: Counter[tuple[str, str]] = Counter(p.top for p in self.papers if p.top)
+        return [AreaCount(iri, label, n) for (iri, label), n in sorted(counts.items(), key=lambda i: (-i[1], i[0][1]))]
+
+    @property
+    def subareas(self) -> list[AreaCount]:
+        counts: Counter[tuple[str, str]] = Counter(
+            (p.subject_iri, f"{p.area} · {p.subject}") for p in self.papers if p.area and p.subject_iri
+        )
+        return [AreaCount(iri, label, n) for (iri, label), n in sorted(counts.items(), key=lambda i: (-i[1], i[0][1]))]
+
+    @property
+    def by_area(self) -> list[tuple[AreaCount | None, list[AuthorPaper]]]:
+        """The papers grouped by top-level area (most papers first); papers without area last."""
+        groups: list[tuple[AreaCount | None, list[AuthorPaper]]] = [
+            (area, [p for p in self.papers if p.top and p.top[0] == area.iri]) for area in self.areas
+        ]
+        rest = [p for p in self.papers if not p.top]
+        if rest:
+            groups.append((None, rest))
+        return groups
 
 
 def _check_iri(iri: str) -> str:
@@ -65,17 +117,19 @@ def author_profile(store: GraphStore, iri: str) -> AuthorProfile | None:
     if not rows:
         return None
     alts = str(rows[0]["alts"] or "")
-    profile = AuthorProfile(iri, str(rows[0]["name"]), [a for a in alts.split("\x1f") if a])
+    profile = AuthorProfile(iri, str(rows[0]["name"]), sorted(a for a in alts.split("\x1f") if a))
     for row in store.select(_bind(named_query("author_papers").text, author=iri)):
         profile.papers.append(
             AuthorPaper(
                 iri=str(row["paper"]),
                 label=str(row["label"]),
                 position=int(row["position"]),  # type: ignore[arg-type]
-                listed=int(row["listed"]),
-                truncated=bool(row["truncated"]),  # type: ignore[arg-type]
-                subject=row["conceptLabel"] and str(row["conceptLabel"]),  # type: ignore[arg-type]
-                area=row["areaLabel"] and str(row["areaLabel"]),  # type: ignore[arg-type]
+                listed=int(row["listed"]),  # type: ignore[arg-type]
+                truncated=bool(row["truncated"]),
+                subject=_text(row["conceptLabel"]),
+                area=_text(row["areaLabel"]),
+                subject_iri=_text(row["concept"]),
+                area_iri=_text(row["area"]),
             )
         )
     for row in store.select(_bind(named_query("author_coauthors").text, author=iri)):
@@ -110,6 +164,8 @@ class PaperPage:
     area_label: str | None
     authors: list[PaperAuthor] = field(default_factory=list)
     sources: list[tuple[str, int]] = field(default_factory=list)
+    by_authors: list["Listed"] = field(default_factory=list)  # papers sharing authors (detail: how many)
+    by_subject: list["Listed"] = field(default_factory=list)  # other papers of the same subarea
 
 
 def paper_page(store: GraphStore, iri: str) -> PaperPage | None:
@@ -145,6 +201,16 @@ def paper_page(store: GraphStore, iri: str) -> PaperPage | None:
             _bind(named_query("paper_sources").text, paper=iri)
         )
     ]
+    page.by_authors = [
+        Listed(str(r["other"]), str(r["label"]), int(r["shared"]))  # type: ignore[arg-type]
+        for r in store.select(_bind(named_query("related_by_authors").text, paper=iri))
+    ]
+    shown = {item.iri for item in page.by_authors}
+    page.by_subject = [
+        Listed(str(r["other"]), str(r["label"]))
+        for r in store.select(_bind(named_query("related_by_subject").text, paper=iri))
+        if str(r["other"]) not in shown
+    ]
     return page
 
 
@@ -164,11 +230,17 @@ class ConceptPage:
     iri: str
     label: str
     broader: Listed | None
-    narrower: list[Listed]
+    narrower: list[Listed]  # detail: papers
     papers: list[Listed]
     top_authors: list[Listed]
     page: int
     more: bool
+    paper_count: int = 0
+    author_count: int = 0
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.paper_count // PAGE_SIZE))
 
 
 PAGE_SIZE = 50
@@ -181,7 +253,11 @@ def concept_page(store: GraphStore, iri: str, page: int = 1) -> ConceptPage | No
         return None
     first = rows[0]
     broader = Listed(str(first["broader"]), str(first["broaderLabel"])) if first["broader"] else None
-    narrower = [Listed(str(r["narrower"]), str(r["narrowerLabel"])) for r in rows if r["narrower"]]
+    narrower = [
+        Listed(str(r["narrower"]), str(r["label"]), int(r["papers"]))  # type: ignore[arg-type]
+        for r in store.select(_bind(named_query("concept_subareas").text, concept=iri))
+    ]
+    counts = store.select(_bind(named_query("concept_counts").text, concept=iri))[0]
     offset = (page - 1) * PAGE_SIZE
     paper_rows = store.select(
         _bind(named_query("concept_papers").text, concept=iri) + f" LIMIT {PAGE_SIZE + 1} OFFSET {offset}"
@@ -191,7 +267,43 @@ def concept_page(store: GraphStore, iri: str, page: int = 1) -> ConceptPage | No
         Listed(str(r["author"]), str(r["name"]), int(r["papers"]))  # type: ignore[arg-type]
         for r in store.select(_bind(named_query("concept_authors").text, concept=iri))
     ]
-    return ConceptPage(iri, str(first["label"]), broader, narrower, papers, authors, page, len(paper_rows) > PAGE_SIZE)
+    return ConceptPage(
+        iri,
+        str(first["label"]),
+        broader,
+        narrower,
+        papers,
+        authors,
+        page,
+        len(paper_rows) > PAGE_SIZE,
+        int(counts["papers"] or 0),  # type: ignore[arg-type]
+        int(counts["authors"] or 0),  # type: ignore[arg-type]
+    )
+
+
+@dataclass
+class TreeArea:
+    iri: str
+    label: str
+    papers: int
+    authors: int
+    subareas: list["TreeArea"] = field(default_factory=list)
+
+
+def concept_tree(store: GraphStore) -> list[TreeArea]:
+    """Areas (most papers first) with their subareas; an area's counts include its subareas' papers."""
+    rows = store.select(named_query("concept_tree").text)
+    areas = {
+        str(r["concept"]): TreeArea(str(r["concept"]), str(r["label"]), int(r["papers"]), int(r["authors"]))  # type: ignore[arg-type]
+        for r in rows
+        if r["broader"] is None
+    }
+    for r in rows:
+        if r["broader"] is not None and str(r["broader"]) in areas:
+            areas[str(r["broader"])].subareas.append(
+                TreeArea(str(r["concept"]), str(r["label"]), int(r["papers"]), int(r["authors"]))  # type: ignore[arg-type]
+            )
+    return list(areas.values())
 
 
 @dataclass
@@ -225,6 +337,46 @@ def search_documents(store: GraphStore) -> list[tuple[str, str, str, str]]:
     return [(str(r["item"]), str(r["kind"]), str(r["text"]), str(r["title"])) for r in rows]
 
 
+def author_facts(store: GraphStore) -> dict[str, tuple[int, list[str]]]:
+    """Every author's paper count and areas (most papers first), shown beside author search results."""
+    per_area: dict[str, Counter[str]] = {}
+    totals: Counter[str] = Counter()
+    for r in store.select(named_query("search_authors").text):
+        author, papers = str(r["author"]), int(r["papers"])  # type: ignore[arg-type]
+        totals[author] += papers  # a paper has one subject, so its author's area groups do not overlap
+        if r["areaLabel"] is not None:
+            per_area.setdefault(author, Counter())[str(r["areaLabel"])] += papers
+    return {
+        author: (total, [label for label, _ in sorted(per_area.get(author, {}).items(), key=lambda i: (-i[1], i[0]))])
+        for author, total in totals.items()
+    }
+
+
+def abstracts(store: GraphStore, iris: list[str]) -> dict[str, str]:
+    """The abstracts of a few papers (a page of search results), in one query."""
+    if not iris:
+        return {}
+    values = " ".join(f"<{_check_iri(iri)}>" for iri in iris)
+    query = named_query("abstracts").text.replace("WHERE {", f"WHERE {{ VALUES ?paper {{ {values} }}", 1)
+    return {str(r["paper"]): str(r["abstract"]) for r in store.select(query)}
+
+
 def resource_description(store: GraphStore, iri: str) -> Graph:
     """The RDF a dereferenced IRI answers with (its triples, plus its authorship and source nodes)."""
     return store.construct(_bind(named_query("resource_description").text, resource=_check_iri(iri)))
+
+
+def histogram_bins(counts: list[tuple[int, int]], most: int = 24) -> list[tuple[str, int]]:
+    """(x, count) pairs as at most ``most`` equal-width bins from the smallest x to the largest, empty bins kept."""
+    if not counts:
+        return []
+    low, high = min(x for x, _ in counts), max(x for x, _ in counts)
+    width = max(1, -(-(high - low + 1) // most))
+    bins = [0] * (-(-(high - low + 1) // width))
+    for x, count in counts:
+        bins[(x - low) // width] += count
+    labels = [
+        str(low + i * width) if width == 1 else f"{low + i * width}\u2013{min(high, low + (i + 1) * width - 1)}"
+        for i in range(len(bins))
+    ]
+    return list(zip(labels, bins, strict=True))

@@ -198,7 +198,7 @@ def test_query_page_runs_offline(browser, server) -> None:
         (f"/{author_path('Oğuz Yüksel')}", "table"),
         ("/area/deep-learning", "ol"),
         ("/area/deep-learning/large-language-models", "ol"),
-        ("/areas", "table"),
+        ("/areas", "#area-tree li"),
         ("/dataset", "table"),
         ("/search?q=yuk", "ol.results li"),
         ("/download/", "table"),

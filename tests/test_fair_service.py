@@ -143,3 +143,22 @@ def test_serve_options_reach_the_settings() -> None:
 
     args = _parser().parse_args(["serve", "--connection-limit", "7", "--client-queries", "3", "--trusted-proxy", "::1"])
     assert (args.CONNECTION_LIMIT, args.CLIENT_QUERIES, args.TRUSTED_PROXY) == (7, 3, "::1")
+
+
+def test_a_browser_over_its_share_gets_the_site_s_error_page(monkeypatch) -> None:
+    from bibgraph.graph.fairshare import OverShare
+
+    app = make_app()
+    try:
+
+        def refuse(*args, **kwargs):
+            raise OverShare("too many queries at once from one client", 1)
+
+        monkeypatch.setattr(app.extensions["bibgraph"].pool, "call", refuse)
+        browser = app.test_client().get("/areas", headers={"Accept": "text/html"})
+        assert browser.status_code == 429 and browser.headers["Retry-After"] == "1"
+        assert browser.mimetype == "text/html" and "too many queries" in browser.get_data(as_text=True)
+        script = app.test_client().get("/sparql", query_string={"query": "ASK {}"}, headers={"Accept": "*/*"})
+        assert script.status_code == 429 and script.mimetype == "text/plain"
+    finally:
+        app.extensions["bibgraph"].close()

@@ -148,17 +148,18 @@ def test_search_is_case_and_accent_insensitive_by_prefix(client, query: str, exp
 
 def test_search_pages(client) -> None:
     first = client.get("/search", query_string={"q": "the"}).get_data(as_text=True)
-    total = int(re.search(r"(\d+) results", first).group(1))
+    total = int(re.search(r"of (\d+) for", first).group(1))
     assert total > 20
-    assert first.count('<span class="kind">') == 20
+    assert first.count('<span class="badge">') == 20
     second = client.get("/search", query_string={"q": "the", "page": 2}).get_data(as_text=True)
-    assert second.count('<span class="kind">') == min(20, total - 20)
+    assert second.count('<span class="badge">') == min(20, total - 20)
     assert re.findall(r'href="(/paper/[^"]+)"', first)[0] not in second
 
 
 def test_home_has_charts(client) -> None:
     html = client.get("/").get_data(as_text=True)
-    assert html.count("<svg") == 3
+    assert html.count("<svg") == 2  # the two histograms; papers per area is an HTML bar list
+    assert html.count('class="bar-area"') == 8
     assert "40</strong> papers" in html
     assert "Large Language Models" in html
 

@@ -6,7 +6,7 @@ from urllib.parse import parse_qsl
 from flask import Flask, Response, request
 from flask_cors import CORS
 
-from . import downloads, graphstore, graphviews, operations, pages, resources, sparql
+from . import downloads, errors, graphstore, graphviews, operations, pages, resources, sparql
 from .settings import resolve
 
 
@@ -17,6 +17,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.config.from_mapping(resolve(config))
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
     graphstore.init_app(app)
+    errors.init_app(app)
     app.register_blueprint(sparql.blueprint)
     app.register_blueprint(graphviews.blueprint)
     app.register_blueprint(pages.blueprint)

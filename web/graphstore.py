@@ -22,6 +22,8 @@ from bibgraph.graph.pool import OverShare, QueryCrashed, QueryPool, QueryTimeout
 from bibgraph.graph.store import Answer, GraphStore
 from bibgraph.graph.vocab import PREFIXES
 
+from .errors import error_page, prefers_html
+
 EXTENSION = "bibgraph"
 
 
@@ -140,7 +142,11 @@ def health() -> tuple[dict[str, Any], int]:
 
 
 def _plain(message: str, status: int, retry_after: int | None = None) -> Response:
-    response = Response(message.rstrip() + "\n", status=status, mimetype="text/plain")
+    """Plain text, or the site's error page for a browser."""
+    if prefers_html(request):
+        response = error_page(status, message, "Too many requests" if status == 429 else None)
+    else:
+        response = Response(message.rstrip() + "\n", status=status, mimetype="text/plain")
     if retry_after is not None:
         response.headers["Retry-After"] = str(retry_after)
     return response

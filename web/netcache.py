@@ -20,7 +20,7 @@ from bibgraph.graph.networks import (
     coauthor_network,
     topic_network,
 )
-from bibgraph.graph.pages import search_documents
+from bibgraph.graph.pages import author_facts, search_documents
 from bibgraph.graph.search import SearchIndex
 
 from .graphstore import get_store
@@ -126,9 +126,12 @@ class NetworkCache:
 
     def search_index(self) -> SearchIndex:
         deadline = float(current_app.config["NETWORK_TIMEOUT"])
-        return self._get(
-            derived_key("search"), lambda: SearchIndex(search_documents(get_store().with_deadline(deadline)))
-        )
+        store = get_store().with_deadline(deadline)
+        return self._get(derived_key("search"), lambda: SearchIndex(search_documents(store), author_facts(store)))
+
+    def page(self, name: str, make: Callable[[], T]) -> T:
+        """Figures of a page that read the whole graph (the home page's charts), computed once."""
+        return self._get(derived_key("page", None, name), make)
 
     def view(
         self,

@@ -1,8 +1,11 @@
-"""The home page (figures and charts) and search."""
+"""The home page (figures and charts), search and the concept scheme (``/areas``)."""
 
-from flask import Blueprint, render_template, request
+from typing import Any
 
-from bibgraph.graph.pages import charts, dataset_summary
+from flask import Blueprint, render_template, request, url_for
+
+from bibgraph.graph.pages import abstracts, charts, concept_tree, dataset_summary, histogram_bins
+from bibgraph.graph.search import snippet
 
 from .graphstore import get_store
 from .links import local_url
@@ -12,36 +15,56 @@ blueprint = Blueprint("pages", __name__)
 RESULTS_PER_PAGE = 20
 
 
-@blueprint.route("/")
-def home() -> str:
+def page_number(pages: int | None = None) -> int:
+    """The ``page`` argument, at least 1 and, when the number of pages is known, at most that."""
+    try:
+        number = max(1, int(request.args.get("page", "1")))
+    except ValueError:
+        number = 1
+    return min(number, pages) if pages else number
+
+
+def _home_figures() -> dict[str, Any]:
+    """The home page's numbers (the store never changes while served, so they are computed once)."""
     store = get_store()
     summary = dataset_summary(store)
     figures = charts(store, summary["authors"])
-    areas = [
-        (f"{area} · {label}" if area else label, papers, local_url(iri))
-        for iri, label, area, papers in figures.per_concept
-    ]
-    return render_template("home.html", title="bibgraph", summary=summary, charts=figures, areas=areas)
+    return {
+        "summary": summary,
+        "tree": concept_tree(store),
+        "authors_per_paper": histogram_bins(figures.authors_per_paper),
+        "degrees": histogram_bins(figures.degree_histogram),
+    }
+
+
+@blueprint.route("/")
+def home() -> str:
+    figures = networks().page("home", _home_figures)
+    return render_template("home.html", title="bibgraph", local_url=local_url, hide_header_search=True, **figures)
 
 
 @blueprint.route("/search")
 def search() -> str:
     query = request.args.get("q", "").strip()[:200]
-    try:
-        page = max(1, int(request.args.get("page", "1")))
-    except ValueError:
-        page = 1
     hits = networks().search_index().search(query) if query else []
+    pages = max(1, -(-len(hits) // RESULTS_PER_PAGE))
+    page = page_number(pages)
     first = (page - 1) * RESULTS_PER_PAGE
     shown = hits[first : first + RESULTS_PER_PAGE]
+    texts = abstracts(get_store(), [hit.iri for hit in shown if hit.kind == "paper"])
+    snippets = {iri: snippet(text, query) for iri, text in texts.items()}
     return render_template(
         "search.html",
-        title="Search",
+        title=f"Search: {query}" if query else "Search",
         query=query,
         hits=shown,
+        snippets=snippets,
         total=len(hits),
         page=page,
+        pages=pages,
         first=first + 1,
         last=first + len(shown),
         local_url=local_url,
+        hide_header_search=True,
+        page_url=lambda n: url_for("pages.search", q=query, page=n),
     )

@@ -3,12 +3,15 @@ clients (content negotiation, or a ``.ttl``/``.nt``/``.jsonld``/``.rdf`` suffix)
 ``Link`` headers naming the alternates; unknown IRIs get 404."""
 
 from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlencode
 
 from flask import Blueprint, Response, abort, render_template, request, url_for
-from rdflib import URIRef
+from rdflib import VOID, Literal, URIRef
 
+from bibgraph.graph import cite
 from bibgraph.graph.formats import RDF_SYNTAXES, RdfSyntax
-from bibgraph.graph.pages import author_profile, concept_page, paper_page, resource_description
+from bibgraph.graph.pages import author_profile, concept_page, concept_tree, paper_page, resource_description
 from bibgraph.graph.queries import named_query
 from bibgraph.graph.vocab import PREFIXES, sparql_prologue
 
@@ -16,6 +19,7 @@ from .graphstore import get_store
 from .links import iri_of, local_url
 from .negotiation import NotAcceptable, choose_graph
 from .netcache import networks
+from .pages import page_number
 from .sparql import plain
 from .text import abstract_html
 
@@ -69,7 +73,7 @@ def _context(iri: str) -> dict:
     path = (local_url(iri) or "/").lstrip("/")
     return {
         "alternates": [(s.label, f"/{path}.{s.suffix}") for s in RDF_SYNTAXES],
-        "sparql_link": url_for("sparql.endpoint", query=describe_query(iri), format="turtle"),
+        "sparql_link": url_for("sparql.endpoint") + "#" + urlencode({"query": describe_query(iri)}),
         "iri": iri,
         "local_url": local_url,
     }
@@ -80,7 +84,15 @@ def _paper(iri: str) -> str | None:
     if paper is None:
         return None
     return render_template(
-        "paper.html", title=paper.label, paper=paper, abstract=abstract_html(paper.abstract), **_context(iri)
+        "paper.html",
+        title=paper.label,
+        paper=paper,
+        abstract=abstract_html(paper.abstract),
+        bibtex=cite.bibtex(paper),
+        plain_reference=cite.plain_reference(paper),
+        json_ld=cite.json_ld(paper),
+        meta_tags=cite.meta_tags(paper),
+        **_context(iri),
     )
 
 
@@ -93,11 +105,7 @@ def _author(iri: str) -> str | None:
 
 
 def _concept(iri: str) -> str | None:
-    try:
-        number = max(1, int(request.args.get("page", "1")))
-    except ValueError:
-        number = 1
-    concept = concept_page(get_store(), iri, number)
+    concept = concept_page(get_store(), iri, page_number())
     if concept is None:
         return None
     topics = networks().topics()
@@ -105,22 +113,76 @@ def _concept(iri: str) -> str | None:
     if iri in topics:
         neighbours = sorted(
             (
-                (n, topics.nodes[n]["label"], data["weight"])
+                (n, topics.nodes[n]["label"], _parent_label(topics, n), data["weight"])
                 for n, data in topics[iri].items()
                 if data["kind"] == "related"
             ),
-            key=lambda item: -item[2],
+            key=lambda item: -item[3],
         )
-    return render_template("concept.html", title=concept.label, concept=concept, neighbours=neighbours, **_context(iri))
+    return render_template(
+        "concept.html",
+        title=concept.label,
+        concept=concept,
+        neighbours=neighbours[:15],
+        page_url=lambda n: f"?page={n}",
+        **_context(iri),
+    )
 
 
-def _rdf_only(iri: str) -> str | None:
-    """Resources without a page of their own (the scheme, the dataset): a short HTML listing of their RDF."""
+def _parent_label(topics: Any, node: str) -> str | None:
+    """The label of a topic-map node's area, for a subarea (``broader`` edges run area → subarea)."""
+    for other, data in topics[node].items():
+        if data.get("kind") == "broader" and str(node).startswith(str(other)):
+            return str(topics.nodes[other]["label"])
+    return None
+
+
+def _scheme(iri: str) -> str | None:
+    """``/areas``: the concept scheme as a tree of areas and subareas with their counts."""
+    tree = concept_tree(get_store())
+    return render_template(
+        "areas.html",
+        title="Areas",
+        tree=tree,
+        subarea_count=sum(len(area.subareas) for area in tree),
+        **_context(iri),
+    )
+
+
+def _dataset(iri: str) -> str | None:
+    """``/dataset``: the VoID description read as a page: figures, classes and properties with counts, dumps."""
     graph = resource_description(get_store(), iri)
     if len(graph) == 0:
         return None
-    triples = sorted((str(p), str(o)) for p, o in graph.predicate_objects(subject=URIRef(iri)))
-    return render_template("resource.html", title=iri, triples=triples, **_context(iri))
+    subject = URIRef(iri)
+    triples = sorted((str(p), str(o)) for p, o in graph.predicate_objects(subject=subject))
+    figures = [(_short(p), o) for p, o in triples if isinstance(graph.value(subject, URIRef(p)), Literal)]
+
+    def partitions(link: URIRef, kind: URIRef, count: URIRef) -> list[tuple[str, int]]:
+        rows = [
+            (_short(str(graph.value(part, kind))), int(graph.value(part, count) or 0))  # type: ignore[call-overload]
+            for part in graph.objects(subject, link)
+        ]
+        return sorted(rows, key=lambda row: (-row[1], row[0]))
+
+    return render_template(
+        "dataset.html",
+        title="Dataset description (VoID)",
+        figures=figures,
+        classes=partitions(VOID.classPartition, VOID["class"], VOID.entities),
+        properties=partitions(VOID.propertyPartition, VOID.property, VOID.triples),
+        dumps=sorted(str(o) for o in graph.objects(subject, VOID.dataDump)),
+        endpoint=graph.value(subject, VOID.sparqlEndpoint),
+        **_context(iri),
+    )
+
+
+def _short(value: str) -> str:
+    """An IRI in the graph's prefixes (``void:triples``), other values as they are."""
+    for prefix, namespace in PREFIXES.items():
+        if value.startswith(namespace) and len(value) > len(namespace):
+            return f"{prefix}:{value[len(namespace) :]}"
+    return value
 
 
 @blueprint.route("/paper/<paper_id>", defaults={"suffix": None})
@@ -150,10 +212,10 @@ def subarea(area: str, subarea: str, suffix: str | None) -> Response | str:
 @blueprint.route("/areas", defaults={"suffix": None})
 @blueprint.route("/areas.<suffix>")
 def scheme(suffix: str | None) -> Response | str:
-    return serve("areas", suffix, _rdf_only)
+    return serve("areas", suffix, _scheme)
 
 
 @blueprint.route("/dataset", defaults={"suffix": None})
 @blueprint.route("/dataset.<suffix>")
 def dataset(suffix: str | None) -> Response | str:
-    return serve("dataset", suffix, _rdf_only)
+    return serve("dataset", suffix, _dataset)

@@ -5,8 +5,9 @@ before a worker runs it under the deadline (:mod:`bibgraph.graph.pool`).
 """
 
 import contextlib
+from urllib.parse import urlencode
 
-from flask import Blueprint, Response, render_template, request
+from flask import Blueprint, Response, current_app, render_template, request, url_for
 from rdflib import RDF, VOID, BNode, Graph, Literal, Namespace, URIRef
 from werkzeug.wsgi import wrap_file
 
@@ -17,6 +18,7 @@ from bibgraph.graph.queries import examples
 from bibgraph.graph.store import Answer, QueryError
 from bibgraph.graph.vocab import PREFIXES
 
+from .errors import error_page, error_position, marked_query, prefers_html
 from .graphstore import PooledStore, get_store
 from .negotiation import NotAcceptable, choose_graph, choose_results
 
@@ -83,12 +85,27 @@ def endpoint() -> Response | str:
     except NotAcceptable as error:
         return plain(str(error), 406)
     except QueryError as error:
+        if prefers_html(request):
+            return _syntax_error_page(text, str(error))
         return plain(f"query syntax error: {error}", 400)
     except ResultTooLarge as error:
         return plain(str(error), 422)
     response = _answer_response(answer)
     response.vary.add("Accept")
     return response
+
+
+def _syntax_error_page(query: str, message: str) -> Response:
+    """A browser sent a malformed query: show it with the parser's position marked and a way back to the editor."""
+    position = error_position(query, message)
+    return error_page(
+        400,
+        f"The parser says: {message}",
+        title="Syntax error in the query",
+        query_html=marked_query(query, position),
+        position=f"line {position[0]}, column {position[1]}" if position else None,
+        editor_link=url_for("sparql.endpoint") + "#" + urlencode({"query": query}),
+    )
 
 
 def _answer_response(answer: Answer) -> Response:
@@ -121,11 +138,17 @@ def _describe_service() -> Response | str:
     except NotAcceptable as error:
         return plain(str(error), 406)
     if syntax is None:
-        return render_template("sparql.html", examples=examples(), prefixes=PREFIXES)
+        return render_template("sparql.html", examples=examples(), prefixes=_shown_prefixes())
     body = service_description(request.base_url).serialize(format=syntax.rdflib_format, encoding="utf-8")
     response = Response(body, content_type=_content_type(syntax.media_type))
     response.vary.add("Accept")
     return response
+
+
+def _shown_prefixes() -> dict[str, str]:
+    """Prefixes the query page shortens result IRIs with: the graph's own, and one per kind of minted IRI."""
+    base = str(current_app.config["BIBGRAPH_BASE"])
+    return {**PREFIXES, **{kind: f"{base}{kind}/" for kind in ("paper", "author", "area")}}
 
 
 def service_description(endpoint_url: str) -> Graph:

@@ -1,0 +1,102 @@
+"""Error answers: a styled page (navigation, search, what went wrong) for browsers, plain text for the rest.
+
+Browsers are told apart by ``Accept``: ``text/html`` must be preferred over ``text/plain``, so curl
+(``*/*``) and RDF or SPARQL clients keep the short plain-text body they parse.
+"""
+
+import re
+
+from flask import Flask, Request, Response, render_template, request
+from markupsafe import Markup, escape
+from pyparsing import ParseException
+from rdflib.plugins.sparql.parser import parseQuery
+from werkzeug.exceptions import HTTPException
+
+TITLES = {
+    400: "Bad request",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    406: "Not acceptable",
+    500: "Something went wrong",
+    503: "Busy",
+}
+_POSITION = re.compile(r"\b(?:at|line) (\d+):(\d+)")
+
+
+def prefers_html(req: Request) -> bool:
+    """The client would rather read HTML than plain text (a browser navigating), and named no ``format``."""
+    if req.values.get("format"):
+        return False
+    return req.accept_mimetypes.best_match(["text/plain", "text/html"]) == "text/html" and (
+        req.accept_mimetypes["text/html"] > req.accept_mimetypes["text/plain"]
+    )
+
+
+def error_page(status: int, message: str, title: str | None = None, **extra: object) -> Response:
+    title = title or TITLES.get(status, "Error")
+    body = render_template("error.html", title=title, status=status, message=message, **extra)
+    return Response(body, status=status, content_type="text/html; charset=utf-8")
+
+
+def error_position(query: str, message: str) -> tuple[int, int] | None:
+    """(line, column) of a syntax error, both from 1.
+
+    Oxigraph names the furthest point its parser reached, often the end of the query; rdflib's
+    parser names the start of the clause it could not read, which is where a reader should look.
+    So rdflib's position when it finds an error, else the engine's (``at LINE:COLUMN``).
+    """
+    try:
+        parseQuery(query)
+    except ParseException as error:
+        return error.lineno, error.col
+    except Exception:  # rdflib failing otherwise says nothing about the position
+        pass
+    found = _POSITION.search(message)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def marked_query(query: str, position: tuple[int, int] | None) -> Markup | None:
+    """The query as HTML with the character at ``position`` (line, column) marked, or ``None``."""
+    if position is None:
+        return None
+    line, column = position
+    lines = query.split("\n")
+    if not 1 <= line <= len(lines):
+        return None
+    out = []
+    for number, text in enumerate(lines, 1):
+        if number == line:
+            at = max(0, min(column - 1, len(text)))
+            here = text[at : at + 1] or " "
+            text_html = f'{escape(text[:at])}<mark id="error-position">{escape(here)}</mark>{escape(text[at + 1 :])}'
+            out.append(f'<span class="error-line">{text_html}</span>')
+        else:
+            out.append(str(escape(text)))
+    return Markup("\n".join(out))
+
+
+def init_app(app: Flask) -> None:
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException) -> Response | HTTPException:
+        status = error.code or 500
+        if not prefers_html(request):
+            return Response(f"{status} {error.name}: {error.description}\n", status, mimetype="text/plain")
+        if status not in TITLES:
+            return error
+        message = error.description if status in (400, 405, 406) else _DEFAULT.get(status, error.description)
+        return error_page(status, message or "")
+
+    @app.errorhandler(500)
+    def server_error(error: Exception) -> Response:
+        if prefers_html(request):
+            return error_page(500, _DEFAULT[500])
+        return Response("internal server error\n", 500, mimetype="text/plain")
+
+
+_DEFAULT = {
+    403: "This address is not open to requests.",
+    404: "There is no page at this address. The paper, author or area may be spelled differently: try the search.",
+    500: "The server could not answer this request. It has been logged; try again, or start from the home page.",
+    503: "The server is busy; try again in a moment.",
+}
