@@ -186,3 +186,42 @@ def topic_network(rows: list[Authorship]) -> nx.Graph:
                 weight=shared_authors + shared_papers,
             )
     return network
+
+
+def topic_map(rows: list[Authorship], expand: str | None = None, strongest: int = 3) -> nx.Graph:
+    """The topic map as drawn: areas, with the subareas of ``expand`` (an area IRI, or ``"all"``).
+
+    Each paper counts for the topic it is drawn under (its subarea when its area is expanded, else
+    its area). ``related`` edges join topics sharing authors (weight = shared authors); only each
+    topic's ``strongest`` ones are kept, so that the map shows structure instead of a complete graph.
+    """
+    network = nx.Graph()
+    papers: dict[str, set[str]] = defaultdict(set)
+    authors: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        if not row.concept or not row.area:
+            continue
+        network.add_node(row.area, label=row.area_label, kind=AREA, area=row.area)
+        topic = row.area
+        if row.concept != row.area and expand in ("all", row.area):
+            topic = row.concept
+            network.add_node(topic, label=row.concept_label, kind=SUBAREA, area=row.area)
+            network.add_edge(row.area, topic, kind="broader", weight=0)
+        papers[topic].add(row.paper)
+        papers[row.area].add(row.paper)
+        authors[topic].add(row.author)
+    for node in network:
+        network.nodes[node]["papers"] = len(papers[node])
+    drawn = [node for node in sorted(network) if authors[node]]
+    candidates: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for a, b in combinations(drawn, 2):
+        if network.has_edge(a, b):
+            continue
+        shared = len(authors[a] & authors[b])
+        if shared:
+            candidates[a].append((shared, b))
+            candidates[b].append((shared, a))
+    for a, found in candidates.items():
+        for shared, b in sorted(found, key=lambda item: (-item[0], item[1]))[:strongest]:
+            network.add_edge(a, b, kind="related", weight=shared, shared_authors=shared)
+    return network

@@ -1,17 +1,26 @@
 """Interactive network views (pyvis data, vis-network served by the app) and network downloads."""
 
+import math
 from typing import Any
 
 import networkx as nx
-from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
+from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, url_for
 
 from bibgraph.graph import analytics
 from bibgraph.graph.exports import EXPORTS, vosviewer
-from bibgraph.graph.networks import AREA, Filters
+from bibgraph.graph.layout import concentric
+from bibgraph.graph.names import normalise, person_key
+from bibgraph.graph.networks import AREA, Filters, topic_map
+from bibgraph.graph.pages import paper_page
 
+from .graphstore import get_store
 from .links import iri_of, local_url
 from .netcache import networks
-from .pyvis_views import community_colour, view_data
+from .pyvis_views import OTHER_COLOUR, community_colour, view_data
+
+EGO_TOP = 25  # co-authors an ego map draws by default (the ones with most joint papers)
+COLOURED_COMMUNITIES = 12  # the largest communities get a colour each; smaller ones share a grey
+RELATED_PER_TOPIC = 3  # strongest "related" edges kept per topic on the topic map
 
 blueprint = Blueprint("graphs", __name__, url_prefix="/graph")
 
@@ -55,16 +64,27 @@ def _capped(filters: Filters) -> tuple[Filters, int | None]:
     return filters, None
 
 
+def radius(papers: int) -> float:
+    """A node's radius in pixels: grows with the square root of its papers (area ~ papers), capped."""
+    return round(5 + 3 * math.sqrt(min(papers, 80)), 1)
+
+
+def _colour(community: int | None) -> str:
+    return community_colour(community) if community is not None and community < COLOURED_COMMUNITIES else OTHER_COLOUR
+
+
 def _author_style(node: str, data: dict[str, Any]) -> dict[str, Any]:
     areas = ", ".join(data.get("areas", [])) or "no area"
     note = " · list cut (等): co-authorship is a lower bound" if data.get("truncated") else ""
     return {
         "label": data["name"],
         "title": f"{data['name']}\n{data['papers']} paper(s) · {areas}{note}",
-        "size": 6 + 4 * min(data["papers"], 12),
-        "color": community_colour(data.get("community")),
+        "size": radius(data["papers"]),
+        "color": _colour(data.get("community")),
         "url": local_url(node) or node,
         "group": data.get("community", 0),
+        "papers": data["papers"],
+        "areas": data.get("areas", []),
     }
 
 
@@ -73,17 +93,38 @@ def _edge_style(weighting: str) -> Any:
         value = data.get(weighting, data.get("weight", 1))
         joint = data.get("weight", 1)
         bound = " (at least: a list was cut)" if data.get("lower_bound") else ""
-        return {"width": 1 + 2 * min(float(value), 5.0), "title": f"{joint} joint paper(s){bound}", "value": value}
+        return {
+            "width": 0.5 + 1.5 * min(float(value), 5.0),
+            "title": f"{joint} joint paper(s){bound}",
+            "value": value,
+            "joint": joint,
+        }
 
     return style
 
 
-def _render(title: str, network: nx.Graph, key: Any, note: str | None = None, **context: Any) -> str:
+def _radii(network: nx.Graph) -> dict[str, float]:
+    return {node: radius(papers) for node, papers in network.nodes(data="papers", default=1)}
+
+
+def _render(
+    title: str,
+    network: nx.Graph,
+    key: Any,
+    note: str | None = None,
+    positions: dict[str, tuple[float, float]] | None = None,
+    **context: Any,
+) -> str:
     cache = networks()
     weighting = "fractional" if request.args.get("weighting") == "fractional" else "weight"
     data = cache.view(
         (key, weighting),
-        lambda: view_data(network, cache.positions(key, network), _author_style, _edge_style(weighting)),
+        lambda: view_data(
+            network,
+            positions or cache.positions(key, network, _radii(network)),
+            _author_style,
+            _edge_style(weighting),
+        ),
     )
     return render_template(
         "graph.html",
@@ -108,6 +149,27 @@ def _area_choices() -> list[tuple[str, str, str]]:
     return choices
 
 
+def _legend(network: nx.Graph) -> list[tuple[int, str, str, int]]:
+    """(index, name, colour, members) of every community, largest first; the small ones share a grey."""
+    names = analytics.community_names(network)
+    sizes: dict[int, int] = {}
+    for _, community in network.nodes(data="community"):
+        sizes[community] = sizes.get(community, 0) + 1
+    return [(c, names[c], _colour(c), sizes[c]) for c in sorted(sizes)]
+
+
+def _summary(network: nx.Graph, filters: Filters) -> dict[str, Any]:
+    """Analytics of the drawn map, with co-author counts taken from the whole filtered network (as profiles)."""
+    stats = analytics.summary(network)
+    papers_and_authors = networks().bipartite_for(filters)
+    counts = analytics.collaboration(papers_and_authors, list(network))
+    name = network.nodes
+    strongest = sorted(network, key=lambda n: (-counts[n][1], str(name[n].get("name", n))))[:10]
+    stats["strongest"] = [(n, name[n]["name"], *counts[n]) for n in strongest]
+    stats["drawn_authors"] = network.number_of_nodes()
+    return stats
+
+
 @blueprint.route("/coauthors")
 def coauthors() -> str:
     wanted = filters_from_request()
@@ -120,16 +182,16 @@ def coauthors() -> str:
             f"Showing the {limit:,} most prolific of {total:,} authors. Narrow the map with the filters "
             "(area, subarea, minimum papers) to see the others."
         )
-    communities = sorted({c for _, c in network.nodes(data="community")})
-    stats = networks().view(("summary", drawn), lambda: analytics.summary(network))
+    stats = networks().view(("summary", drawn), lambda: _summary(network, drawn))
     return _render(
         "Co-author map",
         network,
         ("coauthors", drawn),
         note,
         choices=_area_choices(),
-        communities=communities,
+        communities=_legend(network),
         stats=stats,
+        total=total,
         kind="coauthors",
         downloads={name: url_for("graphs.download", kind="coauthors", fmt=name, **request.args) for name in EXPORTS},
     )
@@ -137,68 +199,150 @@ def coauthors() -> str:
 
 @blueprint.route("/ego/<path:author>")
 def ego(author: str) -> str:
-    radius = _int("radius", 1, 1, 2) or 1
+    radius_steps = _int("radius", 1, 1, 2) or 1
+    top = _int("top", EGO_TOP, 1, 500) or EGO_TOP
     cache = networks()
     center = iri_of(author)
     try:
-        members = analytics.ego_authors(cache.bipartite(), center, radius)
+        rings, coauthors = analytics.ego_rings(cache.bipartite(), center, radius_steps, top)
     except KeyError:
         abort(404)
+    members = frozenset(node for ring in rings for node in ring)
     network = cache.coauthors(Filters(authors=members))
+    network.nodes[center]["ego"] = True
     name = network.nodes[center]["name"]
+    positions = concentric(rings, _radii(network))
+    shown = len(rings[1])
+    note = (
+        f"Showing the {shown} of {name}'s {coauthors} co-authors with most joint papers"
+        f"{' and up to ' + str(2 * top) + ' of theirs' if radius_steps == 2 else ''}; raise K to see more."
+        if shown < coauthors
+        else None
+    )
     return _render(
-        f"Co-authors of {name} (radius {radius})",
+        f"Co-authors of {name}" + (" and theirs" if radius_steps == 2 else ""),
         network,
-        ("ego", center, radius),
+        ("ego", center, radius_steps, top),
+        note,
+        positions=positions,
         kind="ego",
         center=author,
-        radius=radius,
+        center_iri=center,
+        radius=radius_steps,
+        top=top,
         name=name,
+        profile=local_url(center),
+        coauthor_total=coauthors,
     )
+
+
+def _author_iri(given: str) -> str:
+    """An author's IRI from a name (as written, any case) or from an IRI or app path."""
+    given = given.strip()
+    if given.startswith(("http://", "https://")):
+        return given
+    if given.startswith(("author/", "/author/")):
+        return iri_of(given)
+    return iri_of("author/" + person_key(given))
 
 
 @blueprint.route("/path")
 def path() -> str:
     cache = networks()
-    source, target = request.args.get("from", ""), request.args.get("to", "")
-    found = (
-        source and target and analytics.bipartite_collaboration_path(cache.bipartite(), iri_of(source), iri_of(target))
-    )
-    nodes = found or []
-    network = analytics.path_graph(cache.coauthors(Filters(authors=frozenset(nodes))), nodes) if nodes else nx.Graph()
-    note = None if nodes or not (source and target) else "These authors are not connected by any chain of co-authors."
-    return _render(
-        "Collaboration path", network, ("path", tuple(nodes)), note, kind="path", source=source, target=target
+    papers_and_authors = cache.bipartite()
+    source, target = request.args.get("from", "").strip(), request.args.get("to", "").strip()
+    chain: list[dict[str, Any]] = []
+    problem = None
+    if source and target:
+        ends = {given: _author_iri(given) for given in (source, target)}
+        missing = [given for given, iri in ends.items() if iri not in papers_and_authors]
+        if missing:
+            problem = "No such author: " + " and ".join(f"“{given}”" for given in missing) + "."
+        else:
+            found = analytics.bipartite_path(papers_and_authors, ends[source], ends[target])
+            if not found:
+                problem = "These authors are not connected by any chain of co-authors."
+            for step, node in enumerate(found):
+                if step % 2:
+                    page = paper_page(get_store(), node)
+                    chain.append({"kind": "paper", "iri": node, "label": page.label if page else node})
+                else:
+                    name = papers_and_authors.nodes[node]["name"]
+                    chain.append({"kind": "author", "iri": node, "label": name})
+    return render_template(
+        "path.html",
+        title="Collaboration path",
+        source=source,
+        target=target,
+        chain=chain,
+        distance=len(chain) // 2 if chain else None,
+        problem=problem,
+        local_url=local_url,
     )
 
 
-def _topic_style(node: str, data: dict[str, Any]) -> dict[str, Any]:
-    is_area = data["kind"] == AREA
+@blueprint.route("/authors.json")
+def author_names() -> Response:
+    """Up to 20 author names starting with (then containing) ``q``: the autocomplete of the path form."""
+    wanted = normalise(request.args.get("q", ""))
+    if len(wanted) < 2:
+        return jsonify([])
+    names = networks().author_names()
+    starts = [name for key, name in names if key.startswith(wanted)]
+    contains = [name for key, name in names if wanted in key and not key.startswith(wanted)]
+    return jsonify((starts + contains)[:20])
+
+
+def _topic_style(biggest: int) -> Any:
+    areas: dict[str, int] = {}
+
+    def style(node: str, data: dict[str, Any]) -> dict[str, Any]:
+        is_area = data["kind"] == AREA
+        colour = community_colour(areas.setdefault(data["area"], len(areas)))
+        share = math.sqrt(data["papers"] / max(biggest, 1))
+        return {
+            "label": data["label"],
+            "title": f"{data['label']}\n{'area' if is_area else 'subarea'} · {data['papers']} paper(s)",
+            "size": round(8 + 32 * share, 1) if is_area else round(6 + 18 * share, 1),
+            "color": colour if is_area else {"background": "#fff", "border": colour},
+            "borderWidth": 1 if is_area else 3,
+            "url": local_url(node) or node,
+            "papers": data["papers"],
+        }
+
+    return style
+
+
+def _topic_edge(a: str, b: str, data: dict[str, Any]) -> dict[str, Any]:
+    if data["kind"] == "broader":
+        return {"width": 1.5, "dashes": False, "title": "area → subarea", "color": {"color": "#9a9a9a"}}
     return {
-        "label": data["label"],
-        "title": f"{data['label']}\n{'area' if is_area else 'subarea'} · {data['papers']} paper(s)",
-        "size": 8 + 3 * min(data["papers"], 20),
-        "shape": "box" if is_area else "dot",
-        "color": community_colour(hash(data.get("area", node)) % 16 if not is_area else 0),
-        "url": local_url(node) or node,
+        "width": 0.5 + min(math.log2(1 + data["weight"]), 8),
+        "dashes": True,
+        "title": f"{data['shared_authors']} shared author(s)",
+        "joint": data["weight"],
     }
 
 
 @blueprint.route("/topics")
 def topics() -> str:
-    network = networks().topics()
-
-    def edge(a: str, b: str, data: dict[str, Any]) -> dict[str, Any]:
-        if data["kind"] == "broader":
-            return {"width": 2, "dashes": False, "title": "area → subarea"}
-        return {
-            "width": 1 + min(data["weight"], 8),
-            "dashes": True,
-            "title": f"{data['shared_authors']} shared author(s), {data['shared_papers']} shared paper(s)",
-        }
-
     cache = networks()
-    data = cache.view("topics", lambda: view_data(network, cache.positions("topics", network), _topic_style, edge))
+    expand = request.args.get("subareas", "")
+    expand_iri = "all" if expand == "all" else (iri_of(expand) if expand else None)
+    network = cache.view(("topic map", expand_iri), lambda: topic_map(cache.rows(), expand_iri))
+    biggest = max((papers for _, papers in network.nodes(data="papers")), default=1)
+    radii = {node: 8 + 32 * math.sqrt(p / max(biggest, 1)) for node, p in network.nodes(data="papers")}
+    data = cache.view(
+        ("topics", expand_iri),
+        lambda: view_data(
+            network, cache.positions(("topics", expand_iri), network, radii), _topic_style(biggest), _topic_edge
+        ),
+    )
+    areas = sorted(
+        ((local_url(n) or n).lstrip("/"), label)
+        for n, label in network.nodes(data="label")
+        if network.nodes[n]["kind"] == AREA
+    )
     return render_template(
         "graph.html",
         title="Topic map",
@@ -208,6 +352,8 @@ def topics() -> str:
         edges=network.number_of_edges(),
         args=request.args,
         kind="topics",
+        areas=areas,
+        expand=expand,
     )
 
 

@@ -9,6 +9,7 @@ import networkx as nx
 from flask import current_app
 
 from bibgraph.graph.layout import layout
+from bibgraph.graph.names import normalise
 from bibgraph.graph.networks import (
     Authorship,
     Filters,
@@ -74,8 +75,24 @@ class NetworkCache:
     def topics(self) -> nx.Graph:
         return self._get("topics", lambda: topic_network(self.rows()))
 
-    def positions(self, key: Any, network: nx.Graph) -> dict[str, tuple[float, float]]:
-        return self._get(("layout", key), lambda: layout(network))
+    def bipartite_for(self, filters: Filters) -> nx.Graph:
+        """The paper-author graph under a view's area and subarea filters."""
+        if not (filters.area or filters.subarea):
+            return self.bipartite()
+        scope = Filters(area=filters.area, subarea=filters.subarea)
+        return self._get(("bipartite", scope), lambda: bipartite_graph(self.rows(), scope))
+
+    def author_names(self) -> list[tuple[str, str]]:
+        """(normalised, as shown) name of every author, sorted: what the name autocomplete searches."""
+        return self._get(
+            "author names",
+            lambda: sorted({(normalise(name), name) for _, name in self.bipartite().nodes(data="name") if name}),
+        )
+
+    def positions(
+        self, key: Any, network: nx.Graph, radii: dict[str, float] | None = None
+    ) -> dict[str, tuple[float, float]]:
+        return self._get(("layout", key), lambda: layout(network, radii))
 
     def search_index(self) -> SearchIndex:
         deadline = float(current_app.config["NETWORK_TIMEOUT"])

@@ -31,11 +31,21 @@ PALETTE = (
     "#7b4173",
     "#3182bd",
 )
+OTHER_COLOUR = "#a8a8a8"  # communities too small to get their own colour
+# The page draws labels itself (graphview.js culls them so that none overlaps); the wheel zooms
+# only once the map has focus, so that it scrolls the page otherwise.
 OPTIONS = {
     "physics": {"enabled": False},
-    "interaction": {"hover": True, "tooltipDelay": 120, "hideEdgesOnDrag": True, "navigationButtons": False},
-    "edges": {"smooth": False, "color": {"inherit": "both", "opacity": 0.55}},
-    "nodes": {"shape": "dot", "font": {"size": 12}},
+    "interaction": {
+        "hover": True,
+        "tooltipDelay": 200,
+        "hideEdgesOnDrag": True,
+        "navigationButtons": False,
+        "zoomView": False,
+        "keyboard": False,
+    },
+    "edges": {"smooth": False, "color": {"inherit": "both", "opacity": 0.45}},
+    "nodes": {"shape": "dot", "borderWidth": 1, "font": {"size": 12}},
 }
 
 
