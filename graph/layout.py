@@ -120,7 +120,7 @@ def _component_layout(component: nx.Graph, order: list[str], seed: int) -> np.nd
     else:
         index = {node: k for k, node in enumerate(order)}
         edges = [(index[a], index[b]) for a, b in component.edges()]
-        weights = [float(w) for _, _, w in component.edges(data="weight", default=1)]
+        weights = [max(float(w), 0.1) for _, _, w in component.edges(data="weight", default=1)]
         start = np.random.default_rng(seed).uniform(-1, 1, size=(size, 2)) * math.sqrt(size)
         found = igraph.Graph(n=size, edges=edges).layout_fruchterman_reingold(
             weights=weights, niter=FORCE_ITERATIONS, seed=start.tolist(), grid=True

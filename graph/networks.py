@@ -113,6 +113,9 @@ def coauthor_network(rows: list[Authorship], filters: Filters = Filters()) -> nx
     if filters.top is not None:
         authors = authors[: filters.top]
     kept = set(authors)
+    if not kept:  # nobody matches: an empty network, which the views show as such
+        empty = nx.Graph(total_authors=len(counts))
+        return empty
     their_papers = {paper for author in authors for paper in papers_and_authors[author]}
     # networkx projects onto every neighbour's neighbour: project the kept part only.
     network = nx.bipartite.weighted_projected_graph(papers_and_authors.subgraph(kept | their_papers), authors)
@@ -206,7 +209,7 @@ def topic_map(rows: list[Authorship], expand: str | None = None, strongest: int 
         if row.concept != row.area and expand in ("all", row.area):
             topic = row.concept
             network.add_node(topic, label=row.concept_label, kind=SUBAREA, area=row.area)
-            network.add_edge(row.area, topic, kind="broader", weight=0)
+            network.add_edge(row.area, topic, kind="broader", weight=1)
         papers[topic].add(row.paper)
         papers[row.area].add(row.paper)
         authors[topic].add(row.author)

@@ -85,6 +85,7 @@ def _author_style(node: str, data: dict[str, Any]) -> dict[str, Any]:
         "group": data.get("community", 0),
         "papers": data["papers"],
         "areas": data.get("areas", []),
+        "ego": bool(data.get("ego")),
     }
 
 
@@ -94,7 +95,7 @@ def _edge_style(weighting: str) -> Any:
         joint = data.get("weight", 1)
         bound = " (at least: a list was cut)" if data.get("lower_bound") else ""
         return {
-            "width": 0.5 + 1.5 * min(float(value), 5.0),
+            "width": 0.5 + min(float(value), 5.0),
             "title": f"{joint} joint paper(s){bound}",
             "value": value,
             "joint": joint,
@@ -208,7 +209,7 @@ def ego(author: str) -> str:
     except KeyError:
         abort(404)
     members = frozenset(node for ring in rings for node in ring)
-    network = cache.coauthors(Filters(authors=members))
+    network = cache.coauthors(Filters(authors=members)).copy()  # a copy: the cached one may serve another ego
     network.nodes[center]["ego"] = True
     name = network.nodes[center]["name"]
     positions = concentric(rings, _radii(network))

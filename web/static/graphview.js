@@ -202,7 +202,9 @@
 
   const ego = data.nodes.find(function (n) { return n.ego; });
   network.once("afterDrawing", function () {
-    if (ego) network.focus(ego.id, { scale: network.getScale(), animation: false });
+    // Small maps are shown larger than 1:1 (vis-network's own fit stops there); the ego sits at the centre.
+    network.fit({ maxZoomLevel: 2.5, animation: false });
+    if (ego) network.moveTo({ position: positions[ego.id], animation: false });
     const loading = document.getElementById("map-loading");
     if (loading) loading.hidden = true;
     document.body.dataset.networkReady = "true";
