@@ -100,13 +100,17 @@ def bipartite_graph(rows: list[Authorship], filters: Filters = Filters()) -> nx.
     return graph
 
 
-def coauthor_network(rows: list[Authorship], filters: Filters = Filters()) -> nx.Graph:
+def coauthor_network(
+    rows: list[Authorship], filters: Filters = Filters(), papers_and_authors: nx.Graph | None = None
+) -> nx.Graph:
     """Authors linked by joint papers, with full and fractional weights; filtered as ``filters`` say.
 
     Author filters (minimum papers, top N) apply before the projection, so a capped view of a
     large network costs only what it shows. ``graph.graph["total_authors"]`` is the count before them.
+    ``papers_and_authors``, when given, is ``bipartite_graph(rows, filters)`` already built (and kept).
     """
-    papers_and_authors = bipartite_graph(rows, filters)
+    if papers_and_authors is None:
+        papers_and_authors = bipartite_graph(rows, filters)
     counts = {n: papers_and_authors.degree(n) for n, data in papers_and_authors.nodes(data=True) if data["bipartite"]}
     candidates = counts if filters.authors is None else filters.authors.intersection(counts)
     authors = sorted((a for a in candidates if counts[a] >= filters.min_papers), key=lambda a: (-counts[a], a))
@@ -195,8 +199,9 @@ def topic_map(rows: list[Authorship], expand: str | None = None, strongest: int 
     """The topic map as drawn: areas, with the subareas of ``expand`` (an area IRI, or ``"all"``).
 
     Each paper counts for the topic it is drawn under (its subarea when its area is expanded, else
-    its area). ``related`` edges join topics sharing authors (weight = shared authors); only each
-    topic's ``strongest`` ones are kept, so that the map shows structure instead of a complete graph.
+    its area). ``related`` edges join topics sharing more authors than chance would (association
+    strength above 1); only each topic's ``strongest`` ones are kept, so that the map shows structure
+    instead of a complete graph.
     """
     network = nx.Graph()
     papers: dict[str, set[str]] = defaultdict(set)
@@ -216,15 +221,18 @@ def topic_map(rows: list[Authorship], expand: str | None = None, strongest: int 
     for node in network:
         network.nodes[node]["papers"] = len(papers[node])
     drawn = [node for node in sorted(network) if authors[node]]
-    candidates: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    everyone = len(set().union(*authors.values())) if authors else 0
+    candidates: dict[str, list[tuple[float, str, int]]] = defaultdict(list)
     for a, b in combinations(drawn, 2):
         if network.has_edge(a, b):
             continue
         shared = len(authors[a] & authors[b])
-        if shared:
-            candidates[a].append((shared, b))
-            candidates[b].append((shared, a))
+        # Association strength (as VOSviewer normalises): shared authors over what chance would give.
+        strength = shared * everyone / (len(authors[a]) * len(authors[b]))
+        if shared and strength > 1.0:
+            candidates[a].append((strength, b, shared))
+            candidates[b].append((strength, a, shared))
     for a, found in candidates.items():
-        for shared, b in sorted(found, key=lambda item: (-item[0], item[1]))[:strongest]:
-            network.add_edge(a, b, kind="related", weight=shared, shared_authors=shared)
+        for strength, b, shared in sorted(found, key=lambda item: (-item[0], item[1]))[:strongest]:
+            network.add_edge(a, b, kind="related", weight=shared, shared_authors=shared, strength=round(strength, 2))
     return network

@@ -318,9 +318,9 @@ def _topic_edge(a: str, b: str, data: dict[str, Any]) -> dict[str, Any]:
     if data["kind"] == "broader":
         return {"width": 1.5, "dashes": False, "title": "area → subarea", "color": {"color": "#9a9a9a"}}
     return {
-        "width": 0.5 + min(math.log2(1 + data["weight"]), 8),
+        "width": 0.5 + min(data["strength"], 8.0),
         "dashes": True,
-        "title": f"{data['shared_authors']} shared author(s)",
+        "title": f"{data['shared_authors']} shared author(s), {data['strength']}× what chance would give",
         "joint": data["weight"],
     }
 

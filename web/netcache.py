@@ -70,7 +70,9 @@ class NetworkCache:
         return self._get("bipartite", lambda: bipartite_graph(self.rows()))
 
     def coauthors(self, filters: Filters) -> nx.Graph:
-        return self._get(("coauthors", filters), lambda: coauthor_network(self.rows(), filters))
+        return self._get(
+            ("coauthors", filters), lambda: coauthor_network(self.rows(), filters, self.bipartite_for(filters))
+        )
 
     def topics(self) -> nx.Graph:
         return self._get("topics", lambda: topic_network(self.rows()))
