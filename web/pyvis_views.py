@@ -2,10 +2,10 @@
 
 Only pyvis's ``Node`` and ``Edge`` records are used, not ``Network.add_node``/``add_edge``: those
 scan every node and edge added so far (a duplicate check networkx makes needless), which took 4 s
-for a 1,000-author map with 4,400 links. pyvis's own HTML template loads vis-network and Bootstrap from CDNs (even in its ``local`` and
-``in_line`` modes) and switches every tooltip to raw ``innerHTML`` as soon as one title contains
-``href``; so only its data is used, and the page loads vis-network from the app. Titles are plain
-strings, which vis-network shows as text, never as HTML.
+for a 1,000-author map with 4,400 links. pyvis's own HTML template loads vis-network and Bootstrap
+from CDNs (even in its ``local`` and ``in_line`` modes) and switches every tooltip to raw
+``innerHTML`` as soon as one title contains ``href``; so only its data is used, and the page loads
+vis-network from the app. Titles are plain strings, which vis-network shows as text, never as HTML.
 """
 
 import json
