@@ -144,7 +144,8 @@ def concentric(rings: list[list[str]], radii: Mapping[str, float] | None = None)
             widest = biggest
             continue
         circumference = sum(2 * float(radii.get(node, DEFAULT_RADIUS)) + 3 * GAP for node in ring)
-        distance = max(distance + widest + biggest + 8 * GAP, circumference / (2 * math.pi))
+        # Rings well apart (so that they read as rings), and wide enough for their nodes.
+        distance = max(distance + 2.5 * (widest + biggest) + 10 * GAP, circumference / (2 * math.pi))
         widest = biggest
         offset = 0.5 * index
         for k, node in enumerate(ring):

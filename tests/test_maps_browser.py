@@ -108,7 +108,7 @@ def test_the_legend_names_communities_after_people_or_areas(browser, base) -> No
     assert len(names) > 3
     assert not any(re.search(r"community \d", name, re.I) for name in names)
     largest = page.evaluate(
-        """() => { const c = bibgraphNetwork.nodes.get().filter(n => n.group === 0);
+        """() => { const c = bibgraphNetwork.nodes.get().filter(n => n.community === 0);
                    c.sort((a, b) => b.papers - a.papers || (a.name < b.name ? -1 : 1)); return c[0].name; }"""
     )
     assert names[0].startswith(largest)

@@ -16,10 +16,11 @@ from bibgraph.graph.pages import paper_page
 from .graphstore import get_store
 from .links import iri_of, local_url
 from .netcache import networks
-from .pyvis_views import OTHER_COLOUR, community_colour, view_data
+from .pyvis_views import OTHER_COLOUR, PALETTE, community_colour, view_data
 
 EGO_TOP = 25  # co-authors an ego map draws by default (the ones with most joint papers)
-COLOURED_COMMUNITIES = 12  # the largest communities get a colour each; smaller ones share a grey
+COLOURED_COMMUNITIES = 15  # the largest communities get a colour each; smaller ones share a grey
+COMMUNITY_COLOURS = tuple(colour for colour in PALETTE if colour != "#7f7f7f")  # grey is for the small ones
 RELATED_PER_TOPIC = 3  # strongest "related" edges kept per topic on the topic map
 
 blueprint = Blueprint("graphs", __name__, url_prefix="/graph")
@@ -70,7 +71,9 @@ def radius(papers: int) -> float:
 
 
 def _colour(community: int | None) -> str:
-    return community_colour(community) if community is not None and community < COLOURED_COMMUNITIES else OTHER_COLOUR
+    if community is None or community >= COLOURED_COMMUNITIES:
+        return OTHER_COLOUR
+    return COMMUNITY_COLOURS[community % len(COMMUNITY_COLOURS)]
 
 
 def _author_style(node: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -82,7 +85,7 @@ def _author_style(node: str, data: dict[str, Any]) -> dict[str, Any]:
         "size": radius(data["papers"]),
         "color": _colour(data.get("community")),
         "url": local_url(node) or node,
-        "group": data.get("community", 0),
+        "community": data.get("community", 0),
         "papers": data["papers"],
         "areas": data.get("areas", []),
         "ego": bool(data.get("ego")),
@@ -97,7 +100,6 @@ def _edge_style(weighting: str) -> Any:
         return {
             "width": 0.5 + min(float(value), 5.0),
             "title": f"{joint} joint paper(s){bound}",
-            "value": value,
             "joint": joint,
         }
 
@@ -330,7 +332,7 @@ def topics() -> str:
     cache = networks()
     expand = request.args.get("subareas", "")
     expand_iri = "all" if expand == "all" else (iri_of(expand) if expand else None)
-    network = cache.view(("topic map", expand_iri), lambda: topic_map(cache.rows(), expand_iri))
+    network = cache.view(("topic map", expand_iri), lambda: topic_map(cache.rows(), expand_iri, RELATED_PER_TOPIC))
     biggest = max((papers for _, papers in network.nodes(data="papers")), default=1)
     radii = {node: 8 + 32 * math.sqrt(p / max(biggest, 1)) for node, p in network.nodes(data="papers")}
     data = cache.view(

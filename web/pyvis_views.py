@@ -43,6 +43,7 @@ OPTIONS = {
         "hover": True,
         "tooltipDelay": 200,
         "hideEdgesOnDrag": True,
+        "hideEdgesOnZoom": True,
         "navigationButtons": False,
         "zoomView": False,
         "keyboard": False,
@@ -68,6 +69,6 @@ def view_data(
         x, y = positions[node]
         style = node_style(node, data)
         shape, label = style.pop("shape", "dot"), style.pop("label", node)
-        nodes.append(Node(node, shape, label=label, x=x, y=y, physics=False, **style).options)
+        nodes.append(Node(node, shape, label=label, x=x, y=y, **style).options)
     edges = [Edge(a, b, **edge_style(a, b, data)).options for a, b, data in network.edges(data=True)]
     return {"nodes": nodes, "edges": edges, "options": json.loads(json.dumps(OPTIONS))}
