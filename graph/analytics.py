@@ -1,4 +1,4 @@
-"""Network analytics with networkx: centralities, components, ego networks, collaboration paths."""
+"""Network analytics with networkx: centralities, components, communities' names, ego rings, collaboration paths."""
 
 from collections import Counter
 
@@ -24,29 +24,6 @@ def betweenness(network: nx.Graph, seed: int = 42) -> dict[str, float]:
 def components(network: nx.Graph) -> list[set[str]]:
     """Connected components, largest first."""
     return sorted(nx.connected_components(network), key=lambda c: (-len(c), min(c)))
-
-
-def path_graph(network: nx.Graph, path: list[str]) -> nx.Graph:
-    """The path's authors and the edges between consecutive ones."""
-    graph = network.subgraph(path).copy()
-    graph.remove_edges_from([e for e in list(graph.edges) if abs(path.index(e[0]) - path.index(e[1])) != 1])
-    return graph
-
-
-def ego_authors(papers_and_authors: nx.Graph, center: str, radius: int = 1) -> frozenset[str]:
-    """Authors within ``radius`` co-author steps, found on the paper-author graph (no projection needed)."""
-    if center not in papers_and_authors:
-        raise KeyError(center)
-    reached = nx.single_source_shortest_path_length(papers_and_authors, center, cutoff=2 * radius)
-    return frozenset(node for node, hops in reached.items() if hops % 2 == 0)
-
-
-def bipartite_collaboration_path(papers_and_authors: nx.Graph, source: str, target: str) -> list[str]:
-    """The shortest co-author chain, read off the paper-author graph (every other node is an author)."""
-    try:
-        return list(nx.shortest_path(papers_and_authors, source, target))[::2]
-    except (nx.NetworkXNoPath, nx.NodeNotFound):
-        return []
 
 
 def summary(network: nx.Graph, top: int = 10) -> dict[str, object]:

@@ -9,6 +9,8 @@ radii, found with a k-d tree), and the components are packed in rows, largest fi
 """
 
 import math
+import random
+import threading
 from collections.abc import Mapping
 
 import igraph
@@ -21,6 +23,7 @@ DEFAULT_RADIUS = 10.0  # pixels, for nodes without a given radius
 GAP = 4.0  # pixels between two discs
 DENSITY = 0.28  # share of a component's disc covered by nodes before the overlap pass
 OVERLAP_ROUNDS = 600
+_IGRAPH_RANDOM = threading.Lock()  # igraph's random generator is global: seed it for one layout at a time
 
 
 def layout(
@@ -122,9 +125,14 @@ def _component_layout(component: nx.Graph, order: list[str], seed: int) -> np.nd
         edges = [(index[a], index[b]) for a, b in component.edges()]
         weights = [max(float(w), 0.1) for _, _, w in component.edges(data="weight", default=1)]
         start = np.random.default_rng(seed).uniform(-1, 1, size=(size, 2)) * math.sqrt(size)
-        found = igraph.Graph(n=size, edges=edges).layout_fruchterman_reingold(
-            weights=weights, niter=FORCE_ITERATIONS, seed=start.tolist(), grid=True
-        )
+        with _IGRAPH_RANDOM:
+            igraph.set_random_number_generator(random.Random(seed))
+            try:
+                found = igraph.Graph(n=size, edges=edges).layout_fruchterman_reingold(
+                    weights=weights, niter=FORCE_ITERATIONS, seed=start.tolist(), grid=True
+                )
+            finally:
+                igraph.set_random_number_generator(random)
         points = np.array(found.coords, dtype=float)
     return points - points.mean(axis=0)
 
