@@ -92,16 +92,17 @@ def _author_style(node: str, data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _edge_style(weighting: str) -> Any:
+def _edge_style(weighting: str, centre: str | None = None) -> Any:
+    """Width = joint papers (or their fractional count); on an ego map, links not touching the ego are faint."""
+
     def style(a: str, b: str, data: dict[str, Any]) -> dict[str, Any]:
         value = data.get(weighting, data.get("weight", 1))
         joint = data.get("weight", 1)
         bound = " (at least: a list was cut)" if data.get("lower_bound") else ""
-        return {
-            "width": 0.5 + min(float(value), 5.0),
-            "title": f"{joint} joint paper(s){bound}",
-            "joint": joint,
-        }
+        drawn = {"width": 0.5 + min(float(value), 5.0), "title": f"{joint} joint paper(s){bound}", "joint": joint}
+        if centre is not None and centre not in (a, b):
+            drawn["color"] = {"inherit": "both", "opacity": 0.18}
+        return drawn
 
     return style
 
@@ -126,7 +127,7 @@ def _render(
             network,
             positions or cache.positions(key, network, _radii(network)),
             _author_style,
-            _edge_style(weighting),
+            _edge_style(weighting, context.get("center_iri")),
         ),
     )
     return render_template(
