@@ -11,6 +11,16 @@
     return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
   }
 
+  function insert(grid, cell, box) {
+    for (let gx = Math.floor(box.x / cell); gx <= Math.floor((box.x + box.w) / cell); gx++) {
+      for (let gy = Math.floor(box.y / cell); gy <= Math.floor((box.y + box.h) / cell); gy++) {
+        const key = gx + "," + gy;
+        if (!grid.has(key)) grid.set(key, []);
+        grid.get(key).push(box);
+      }
+    }
+  }
+
   // Places labels for `candidates` (most important first: {id, name, size}); returns the boxes drawn,
   // in CSS pixels relative to the map's top-left corner.
   function place(network, container, ctx, candidates, positions) {
@@ -37,7 +47,7 @@
       ctx.font = (node.important ? "600 " : "") + font + "px " + FONT;
       const textWidth = ctx.measureText(node.name).width;
       const box = { id: node.id, x: dom.x - textWidth / 2 - 2, y: dom.y + radius + 1, w: textWidth + 4, h: font + 3 };
-      if (box.x + box.w < 0 || box.x > width || box.y + box.h < 0 || box.y > height) continue;
+      if (box.x < 0 || box.x + box.w > width || box.y < 0 || box.y + box.h > height) continue; // whole labels only
       const x0 = Math.floor(box.x / cell), x1 = Math.floor((box.x + box.w) / cell);
       const y0 = Math.floor(box.y / cell), y1 = Math.floor((box.y + box.h) / cell);
       let free = true;
@@ -48,14 +58,11 @@
           }
         }
       }
+      // The disc of a more important node is an obstacle too, whether its label fitted or not.
+      const disc = { x: dom.x - radius, y: dom.y - radius, w: 2 * radius, h: 2 * radius, disc: true };
+      insert(grid, cell, disc);
       if (!free) continue;
-      for (let gx = x0; gx <= x1; gx++) {
-        for (let gy = y0; gy <= y1; gy++) {
-          const key = gx + "," + gy;
-          if (!grid.has(key)) grid.set(key, []);
-          grid.get(key).push(box);
-        }
-      }
+      insert(grid, cell, box);
       box.font = ctx.font;
       box.text = node.name;
       kept.push(box);
