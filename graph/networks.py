@@ -234,5 +234,6 @@ def topic_map(rows: list[Authorship], expand: str | None = None, strongest: int 
             candidates[b].append((strength, a, shared))
     for a, found in candidates.items():
         for strength, b, shared in sorted(found, key=lambda item: (-item[0], item[1]))[:strongest]:
-            network.add_edge(a, b, kind="related", weight=shared, shared_authors=shared, strength=round(strength, 2))
+            strength = round(strength, 2)
+            network.add_edge(a, b, kind="related", weight=strength, shared_authors=shared, strength=strength)
     return network

@@ -55,7 +55,7 @@ def open_map(browser: Browser, url: str, width: int = 1440, height: int = 900) -
 def labels_at(page: Page, factor: float) -> list[dict]:
     """The label boxes drawn after zooming to ``factor`` times the fitted scale."""
     return page.evaluate(
-        """(factor) => { const n = bibgraphNetwork.network; n.fit({maxZoomLevel: 2.5, animation: false});
+        """(factor) => { const n = bibgraphNetwork.network; n.fit({maxZoomLevel: 1.6, animation: false});
                          n.moveTo({scale: n.getScale() * factor, animation: false}); n.redraw();
                          return bibgraphNetwork.labels(); }""",
         factor,

@@ -324,7 +324,7 @@ def _topic_edge(a: str, b: str, data: dict[str, Any]) -> dict[str, Any]:
         "width": 0.5 + min(data["strength"], 8.0),
         "dashes": True,
         "title": f"{data['shared_authors']} shared author(s), {data['strength']}× what chance would give",
-        "joint": data["weight"],
+        "joint": data["shared_authors"],
     }
 
 

@@ -202,8 +202,8 @@
 
   const ego = data.nodes.find(function (n) { return n.ego; });
   network.once("afterDrawing", function () {
-    // Small maps are shown larger than 1:1 (vis-network's own fit stops there); the ego sits at the centre.
-    network.fit({ maxZoomLevel: 2.5, animation: false });
+    // Small maps are shown a little larger than 1:1 (vis-network's own fit stops there); the ego sits at the centre.
+    network.fit({ maxZoomLevel: 1.6, animation: false });
     if (ego) network.moveTo({ position: positions[ego.id], animation: false });
     const loading = document.getElementById("map-loading");
     if (loading) loading.hidden = true;
