@@ -106,7 +106,8 @@ def coauthor_network(
     """Authors linked by joint papers, with full and fractional weights; filtered as ``filters`` say.
 
     Author filters (minimum papers, top N) apply before the projection, so a capped view of a
-    large network costs only what it shows. ``graph.graph["total_authors"]`` is the count before them.
+    large network costs only what it shows. ``graph.graph["total_authors"]`` counts the authors that
+    pass every filter but the top-N cap (what a note about the cap compares with).
     ``papers_and_authors``, when given, is ``bipartite_graph(rows, filters)`` already built (and kept).
     """
     if papers_and_authors is None:
@@ -114,16 +115,16 @@ def coauthor_network(
     counts = {n: papers_and_authors.degree(n) for n, data in papers_and_authors.nodes(data=True) if data["bipartite"]}
     candidates = counts if filters.authors is None else filters.authors.intersection(counts)
     authors = sorted((a for a in candidates if counts[a] >= filters.min_papers), key=lambda a: (-counts[a], a))
+    eligible = len(authors)
     if filters.top is not None:
         authors = authors[: filters.top]
     kept = set(authors)
     if not kept:  # nobody matches: an empty network, which the views show as such
-        empty = nx.Graph(total_authors=len(counts))
-        return empty
+        return nx.Graph(total_authors=eligible)
     their_papers = {paper for author in authors for paper in papers_and_authors[author]}
     # networkx projects onto every neighbour's neighbour: project the kept part only.
     network = nx.bipartite.weighted_projected_graph(papers_and_authors.subgraph(kept | their_papers), authors)
-    network.graph["total_authors"] = len(counts)
+    network.graph["total_authors"] = eligible
     for author in authors:
         own = papers_and_authors[author]
         network.nodes[author].clear()

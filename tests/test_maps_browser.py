@@ -215,3 +215,13 @@ def test_no_horizontal_overflow_on_a_phone(browser, base, path: str) -> None:
     page.goto(base + path.replace("KEY", person_key("Ziniu Li")))
     page.wait_for_load_state("load")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_a_slow_download_shows_a_loading_bar(browser, base) -> None:
+    page = open_map(browser, base + "/graph/coauthors")
+    page.route("**/graph/coauthors.graphml*", lambda route: None)  # never answered: a download that takes long
+    page.click("a[data-download]:text('graphml')")
+    bar = page.wait_for_selector(".loading-bar:not([hidden])", timeout=5000)
+    assert "download" in bar.inner_text()
+    assert page.evaluate("getComputedStyle(document.querySelector('.loading-bar')).position") == "fixed"
+    assert page.errors == []

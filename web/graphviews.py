@@ -181,10 +181,15 @@ def coauthors() -> str:
     network = networks().coauthors(drawn)
     total = network.graph.get("total_authors", network.number_of_nodes())
     note = None
-    if limit is not None and total > limit:
+    if limit is not None and total > limit and wanted.community is None:
         note = (
             f"Showing the {limit:,} most prolific of {total:,} authors. Narrow the map with the filters "
             "(area, subarea, minimum papers) to see the others."
+        )
+    elif limit is not None and total > limit:
+        note = (
+            f"Communities are found among the {limit:,} most prolific of {total:,} authors; "
+            f"this one has {network.number_of_nodes():,} of them."
         )
     stats = networks().view(("summary", drawn), lambda: _summary(network, drawn))
     return _render(

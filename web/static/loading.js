@@ -13,6 +13,9 @@
         bar = document.createElement("div");
         bar.className = "loading-bar";
         bar.setAttribute("role", "status");
+        // Styled here: the bar shows on every page, not only where maps.css is loaded.
+        bar.style.cssText = "position:fixed;top:0;left:0;right:0;z-index:10;pointer-events:none;padding:.4rem 1rem;" +
+          "color:#fff;font-weight:600;background:#0b57d0;box-shadow:0 2px 6px rgba(0,0,0,.2)";
         document.body.append(bar);
       }
       bar.textContent = message;
