@@ -1,4 +1,6 @@
-"""Network analytics with networkx: centralities, components, ego networks, collaboration paths."""
+"""Network analytics with networkx: centralities, components, communities' names, ego rings, collaboration paths."""
+
+from collections import Counter
 
 import networkx as nx
 
@@ -24,29 +26,6 @@ def components(network: nx.Graph) -> list[set[str]]:
     return sorted(nx.connected_components(network), key=lambda c: (-len(c), min(c)))
 
 
-def path_graph(network: nx.Graph, path: list[str]) -> nx.Graph:
-    """The path's authors and the edges between consecutive ones."""
-    graph = network.subgraph(path).copy()
-    graph.remove_edges_from([e for e in list(graph.edges) if abs(path.index(e[0]) - path.index(e[1])) != 1])
-    return graph
-
-
-def ego_authors(papers_and_authors: nx.Graph, center: str, radius: int = 1) -> frozenset[str]:
-    """Authors within ``radius`` co-author steps, found on the paper-author graph (no projection needed)."""
-    if center not in papers_and_authors:
-        raise KeyError(center)
-    reached = nx.single_source_shortest_path_length(papers_and_authors, center, cutoff=2 * radius)
-    return frozenset(node for node, hops in reached.items() if hops % 2 == 0)
-
-
-def bipartite_collaboration_path(papers_and_authors: nx.Graph, source: str, target: str) -> list[str]:
-    """The shortest co-author chain, read off the paper-author graph (every other node is an author)."""
-    try:
-        return list(nx.shortest_path(papers_and_authors, source, target))[::2]
-    except (nx.NetworkXNoPath, nx.NodeNotFound):
-        return []
-
-
 def summary(network: nx.Graph, top: int = 10) -> dict[str, object]:
     """What a co-author view shows beside the drawing: size, components, communities, central authors."""
     degree = degrees(network)
@@ -65,3 +44,67 @@ def summary(network: nx.Graph, top: int = 10) -> dict[str, object]:
         "strongest": [(n, name(n), degree[n][0], degree[n][1]) for n in by_strength],
         "most_between": [(n, name(n), round(between[n], 4)) for n in by_betweenness],
     }
+
+
+def community_names(network: nx.Graph) -> dict[int, str]:
+    """A readable name per community: its most prolific member and the area most of its members work in."""
+    members: dict[int, list[str]] = {}
+    for node, community in network.nodes(data="community"):
+        if community is not None:
+            members.setdefault(community, []).append(node)
+    names = {}
+    for community, nodes in members.items():
+        data = network.nodes
+        lead = min(nodes, key=lambda n: (-data[n].get("papers", 0), str(data[n].get("name", n))))
+        areas = Counter(area for n in nodes for area in data[n].get("areas", []))
+        top_area = f" · {min(areas.items(), key=lambda kv: (-kv[1], kv[0]))[0]}" if areas else ""
+        names[community] = f"{data[lead].get('name', lead)}{' et al.' if len(nodes) > 1 else ''}{top_area}"
+    return names
+
+
+def collaboration(papers_and_authors: nx.Graph, authors: list[str]) -> dict[str, tuple[int, int]]:
+    """Distinct co-authors and joint papers (summed over co-authors) of each author over the whole
+    (filtered) network, not only the drawn part: the numbers an author's profile shows."""
+    found = {}
+    for author in authors:
+        joint = joint_papers(papers_and_authors, author)
+        found[author] = (len(joint), sum(joint.values()))
+    return found
+
+
+def joint_papers(papers_and_authors: nx.Graph, author: str) -> Counter[str]:
+    """Joint papers of ``author`` with each co-author."""
+    joint: Counter[str] = Counter()
+    for paper in papers_and_authors[author]:
+        joint.update(other for other in papers_and_authors[paper] if other != author)
+    return joint
+
+
+def ego_rings(papers_and_authors: nx.Graph, center: str, radius: int, top: int) -> tuple[list[list[str]], int]:
+    """The ego, its ``top`` co-authors by joint papers and (radius 2) up to ``2 * top`` of theirs, by joint
+    papers with the first ring; and how many co-authors the ego has in all."""
+    if center not in papers_and_authors:
+        raise KeyError(center)
+    names = papers_and_authors.nodes
+
+    def ranked(counts: Counter[str], limit: int) -> list[str]:
+        return sorted(counts, key=lambda a: (-counts[a], str(names[a].get("name", a))))[:limit]
+
+    direct = joint_papers(papers_and_authors, center)
+    first = ranked(direct, top)
+    rings = [[center], first]
+    if radius >= 2:
+        seen = {center, *first}
+        outer: Counter[str] = Counter()
+        for author in first:
+            outer.update({a: n for a, n in joint_papers(papers_and_authors, author).items() if a not in seen})
+        rings.append(ranked(outer, 2 * top))
+    return rings, len(direct)
+
+
+def bipartite_path(papers_and_authors: nx.Graph, source: str, target: str) -> list[str]:
+    """The shortest chain author, paper, author, ... between two authors (empty when not connected)."""
+    try:
+        return list(nx.shortest_path(papers_and_authors, source, target))
+    except (nx.NetworkXNoPath, nx.NodeNotFound):
+        return []

@@ -1,49 +1,167 @@
 """Server-side layout, so that browsers never run physics on large networks.
 
 Co-author networks are a giant component plus many small cliques (one per paper). Each component
-is laid out on its own (spring layout for large ones, a circle for small ones) and the components
-are packed in rows, largest first: fast, stable (seeded) and readable.
+is laid out on its own (a circle for a small clique, else Fruchterman-Reingold with igraph's grid
+variant, which is C and near-linear: 0.1 s for 1,000 nodes, 2 s for 10,000, where networkx's takes
+minutes), scaled to the area its nodes need, freed of overlaps (a post-pass that pushes apart any
+two discs closer than their radii, found with a k-d tree), and the components are packed in rows,
+largest first: fast, stable (seeded), and no node hides another.
 """
 
 import math
+import random
+import threading
+from collections.abc import Mapping
 
+import igraph
 import networkx as nx
+import numpy as np
+from scipy.spatial import cKDTree
 
-SPRING_ONLY_MAX_NODES = 250
-SPRING_ITERATIONS = 50
-REFINE_ITERATIONS = 8
-SCALE = 40.0  # pixels per unit of layout space, for vis-network coordinates
+FORCE_ITERATIONS = 300
+COMMUNITY_PULL = 4.0  # links inside a community pull harder, so that communities read as regions (as in VOSviewer)
+DEFAULT_RADIUS = 10.0  # pixels, for nodes without a given radius
+GAP = 4.0  # pixels between two discs
+DENSITY = 0.28  # share of a component's disc covered by nodes before the overlap pass
+OVERLAP_ROUNDS = 600
+_IGRAPH_RANDOM = threading.Lock()  # igraph's random generator is global: seed it for one layout at a time
 
 
-def layout(network: nx.Graph, seed: int = 7) -> dict[str, tuple[float, float]]:
-    """Positions in pixels for every node."""
+def layout(
+    network: nx.Graph, radii: Mapping[str, float] | None = None, seed: int = 7
+) -> dict[str, tuple[float, float]]:
+    """Positions in pixels for every node; discs of the given radii (pixels) never overlap."""
+    radii = radii or {}
     components = sorted(nx.connected_components(network), key=lambda c: (-len(c), min(c)))
+    placed = []
+    for members in components:
+        order = sorted(members)
+        sizes = np.array([float(radii.get(node, DEFAULT_RADIUS)) for node in order])
+        local = _component_layout(network.subgraph(members), order, seed)
+        # Scale so that the nodes cover DENSITY of the component's disc, then remove what still overlaps.
+        needed = math.sqrt(float(np.sum((sizes + GAP) ** 2)) / DENSITY)
+        spread = float(np.max(np.linalg.norm(local, axis=1))) if len(order) > 1 else 0.0
+        points = local * (needed / spread if spread > 0 else 0.0)
+        points = separate(points, sizes, seed)
+        low = (points - sizes[:, None]).min(axis=0)
+        high = (points + sizes[:, None]).max(axis=0)
+        placed.append((order, points - low, high - low))
+    return _pack(placed)
+
+
+def _pack(placed: list[tuple[list[str], np.ndarray, np.ndarray]]) -> dict[str, tuple[float, float]]:
+    """Rows of component boxes, largest first, about as wide as the square root of their total area."""
+    area = sum(float(box[0] * box[1]) for _, _, box in placed)
+    row_width = max(math.sqrt(area) * 1.2, max((float(box[0]) for _, _, box in placed), default=0.0))
     positions: dict[str, tuple[float, float]] = {}
     x = y = row_height = 0.0
-    row_width = max(10.0, 3 * math.sqrt(network.number_of_nodes()))
-    for members in components:
-        size = len(members)
-        radius = max(0.6, math.sqrt(size))
-        local = _component_layout(network.subgraph(members), seed, radius)
-        if x + 2 * radius > row_width and x > 0:
-            x, y, row_height = 0.0, y + row_height + 1.0, 0.0
-        for node, (px, py) in local.items():
-            positions[node] = ((x + radius + px) * SCALE, (y + radius + py) * SCALE)
-        x += 2 * radius + 1.0
-        row_height = max(row_height, 2 * radius)
+    for order, points, box in placed:
+        if x + box[0] > row_width and x > 0:
+            x, y, row_height = 0.0, y + row_height + 2 * GAP, 0.0
+        for node, (px, py) in zip(order, points, strict=True):
+            positions[node] = (round(float(x + px), 2), round(float(y + py), 2))
+        x += float(box[0]) + 2 * GAP
+        row_height = max(row_height, float(box[1]))
     return positions
 
 
-def _component_layout(component: nx.Graph, seed: int, radius: float) -> dict[str, tuple[float, float]]:
-    size = component.number_of_nodes()
+def separate(points: np.ndarray, radii: np.ndarray, seed: int = 7, rounds: int = OVERLAP_ROUNDS) -> np.ndarray:
+    """Move discs apart until no two overlap (their centres are at least r1 + r2 + GAP apart).
+
+    Each round finds the overlapping pairs with a k-d tree and moves both discs of a pair half the
+    missing distance apart along the line between them; a few rounds settle thousands of nodes.
+    """
+    points = np.array(points, dtype=float)
+    if len(points) < 2:
+        return points
+    rng = np.random.default_rng(seed)
+    reach = 2 * float(radii.max()) + GAP
+    for _ in range(rounds):
+        pairs = cKDTree(points).query_pairs(reach, output_type="ndarray")
+        if len(pairs) == 0:
+            break
+        i, j = pairs[:, 0], pairs[:, 1]
+        delta = points[j] - points[i]
+        distance = np.linalg.norm(delta, axis=1)
+        missing = radii[i] + radii[j] + GAP - distance
+        overlapping = missing > 1e-6
+        if not (missing > GAP).any():  # discs may still be closer than GAP, but none overlaps
+            break
+        i, j, delta, distance, missing = (v[overlapping] for v in (i, j, delta, distance, missing))
+        same = distance < 1e-9
+        delta[same] = rng.normal(size=(int(same.sum()), 2))
+        distance[same] = np.linalg.norm(delta[same], axis=1)
+        push = delta / distance[:, None] * (missing / 2 * 1.05)[:, None]
+        moves = np.zeros_like(points)
+        np.add.at(moves, i, -push)
+        np.add.at(moves, j, push)
+        points += moves
+    return points
+
+
+def overlaps(positions: Mapping[str, tuple[float, float]], radii: Mapping[str, float]) -> list[tuple[str, str]]:
+    """Pairs of nodes whose discs overlap (for tests and benchmarks)."""
+    order = sorted(positions)
+    if len(order) < 2:
+        return []
+    points = np.array([positions[node] for node in order])
+    sizes = np.array([float(radii.get(node, DEFAULT_RADIUS)) for node in order])
+    found = []
+    for a, b in cKDTree(points).query_pairs(2 * float(sizes.max()), output_type="ndarray"):
+        if float(np.linalg.norm(points[a] - points[b])) < sizes[a] + sizes[b] - 1e-6:
+            found.append((order[a], order[b]))
+    return found
+
+
+def _component_layout(component: nx.Graph, order: list[str], seed: int) -> np.ndarray:
+    """Unit-scale coordinates of one component, in ``order``."""
+    size = len(order)
     if size == 1:
-        return {next(iter(component)): (0.0, 0.0)}
-    if size <= 12:
-        raw = nx.circular_layout(sorted(component), scale=radius * 0.8)
-    elif size <= SPRING_ONLY_MAX_NODES:
-        raw = nx.spring_layout(component, seed=seed, iterations=SPRING_ITERATIONS, weight="weight", scale=radius)
+        return np.zeros((1, 2))
+    if size <= 12 and nx.density(component) > 0.6:  # a paper's clique reads best as a circle
+        raw = nx.circular_layout(order)
+        points = np.array([raw[node] for node in order], dtype=float)
     else:
-        # A spectral start (sparse eigenvectors: fast) then a few spring steps to untangle it.
-        start = nx.spectral_layout(component, weight="weight")
-        raw = nx.spring_layout(component, pos=start, iterations=REFINE_ITERATIONS, weight="weight", scale=radius)
-    return {node: (float(p[0]), float(p[1])) for node, p in raw.items()}
+        index = {node: k for k, node in enumerate(order)}
+        edges = [(index[a], index[b]) for a, b in component.edges()]
+        community = dict(component.nodes(data="community"))
+        weights = [
+            max(float(w), 0.1) * (COMMUNITY_PULL if community[a] is not None and community[a] == community[b] else 1.0)
+            for a, b, w in component.edges(data="weight", default=1)
+        ]
+        start = np.random.default_rng(seed).uniform(-1, 1, size=(size, 2)) * math.sqrt(size)
+        with _IGRAPH_RANDOM:
+            igraph.set_random_number_generator(random.Random(seed))
+            try:
+                found = igraph.Graph(n=size, edges=edges).layout_fruchterman_reingold(
+                    weights=weights, niter=FORCE_ITERATIONS, seed=start.tolist(), grid=True
+                )
+            finally:
+                igraph.set_random_number_generator(random)
+        points = np.array(found.coords, dtype=float)
+    return points - points.mean(axis=0)
+
+
+def concentric(rings: list[list[str]], radii: Mapping[str, float] | None = None) -> dict[str, tuple[float, float]]:
+    """Rings around a centre (ego networks): ring 0 is the centre, ring k at a radius that fits its nodes."""
+    radii = radii or {}
+    positions: dict[str, tuple[float, float]] = {}
+    distance = 0.0
+    widest = 0.0
+    for index, ring in enumerate(rings):
+        if not ring:
+            continue
+        biggest = max(float(radii.get(node, DEFAULT_RADIUS)) for node in ring)
+        if index == 0:
+            positions[ring[0]] = (0.0, 0.0)
+            widest = biggest
+            continue
+        circumference = sum(2 * float(radii.get(node, DEFAULT_RADIUS)) + 3 * GAP for node in ring)
+        # Rings well apart (so that they read as rings), and wide enough for their nodes.
+        distance = max(distance + 2.5 * (widest + biggest) + 10 * GAP, circumference / (2 * math.pi))
+        widest = biggest
+        offset = 0.5 * index
+        for k, node in enumerate(ring):
+            angle = 2 * math.pi * k / len(ring) + offset - math.pi / 2
+            positions[node] = (round(distance * math.cos(angle), 2), round(distance * math.sin(angle), 2))
+    return positions

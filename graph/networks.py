@@ -100,26 +100,31 @@ def bipartite_graph(rows: list[Authorship], filters: Filters = Filters()) -> nx.
     return graph
 
 
-def coauthor_network(rows: list[Authorship], filters: Filters = Filters()) -> nx.Graph:
+def coauthor_network(
+    rows: list[Authorship], filters: Filters = Filters(), papers_and_authors: nx.Graph | None = None
+) -> nx.Graph:
     """Authors linked by joint papers, with full and fractional weights; filtered as ``filters`` say.
 
     Author filters (minimum papers, top N) apply before the projection, so a capped view of a
-    large network costs only what it shows. ``graph.graph["total_authors"]`` is the count before them.
+    large network costs only what it shows. ``graph.graph["total_authors"]`` counts the authors that
+    pass every filter but the top-N cap (what a note about the cap compares with).
+    ``papers_and_authors``, when given, is ``bipartite_graph(rows, filters)`` already built (and kept).
     """
-    papers_and_authors = bipartite_graph(rows, filters)
+    if papers_and_authors is None:
+        papers_and_authors = bipartite_graph(rows, filters)
     counts = {n: papers_and_authors.degree(n) for n, data in papers_and_authors.nodes(data=True) if data["bipartite"]}
     candidates = counts if filters.authors is None else filters.authors.intersection(counts)
     authors = sorted((a for a in candidates if counts[a] >= filters.min_papers), key=lambda a: (-counts[a], a))
+    eligible = len(authors)
     if filters.top is not None:
         authors = authors[: filters.top]
     kept = set(authors)
+    if not kept:  # nobody matches: an empty network, which the views show as such
+        return nx.Graph(total_authors=eligible)
     their_papers = {paper for author in authors for paper in papers_and_authors[author]}
     # networkx projects onto every neighbour's neighbour: project the kept part only.
-    if authors:
-        network = nx.bipartite.weighted_projected_graph(papers_and_authors.subgraph(kept | their_papers), authors)
-    else:
-        network = nx.Graph()  # nothing matches: an empty network, not networkx's error for an empty projection
-    network.graph["total_authors"] = len(counts)
+    network = nx.bipartite.weighted_projected_graph(papers_and_authors.subgraph(kept | their_papers), authors)
+    network.graph["total_authors"] = eligible
     for author in authors:
         own = papers_and_authors[author]
         network.nodes[author].clear()
@@ -188,4 +193,48 @@ def topic_network(rows: list[Authorship]) -> nx.Graph:
                 shared_papers=shared_papers,
                 weight=shared_authors + shared_papers,
             )
+    return network
+
+
+def topic_map(rows: list[Authorship], expand: str | None = None, strongest: int = 3) -> nx.Graph:
+    """The topic map as drawn: areas, with the subareas of ``expand`` (an area IRI, or ``"all"``).
+
+    Each paper counts for the topic it is drawn under (its subarea when its area is expanded, else
+    its area). ``related`` edges join topics sharing more authors than chance would (association
+    strength above 1); only each topic's ``strongest`` ones are kept, so that the map shows structure
+    instead of a complete graph.
+    """
+    network = nx.Graph()
+    papers: dict[str, set[str]] = defaultdict(set)
+    authors: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        if not row.concept or not row.area:
+            continue
+        network.add_node(row.area, label=row.area_label, kind=AREA, area=row.area)
+        topic = row.area
+        if row.concept != row.area and expand in ("all", row.area):
+            topic = row.concept
+            network.add_node(topic, label=row.concept_label, kind=SUBAREA, area=row.area)
+            network.add_edge(row.area, topic, kind="broader", weight=5)  # pulls a subarea to its area
+        papers[topic].add(row.paper)
+        papers[row.area].add(row.paper)
+        authors[topic].add(row.author)
+    for node in network:
+        network.nodes[node]["papers"] = len(papers[node])
+    drawn = [node for node in sorted(network) if authors[node]]
+    everyone = len(set().union(*authors.values())) if authors else 0
+    candidates: dict[str, list[tuple[float, str, int]]] = defaultdict(list)
+    for a, b in combinations(drawn, 2):
+        if network.has_edge(a, b):
+            continue
+        shared = len(authors[a] & authors[b])
+        # Association strength (as VOSviewer normalises): shared authors over what chance would give.
+        strength = shared * everyone / (len(authors[a]) * len(authors[b]))
+        if shared and strength > 1.0:
+            candidates[a].append((strength, b, shared))
+            candidates[b].append((strength, a, shared))
+    for a, found in candidates.items():
+        for strength, b, shared in sorted(found, key=lambda item: (-item[0], item[1]))[:strongest]:
+            strength = round(strength, 2)
+            network.add_edge(a, b, kind="related", weight=strength, shared_authors=shared, strength=strength)
     return network

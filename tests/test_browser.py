@@ -11,7 +11,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.model import paper_id
 from bibgraph.graph.names import person_key
-from bibgraph.graph.networks import Filters, authorships, coauthor_network, topic_network
+from bibgraph.graph.networks import Filters, authorships, coauthor_network, topic_map
 from bibgraph.graph.parse import parse_file
 from bibgraph.seeds import seed_directory
 
@@ -49,7 +49,7 @@ def expected(server) -> dict:
     return {
         "coauthors": coauthor_network(rows),
         "min2": coauthor_network(rows, Filters(min_papers=2)),
-        "topics": topic_network(rows),
+        "topics": topic_map(rows),
     }
 
 
@@ -132,16 +132,14 @@ def test_filters_change_the_counts(browser, server, expected) -> None:
     watched.assert_clean()
 
 
-def test_ego_and_path_views(browser, server) -> None:
+def test_ego_view(browser, server) -> None:
     watched = Watched(browser, server[0])
     watched.open(f"/graph/ego/{author_path('Ke Wang')}?radius=1")
     assert watched.counts()[0] == 7  # Ke Wang, Luwei Wang and the five other co-authors of their two papers
-    watched.open(f"/graph/path?from={author_path('Ke Wang')}&to={author_path('Dagmara Panas')}")
-    assert watched.counts() == (2, 1)
     watched.assert_clean()
 
 
-def test_clicking_a_node_opens_the_author_page(browser, server) -> None:
+def test_clicking_a_node_opens_the_side_panel_and_a_double_click_the_profile(browser, server) -> None:
     watched = Watched(browser, server[0])
     page = watched.open(f"/graph/ego/{author_path('Ke Wang')}?radius=1")
     node_id = f"{server[0]}/{author_path('Ke Wang')}"
@@ -152,6 +150,10 @@ def test_clicking_a_node_opens_the_author_page(browser, server) -> None:
         node_id,
     )
     page.mouse.click(point[0], point[1])
+    page.wait_for_selector("#map-panel:not([hidden])")
+    assert page.inner_text("#map-panel h2") == "Ke Wang"
+    assert page.get_attribute("#map-panel .actions a", "href") == "/" + author_path("Ke Wang")
+    page.mouse.dblclick(point[0], point[1])
     page.wait_for_url(re.compile(re.escape(author_path("Ke Wang")) + "$"))
     assert page.inner_text("h1") == "Ke Wang"
     watched.assert_clean()
@@ -161,7 +163,7 @@ def test_hostile_names_are_shown_as_text(browser, server) -> None:
     watched = Watched(browser, server[0])
     page = watched.open("/graph/coauthors?area=area/social-aspects")
     hostile_id = f"{server[0]}/{author_path(HOSTILE)}"
-    assert page.evaluate("(id) => bibgraphNetwork.nodes.get(id).label", hostile_id) == HOSTILE
+    assert page.evaluate("(id) => bibgraphNetwork.nodes.get(id).name", hostile_id) == HOSTILE
     point = page.evaluate(
         """(id) => { const n = bibgraphNetwork.network; const d = n.canvasToDOM(n.getPositions([id])[id]);
                      const r = document.getElementById('network').getBoundingClientRect();

@@ -18,7 +18,7 @@ def test_views_answer(client) -> None:
     for url in ("/graph/coauthors", "/graph/topics", "/graph/path", f"/graph/ego/author/{person_key('Ke Wang')}"):
         response = client.get(url)
         assert response.status_code == 200, url
-        assert b"vendor/vis-network/vis-network.min.js" in response.data
+        assert (b"vendor/vis-network/vis-network.min.js" in response.data) == (url != "/graph/path")
         assert b"https://" not in re.sub(
             rb'<script type="application/json".*?</script>', b"", response.data, flags=re.S
         )
@@ -39,6 +39,21 @@ def test_large_views_are_capped_with_a_note(app) -> None:
         app.config["MAX_VIEW_NODES"] = 1000
     assert len(embedded(response)["nodes"]) == 50
     assert b"Showing the 50 most prolific of 203 authors" in response.data
+
+
+def test_the_capping_note_agrees_with_the_counts(app) -> None:
+    app.config["MAX_VIEW_NODES"] = 3
+    try:
+        client = app.test_client()
+        capped = client.get("/graph/coauthors?min_papers=2").get_data(as_text=True)
+        one_community = client.get("/graph/coauthors?min_papers=2&community=0").get_data(as_text=True)
+        uncapped = client.get("/graph/coauthors?min_papers=2&top=2").get_data(as_text=True)
+    finally:
+        app.config["MAX_VIEW_NODES"] = 1000
+    assert "Showing the 3 most prolific of 4 authors" in capped  # 4 authors have 2 papers or more
+    drawn = re.search(r'id="node-count">(\d+)<', one_community).group(1)
+    assert f"among the 3 most prolific of 4 authors; this one has {drawn} of them" in one_community
+    assert "most prolific" not in uncapped
 
 
 def test_bad_filters_and_unknown_authors(client) -> None:

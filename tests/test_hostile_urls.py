@@ -96,7 +96,7 @@ def test_a_failed_view_is_derived_again(app, monkeypatch) -> None:
     from bibgraph.web import netcache
 
     real = netcache.coauthor_network
-    monkeypatch.setattr(netcache, "coauthor_network", lambda rows, filters: 1 / 0)
+    monkeypatch.setattr(netcache, "coauthor_network", lambda *arguments: 1 / 0)
     client = app.test_client()
     with pytest.raises(ZeroDivisionError):
         client.get("/graph/coauthors.json?min_joint=3&top=77")

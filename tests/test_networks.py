@@ -103,12 +103,14 @@ def test_centralities_ego_and_path(rows) -> None:
     between = analytics.betweenness(network)
     assert max(between, key=between.get) == iri("Cid C")
     papers_and_authors = bipartite_graph(rows)
-    assert analytics.ego_authors(papers_and_authors, iri("Dan D"), 1) == {iri("Dan D"), iri("Cid C")}
-    assert len(analytics.ego_authors(papers_and_authors, iri("Dan D"), 2)) == 4
-    path = analytics.bipartite_collaboration_path(papers_and_authors, iri("Ann A"), iri("Dan D"))
-    assert path == [iri("Ann A"), iri("Cid C"), iri("Dan D")]
-    assert analytics.bipartite_collaboration_path(papers_and_authors, iri("Ann A"), iri("Eve E")) == []
-    assert analytics.path_graph(network, path).number_of_edges() == 2
+    rings, coauthors = analytics.ego_rings(papers_and_authors, iri("Dan D"), 1, top=10)
+    assert rings == [[iri("Dan D")], [iri("Cid C")]] and coauthors == 1
+    rings, _ = analytics.ego_rings(papers_and_authors, iri("Dan D"), 2, top=10)
+    assert sum(len(ring) for ring in rings) == 4
+    path = analytics.bipartite_path(papers_and_authors, iri("Ann A"), iri("Dan D"))
+    assert path[::2] == [iri("Ann A"), iri("Cid C"), iri("Dan D")]
+    assert all(papers_and_authors.nodes[p]["bipartite"] == 0 for p in path[1::2])
+    assert analytics.bipartite_path(papers_and_authors, iri("Ann A"), iri("Eve E")) == []
 
 
 def test_topic_network(rows) -> None:

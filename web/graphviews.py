@@ -1,22 +1,27 @@
 """Interactive network views (pyvis data, vis-network served by the app) and network downloads."""
 
+import unicodedata
 from typing import Any
 
-from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
+import networkx as nx
+from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, url_for
 
 from bibgraph.graph import analytics
 from bibgraph.graph.exports import EXPORTS, vosviewer
+from bibgraph.graph.names import normalise, person_key
 from bibgraph.graph.networks import AREA, Filters
+from bibgraph.graph.pages import paper_page
 
+from .graphstore import get_store
 from .links import iri_of, local_url
-from .netcache import COAUTHORS, PATH, TOPICS, NetworkSpec, networks
-from .pyvis_views import community_colour, view_data
+from .netcache import COAUTHORS, EGO, TOPIC_MAP, TOPICS, NetworkSpec, networks
+from .pyvis_views import OTHER_COLOUR, PALETTE, author_radius, community_colour, topic_radius, view_data
+
+EGO_TOP = 25  # co-authors an ego map draws by default (the ones with most joint papers)
+COLOURED_COMMUNITIES = 15  # the largest communities get a colour each; smaller ones share a grey
+COMMUNITY_COLOURS = tuple(colour for colour in PALETTE if colour != "#7f7f7f")  # grey is for the small ones
 
 blueprint = Blueprint("graphs", __name__, url_prefix="/graph")
-NO_AUTHORS = (
-    "No authors match these filters. Widen them (another area or subarea, fewer minimum papers or joint "
-    "papers, another community) to see a map."
-)
 
 
 def _int(name: str, default: int | None, low: int = 1, high: int = 1_000_000) -> int | None:
@@ -58,25 +63,39 @@ def _capped(filters: Filters) -> tuple[Filters, int | None]:
     return filters, None
 
 
+def _colour(community: int | None) -> str:
+    if community is None or community >= COLOURED_COMMUNITIES:
+        return OTHER_COLOUR
+    return COMMUNITY_COLOURS[community % len(COMMUNITY_COLOURS)]
+
+
 def _author_style(node: str, data: dict[str, Any]) -> dict[str, Any]:
     areas = ", ".join(data.get("areas", [])) or "no area"
     note = " · list cut (等): co-authorship is a lower bound" if data.get("truncated") else ""
     return {
         "label": data["name"],
         "title": f"{data['name']}\n{data['papers']} paper(s) · {areas}{note}",
-        "size": 6 + 4 * min(data["papers"], 12),
-        "color": community_colour(data.get("community")),
+        "size": author_radius(data["papers"]),
+        "color": _colour(data.get("community")),
         "url": local_url(node) or node,
-        "group": data.get("community", 0),
+        "community": data.get("community", 0),
+        "papers": data["papers"],
+        "areas": data.get("areas", []),
+        "ego": bool(data.get("ego")),
     }
 
 
-def _edge_style(weighting: str) -> Any:
+def _edge_style(weighting: str, centre: str | None = None) -> Any:
+    """Width = joint papers (or their fractional count); on an ego map, links not touching the ego are faint."""
+
     def style(a: str, b: str, data: dict[str, Any]) -> dict[str, Any]:
         value = data.get(weighting, data.get("weight", 1))
         joint = data.get("weight", 1)
         bound = " (at least: a list was cut)" if data.get("lower_bound") else ""
-        return {"width": 1 + 2 * min(float(value), 5.0), "title": f"{joint} joint paper(s){bound}", "value": value}
+        drawn = {"width": 0.5 + min(float(value), 5.0), "title": f"{joint} joint paper(s){bound}", "joint": joint}
+        if centre is not None and centre not in (a, b):
+            drawn["color"] = {"inherit": "both", "opacity": 0.18}
+        return drawn
 
     return style
 
@@ -90,10 +109,11 @@ def _render(title: str, spec: NetworkSpec, note: str | None = None, **context: A
     cache = networks()
     weighting = _weighting()
     network = cache.network(spec)
+    centre = spec.ego[0] if spec.ego else None
     data = cache.view(
         spec,
         ("authors", weighting),
-        lambda drawn, positions: view_data(drawn, positions, _author_style, _edge_style(weighting)),
+        lambda drawn, positions: view_data(drawn, positions, _author_style, _edge_style(weighting, centre)),
     )
     return render_template(
         "graph.html",
@@ -118,6 +138,15 @@ def _area_choices() -> list[tuple[str, str, str]]:
     return choices
 
 
+def _legend(network: nx.Graph) -> list[tuple[int, str, str, int]]:
+    """(index, name, colour, members) of every community, largest first; the small ones share a grey."""
+    names = analytics.community_names(network)
+    sizes: dict[int, int] = {}
+    for _, community in network.nodes(data="community"):
+        sizes[community] = sizes.get(community, 0) + 1
+    return [(c, names[c], _colour(c), sizes[c]) for c in sorted(sizes)]
+
+
 @blueprint.route("/coauthors")
 def coauthors() -> str:
     wanted = filters_from_request()
@@ -125,23 +154,26 @@ def coauthors() -> str:
     spec = NetworkSpec(COAUTHORS, drawn)
     network = networks().network(spec)
     total = network.graph.get("total_authors", network.number_of_nodes())
-    note = None
-    if network.number_of_nodes() == 0:
-        note = NO_AUTHORS
-    elif limit is not None and total > limit:
+    note = None  # an empty map: the page says that no author matches
+    if limit is not None and total > limit and wanted.community is None:
         note = (
             f"Showing the {limit:,} most prolific of {total:,} authors. Narrow the map with the filters "
             "(area, subarea, minimum papers) to see the others."
         )
-    communities = sorted({c for _, c in network.nodes(data="community")})
+    elif limit is not None and total > limit:
+        note = (
+            f"Communities are found among the {limit:,} most prolific of {total:,} authors; "
+            f"this one has {network.number_of_nodes():,} of them."
+        )
     stats = networks().summary(spec)
     return _render(
         "Co-author map",
         spec,
         note,
         choices=_area_choices(),
-        communities=communities,
+        communities=_legend(network),
         stats=stats,
+        total=total,
         kind="coauthors",
         downloads={name: url_for("graphs.download", kind="coauthors", fmt=name, **request.args) for name in EXPORTS},
     )
@@ -149,67 +181,142 @@ def coauthors() -> str:
 
 @blueprint.route("/ego/<path:author>")
 def ego(author: str) -> str:
-    radius = _int("radius", 1, 1, 2) or 1
-    cache = networks()
+    radius_steps = _int("radius", 1, 1, 2) or 1
+    top = _int("top", EGO_TOP, 1, 500) or EGO_TOP
     center = iri_of(author)
+    spec = NetworkSpec(EGO, ego=(center, radius_steps, top))
     try:
-        members = analytics.ego_authors(cache.bipartite(), center, radius)
+        network = networks().network(spec)
     except KeyError:
         abort(404)
-    spec = NetworkSpec(COAUTHORS, Filters(authors=members))
-    name = cache.network(spec).nodes[center]["name"]
+    name = network.nodes[center]["name"]
+    coauthors = network.graph["coauthors"]
+    shown = len(network.graph["rings"][1])
+    note = (
+        f"Showing the {shown} of {name}'s {coauthors} co-authors with most joint papers"
+        f"{' and up to ' + str(2 * top) + ' of theirs' if radius_steps == 2 else ''}; raise K to see more."
+        if shown < coauthors
+        else None
+    )
     return _render(
-        f"Co-authors of {name} (radius {radius})",
+        f"Co-authors of {name}" + (" and theirs" if radius_steps == 2 else ""),
         spec,
+        note,
         kind="ego",
         center=author,
-        radius=radius,
+        center_iri=center,
+        radius=radius_steps,
+        top=top,
         name=name,
+        profile=local_url(center),
+        coauthor_total=coauthors,
     )
+
+
+def _author_iri(given: str) -> str:
+    """An author's IRI from a name (as written, any case) or from an IRI or app path."""
+    given = given.strip()
+    if any(unicodedata.category(char) in ("Cc", "Cs") for char in given):
+        abort(400, "an author's name or IRI holds no control characters")
+    if given.startswith(("http://", "https://")):
+        return given
+    if given.startswith(("author/", "/author/")):
+        return iri_of(given, 400)
+    return iri_of("author/" + person_key(given), 400)
 
 
 @blueprint.route("/path")
 def path() -> str:
     cache = networks()
-    source, target = request.args.get("from", ""), request.args.get("to", "")
-    found = (
-        source
-        and target
-        and analytics.bipartite_collaboration_path(cache.bipartite(), iri_of(source, 400), iri_of(target, 400))
+    papers_and_authors = cache.bipartite()
+    source, target = request.args.get("from", "").strip(), request.args.get("to", "").strip()
+    chain: list[dict[str, Any]] = []
+    problem = None
+    if source and target:
+        ends = {given: _author_iri(given) for given in (source, target)}
+        missing = [given for given, iri in ends.items() if iri not in papers_and_authors]
+        if missing:
+            problem = "No such author: " + " and ".join(f"“{given}”" for given in missing) + "."
+        else:
+            found = analytics.bipartite_path(papers_and_authors, ends[source], ends[target])
+            if not found:
+                problem = "These authors are not connected by any chain of co-authors."
+            for step, node in enumerate(found):
+                if step % 2:
+                    page = paper_page(get_store(), node)
+                    chain.append({"kind": "paper", "iri": node, "label": page.label if page else node})
+                else:
+                    name = papers_and_authors.nodes[node]["name"]
+                    chain.append({"kind": "author", "iri": node, "label": name})
+    return render_template(
+        "path.html",
+        title="Collaboration path",
+        source=source,
+        target=target,
+        chain=chain,
+        distance=len(chain) // 2 if chain else None,
+        problem=problem,
+        local_url=local_url,
     )
-    nodes = found or []
-    note = None if nodes or not (source and target) else "These authors are not connected by any chain of co-authors."
-    spec = NetworkSpec(PATH, path=tuple(nodes))
-    return _render("Collaboration path", spec, note, kind="path", source=source, target=target)
 
 
-def _topic_style(node: str, data: dict[str, Any]) -> dict[str, Any]:
-    is_area = data["kind"] == AREA
+@blueprint.route("/authors.json")
+def author_names() -> Response:
+    """Up to 20 author names starting with (then containing) ``q``: the autocomplete of the path form."""
+    wanted = normalise(request.args.get("q", ""))
+    if len(wanted) < 2:
+        return jsonify([])
+    names = networks().author_names()
+    starts = [name for key, name in names if key.startswith(wanted)]
+    contains = [name for key, name in names if wanted in key and not key.startswith(wanted)]
+    return jsonify((starts + contains)[:20])
+
+
+def _topic_style(biggest: int) -> Any:
+    areas: dict[str, int] = {}
+
+    def style(node: str, data: dict[str, Any]) -> dict[str, Any]:
+        is_area = data["kind"] == AREA
+        colour = community_colour(areas.setdefault(data["area"], len(areas)))
+        return {
+            "label": data["label"],
+            "title": f"{data['label']}\n{'area' if is_area else 'subarea'} · {data['papers']} paper(s)",
+            "size": topic_radius(data["papers"], biggest, is_area),
+            "color": colour if is_area else {"background": "#fff", "border": colour},
+            "borderWidth": 1 if is_area else 3,
+            "url": local_url(node) or node,
+            "papers": data["papers"],
+        }
+
+    return style
+
+
+def _topic_edge(a: str, b: str, data: dict[str, Any]) -> dict[str, Any]:
+    if data["kind"] == "broader":
+        return {"width": 1.5, "dashes": False, "title": "area → subarea", "color": {"color": "#9a9a9a"}}
     return {
-        "label": data["label"],
-        "title": f"{data['label']}\n{'area' if is_area else 'subarea'} · {data['papers']} paper(s)",
-        "size": 8 + 3 * min(data["papers"], 20),
-        "shape": "box" if is_area else "dot",
-        "color": community_colour(hash(data.get("area", node)) % 16 if not is_area else 0),
-        "url": local_url(node) or node,
+        "width": 0.5 + min(data["strength"], 8.0),
+        "dashes": True,
+        "title": f"{data['shared_authors']} shared author(s), {data['strength']}× what chance would give",
+        "joint": data["shared_authors"],
     }
 
 
 @blueprint.route("/topics")
 def topics() -> str:
-    spec = NetworkSpec(TOPICS)
-    network = networks().network(spec)
-
-    def edge(a: str, b: str, data: dict[str, Any]) -> dict[str, Any]:
-        if data["kind"] == "broader":
-            return {"width": 2, "dashes": False, "title": "area → subarea"}
-        return {
-            "width": 1 + min(data["weight"], 8),
-            "dashes": True,
-            "title": f"{data['shared_authors']} shared author(s), {data['shared_papers']} shared paper(s)",
-        }
-
-    data = networks().view(spec, ("topics",), lambda drawn, positions: view_data(drawn, positions, _topic_style, edge))
+    cache = networks()
+    expand = request.args.get("subareas", "")
+    spec = NetworkSpec(TOPIC_MAP, expand="all" if expand == "all" else (iri_of(expand, 400) if expand else None))
+    network = cache.network(spec)
+    biggest = max((papers for _, papers in network.nodes(data="papers")), default=1)
+    data = cache.view(
+        spec, ("topics",), lambda drawn, positions: view_data(drawn, positions, _topic_style(biggest), _topic_edge)
+    )
+    areas = sorted(
+        ((local_url(n) or n).lstrip("/"), label)
+        for n, label in network.nodes(data="label")
+        if network.nodes[n]["kind"] == AREA
+    )
     return render_template(
         "graph.html",
         title="Topic map",
@@ -219,6 +326,8 @@ def topics() -> str:
         edges=network.number_of_edges(),
         args=request.args,
         kind="topics",
+        areas=areas,
+        expand=expand,
     )
 
 

@@ -10,25 +10,28 @@ import networkx as nx
 from flask import current_app
 
 from bibgraph.graph import analytics
-from bibgraph.graph.analytics import path_graph
-from bibgraph.graph.layout import layout
+from bibgraph.graph.layout import concentric, layout
+from bibgraph.graph.names import normalise
 from bibgraph.graph.networks import (
     Authorship,
     Filters,
     authorships,
     bipartite_graph,
     coauthor_network,
+    topic_map,
     topic_network,
 )
 from bibgraph.graph.pages import author_facts, search_documents
 from bibgraph.graph.search import SearchIndex
 
 from .graphstore import get_store
+from .pyvis_views import author_radius, topic_radii
 
 T = TypeVar("T")
 EXTENSION = "bibgraph.networks"
 CACHE_ENTRIES = 64
-COAUTHORS, TOPICS, PATH = "coauthors", "topics", "path"
+COAUTHORS, TOPICS, TOPIC_MAP, EGO = "coauthors", "topics", "topic map", "ego"
+RELATED_PER_TOPIC = 3  # strongest "related" edges kept per topic on the topic map
 
 
 @dataclass(frozen=True)
@@ -37,9 +40,10 @@ class NetworkSpec:
     analytics are all cached under keys made from the whole spec (:func:`derived_key`), and each is
     made from the network of that same spec, so no two filter sets can ever share a layout."""
 
-    kind: str  # COAUTHORS, TOPICS or PATH
-    filters: Filters = field(default_factory=Filters)  # co-author filters (ego networks: ``authors``)
-    path: tuple[str, ...] = ()  # PATH: the chain of authors, in order
+    kind: str  # COAUTHORS, TOPICS (the whole topic network), TOPIC_MAP (as drawn) or EGO
+    filters: Filters = field(default_factory=Filters)  # COAUTHORS: the co-author filters
+    expand: str | None = None  # TOPIC_MAP: the area IRI whose subareas are drawn, or "all"
+    ego: tuple[str, int, int] | None = None  # EGO: (the author's IRI, radius 1 or 2, top K co-authors)
 
 
 def derived_key(what: str, spec: NetworkSpec | None = None, *options: Hashable) -> tuple[Hashable, ...]:
@@ -96,18 +100,41 @@ class NetworkCache:
     def bipartite(self) -> nx.Graph:
         return self._get(derived_key("bipartite"), lambda: bipartite_graph(self.rows()))
 
+    def bipartite_for(self, filters: Filters) -> nx.Graph:
+        """The paper-author graph under a view's area and subarea filters."""
+        if not (filters.area or filters.subarea):
+            return self.bipartite()
+        scope = Filters(area=filters.area, subarea=filters.subarea)
+        return self._get(
+            derived_key("bipartite", NetworkSpec(COAUTHORS, scope)), lambda: bipartite_graph(self.rows(), scope)
+        )
+
+    def author_names(self) -> list[tuple[str, str]]:
+        """(normalised, as shown) name of every author, sorted: what the name autocomplete searches."""
+        return self._get(
+            derived_key("author names"),
+            lambda: sorted({(normalise(name), name) for _, name in self.bipartite().nodes(data="name") if name}),
+        )
+
     def network(self, spec: NetworkSpec) -> nx.Graph:
+        """The network of ``spec``; an EGO spec whose author is unknown raises ``KeyError``."""
         return self._get(derived_key("network", spec), lambda: self._derive(spec))
 
     def _derive(self, spec: NetworkSpec) -> nx.Graph:
         if spec.kind == COAUTHORS:
-            return coauthor_network(self.rows(), spec.filters)
+            return coauthor_network(self.rows(), spec.filters, self.bipartite_for(spec.filters))
         if spec.kind == TOPICS:
             return topic_network(self.rows())
-        if spec.kind == PATH:
-            if not spec.path:
-                return nx.Graph()
-            return path_graph(self.coauthors(Filters(authors=frozenset(spec.path))), list(spec.path))
+        if spec.kind == TOPIC_MAP:
+            return topic_map(self.rows(), spec.expand, RELATED_PER_TOPIC)
+        if spec.kind == EGO and spec.ego is not None:
+            centre, radius, top = spec.ego
+            rings, coauthors = analytics.ego_rings(self.bipartite(), centre, radius, top)
+            members = frozenset(node for ring in rings for node in ring)
+            network = self.coauthors(Filters(authors=members)).copy()  # a copy: the cached one may serve others
+            network.nodes[centre]["ego"] = True
+            network.graph.update(rings=rings, coauthors=coauthors)
+            return network
         raise ValueError(f"unknown network kind {spec.kind!r}")
 
     def coauthors(self, filters: Filters) -> nx.Graph:
@@ -117,12 +144,36 @@ class NetworkCache:
         return self.network(NetworkSpec(TOPICS))
 
     def positions(self, spec: NetworkSpec) -> dict[str, tuple[float, float]]:
-        """Server-side layout of the network of ``spec``."""
-        return self._get(derived_key("layout", spec), lambda: layout(self.network(spec)))
+        """Server-side layout of the network of ``spec``, its nodes' discs (as drawn) apart; an ego
+        network in rings around its author. One layout per spec: the map and its VOSviewer download agree."""
+
+        def make() -> dict[str, tuple[float, float]]:
+            network = self.network(spec)
+            if spec.kind in (TOPICS, TOPIC_MAP):
+                radii = topic_radii(network)
+            else:
+                radii = {node: author_radius(papers) for node, papers in network.nodes(data="papers", default=1)}
+            if spec.kind == EGO:
+                return concentric(network.graph["rings"], radii)
+            return layout(network, radii)
+
+        return self._get(derived_key("layout", spec), make)
 
     def summary(self, spec: NetworkSpec) -> dict[str, Any]:
-        """The analytics shown beside a co-author view."""
-        return self._get(derived_key("summary", spec), lambda: analytics.summary(self.network(spec)))
+        """The analytics beside a co-author map: components, communities and brokers of the drawn map;
+        co-authors and joint papers of its strongest authors over the whole filtered network, as profiles count."""
+
+        def make() -> dict[str, Any]:
+            network = self.network(spec)
+            stats = analytics.summary(network)
+            counts = analytics.collaboration(self.bipartite_for(spec.filters), list(network))
+            name = network.nodes
+            strongest = sorted(network, key=lambda n: (-counts[n][1], str(name[n].get("name", n))))[:10]
+            stats["strongest"] = [(n, name[n]["name"], *counts[n]) for n in strongest]
+            stats["drawn_authors"] = network.number_of_nodes()
+            return stats
+
+        return self._get(derived_key("summary", spec), make)
 
     def search_index(self) -> SearchIndex:
         deadline = float(current_app.config["NETWORK_TIMEOUT"])

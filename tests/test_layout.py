@@ -1,0 +1,86 @@
+"""The server layout: no two nodes overlap, whatever the network; ego rings; the topic map's links."""
+
+import math
+
+import networkx as nx
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bibgraph.graph import analytics
+from bibgraph.graph.layout import concentric, layout, overlaps
+from bibgraph.graph.networks import Authorship, bipartite_graph, topic_map
+
+
+@st.composite
+def networks(draw) -> tuple[nx.Graph, dict[str, float]]:
+    """Co-author-like networks: a few cliques (papers) over a pool of authors, plus isolated ones."""
+    people = [f"a{i}" for i in range(draw(st.integers(1, 120)))]
+    graph = nx.Graph()
+    graph.add_nodes_from(people)
+    for _ in range(draw(st.integers(0, 60))):
+        members = draw(st.lists(st.sampled_from(people), min_size=1, max_size=8, unique=True))
+        graph.add_edges_from((a, b, {"weight": draw(st.integers(1, 5))}) for a in members for b in members if a < b)
+    radii = {p: draw(st.floats(3, 40)) for p in people}
+    return graph, radii
+
+
+@settings(max_examples=40, deadline=None)
+@given(networks())
+def test_no_two_nodes_overlap(case) -> None:
+    graph, radii = case
+    positions = layout(graph, radii)
+    assert set(positions) == set(graph)
+    assert all(math.isfinite(x) and math.isfinite(y) for x, y in positions.values())
+    assert overlaps(positions, radii) == []
+
+
+def test_the_layout_is_stable() -> None:
+    graph = nx.connected_caveman_graph(12, 6)
+    graph = nx.relabel_nodes(graph, {n: f"n{n}" for n in graph})
+    assert layout(graph) == layout(graph)
+
+
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=3), st.floats(3, 30))
+def test_ego_rings_are_concentric_and_apart(sizes, radius) -> None:
+    rings = [["ego"]] + [[f"r{k}-{i}" for i in range(n)] for k, n in enumerate(sizes)]
+    radii = {node: radius for ring in rings for node in ring}
+    positions = concentric(rings, radii)
+    assert positions["ego"] == (0.0, 0.0)
+    distances = [[math.hypot(*positions[n]) for n in ring] for ring in rings[1:] if ring]
+    assert all(max(d) - min(d) < 0.05 for d in distances)  # every ring is a circle around the ego
+    assert [min(d) for d in distances] == sorted(min(d) for d in distances)
+    assert overlaps(positions, radii) == []
+
+
+def row(paper: str, author: str, concept: str | None = None, area: str | None = None) -> Authorship:
+    return Authorship(paper, author, author.upper(), 2, False, concept, concept, area, area)
+
+
+def test_ego_rings_keep_the_coauthors_with_most_joint_papers() -> None:
+    rows = [row("p1", "ego"), row("p1", "a"), row("p2", "ego"), row("p2", "a"), row("p2", "b")]
+    rows += [row("p3", "ego"), row("p3", "c"), row("p4", "b"), row("p4", "d")]
+    graph = bipartite_graph(rows)
+    rings, total = analytics.ego_rings(graph, "ego", 1, top=1)
+    assert rings == [["ego"], ["a"]] and total == 3
+    rings, _ = analytics.ego_rings(graph, "ego", 2, top=2)
+    assert rings[1] == ["a", "b"] and rings[2] == ["d"]
+    path = analytics.bipartite_path(graph, "a", "d")
+    assert path[::2] == ["a", "b", "d"] and all(p.startswith("p") for p in path[1::2])
+
+
+def test_the_topic_map_keeps_links_above_chance_and_each_topics_strongest() -> None:
+    rows = []
+    for k in range(6):  # six areas; areas 0 and 1 share most of their authors, the others few
+        for i in range(10):
+            rows.append(row(f"p{k}-{i}", f"x{k}-{i % 5}" if k > 1 else f"shared-{i % 5}", f"A{k}", f"A{k}"))
+    rows += [row(f"q{k}", "everyone", f"A{k}", f"A{k}") for k in range(6)]
+    network = topic_map(rows, strongest=2)
+    related = {(a, b): d for a, b, d in network.edges(data=True) if d["kind"] == "related"}
+    assert ("A0", "A1") in related or ("A1", "A0") in related
+    assert all(d["strength"] > 1.0 for d in related.values())
+    for (a, b), data in related.items():
+        ranks = [
+            sorted((d["strength"] for x, y, d in network.edges(n, data=True) if d["kind"] == "related"), reverse=True)
+            for n in (a, b)
+        ]
+        assert any(data["strength"] in r[:2] for r in ranks)

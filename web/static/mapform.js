@@ -1,0 +1,35 @@
+// Map forms: the subarea list narrows to the chosen area; author inputs complete names as you type.
+(function () {
+  "use strict";
+  const area = document.getElementById("filter-area");
+  const subarea = document.getElementById("filter-subarea");
+  if (area && subarea) {
+    const narrow = function () {
+      for (const option of subarea.options) {
+        if (!option.value) continue;
+        const fits = !area.value || option.dataset.area === area.value;
+        option.hidden = !fits;
+        option.disabled = !fits;
+        if (!fits && option.selected) subarea.value = "";
+      }
+    };
+    area.addEventListener("change", narrow);
+    narrow();
+  }
+  for (const input of document.querySelectorAll("input[data-complete-authors]")) {
+    const list = document.getElementById(input.getAttribute("list"));
+    let asked = "";
+    input.addEventListener("input", function () {
+      const wanted = input.value.trim();
+      if (wanted.length < 2 || wanted === asked || wanted.startsWith("http") || wanted.startsWith("author/")) return;
+      asked = wanted;
+      fetch(input.dataset.completeAuthors + "?q=" + encodeURIComponent(wanted))
+        .then(function (response) { return response.ok ? response.json() : []; })
+        .then(function (names) {
+          if (asked !== wanted) return;
+          list.replaceChildren.apply(list, names.map(function (name) { return new Option(name); }));
+        })
+        .catch(function () {});
+    });
+  }
+})();

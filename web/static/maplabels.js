@@ -1,0 +1,83 @@
+// Label culling for vis-network maps, as VOSviewer does it: after every redraw, the labels of the
+// most important nodes are placed greedily in screen space and a label is only drawn when its box
+// overlaps no label already placed; zooming in spreads the nodes, so more labels fit.
+// vis-network has no such mode (it draws every label or none), hence this small module.
+(function () {
+  "use strict";
+  const FONT = "system-ui, -apple-system, 'Segoe UI', 'Noto Sans', 'Noto Sans CJK SC', sans-serif";
+  const MAX_LABELS = 400;
+
+  function overlaps(a, b) {
+    return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+  }
+
+  function insert(grid, cell, box) {
+    for (let gx = Math.floor(box.x / cell); gx <= Math.floor((box.x + box.w) / cell); gx++) {
+      for (let gy = Math.floor(box.y / cell); gy <= Math.floor((box.y + box.h) / cell); gy++) {
+        const key = gx + "," + gy;
+        if (!grid.has(key)) grid.set(key, []);
+        grid.get(key).push(box);
+      }
+    }
+  }
+
+  // Places labels for `candidates` (most important first: {id, name, size}); returns the boxes drawn,
+  // in CSS pixels relative to the map's top-left corner.
+  function place(network, container, ctx, candidates, positions) {
+    const scale = network.getScale();
+    const width = container.clientWidth;
+    const height = container.clientHeight;
+    const ratio = ctx.canvas.width / Math.max(1, width);
+    const kept = [];
+    // A coarse grid of the boxes already kept makes each test look at a few neighbours only.
+    const cell = 80;
+    const grid = new Map();
+    ctx.save();
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    ctx.textAlign = "center";
+    ctx.textBaseline = "top";
+    ctx.lineJoin = "round";
+    for (const node of candidates) {
+      if (kept.length >= MAX_LABELS) break;
+      const at = positions[node.id];
+      if (!at || !node.name) continue;
+      const dom = network.canvasToDOM(at);
+      const radius = node.size * scale;
+      const font = Math.round(Math.min(20, 11 + radius * 0.22));
+      ctx.font = (node.important ? "600 " : "") + font + "px " + FONT;
+      const textWidth = ctx.measureText(node.name).width;
+      const box = { id: node.id, x: dom.x - textWidth / 2 - 2, y: dom.y + radius + 1, w: textWidth + 4, h: font + 3 };
+      if (box.x < 0 || box.x + box.w > width || box.y < 0 || box.y + box.h > height) continue; // whole labels only
+      const x0 = Math.floor(box.x / cell), x1 = Math.floor((box.x + box.w) / cell);
+      const y0 = Math.floor(box.y / cell), y1 = Math.floor((box.y + box.h) / cell);
+      let free = true;
+      for (let gx = x0; gx <= x1 && free; gx++) {
+        for (let gy = y0; gy <= y1 && free; gy++) {
+          for (const other of grid.get(gx + "," + gy) || []) {
+            if (overlaps(box, other)) { free = false; break; }
+          }
+        }
+      }
+      // The disc of a more important node is an obstacle too, whether its label fitted or not.
+      const disc = { x: dom.x - radius, y: dom.y - radius, w: 2 * radius, h: 2 * radius, disc: true };
+      insert(grid, cell, disc);
+      if (!free) continue;
+      insert(grid, cell, box);
+      box.font = ctx.font;
+      box.text = node.name;
+      kept.push(box);
+    }
+    for (const box of kept) {
+      ctx.font = box.font;
+      ctx.lineWidth = 3;
+      ctx.strokeStyle = "rgba(255,255,255,0.92)";
+      ctx.strokeText(box.text, box.x + box.w / 2, box.y + 1);
+      ctx.fillStyle = "#1b1b1b";
+      ctx.fillText(box.text, box.x + box.w / 2, box.y + 1);
+    }
+    ctx.restore();
+    return kept.map(function (b) { return { id: b.id, text: b.text, x: b.x, y: b.y, w: b.w, h: b.h }; });
+  }
+
+  window.bibgraphLabels = { place: place, overlaps: overlaps };
+})();
