@@ -35,10 +35,14 @@ from multiprocessing.connection import Connection
 from typing import Any, BinaryIO
 
 from .memory import release_free_memory
+from .sandbox import try_isolate_network
 from .store import Answer, GraphStore, QueryError
 
 Opener = Callable[[], GraphStore]
 CACHEABLE = frozenset({"ask", "answer"})  # dump_file writes a file: always run it
+# Oxigraph recurses as deep as the query nests; the guard's depth limit leaves it a margin of 7
+# or more on these stacks (it overflows the default 8 MiB at 2,615 BINDs): see graph/guard.py.
+WORKER_STACK_BYTES = 64 * 1024 * 1024
 
 
 class QueryTimeout(Exception):
@@ -200,6 +204,7 @@ def _worker(connections: list[Connection], opener: Opener, max_result_bytes: int
     spool_directory = os.path.join(spool_root, str(os.getpid()))  # removed with the worker if it is killed
     os.mkdir(spool_directory)
     arguments = (store, max_result_bytes, spool_directory)
+    threading.stack_size(WORKER_STACK_BYTES)
     threads = [threading.Thread(target=_serve, args=(c, *arguments)) for c in connections]
     for thread in threads:
         thread.start()
@@ -242,6 +247,16 @@ def _zygote_loop(
             theirs.close()
 
 
+def _read_line(connection: socket.socket) -> str:
+    line = b""
+    while not line.endswith(b"\n"):
+        chunk = connection.recv(1)
+        if not chunk:
+            break
+        line += chunk
+    return line.decode().strip()
+
+
 class QueryPool:
     """A worker process answering :class:`GraphStore` calls on ``threads`` threads, under a deadline."""
 
@@ -253,7 +268,10 @@ class QueryPool:
         max_result_bytes: int = 256 * 1024 * 1024,
         memory_limit: int | None = None,
         cache_bytes: int = 0,
+        isolate: bool = False,
     ) -> None:
+        """``isolate``: the zygote and workers lose every network (:mod:`bibgraph.graph.sandbox`);
+        ``sandbox_error`` says why that failed (None when it did not, or was not asked)."""
         self.deadline = deadline
         self.threads = threads
         self.cache = AnswerCache(cache_bytes) if cache_bytes > 0 else None
@@ -268,11 +286,14 @@ class QueryPool:
         if pid == 0:  # the zygote
             control.close()
             try:
+                refused = try_isolate_network() if isolate else None
+                zygote_end.sendall((refused or "").encode() + b"\n")
                 _zygote_loop(zygote_end, opener, threads, max_result_bytes, memory_limit, self.spool_root)
             finally:  # the web process closed the pool or died (even by SIGKILL): leave no answer files
                 shutil.rmtree(self.spool_root, ignore_errors=True)
                 os._exit(0)
         zygote_end.close()
+        self.sandbox_error = _read_line(control) or None
         self._control = control
         self._zygote = pid
         with self._lock:

@@ -61,6 +61,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "QUERY_TIMEOUT": args.timeout,
         "QUERY_THREADS": args.query_threads,
         "MAX_RESULT_BYTES": args.max_result_bytes,
+        "SPARQL_UNSANDBOXED": args.unsandboxed,
     }
     try:
         app = create_app(config)
@@ -191,6 +192,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--max-result-bytes", type=int, default=settings["MAX_RESULT_BYTES"], help="largest answer (%(default)s)"
+    )
+    serve.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="serve SPARQL even when the query worker cannot be cut off from the network",
     )
     serve.set_defaults(handler=cmd_serve)
 

@@ -7,6 +7,8 @@ from waitress import serve as waitress_serve
 
 from bibgraph.graph.memory import release_free_memory
 
+from .graphstore import get_store, sandbox_refusal
+
 WARM_PATHS = ("/graph/coauthors", "/graph/topics")
 
 
@@ -27,6 +29,13 @@ def warm_up(app: Flask) -> threading.Thread:
 def serve(app: Flask, host: str, port: int, threads: int = 8) -> None:
     """Block serving ``app``; waitress buffers and limits requests before Flask sees them."""
     print(f"bibgraph: {app.config.get('BIBGRAPH_SUMMARY', '')}", flush=True)
+    with app.app_context():
+        refusal = sandbox_refusal()
+        error = get_store().pool.sandbox_error
+    if refusal:
+        print(f"bibgraph: warning: {refusal}", flush=True)
+    elif error:
+        print(f"bibgraph: warning: SPARQL served unsandboxed (--unsandboxed): {error}", flush=True)
     warm_up(app)
     print(f"bibgraph: serving on http://{host}:{port}/ (SPARQL endpoint http://{host}:{port}/sparql)", flush=True)
     waitress_serve(

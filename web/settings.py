@@ -29,6 +29,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MAX_RESULT_BYTES", 256 * 1024 * 1024, "largest answer in bytes (HTTP 422 above; over 1 MiB: on disk)"),
     Setting("RESULT_CACHE_BYTES", 32 * 1024 * 1024, "answers kept for repeated queries, bytes (0: none)"),
     Setting("WORKER_MEMORY_LIMIT", None, "address-space limit of the query worker in bytes (none by default)"),
+    Setting("SPARQL_UNSANDBOXED", False, "serve SPARQL even when the query worker cannot be cut off from the network"),
 )
 
 

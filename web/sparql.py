@@ -17,7 +17,7 @@ from bibgraph.graph.queries import examples
 from bibgraph.graph.store import Answer, QueryError
 from bibgraph.graph.vocab import PREFIXES
 
-from .graphstore import PooledStore, get_store
+from .graphstore import PooledStore, get_store, sandbox_refusal
 from .negotiation import NotAcceptable, choose_graph, choose_results
 
 SD = Namespace("http://www.w3.org/ns/sparql-service-description#")
@@ -71,6 +71,9 @@ def endpoint() -> Response | str:
         return _describe_service()
     if not text.strip():
         return plain("empty query", 400)
+    refusal = sandbox_refusal()
+    if refusal:
+        return plain(refusal, 503)
     try:
         checked = check_query(text)
         if checked.returns_graph:
