@@ -102,16 +102,25 @@ class Token(NamedTuple):
 def tokens(query: str) -> list[Token]:
     """The query's terminals, whitespace and comments dropped; QueryRefused (400) at the first
     character that starts none, with its line and column."""
+    found, error = _lex(query)
+    if error is not None:
+        raise error
+    return found
+
+
+def _lex(query: str) -> tuple[list[Token], QueryRefused | None]:
+    """The terminals up to the first character that starts none, and the error there (or None)."""
     found = []
     for match in _TOKEN.finditer(query):
         kind = match.lastgroup
         if kind == "error":
             line = query.count("\n", 0, match.start()) + 1
             column = match.start() - (query.rfind("\n", 0, match.start()) + 1) + 1
-            raise QueryRefused(f"query syntax error at line {line}, column {column}: unexpected {match.group()!r}", 400)
+            message = f"query syntax error at line {line}, column {column}: unexpected {match.group()!r}"
+            return found, QueryRefused(message, 400)
         if kind not in ("ws", "comment"):
             found.append(Token(kind, match.group(), match.start()))  # type: ignore[arg-type]
-    return found
+    return found, None
 
 
 def keywords(query: str) -> list[str]:
@@ -217,30 +226,24 @@ def _cached_check(query: str) -> CheckedQuery:
 
 
 def _check(query: str) -> CheckedQuery:
-    texts = [query]  # as Oxigraph reads it
+    readings = [_lex(query)]  # as Oxigraph reads it: the text that runs
     decoded = decode_codepoint_escapes(query)
-    if decoded != query:  # as SPARQL §19.2 (and a remote store) reads it
-        texts.append(decoded)
-    readings: list[list[Token]] = []
-    errors: list[QueryRefused] = []
-    for number, text in enumerate(texts):
-        try:
-            readings.append(tokens(text))
-        except QueryRefused as error:
-            note = " (after decoding its \\u escapes, as SPARQL does)" if number else ""
-            errors.append(QueryRefused(f"{error}{note}", 400))
-    for found in readings:  # a forbidden keyword in either reading is the answer, even if the other fails
+    if decoded != query:  # as SPARQL §19.2 (and maybe a remote store) reads it
+        readings.append(_lex(decoded))
+    for found, _ in readings:  # a forbidden keyword in either reading (up to any error) is the answer
         _refuse_what_it_does(found)
-    if errors:
-        raise errors[0]
-    if max(structural_cost(found) for found in readings) > MAX_COST:
+    error = readings[0][1]
+    if error is not None:  # an error only in the decoded reading: no engine that decodes can run it
+        raise error
+    if max(structural_cost(found) for found, _ in readings) > MAX_COST:
         raise QueryRefused(
             f"query too deeply nested: its structure (nested {{ ( [ and chains of patterns, BINDs or"
             f" operators) passes the limit of {MAX_COST} (see the README); split it, or pass long lists"
             " with VALUES",
             400,
         )
-    form = next((t.text.upper() for t in readings[0] if t.kind == "word" and t.text.upper() in FORMS), None)
+    found = readings[0][0]
+    form = next((t.text.upper() for t in found if t.kind == "word" and t.text.upper() in FORMS), None)
     if form is None:
         raise QueryRefused("not a query: expected SELECT, ASK, CONSTRUCT or DESCRIBE", 400)
     return CheckedQuery(query, form.lower())
