@@ -264,3 +264,109 @@ def test_the_deepest_accepted_group_nesting_runs(client) -> None:
     query = "SELECT * WHERE " + "{" * depth + "}" * depth
     response = client.post("/sparql", data={"query": query})
     assert response.status_code == 200, response.get_data(as_text=True)
+
+
+SERVICE_QUERIES = [
+    "SELECT * WHERE {{ SERVICE <{url}> {{ ?s ?p ?o }} }}",
+    "SELECT * WHERE {{ SERVICE SILENT <{url}> {{ ?s ?p ?o }} }}",
+    "PREFIX svc: <{url}> SELECT * WHERE {{ SERVICE svc:x {{ ?s ?p ?o }} }}",
+    r"PREFIX ex: <http://e/> SELECT * WHERE {{ OPTIONAL {{ ?s ?p ex:a\#b }} SERVICE <{url}> {{ ?x ?y ?z }} }}",
+    "SELECT * WHERE {{ # a comment\r SERVICE SILENT <{url}> {{ ?x ?y ?z }} }}",
+    "SELECT * WHERE {{ BIND(<{url}> AS ?svc) SERVICE ?svc {{ ?s ?p ?o }} }}",
+    "SELECT * WHERE {{ VALUES ?svc {{ <{url}> }} SERVICE SILENT ?svc {{ ?s ?p ?o }} }}",
+]
+
+
+def unguarded(query: str) -> CheckedQuery:
+    """The guard switched off: every text passes as a SELECT."""
+    return CheckedQuery(query, "select")
+
+
+@pytest.fixture(scope="module")
+def sandboxed_app():
+    from bibgraph.web.app import create_app
+
+    application = create_app({"TESTING": True, "QUERY_TIMEOUT": 5.0, "QUERY_THREADS": 2})
+    yield application
+    application.extensions["bibgraph"].close()
+
+
+@pytest.mark.parametrize("template", SERVICE_QUERIES)
+def test_with_the_guard_off_the_sandboxed_worker_makes_no_connection(
+    sandboxed_app, listener, monkeypatch, template: str
+) -> None:
+    from bibgraph.web import sparql
+
+    assert sandboxed_app.extensions["bibgraph"].pool.sandbox_error is None
+    monkeypatch.setattr(sparql, "check_query", unguarded)
+    query = template.format(url=listener.url)
+    client = sandboxed_app.test_client()
+    sent = {"query": query, "format": "json"}
+    assert listener.run(lambda: setattr(listener, "response", client.post("/sparql", data=sent))) == 0
+
+
+@pytest.mark.parametrize("template", SERVICE_QUERIES)
+def test_with_the_guard_on_every_form_is_refused_403_with_no_connection(client, listener, template: str) -> None:
+    query = template.format(url=listener.url)
+    assert listener.run(lambda: setattr(listener, "response", client.post("/sparql", data={"query": query}))) == 0
+    assert listener.response.status_code == 403
+
+
+def test_control_an_unsandboxed_pool_does_connect(listener) -> None:
+    """Without the network namespace the same worker connects: the sandbox is what stops it."""
+    from bibgraph.graph.pool import QueryPool
+    from bibgraph.graph.store import OxigraphGraphStore
+
+    pool = QueryPool(OxigraphGraphStore.memory, threads=1, deadline=5.0, isolate=False)
+    try:
+        query = SERVICE_QUERIES[1].format(url=listener.url)
+        assert listener.run(lambda: pool.call("answer", query, "json", "nt")) >= 1
+    finally:
+        pool.close()
+
+
+@pytest.fixture
+def failing_sandbox(monkeypatch):
+    from bibgraph.graph import pool
+
+    monkeypatch.setattr(pool, "try_isolate_network", lambda: "cannot enter a network namespace: simulated")
+
+
+def test_without_a_sandbox_the_endpoint_refuses_503_and_says_why(failing_sandbox) -> None:
+    from bibgraph.web.app import create_app
+
+    application = create_app({"TESTING": True, "QUERY_THREADS": 1})
+    try:
+        client = application.test_client()
+        response = client.get("/sparql", query_string={"query": "ASK {}"})
+        assert response.status_code == 503
+        text = response.get_data(as_text=True)
+        assert "simulated" in text and "--unsandboxed" in text
+        assert client.get("/").status_code == 200  # the site itself (the app's own queries) still works
+    finally:
+        application.extensions["bibgraph"].close()
+
+
+def test_unsandboxed_serves_sparql_anyway(failing_sandbox) -> None:
+    from bibgraph.web.app import create_app
+
+    application = create_app({"TESTING": True, "QUERY_THREADS": 1, "SPARQL_UNSANDBOXED": True})
+    try:
+        response = application.test_client().get("/sparql", query_string={"query": "ASK {}", "format": "json"})
+        assert response.status_code == 200 and response.get_json()["boolean"] is True
+    finally:
+        application.extensions["bibgraph"].close()
+
+
+def test_serve_says_at_start_that_sparql_is_off(failing_sandbox, capsys, monkeypatch) -> None:
+    from bibgraph.web import server
+    from bibgraph.web.app import create_app
+
+    monkeypatch.setattr(server, "waitress_serve", lambda *args, **kwargs: None)
+    monkeypatch.setattr(server, "warm_up", lambda app: None)
+    application = create_app({"TESTING": True, "QUERY_THREADS": 1})
+    try:
+        server.serve(application, "127.0.0.1", 5999)
+    finally:
+        application.extensions["bibgraph"].close()
+    assert "SPARQL endpoint is off" in capsys.readouterr().out
