@@ -5,6 +5,7 @@ before a worker runs it under the deadline (:mod:`bibgraph.graph.pool`).
 """
 
 import contextlib
+import re
 
 from flask import Blueprint, Response, current_app, render_template, request
 from rdflib import RDF, VOID, BNode, Graph, Literal, Namespace, URIRef
@@ -31,8 +32,20 @@ def plain(message: str, status: int) -> Response:
     return Response(message.rstrip() + "\n", status=status, mimetype="text/plain")
 
 
+XML_TYPES = frozenset({"application/sparql-results+xml", "application/rdf+xml"})
+# Characters XML 1.0 cannot carry at all, not even as character references (UTF-8 bytes).
+_NOT_XML = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]|\xef\xbf[\xbe\xbf]")
+
+
 def _query_text() -> str | Response | None:
     """The query of the request per the protocol, ``None`` when there is none, or an error response."""
+    sent = len(request.args.getlist("query"))
+    if request.method == "POST" and request.mimetype in FORM_TYPES:
+        sent += len(request.form.getlist("query"))
+    elif request.method == "POST" and request.mimetype == "application/sparql-query":
+        sent += 1
+    if sent > 1:  # SPARQL 1.1 Protocol §2.1.4: exactly one query string
+        return plain("send exactly one query: this request has several (in the URL, the form or the body)", 400)
     if request.method == "GET":
         if "update" in request.args:
             return plain("this endpoint is read-only: SPARQL Update is refused", 403)
@@ -96,9 +109,32 @@ def endpoint() -> Response | str:
     except WorkerFailed as error:
         current_app.logger.error("query worker failed: %s", error)
         return plain(f"the query could not be answered: {error}", 500)
+    if answer.media_type in XML_TYPES and _not_xml(answer):
+        if answer.spooled is not None:
+            answer.spooled.close()
+        return plain(
+            "the answer holds a character that XML 1.0 cannot carry (a control character such as U+0000,"
+            " or U+FFFE/U+FFFF): ask for JSON, CSV or TSV results (Turtle or N-Triples for graphs)",
+            406,
+        )
     response = _answer_response(answer)
     response.vary.add("Accept")
     return response
+
+
+def _not_xml(answer: Answer) -> bool:
+    """Whether the serialised XML holds a character XML 1.0 forbids (the engine writes them raw)."""
+    if answer.spooled is None:
+        return _NOT_XML.search(answer.body) is not None
+    tail = b""
+    try:
+        while chunk := answer.spooled.read(1024 * 1024):
+            if _NOT_XML.search(tail + chunk):
+                return True
+            tail = chunk[-2:]  # U+FFFE and U+FFFF are three bytes: one may straddle two chunks
+        return False
+    finally:
+        answer.spooled.seek(0)
 
 
 def _answer_response(answer: Answer) -> Response:
