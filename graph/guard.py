@@ -18,7 +18,7 @@ SPARQL §19.2 decodes ``\\uXXXX`` escapes before parsing, Oxigraph only inside s
 The query is checked in both readings (a remote store may follow the spec) and run as sent.
 
 The same tokens measure how deep the engine would recurse (on a default 8 MiB thread stack
-Oxigraph overflows at 2,188 nested ``{``, 2,615 ``BIND``s or 6,880 ``1+1+...``): over-deep
+Oxigraph overflows at about 2,190 nested ``{``, 2,615 ``BIND``s or 6,890 ``1+1+...``): over-deep
 queries are refused before any store sees them, see :func:`structural_cost`.
 """
 
@@ -66,8 +66,8 @@ FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 FLAT_WORDS = frozenset({"A", "TRUE", "FALSE", "UNDEF"})  # terms, not operators: they deepen nothing
 
 # Structural cost (see structural_cost). Oxigraph overflows a thread's default 8 MiB stack at (in
-# cost): 2,188 nested { = 19,700; 2,615 BINDs = 13,000; 2,615 projections (i AS ?v) = 2,600;
-# 6,880-term 1+1+... = 13,800; 6,545-branch UNION = 32,700. The query workers run on 64 MiB stacks
+# cost): ~2,190 nested { = 19,700; ~2,615 BINDs = 13,000; ~2,615 projections (i AS ?v) = 2,600;
+# a ~6,890-term 1+1+... = 13,800; a ~6,550-branch UNION = 32,700. The query workers run on 64 MiB stacks
 # (graph/pool.py), where 15,000 projections pass: MAX_COST keeps a margin of at least 7.
 BRACKET_WEIGHT = 8
 WORD_WEIGHT = 4
