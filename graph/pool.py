@@ -53,10 +53,14 @@ from typing import Any, BinaryIO
 
 from .fairshare import FairShare, OverShare, ServerBusy
 from .memory import release_free_memory
+from .sandbox import try_isolate_network
 from .store import Answer, GraphStore, QueryError
 
 Opener = Callable[[], GraphStore]
 CACHEABLE = frozenset({"ask", "answer"})  # dump_file writes a file: always run it
+# Oxigraph recurses as deep as the query nests; the guard's depth limit leaves it a margin of 7
+# or more on these stacks (it overflows the default 8 MiB at 2,615 BINDs): see graph/guard.py.
+WORKER_STACK_BYTES = 64 * 1024 * 1024
 
 
 class QueryTimeout(Exception):
@@ -225,6 +229,7 @@ def _worker(connections: list[Connection], opener: Opener, max_result_bytes: int
     spool_directory = os.path.join(spool_root, str(os.getpid()))  # removed with the worker if it is killed
     os.mkdir(spool_directory)
     arguments = (store, max_result_bytes, spool_directory)
+    threading.stack_size(WORKER_STACK_BYTES)
     threads = [threading.Thread(target=_serve, args=(c, *arguments)) for c in connections]
     for thread in threads:
         thread.start()
@@ -268,6 +273,16 @@ def _zygote_loop(
             theirs.close()
 
 
+def _read_line(connection: socket.socket) -> str:
+    line = b""
+    while not line.endswith(b"\n"):
+        chunk = connection.recv(1)
+        if not chunk:
+            break
+        line += chunk
+    return line.decode().strip()
+
+
 class QueryPool:
     """A worker process answering :class:`GraphStore` calls on ``threads`` threads, under a deadline."""
 
@@ -280,7 +295,10 @@ class QueryPool:
         memory_limit: int | None = None,
         cache_bytes: int = 0,
         client_calls: int = 0,
+        isolate: bool = False,
     ) -> None:
+        """``isolate``: the zygote and workers lose every network (:mod:`bibgraph.graph.sandbox`);
+        ``sandbox_error`` says why that failed (None when it did not, or was not asked)."""
         self.deadline = deadline
         self.threads = threads
         self.cache = AnswerCache(cache_bytes) if cache_bytes > 0 else None
@@ -294,6 +312,8 @@ class QueryPool:
         self.worker_pid = 0
         self.restarts = {"worker": 0, "zygote": 0}
         self._zygote_args = (opener, threads, max_result_bytes, memory_limit)
+        self._isolate = isolate
+        self.sandbox_error: str | None = None
         self.spool_root = tempfile.mkdtemp(prefix="bibgraph-answers-")
         self._start_zygote()
         with self._lock:
@@ -308,8 +328,10 @@ class QueryPool:
             _neutralise_inherited_descriptors(keep=zygote_end.fileno())
             release_free_memory()  # what the web process had freed before the fork, once rather than in each worker
             gc.freeze()  # a worker's collections leave the inherited objects (and their shared pages) alone
-            zygote_end.sendall(READY)
             try:
+                # every zygote, the first and any that replaces a dead one, loses the network before it forks
+                refused = try_isolate_network() if self._isolate else None
+                zygote_end.sendall(READY + (refused or "").encode() + b"\n")
                 _zygote_loop(zygote_end, *self._zygote_args, self.spool_root)
             finally:  # the web process closed the pool or died (even by SIGKILL): leave no answer files
                 shutil.rmtree(self.spool_root, ignore_errors=True)
@@ -318,8 +340,11 @@ class QueryPool:
         self._control = control
         self._zygote = pid
         control.settimeout(WORKER_START_SECONDS)  # a zygote that does not answer in time is replaced
-        with contextlib.suppress(OSError):
+        try:
             control.recv(len(READY), socket.MSG_WAITALL)  # it holds nothing of ours from here on
+            self.sandbox_error = _read_line(control) or None  # why it could not lose the network, if it could not
+        except OSError:
+            self.sandbox_error = "the query process did not start" if self._isolate else None
 
     def _zygote_alive(self) -> bool:
         try:

@@ -10,9 +10,12 @@ OPTIONAL = [setting for setting in SETTINGS if setting.name != "BIBGRAPH_INPUTS"
 
 @pytest.mark.parametrize("setting", OPTIONAL, ids=lambda setting: setting.name)
 def test_each_setting_is_an_option_of_serve(setting):
-    value = setting.choices[-1] if setting.choices else {int: "7", float: "2.5"}.get(setting.type, "x:/y")
-    args = _parser().parse_args(["serve", setting.option, value])
-    assert getattr(args, setting.name) == setting.parse(value)
+    if setting.type is bool:  # a switch
+        assert getattr(_parser().parse_args(["serve", setting.option]), setting.name) is True
+    else:
+        value = setting.choices[-1] if setting.choices else {int: "7", float: "2.5"}.get(setting.type, "x:/y")
+        args = _parser().parse_args(["serve", setting.option, value])
+        assert getattr(args, setting.name) == setting.parse(value)
     untouched = _parser().parse_args(["serve"])
     assert getattr(untouched, setting.name) is None  # not given: the variable or the default decides
 
@@ -42,3 +45,11 @@ def test_a_bad_variable_is_named(monkeypatch):
     monkeypatch.setenv("BIBGRAPH_LOG_FORMAT", "xml")
     with pytest.raises(ValueError, match="BIBGRAPH_LOG_FORMAT"):
         resolve()
+
+
+def test_a_switch_is_read_from_its_variable(monkeypatch):
+    monkeypatch.setenv("BIBGRAPH_SPARQL_UNSANDBOXED", "true")
+    assert resolve()["SPARQL_UNSANDBOXED"] is True
+    monkeypatch.setenv("BIBGRAPH_SPARQL_UNSANDBOXED", "0")
+    assert resolve()["SPARQL_UNSANDBOXED"] is False
+    assert _parser().parse_args(["serve", "--unsandboxed"]).SPARQL_UNSANDBOXED is True

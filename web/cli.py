@@ -18,6 +18,8 @@ from bibgraph.seeds import seed_directory
 from .settings import SETTINGS, resolve
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+# Shorter or earlier names some options also answer to.
+OPTION_ALIASES = {"QUERY_TIMEOUT": ("--timeout",), "SPARQL_UNSANDBOXED": ("--unsandboxed",)}
 
 
 def _inputs(values: Sequence[str]) -> list[Path]:
@@ -204,15 +206,18 @@ def _parser() -> argparse.ArgumentParser:
     for setting in SETTINGS:
         if setting.name == "BIBGRAPH_INPUTS":
             continue
-        aliases = ["--timeout"] if setting.name == "QUERY_TIMEOUT" else []  # the option's first name
+        names = [setting.option, *OPTION_ALIASES.get(setting.name, ())]
+        described = f"{setting.help.replace('%', '%%')} [{setting.env}; default {setting.default}]"
+        if setting.type is bool:  # a switch: given means true
+            serve.add_argument(*names, dest=setting.name, action="store_const", const=True, help=described)
+            continue
         serve.add_argument(
-            setting.option,
-            *aliases,
+            *names,
             dest=setting.name,
             type=setting.parse,
             metavar={int: "N", float: "SECONDS"}.get(setting.type, "TEXT"),
             choices=setting.choices or None,
-            help=f"{setting.help.replace('%', '%%')} [{setting.env}; default {setting.default}]",
+            help=described,
         )
     serve.set_defaults(handler=cmd_serve)
 

@@ -101,6 +101,9 @@ def init_app(app: Flask) -> None:
         # A remote store's data can change behind our back; an embedded one is read-only while served.
         cache_bytes=0 if kind == "sparql" else int(app.config["RESULT_CACHE_BYTES"]),
         client_calls=int(app.config["CLIENT_QUERIES"]),
+        # The embedded engine federates SERVICE itself: its workers get no network at all. A remote
+        # store's worker must reach the remote server (the forwarding is bibgraph's, not an engine's).
+        isolate=kind != "sparql",
     )
     app.extensions[EXTENSION] = PooledStore(pool, kind)
     app.config["BIBGRAPH_SUMMARY"] = summary
@@ -110,6 +113,17 @@ def init_app(app: Flask) -> None:
         app.register_error_handler(busy, _unavailable)
     app.register_error_handler(QueryCrashed, _crashed)
     app.add_url_rule("/health", "health", health)
+
+
+def sandbox_refusal() -> str | None:
+    """Why the SPARQL endpoint must not run client queries, or None (see ``SPARQL_UNSANDBOXED``)."""
+    error = get_store().pool.sandbox_error
+    if error is None or current_app.config["SPARQL_UNSANDBOXED"]:
+        return None
+    return (
+        f"the SPARQL endpoint is off: its query worker could not be cut off from the network ({error});"
+        " the operator may start the server with --unsandboxed to serve it anyway"
+    )
 
 
 def get_store() -> PooledStore:

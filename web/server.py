@@ -12,6 +12,8 @@ from waitress.server import create_server
 
 from bibgraph.graph.memory import release_free_memory
 
+from .graphstore import get_store, sandbox_refusal
+
 WARM_PATHS = ("/graph/coauthors", "/graph/topics")
 
 
@@ -61,6 +63,13 @@ def serve(app: Flask, host: str, port: int) -> None:
     printed only once it is.
     """
     print(f"bibgraph: {app.config.get('BIBGRAPH_SUMMARY', '')}", flush=True)
+    with app.app_context():
+        refusal = sandbox_refusal()
+        unsandboxed = get_store().pool.sandbox_error
+    if refusal:
+        print(f"bibgraph: warning: {refusal}", flush=True)
+    elif unsandboxed:
+        print(f"bibgraph: warning: SPARQL served unsandboxed (--unsandboxed): {unsandboxed}", flush=True)
     options = waitress_options(app.config)
     _allow_descriptors(options["connection_limit"] + options["threads"] + 64)
     try:

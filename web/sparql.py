@@ -5,6 +5,7 @@ before a worker runs it under the deadline (:mod:`bibgraph.graph.pool`).
 """
 
 import contextlib
+import re
 from urllib.parse import urlencode
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
@@ -19,7 +20,7 @@ from bibgraph.graph.store import Answer, QueryError
 from bibgraph.graph.vocab import PREFIXES
 
 from .errors import error_page, error_position, marked_query, prefers_html
-from .graphstore import PooledStore, get_store
+from .graphstore import PooledStore, get_store, sandbox_refusal
 from .negotiation import NotAcceptable, choose_graph, choose_results
 
 SD = Namespace("http://www.w3.org/ns/sparql-service-description#")
@@ -33,8 +34,20 @@ def plain(message: str, status: int) -> Response:
     return Response(message.rstrip() + "\n", status=status, mimetype="text/plain")
 
 
+XML_TYPES = frozenset({"application/sparql-results+xml", "application/rdf+xml"})
+# Characters XML 1.0 cannot carry at all, not even as character references (UTF-8 bytes).
+_NOT_XML = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]|\xef\xbf[\xbe\xbf]")
+
+
 def _query_text() -> str | Response | None:
     """The query of the request per the protocol, ``None`` when there is none, or an error response."""
+    sent = len(request.args.getlist("query"))
+    if request.method == "POST" and request.mimetype in FORM_TYPES:
+        sent += len(request.form.getlist("query"))
+    elif request.method == "POST" and request.mimetype == "application/sparql-query":
+        sent += 1
+    if sent > 1:  # SPARQL 1.1 Protocol §2.1.4: exactly one query string
+        return plain("send exactly one query: this request has several (in the URL, the form or the body)", 400)
     if request.method == "GET":
         if "update" in request.args:
             return plain("this endpoint is read-only: SPARQL Update is refused", 403)
@@ -73,6 +86,9 @@ def endpoint() -> Response | str:
         return _describe_service()
     if not text.strip():
         return plain("empty query", 400)
+    refusal = sandbox_refusal()
+    if refusal:
+        return plain(refusal, 503)
     try:
         checked = check_query(text)
         if checked.returns_graph:
@@ -90,6 +106,14 @@ def endpoint() -> Response | str:
         return plain(f"query syntax error: {error}", 400)
     except ResultTooLarge as error:
         return plain(str(error), 422)
+    if answer.media_type in XML_TYPES and _not_xml(answer):
+        if answer.spooled is not None:
+            answer.spooled.close()
+        return plain(
+            "the answer holds a character that XML 1.0 cannot carry (a control character such as U+0000,"
+            " or U+FFFE/U+FFFF): ask for JSON, CSV or TSV results (Turtle or N-Triples for graphs)",
+            406,
+        )
     response = _answer_response(answer)
     response.vary.add("Accept")
     return response
@@ -106,6 +130,21 @@ def _syntax_error_page(query: str, message: str) -> Response:
         position=f"line {position[0]}, column {position[1]}" if position else None,
         editor_link=url_for("sparql.endpoint") + "#" + urlencode({"query": query}),
     )
+
+
+def _not_xml(answer: Answer) -> bool:
+    """Whether the serialised XML holds a character XML 1.0 forbids (the engine writes them raw)."""
+    if answer.spooled is None:
+        return _NOT_XML.search(answer.body) is not None
+    tail = b""
+    try:
+        while chunk := answer.spooled.read(1024 * 1024):
+            if _NOT_XML.search(tail + chunk):
+                return True
+            tail = chunk[-2:]  # U+FFFE and U+FFFF are three bytes: one may straddle two chunks
+        return False
+    finally:
+        answer.spooled.seek(0)
 
 
 def _answer_response(answer: Answer) -> Response:
