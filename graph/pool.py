@@ -35,6 +35,7 @@ import contextlib
 import gc
 import hashlib
 import io
+import logging
 import os
 import pickle
 import queue
@@ -56,6 +57,7 @@ from .memory import release_free_memory
 from .sandbox import try_isolate_network
 from .store import Answer, GraphStore, QueryError
 
+log = logging.getLogger("bibgraph.pool")
 Opener = Callable[[], GraphStore]
 CACHEABLE = frozenset({"ask", "answer"})  # dump_file writes a file: always run it
 # Oxigraph recurses as deep as the query nests; the guard's depth limit leaves it a margin of 7
@@ -106,12 +108,16 @@ class AnswerCache:
         self._entries: OrderedDict[Any, Reply] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
+        self.hits = self.misses = 0  # for /metrics
 
     def get(self, key: Any) -> Reply | None:
         with self._lock:
             value = self._entries.get(key)
             if value is not None:
                 self._entries.move_to_end(key)
+                self.hits += 1
+            else:
+                self.misses += 1
             return value
 
     def put(self, key: Any, value: Reply) -> None:
@@ -393,6 +399,7 @@ class QueryPool:
         self._zygote_alive()  # reaps it
         self._start_zygote()
         self.restarts["zygote"] += 1
+        log.error("the query zygote was gone: a new one was forked")
 
     def _restart(self, generation: int, reason: str) -> str:
         """Kill the worker ``generation`` and start another (unless already done); say how it ended."""
@@ -402,6 +409,12 @@ class QueryPool:
                     os.kill(self.worker_pid, signal.SIGKILL)
                 shutil.rmtree(os.path.join(self.spool_root, str(self.worker_pid)), ignore_errors=True)
                 self._ended[generation] = reason
+                cause = (
+                    "it died (a crash, its memory limit or a kill)"
+                    if reason == DIED
+                    else "a query ran past its deadline"
+                )
+                log.warning("query worker %d replaced: %s", self.worker_pid, cause)
                 while len(self._ended) > 64:
                     self._ended.popitem(last=False)
                 self.restarts["worker"] += 1
@@ -462,6 +475,7 @@ class QueryPool:
         while time.monotonic() < ends:
             if fingerprint in self._poison:
                 self._poison.move_to_end(fingerprint)
+                log.warning("refused a query that crashed the engine when run alone (%s)", fingerprint.hex()[:12])
                 raise QueryCrashed("this query made the query engine crash, even when run alone; it is refused")
             alone = deaths >= SUSPECT_AFTER
             ticket = self.gate.enter(client, ends, exclusive=alone, again=again)
@@ -534,6 +548,17 @@ class QueryPool:
             "threads": self.threads,
             **self.gate.state(),
             "poisoned_queries": len(self._poison),
+        }
+
+    def stats(self) -> dict[str, int]:
+        """Figures for monitoring, read without side effects (unlike :meth:`health`, which repairs)."""
+        return {
+            "worker_restarts": self.restarts["worker"],
+            "zygote_restarts": self.restarts["zygote"],
+            "cache_hits": self.cache.hits if self.cache else 0,
+            "cache_misses": self.cache.misses if self.cache else 0,
+            "poisoned_queries": len(self._poison),
+            **self.gate.state(),
         }
 
     def close(self) -> None:

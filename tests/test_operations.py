@@ -52,7 +52,7 @@ def test_well_known_void_sends_to_the_dataset_description(client):
 
 def _sample(text: str, name: str, labels: str) -> float:
     for line in text.splitlines():
-        if line.startswith(f"{name}{{{labels}}}"):
+        if line.startswith(f"{name}{{{labels}}} " if labels else f"{name} "):
             return float(line.rsplit(" ", 1)[1])
     return 0.0
 
@@ -67,6 +67,30 @@ def test_metrics_count_requests_by_status_and_time_them(client):
     )
     sparql_before = _sample(before, "bibgraph_http_request_seconds_count", 'route="sparql"')
     assert _sample(after, "bibgraph_http_request_seconds_count", 'route="sparql"') == sparql_before + 1
+
+
+def test_metrics_show_the_query_pool(client, app):
+    """Cache hits, worker replacements and the queue, read from the pool at each scrape."""
+    import os
+    import signal
+
+    query = {"query": "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(?o != 'metrics') }", "format": "json"}
+    before = client.get("/metrics").get_data(as_text=True)
+    assert client.get("/sparql", query_string=query).status_code == 200
+    assert client.get("/sparql", query_string=query).status_code == 200  # the second from the cache
+    pool = app.extensions["bibgraph"].pool
+    os.kill(pool.worker_pid, signal.SIGKILL)  # a worker lost from outside is replaced at the next query
+    assert client.get("/sparql", query_string=query, headers={"Cache-Control": "no-cache"}).status_code == 200
+    after = client.get("/metrics").get_data(as_text=True)
+    assert (
+        _sample(after, "bibgraph_answer_cache_hits_total", "")
+        >= _sample(before, "bibgraph_answer_cache_hits_total", "") + 1
+    )
+    restarts = 'process="worker"'
+    assert _sample(after, "bibgraph_query_process_restarts_total", restarts) >= (
+        _sample(before, "bibgraph_query_process_restarts_total", restarts) + 1
+    )
+    assert "bibgraph_query_queue_length 0.0" in after
 
 
 def test_one_access_log_line_per_request(client, caplog):

@@ -8,15 +8,19 @@ as in the tests, never share counters).
 import json
 import logging
 import time
+from collections.abc import Iterator
 from xml.sax.saxutils import escape
 
 from flask import Blueprint, Flask, Response, abort, current_app, g, redirect, request, url_for
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from bibgraph.graph.crawl import PAGE_CLASSES, SITEMAP_LIMIT, resource_counts, resources
+from bibgraph.graph.pool import QueryPool
 from bibgraph.graph.vocab import PREFIXES
 
-from .graphstore import get_store
+from .graphstore import EXTENSION, PooledStore, get_store
 from .links import base_iri
 
 blueprint = Blueprint("operations", __name__)
@@ -81,11 +85,37 @@ def well_known_void() -> Response:
     return redirect(url_for("resources.dataset"), 303)
 
 
+class PoolCollector(Collector):
+    """The query pool's figures, read at each scrape: workers replaced, threads in use, queue, cache."""
+
+    def __init__(self, pool: QueryPool) -> None:
+        self.pool = pool
+
+    def collect(self) -> Iterator[Metric]:
+        stats = self.pool.stats()
+        restarts = CounterMetricFamily(
+            "bibgraph_query_process_restarts", "query processes replaced", labels=["process"]
+        )
+        restarts.add_metric(["worker"], stats["worker_restarts"])
+        restarts.add_metric(["zygote"], stats["zygote_restarts"])
+        yield restarts
+        yield CounterMetricFamily("bibgraph_answer_cache_hits", "answers served from the cache", stats["cache_hits"])
+        yield CounterMetricFamily("bibgraph_answer_cache_misses", "answers not in the cache", stats["cache_misses"])
+        yield GaugeMetricFamily("bibgraph_query_threads_busy", "query threads running a query", stats["running"])
+        yield GaugeMetricFamily("bibgraph_query_queue_length", "queries waiting for a thread", stats["waiting"])
+        yield GaugeMetricFamily("bibgraph_query_clients", "clients with queries running or waiting", stats["clients"])
+        yield GaugeMetricFamily(
+            "bibgraph_poisoned_queries", "queries refused for crashing the engine", stats["poisoned_queries"]
+        )
+
+
 class Metrics:
     """The app's Prometheus metrics, in a registry of its own."""
 
-    def __init__(self) -> None:
+    def __init__(self, pool: QueryPool | None = None) -> None:
         self.registry = CollectorRegistry()
+        if pool is not None:
+            self.registry.register(PoolCollector(pool))
         self.requests = Counter(
             "bibgraph_http_requests", "HTTP requests answered, by status", ["status"], registry=self.registry
         )
@@ -116,7 +146,8 @@ def _route_kind() -> str:
 def init_app(app: Flask) -> None:
     """Register the blueprint, the metrics and the access log of ``app``."""
     app.register_blueprint(blueprint)
-    app.extensions["bibgraph-metrics"] = Metrics()
+    store: PooledStore = app.extensions[EXTENSION]
+    app.extensions["bibgraph-metrics"] = Metrics(store.pool)
 
     @app.before_request
     def start_clock() -> None:

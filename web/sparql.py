@@ -5,7 +5,9 @@ before a worker runs it under the deadline (:mod:`bibgraph.graph.pool`).
 """
 
 import contextlib
+import logging
 import re
+import time
 from urllib.parse import urlencode
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
@@ -28,6 +30,7 @@ FORMATS = Namespace("http://www.w3.org/ns/formats/")
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 blueprint = Blueprint("sparql", __name__)
+log = logging.getLogger("bibgraph.sparql")
 
 
 def plain(message: str, status: int) -> Response:
@@ -95,8 +98,13 @@ def endpoint() -> Response | str:
             graphs, results = choose_graph(request) or RDF_SYNTAXES[0], RESULT_SYNTAXES[0]
         else:
             graphs, results = RDF_SYNTAXES[0], choose_results(request)
+        started = time.perf_counter()
         answer = _store().answer(checked.text, results.name, graphs.name)
+        seconds = time.perf_counter() - started
+        if seconds >= float(current_app.config["SLOW_QUERY_SECONDS"]):
+            log.warning("slow query (%.2f s) from %s: %s", seconds, request.remote_addr, " ".join(text.split())[:2000])
     except QueryRefused as refused:
+        log.info("query refused (%d) from %s: %s", refused.status, request.remote_addr, refused)
         return plain(str(refused), refused.status)
     except NotAcceptable as error:
         return plain(str(error), 406)
