@@ -94,12 +94,13 @@ def test_trailing_area_line_is_reported() -> None:
     assert [str(p) for p in problems] == ["x.txt:5: area line with no authors and abstract after it"]
 
 
-def test_not_utf8_file_is_reported_with_line(write_list) -> None:
-    good = "论文检索\nA · B\n".encode()
-    path = write_list(good + "Ünïcode Name\n".encode("latin-1"), "bad.txt")
-    records, problems = parse_file(path)
-    assert records == []
-    assert [str(p) for p in problems] == [f"bad.txt:3: not UTF-8 (byte 0xdc at offset {len(good)})"]
+def test_not_utf8_line_costs_only_its_record(write_list) -> None:
+    # Changed deliberately (issue 9 §4): one bad byte used to drop every record of the file.
+    head = f"论文检索\nA · B\nAnn Lee\n{ABSTRACT}\n\nC · D\n".encode()
+    bad = "Ünïcode Name\n".encode("latin-1") + f"{ABSTRACT} Two.\n\nE · F\nBo Chen\n{ABSTRACT} Three.\n".encode()
+    records, problems = parse_file(write_list(head + bad, "bad.txt"))
+    assert [str(p) for p in problems] == ["bad.txt:7: not UTF-8 (byte 0xdc at column 1): skipped with its record"]
+    assert [(r.area, r.authors, r.line) for r in records] == [("A", ("Ann Lee",), 2), ("E", ("Bo Chen",), 10)]
 
 
 @pytest.mark.parametrize("content", ["", "论文检索\n\n\n", "\ufeff  \n"])
