@@ -154,6 +154,7 @@ def build_graph(
     problems: list[Problem] = []
     report = BuildReport(problems=problems)
     store.load_ntriples(graph_lines(inputs, iris, catalogue, problems, progress, report))
+    problems.sort(key=lambda problem: (problem.source, problem.line))
     report.files = len(list(find_input_files(inputs)))
     report.records = catalogue.records
     report.papers = catalogue.papers
