@@ -175,3 +175,13 @@ def test_build_with_bad_inputs_reports_them_and_keeps_the_rest(tmp_path: Path, c
         "pipe.txt:1: not a regular file (FIFO): skipped",
     ]
     assert "2 records, 2 papers" in captured.out
+
+
+def test_serve_refuses_a_broken_dump_in_one_line(tmp_path: Path, capsys) -> None:
+    from bibgraph.web.cli import main
+
+    dump = tmp_path / "bad.ttl"
+    dump.write_text('@prefix x: <http://x/> .\nx:a x:b "unterminated .\n', encoding="utf-8")
+    assert main(["serve", str(dump), "--port", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"bibgraph: error: {dump}: cannot load this dump: ") and "Traceback" not in err
