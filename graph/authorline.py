@@ -148,9 +148,19 @@ def name_words(name: str) -> int:
     return sum(1 for word in name.split() if word.lower() not in PARTICLES and not word[0].islower())
 
 
+_LONG_HAN_RUN = re.compile(rf"[\u3400-\u9fff\uf900-\ufaff]{{{MAX_HAN_NAME + 1},}}")
+# Anything a cleaning step acts on; a line with none of it (most lines) takes the plain path.
+_NEEDS_CLEANING = re.compile(
+    rf"[\d{_SUPERSCRIPT}{re.escape(MARKS)}\[\](){{}}\\$~;；…\u00a0\u1680\u2000-\u200d\u202f\u205f\u2060\u3000\ufeff\t]"
+    r"|\s(?:and|&)\s|^(?:and|&)\s|\bet\.?\s*al\b|\.\.\.",
+    re.IGNORECASE,
+)
+
+
 def _too_long(name: str) -> bool:
-    han_runs = re.findall(r"[\u3400-\u9fff\uf900-\ufaff]+", name)
-    return name_words(name) > MAX_NAME_WORDS or any(len(run) > MAX_HAN_NAME for run in han_runs)
+    if name.count(" ") >= MAX_NAME_WORDS and name_words(name) > MAX_NAME_WORDS:
+        return True
+    return len(name) > MAX_HAN_NAME and bool(_LONG_HAN_RUN.search(name))
 
 
 def read_author_line(text: str, line: int) -> AuthorLine:
@@ -162,6 +172,8 @@ def read_author_line(text: str, line: int) -> AuthorLine:
         repairs.append(Repair(kind, line, written, cleaned))
 
     key_names = raw_parts(text)
+    if not _NEEDS_CLEANING.search(text) and not _TRUNCATED_TAIL.search(text):
+        return _plain(text, line, key_names)
     body = text
     truncated = False
     for pattern, kind in ((_TRUNCATED_TAIL, None), (_ET_AL_TAIL, ET_AL), (_ELLIPSIS_TAIL, ELLIPSIS)):
@@ -196,13 +208,29 @@ def read_author_line(text: str, line: int) -> AuthorLine:
     if any(_too_long(name.name) for name in names):
         warnings.append(Repair(UNSPLIT, line, tidy(text), tidy(text)))
         return AuthorLine((), truncated, True, key_names, tuple(repairs), tuple(warnings))
-    seen: set[str] = set()
-    for name in names:
-        key = normalise(name.name)
-        if key in seen:
-            warnings.append(Repair(REPEATED, line, name.written, name.name))
-        seen.add(key)
+    warnings.extend(_repeated(names, line))
     return AuthorLine(tuple(names), truncated, False, key_names, tuple(repairs), tuple(warnings))
+
+
+def _plain(text: str, line: int, key_names: tuple[str, ...]) -> AuthorLine:
+    """A line no cleaning step acts on: its comma parts are the names."""
+    names = [Name(part, part) for part in key_names]
+    if any(_too_long(part) for part in key_names):
+        return AuthorLine((), False, True, key_names, (), (Repair(UNSPLIT, line, tidy(text), tidy(text)),))
+    return AuthorLine(tuple(names), False, False, key_names, (), tuple(_repeated(names, line)))
+
+
+def _repeated(names: list[Name], line: int) -> list[Repair]:
+    keys = [normalise(name.name) for name in names]
+    if len(set(keys)) == len(keys):
+        return []
+    seen: set[str] = set()
+    found = []
+    for key, name in zip(keys, names, strict=True):
+        if key in seen:
+            found.append(Repair(REPEATED, line, name.written, name.name))
+        seen.add(key)
+    return found
 
 
 def _split_and(part: str, repair: Callable[[str, str, str], None]) -> list[str]:

@@ -27,9 +27,9 @@ HEADER = "论文检索"
 AREA_SEPARATOR = re.compile(r"\s+·\s+")
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: the longest abstract seen is ~10 KB; anything longer is not a list line
 MAX_AREA_CHARS = 200
-_CHUNKS = re.compile(r"[,，、;；]")
-_SENTENCE_END = re.compile(r"[.!?。！？]$")
-_NOT_SENTENCE_END = re.compile(r"(?:^|\s)(?:\w|al|Jr|Sr)\.$")
+_CHUNKS = re.compile(r"[,，、;；]|\s(?:and|&)\s")
+_SENTENCE_ENDS = frozenset(".!?。！？")
+_NAME_ENDINGS = frozenset({"al.", "Jr.", "Sr."})  # and initials ("C."): a name line may end in them
 _UNSPACED_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]{13,}")
 
 
@@ -71,11 +71,12 @@ def split_area(text: str) -> tuple[str, str | None] | None:
 
 
 def is_prose(text: str) -> bool:
-    """Sentences rather than names: a comma-free stretch of mostly common lower-case words, a long
-    line ending like a sentence (not in ``et al.``, an initial or ``Jr.``), or a long unspaced CJK run."""
-    words = text.split()
-    if len(words) >= 8 and _SENTENCE_END.search(text) and not _NOT_SENTENCE_END.search(text):
-        return True
+    """Sentences rather than names: a long line ending like a sentence (not in ``et al.``, an initial
+    or ``Jr.``), a comma-free stretch of mostly common lower-case words, or a long unspaced CJK run."""
+    if text[-1] in _SENTENCE_ENDS and text.count(" ") >= 7:
+        last = text.rsplit(None, 1)[-1]
+        if len(last) > 2 and last not in _NAME_ENDINGS:
+            return True
     for chunk in _CHUNKS.split(text):
         chunk_words = chunk.split()
         if len(chunk_words) >= 5:
@@ -181,7 +182,7 @@ class _Reader:
             area, subarea = split_area(text) or (tidy(text), None)
         author_unit = self.units[authors_at]
         text = tidy(author_unit.text)
-        line = read_author_line(text, author_unit.number)
+        line = read_author_line(author_unit.text, author_unit.number)
         self.records.append(
             _record(self.source, self.units[first].number, area, subarea, text, line, self.units[abstract_at].text)
         )
