@@ -58,7 +58,7 @@ _SUPERSCRIPT = "⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᶜᵈᵉ"
 _MARKER_BODY = rf"[\d{_SUPERSCRIPT}{re.escape(MARKS)}a-e,，\s]*"
 _LATEX_SUPERSCRIPT = re.compile(rf"\$?\^\{{?({_MARKER_BODY})\}}?\$?|\\textsuperscript\{{({_MARKER_BODY})\}}")
 _TRAILING_MARKER = re.compile(
-    rf"(?<=[^\W\d_.])\d+$|\s*[\[(]\d+(?:\s*[,，]\s*\d+)*[\])]$|[{_SUPERSCRIPT}]+$|\s*[{re.escape(MARKS)}]$"
+    rf"(?<=[^\W\d_]|\.)\d+$|\s*[\[(]\d+(?:\s*[,，]\s*\d+)*[\])]$|[{_SUPERSCRIPT}]+$|\s*[{re.escape(MARKS)}]$"
 )
 _LEADING_MARKER = re.compile(rf"^(?:\d+(?=[^\W\d_])|[{_SUPERSCRIPT}]+|[{re.escape(MARKS)}]\s*)")
 _MARKER_ONLY = re.compile(rf"^[\d{_SUPERSCRIPT}{re.escape(MARKS)}\s\[\]()]+$")

@@ -30,6 +30,7 @@ MAX_AREA_CHARS = 200
 _CHUNKS = re.compile(r"[,，、;；]|\s(?:and|&)\s")
 _SENTENCE_ENDS = frozenset(".!?。！？")
 _NAME_ENDINGS = frozenset({"al.", "Jr.", "Sr."})  # and initials ("C."): a name line may end in them
+_NAME_WORDS = PARTICLES | {"et", "al.", "and", "etc."}  # lower-case words an author line may hold
 _UNSPACED_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]{13,}")
 
 
@@ -80,7 +81,7 @@ def is_prose(text: str) -> bool:
     for chunk in _CHUNKS.split(text):
         chunk_words = chunk.split()
         if len(chunk_words) >= 5:
-            common = sum(1 for w in chunk_words if w[0].islower() and w not in PARTICLES)
+            common = sum(1 for w in chunk_words if w[0].islower() and w not in _NAME_WORDS)
             if common * 3 >= len(chunk_words):
                 return True
     return bool(_UNSPACED_CJK.search(text))

@@ -3,6 +3,8 @@
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.names import name_parts
@@ -225,4 +227,88 @@ def test_person_gets_given_and_family_name(tmp_path: Path) -> None:
         ("Jean-Michel Loubes", "Jean-Michel", "Loubes"),
         ("The ATLAS Collaboration", None, None),
         ("王伟", "伟", "王"),
+    ]
+
+
+# The property: lists rendered from known records, in every habit of real lists, read back as those records.
+POOL = [  # (clean name, LaTeX spelling or None)
+    ("Ann Lee", None),
+    ("Bo Chen", None),
+    ("Stéphan Clémençon", r"St\'ephan Cl\'emen\c{c}on"),
+    ("Jakub Łacki", r"Jakub \L{}acki"),
+    ("Finn Årup Nielsen", r"Finn \AA{}rup Nielsen"),
+    ("María de los Ángeles García de la Torre", None),
+    ("The ATLAS Collaboration", None),
+    ("Jean-Michel Loubes", None),
+    ("YI REN", None),
+    ("wenlong deng", None),
+    ("王伟", None),
+    ("欧阳娜娜", None),
+    ("A. B. Smith Jr.", None),
+    ("Tse-Hsun (Peter) Chen", None),
+]
+AREAS = [
+    ("Planning, Routing, and Scheduling", None),
+    ("Optimization", None),
+    ("Deep Learning", "Sequential Models, Time series"),
+    ("Social Aspects", "Fairness"),
+]
+SENTENCES = [
+    "We study a problem and show that our method improves the state of the art.",
+    "Experiments on three benchmarks confirm gains over strong baselines, at a lower cost.",
+    "我们提出一种新的方法来解决这个问题，并在三个基准上验证了它的效果。",
+]
+_author = st.tuples(
+    st.sampled_from(POOL),
+    st.sampled_from(["", "*", "†", "#", "✉"]),
+    st.sampled_from(["", "1", "[2]", "¹", "lead"]),
+    st.booleans(),  # LaTeX spelling when there is one
+)
+_record = st.tuples(
+    st.one_of(st.none(), st.sampled_from(AREAS)),
+    st.lists(_author, min_size=1, max_size=8, unique_by=lambda a: a[0][0]),
+    st.sampled_from(["", " 等", " et al.", ", et al."]),
+    st.sampled_from([", ", "; ", "，", "、"]),
+    st.sampled_from(["", " and ", ", and "]),
+    st.lists(st.sampled_from(SENTENCES), min_size=1, max_size=3).map(" ".join),
+)
+
+
+def _written(author) -> str:
+    (name, latex), mark, affiliation, use_latex = author
+    text = latex if use_latex and latex else name
+    if affiliation == "lead":
+        return f"1{text}{mark}"
+    return f"{text}{affiliation}{mark}"
+
+
+def render(records) -> str:
+    blocks = ["论文检索"]
+    for area, authors, ending, separator, last_glue, abstract in records:
+        if area:
+            blocks.append(f"{area[0]} · {area[1]}" if area[1] else area[0])
+        names = [_written(a) for a in authors]
+        if last_glue and len(names) > 1 and not any("\u4e00" <= c <= "\u9fff" for c in names[-1]):
+            line = separator.join(names[:-1]) + last_glue + names[-1]
+        else:
+            line = separator.join(names)
+        blocks += [line + ending, abstract]
+    return "\n\n".join(blocks) + "\n"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_record, min_size=1, max_size=5))
+def test_rendered_records_read_back_after_cleaning(records) -> None:
+    parsed, problems = parse_text(render(records), "gen.txt")
+    assert problems == []
+    assert [(r.area, r.subarea, r.authors, r.author_marks, r.truncated, r.abstract) for r in parsed] == [
+        (
+            area[0] if area else None,
+            area[1] if area else None,
+            tuple(a[0][0] for a in authors),
+            tuple(a[1] for a in authors),
+            bool(ending),
+            abstract,
+        )
+        for area, authors, ending, _, _, abstract in records
     ]
