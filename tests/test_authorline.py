@@ -312,3 +312,31 @@ def test_rendered_records_read_back_after_cleaning(records) -> None:
         )
         for area, authors, ending, _, _, abstract in records
     ]
+
+
+def test_graph_with_every_class_conforms_to_the_shapes(tmp_path: Path) -> None:
+    from bibgraph.graph.validate import validate
+
+    lines = [
+        "Ann Lee*, Bo Chen†, Cy Diaz✉",
+        r"Jakub \L{}acki and Finn \AA{}rup Nielsen",
+        "Ann Lee1, Bo Chen[2]",
+        "Ann Lee Bo Chen Cy Diaz Dan Wu Eve Fox",
+        "Ann Lee, Bo Chen et al.",
+        "María de los Ángeles García de la Torre, The ATLAS Collaboration, 王伟",
+    ]
+    body = "\n\n".join(f"Planning, Routing, and Scheduling\n{line}\n{ABSTRACT} {i}." for i, line in enumerate(lines))
+    (tmp_path / "l.txt").write_text(body + "\n", encoding="utf-8")
+    store, report = build_graph([tmp_path / "l.txt"], base=BASE, progress=False)
+    assert (report.records, report.problems) == (len(lines), [])
+    conforms, text = validate(store.rdflib_graph())
+    assert conforms, text
+    from rdflib import DCTERMS
+
+    graph = store.rdflib_graph()
+    copy = type(graph)()
+    for triple in graph:
+        copy.add(triple)
+    paper = next(copy.subjects(DCTERMS.creator, None))
+    copy.remove((paper, DCTERMS.creator, None))
+    assert validate(copy)[0] is False  # neither persons nor a line kept whole
