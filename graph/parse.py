@@ -220,7 +220,7 @@ def parse_text(text: str, source: str, known_areas: frozenset[str] = frozenset()
 
 def _text_lines(text: str) -> Iterator[_Line]:
     after_blank = True
-    for number, raw in enumerate(text.split("\n"), start=1):
+    for number, raw in enumerate(text.removeprefix("\ufeff").split("\n"), start=1):
         for part in raw.splitlines() or [""]:
             stripped = part.strip()
             if not stripped:

@@ -340,3 +340,13 @@ def test_graph_with_every_class_conforms_to_the_shapes(tmp_path: Path) -> None:
     paper = next(copy.subjects(DCTERMS.creator, None))
     copy.remove((paper, DCTERMS.creator, None))
     assert validate(copy)[0] is False  # neither persons nor a line kept whole
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(min_size=1, max_size=80), st.text(max_size=200))
+def test_any_text_is_read_without_an_exception(line: str, rest: str) -> None:
+    from bibgraph.graph.authorline import read_author_line
+
+    if line.strip():
+        read_author_line(line.strip(), 1)
+    parse_text(f"{line}\n{rest}\n{ABSTRACT}\n", "fuzz.txt")
