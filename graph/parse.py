@@ -159,6 +159,11 @@ class _Reader:
             return self.emit(i, None, i, i + 1)
         if k1 is Shape.SHORT and (k2 is Shape.PROSE or (k2 is Shape.SHORT and self.kind(i + 3) is not Shape.PROSE)):
             return self.emit(i, i, i + 1, i + 2)
+        if k1 is Shape.SHORT and (k2 is None or k2 is Shape.AREA):  # authors and a short abstract, or an
+            if self.is_known_area(i):  # area and authors with the abstract missing: the areas tell
+                self.problem(i + 1, "author line with no abstract after it")
+                return i + 2
+            return self.emit(i, None, i, i + 1)
         self.problem(i, "author line with no abstract after it")
         return i + 1
 

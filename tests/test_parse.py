@@ -185,3 +185,17 @@ def test_serve_refuses_a_broken_dump_in_one_line(tmp_path: Path, capsys) -> None
     assert main(["serve", str(dump), "--port", "1"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"bibgraph: error: {dump}: cannot load this dump: ") and "Traceback" not in err
+
+
+def test_short_abstract_of_a_record_without_area() -> None:
+    text = "论文检索\n\nAnn Lee, Bo Chen\n\nWe propose X.\n\nC · D\n\nCy Diaz\n\nShort too.\n"
+    records, problems = parse_text(text, "f.txt")
+    assert problems == []
+    assert [(r.area, r.authors, r.abstract) for r in records] == [
+        (None, ("Ann Lee", "Bo Chen"), "We propose X."),
+        ("C", ("Cy Diaz",), "Short too."),
+    ]
+    _, problems = parse_text(
+        "Optimization\n\nAnn Lee\n\nC · D\n\nCy Diaz\n\nShort.\n", "f.txt", frozenset({"Optimization"})
+    )
+    assert [str(p) for p in problems] == ["f.txt:3: author line with no abstract after it"]
