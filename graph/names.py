@@ -9,6 +9,7 @@ import re
 import unicodedata
 
 from nameparser import HumanName
+from nameparser.config import CONSTANTS
 
 _WHITESPACE = re.compile(r"\s+")
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
@@ -52,6 +53,10 @@ def concept_key(label: str) -> str:
     return ascii_slug(label) or short_hash(normalise(label))
 
 
+_NAMEPARSER_WORDS = frozenset(
+    {*CONSTANTS.titles, *CONSTANTS.suffix_acronyms, *CONSTANTS.suffix_not_acronyms, *CONSTANTS.prefixes}
+    | {*CONSTANTS.conjunctions}
+)
 _COMPOUND_SURNAMES = frozenset(
     "欧阳 司马 上官 诸葛 东方 皇甫 尉迟 公孙 慕容 令狐 长孙 宇文 司徒 夏侯 轩辕 端木 独孤 南宫 西门 百里 "
     "歐陽 司徒 諸葛 東方 長孫 夏侯 軒轅 獨孤".split()
@@ -86,8 +91,25 @@ def name_parts(name: str) -> tuple[str, str] | None:
     if len(capitals) == 1 and len(words) > len(capitals) and len(words) == 2:
         family = words[capitals[0]]
         return words[1 - capitals[0]], family
-    parsed = HumanName(name)
-    given = " ".join(part for part in (parsed.first, parsed.middle) if part)
-    if not given or not parsed.last or any(w[0].islower() for w in given.split()):
+    given, family = _two_words(words) or western_parts(name)
+    if not given or not family or any(w[0].islower() for w in given.split()):
         return None
-    return given, parsed.last
+    return given, family
+
+
+def western_parts(name: str) -> tuple[str, str]:
+    """Given (first and middle) and family name as nameparser reads them."""
+    parsed = HumanName(name)
+    return " ".join(part for part in (parsed.first, parsed.middle) if part), parsed.last
+
+
+def _two_words(words: list[str]) -> tuple[str, str] | None:
+    """``Given Family`` without asking nameparser (a third of a millisecond a name), when it would agree:
+    two words, neither a title, suffix, particle or conjunction it knows, no nickname brackets or quotes."""
+    if len(words) != 2 or any(c in '()"“”,[]' for w in words for c in w):
+        return None
+    for word in words:
+        key = word.lower().rstrip(".")
+        if key in _NAMEPARSER_WORDS or not word[0].isalpha() or not word[-1].isalpha():
+            return None
+    return words[0], words[1]

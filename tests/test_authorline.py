@@ -350,3 +350,25 @@ def test_any_text_is_read_without_an_exception(line: str, rest: str) -> None:
     if line.strip():
         read_author_line(line.strip(), 1)
     parse_text(f"{line}\n{rest}\n{ABSTRACT}\n", "fuzz.txt")
+
+
+_latin_word = st.text(
+    alphabet=st.sampled_from("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZéüßøł'-."), min_size=1
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(_latin_word, st.sampled_from(["Dr", "Jr.", "van", "de", "y", "III", "Mr.", "PhD"])),
+        min_size=2,
+        max_size=2,
+    )
+)
+def test_two_word_shortcut_agrees_with_nameparser(words: list[str]) -> None:
+    from bibgraph.graph.names import _two_words, western_parts
+
+    name = " ".join(words)
+    quick = _two_words(name.split())
+    if quick is not None:
+        assert quick == western_parts(name)
