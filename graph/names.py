@@ -110,6 +110,7 @@ def _two_words(words: list[str]) -> tuple[str, str] | None:
         return None
     for word in words:
         key = word.lower().rstrip(".")
-        if key in _NAMEPARSER_WORDS or not word[0].isalpha() or not word[-1].isalpha():
+        letters = word.replace("-", "").replace("'", "")
+        if key in _NAMEPARSER_WORDS or len(word) < 2 or not word[0].isupper() or not letters.isalpha():
             return None
     return words[0], words[1]
