@@ -221,9 +221,10 @@ def _plain(text: str, line: int, key_names: tuple[str, ...]) -> AuthorLine:
 
 
 def _repeated(names: list[Name], line: int) -> list[Repair]:
-    keys = [normalise(name.name) for name in names]
-    if len(set(keys)) == len(keys):
+    # Cased ASCII names (most) agree under normalise() exactly when they agree case-folded: cheaper.
+    if len({name.name.casefold() for name in names}) == len(names) and all(name.name.isascii() for name in names):
         return []
+    keys = [normalise(name.name) for name in names]
     seen: set[str] = set()
     found = []
     for key, name in zip(keys, names, strict=True):
