@@ -7,7 +7,11 @@ Deterministic for a given seed.
 
 import argparse
 import random
+from collections import Counter
 from pathlib import Path
+
+from bibgraph.graph import authorline
+from bibgraph.graph.names import normalise
 
 AREAS = {
     "Deep Learning": ["Large Language Models", "Attention Mechanisms", "Sequential Models, Time series", "Theory"],
@@ -32,10 +36,20 @@ shift our analysis shows the estimator converges and experiments on benchmarks c
 graph attention transformer policy gradient regret bound kernel sparse low-rank federated""".split()
 
 
+def _letters(index: int) -> str:
+    """A letter code that keeps generated people apart (digits after a name read as affiliation markers)."""
+    code = ""
+    while True:
+        index, rest = divmod(index, 26)
+        code = chr(ord("a") + rest) + code
+        if not index:
+            return code
+
+
 def _person(rng: random.Random, index: int) -> str:
     if index % 11 == 0:
         return rng.choice(CJK) + rng.choice(CJK) + (rng.choice(CJK) if index % 2 else "")
-    return f"{rng.choice(GIVEN)} {rng.choice(FAMILY)}{index}"
+    return f"{rng.choice(GIVEN)} {rng.choice(FAMILY)}{_letters(index)}"
 
 
 def _variant(rng: random.Random, name: str) -> str:
@@ -47,8 +61,103 @@ def _variant(rng: random.Random, name: str) -> str:
     return name
 
 
-def generate(records: int, seed: int = 1) -> str:
+COMMA_AREAS = ["Planning, Routing, and Scheduling", "Search, Sampling, and Inference"]  # never with a subarea
+LATEX_NAMES = [  # (as written, decoded)
+    (r"St\'ephan Cl\'emen\c{c}on", "Stéphan Clémençon"),
+    (r"Jakub \L{}acki", "Jakub Łacki"),
+    (r"Finn \AA{}rup Nielsen", "Finn Årup Nielsen"),
+    (r"J\"{o}rg M\"uller", "Jörg Müller"),
+]
+LONG_NAMES = ["María de los Ángeles García de la Torre", "The ATLAS Collaboration"]
+AFFILIATIONS = ("{}1", "{}[2]", "1{}", "{}¹", "{}$^{{3}}$")
+MARKS = ("*", "†", "#", "‡")
+# The classes of issue 10, one per messy record, and how often each is drawn.
+CLASSES = {
+    "comma area": 1,
+    "marks": 3,
+    "latex": 2,
+    "and": 2,
+    "oxford and": 1,
+    "affiliation": 2,
+    "no separators": 1,
+    "et al": 1,
+    "long names": 1,
+    "semicolons": 1,
+    "full-width commas": 1,
+    "unusual spaces": 1,
+    "orcid": 1,
+    "repeated name": 1,
+}
+
+
+class Expected(Counter):
+    """What a messy corpus holds: records per class, and the repairs and warnings the build must report."""
+
+
+def _messy(rng: random.Random, names: list[str], truncated: bool, expected: Expected) -> tuple[str, bool, str | None]:
+    """One record's author line written in one messy class; returns (line, truncated, comma area or None).
+
+    ``names`` is updated to the persons the line names (emptied when it has no separators)."""
+    western = [n for n in names if not any(ord(c) > 0x3000 for c in n) and not n.islower()]
+    kind = rng.choices(list(CLASSES), weights=list(CLASSES.values()))[0]
+    if (kind in ("and", "oxford and") and len(names) < 2) or (kind == "no separators" and len(western) < 3):
+        kind = "marks"
+    expected[f"class {kind}"] += 1
+    tail = " 等" if truncated else ""
+    if kind == "comma area":
+        return ", ".join(names) + tail, truncated, rng.choice(COMMA_AREAS)
+    if kind == "marks":
+        chosen = rng.sample(range(len(names)), rng.randint(1, min(3, len(names))))
+        expected[authorline.MARK] += len(chosen)
+        written = [name + rng.choice(MARKS) if i in chosen else name for i, name in enumerate(names)]
+        return ", ".join(written) + tail, truncated, None
+    if kind == "latex":
+        index = rng.randrange(len(names))
+        names[index] = rng.choice(LATEX_NAMES)[0]
+        expected[authorline.LATEX] += 1
+        return ", ".join(names) + tail, truncated, None
+    if kind in ("and", "oxford and"):
+        expected[authorline.AND] += 1
+        glue = ", and " if kind == "oxford and" and len(names) > 2 else " and "
+        return ", ".join(names[:-1]) + glue + names[-1] + tail, truncated, None
+    if kind == "affiliation":
+        chosen = rng.sample(range(len(names)), rng.randint(1, min(3, len(names))))
+        expected[authorline.AFFILIATION] += len(chosen)
+        written = [rng.choice(AFFILIATIONS).format(n) if i in chosen else n for i, n in enumerate(names)]
+        return ", ".join(written) + tail, truncated, None
+    if kind == "no separators":
+        expected[authorline.UNSPLIT] += 1
+        names.clear()
+        return " ".join(western), False, None
+    if kind == "et al":
+        expected[authorline.ET_AL] += 1
+        return ", ".join(names) + " et al.", True, None
+    if kind == "long names":
+        names[-1] = rng.choice(LONG_NAMES)
+        return ", ".join(names) + tail, truncated, None
+    if kind == "semicolons":
+        expected[authorline.SEMICOLON] += 1 if len(names) > 1 else 0
+        return "; ".join(names) + tail, truncated, None
+    if kind == "full-width commas":
+        return "，".join(names) + tail, truncated, None
+    if kind == "unusual spaces":
+        spaced = [n.replace(" ", "\u00a0", 1) for n in names]
+        expected[authorline.SPACES] += 1 if spaced != names else 0
+        return ", ".join(spaced) + tail, truncated, None
+    if kind == "orcid":
+        expected[authorline.ORCID] += 1
+        orcid = f" (0000-000{rng.randint(1, 9)}-{rng.randint(1000, 9999)}-{rng.randint(100, 999)}X)"
+        return ", ".join([names[0] + orcid, *names[1:]]) + tail, truncated, None
+    names.append(names[0])
+    return ", ".join(names) + tail, truncated, None
+
+
+def generate(records: int, seed: int = 1, messy: float = 0.0, expected: Expected | None = None) -> str:
+    """A paper list of ``records`` records; a share ``messy`` of them written in one of :data:`CLASSES`
+    (counted into ``expected``), drawn from a second generator so the plain corpus stays the same."""
     rng = random.Random(seed)
+    mess = random.Random(seed + 7)
+    expected = expected if expected is not None else Expected()
     population = max(50, int(records * 2.5))
     people = [_person(rng, i) for i in range(population)]
     prolific = people[: max(5, population // 200)]
@@ -64,25 +173,42 @@ def generate(records: int, seed: int = 1) -> str:
         while len(authors) < count:
             authors.append(rng.choice(people))
         authors = list(dict.fromkeys(authors))[:15]
+        area_line = None
         if rng.random() >= 0.03:
             area = rng.choice(list(AREAS))
             subarea = rng.choice(AREAS[area])
-            lines += [f"{area} · {subarea}" if subarea else area, ""]
+            area_line = f"{area} · {subarea}" if subarea else area
         shown = [_variant(rng, name) for name in authors[:10]]
-        lines += [", ".join(shown) + (" 等" if len(authors) > 10 else ""), ""]
+        author_line = ", ".join(shown) + (" 等" if len(authors) > 10 else "")
+        if messy and mess.random() < messy:
+            author_line, _, comma_area = _messy(mess, shown, len(authors) > 10, expected)
+            area_line = comma_area or area_line
+        keys = [normalise(name) for name in shown]
+        expected[authorline.REPEATED] += len(keys) - len(set(keys))
+        expected["records"] += 1
+        lines += [area_line, ""] if area_line else []
+        lines += [author_line, ""]
         words = [rng.choice(WORDS) for _ in range(rng.randint(80, 200))]
         words[rng.randrange(len(words))] = r"$\pi_\theta$"
         lines += [f"Paper {number}: " + " ".join(words).capitalize() + ".", ""]
     return "\n".join(lines)
 
 
-def write_lists(directory: Path, records: int, per_file: int = 5000, seed: int = 1) -> list[Path]:
+def write_lists(
+    directory: Path,
+    records: int,
+    per_file: int = 5000,
+    seed: int = 1,
+    messy: float = 0.0,
+    expected: Expected | None = None,
+) -> list[Path]:
     """Write ``records`` records split into files of ``per_file``; return the paths."""
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
     for index, start in enumerate(range(0, records, per_file)):
         path = directory / f"synthetic_{index:04d}.txt"
-        path.write_text(generate(min(per_file, records - start), seed=seed * 100_003 + index), encoding="utf-8")
+        text = generate(min(per_file, records - start), seed * 100_003 + index, messy, expected)
+        path.write_text(text, encoding="utf-8")
         paths.append(path)
     return paths
 

@@ -12,13 +12,44 @@ from bibgraph.seeds import seed_directory
 
 from .model import Catalogue, Iris
 from .ntriples import unpublishable
-from .parse import find_input_files, parse_file
-from .records import Problem, Record
+from .parse import find_input_files, parse_file, scan_areas
+from .records import Problem, Record, Repair
 from .store import OxigraphGraphStore
 from .void import void_ntriples
 
 DEFAULT_BASE = "http://127.0.0.1:5000/"
 PROGRESS_MIN_BYTES = 2_000_000
+EXAMPLES_PER_CLASS = 5
+
+
+@dataclass
+class RepairTally:
+    """Name repairs (or warnings) of one class: how many, and the first few with file and line."""
+
+    count: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def add(self, source: str, repair: Repair) -> None:
+        self.count += 1
+        if len(self.examples) < EXAMPLES_PER_CLASS:
+            shown = (
+                repr(repair.written)
+                if repair.written == repair.cleaned
+                else f"{repair.written!r} -> {repair.cleaned!r}"
+            )
+            self.examples.append(f"{source}:{repair.line}: {shown}")
+
+
+def _tally_lines(title: str, tallies: dict[str, RepairTally]) -> Iterator[str]:
+    total = sum(t.count for t in tallies.values())
+    classes = ", ".join(
+        f"{kind} {t.count:,}" for kind, t in sorted(tallies.items(), key=lambda kv: (-kv[1].count, kv[0]))
+    )
+    yield f"{title}: {total:,}" + (f" ({classes})" if classes else "")
+    for kind, tally in sorted(tallies.items()):
+        yield f"  {kind}: {tally.count:,}"
+        for example in tally.examples:
+            yield f"    {example}"
 
 
 @dataclass
@@ -36,6 +67,23 @@ class BuildReport:
     truncated: list[str] = field(default_factory=list)
     merged_names: list[tuple[str, list[str]]] = field(default_factory=list)
     duplicate_records: int = 0
+    repairs: dict[str, RepairTally] = field(default_factory=dict)
+    warnings: dict[str, RepairTally] = field(default_factory=dict)
+
+    @property
+    def repaired_names(self) -> int:
+        return sum(t.count for t in self.repairs.values())
+
+    @property
+    def name_warnings(self) -> int:
+        return sum(t.count for t in self.warnings.values())
+
+    def note(self, record: Record) -> None:
+        """Count what name cleaning did to ``record``'s author line."""
+        for repair in record.repairs:
+            self.repairs.setdefault(repair.kind, RepairTally()).add(record.source, repair)
+        for warning in record.warnings:
+            self.warnings.setdefault(warning.kind, RepairTally()).add(record.source, warning)
 
     def summary(self) -> str:
         return (
@@ -54,17 +102,28 @@ class BuildReport:
         for name, variants in self.merged_names:
             yield f"  {name} = {' = '.join(variants)}"
         yield f"duplicate records (merged into one paper): {self.duplicate_records}"
+        yield from _tally_lines("repaired names", self.repairs)
+        yield from _tally_lines("author-list warnings", self.warnings)
 
 
 def graph_lines(
-    paths: Sequence[Path], iris: Iris, catalogue: Catalogue, problems: list[Problem], progress: bool = True
+    paths: Sequence[Path],
+    iris: Iris,
+    catalogue: Catalogue,
+    problems: list[Problem],
+    progress: bool = True,
+    report: BuildReport | None = None,
 ) -> Iterator[str]:
     """N-Triples of every record, file by file in a stable order, then of people and concepts.
 
     Records stream straight into the store: a build holds names and concepts, never abstracts.
+    A first, cheap pass collects the areas named in any file (``Area · Subarea`` lines), which
+    the reader needs to place a bare area line.
     """
-    files = list(find_input_files(paths))
-    total = sum(path.stat().st_size for path, _ in files)
+    files = list(find_input_files(paths, problems))
+    sizes = [_size(path) for path, _ in files]
+    known_areas = scan_areas(path for path, _ in files)
+    total = sum(sizes)
     # a log file gets no bar: tqdm would fill it with carriage-return updates
     on_terminal = sys.stderr.isatty()
     with tqdm(
@@ -74,17 +133,26 @@ def graph_lines(
         desc="build",
         disable=not (progress and on_terminal) or total < PROGRESS_MIN_BYTES,
     ) as bar:
-        for path, name in files:
-            found, trouble = parse_file(path, name)
+        for (path, name), size in zip(files, sizes, strict=True):
+            found, trouble = parse_file(path, name, known_areas)
             problems.extend(trouble)
             for record in found:
                 trouble = _unpublishable(record)
                 if trouble:
                     problems.append(Problem(record.source, record.line, trouble))
                     continue
+                if report is not None:
+                    report.note(record)
                 yield from catalogue.add(record, iris)
-            bar.update(path.stat().st_size)
+            bar.update(size)
     yield from catalogue.closing(iris)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def build_graph(
@@ -96,19 +164,18 @@ def build_graph(
     inputs = list(paths) or [seed_directory()]
     catalogue = Catalogue()
     problems: list[Problem] = []
-    store.load_ntriples(graph_lines(inputs, iris, catalogue, problems, progress))
-    report = BuildReport(
-        files=len(list(find_input_files(inputs))),
-        records=catalogue.records,
-        papers=catalogue.papers,
-        authors=len(catalogue.people),
-        authorships=catalogue.authorships,
-        concepts=len(catalogue.areas) + len(catalogue.subareas),
-        problems=problems,
-        truncated=catalogue.truncated,
-        merged_names=[(person.name, person.variants) for person in catalogue.merged_people],
-        duplicate_records=catalogue.duplicate_records,
-    )
+    report = BuildReport(problems=problems)
+    store.load_ntriples(graph_lines(inputs, iris, catalogue, problems, progress, report))
+    problems.sort(key=lambda problem: (problem.source, problem.line))
+    report.files = len(list(find_input_files(inputs)))
+    report.records = catalogue.records
+    report.papers = catalogue.papers
+    report.authors = len(catalogue.people)
+    report.authorships = catalogue.authorships
+    report.concepts = len(catalogue.areas) + len(catalogue.subareas)
+    report.truncated = catalogue.truncated
+    report.merged_names = [(person.name, person.variants) for person in catalogue.merged_people]
+    report.duplicate_records = catalogue.duplicate_records
     del catalogue
     gc.collect()
     store.load_ntriples(void_ntriples(store, iris))

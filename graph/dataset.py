@@ -7,6 +7,7 @@ opening an on-disk store read-only), so this module decides nothing about HTTP.
 
 import gc
 import shutil
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,11 +34,16 @@ def fill(store: OxigraphGraphStore, inputs: Sequence[Path], base: str) -> BuildR
     dumps = [path for path in inputs if is_dump(path)]
     lists = [path for path in inputs if not is_dump(path)]
     for path in dumps:
-        store.store.bulk_load(
-            path=str(path), format=_DUMP_SUFFIXES[path.suffix.lower()].oxigraph, to_graph=ox.DefaultGraph()
-        )
+        try:
+            store.store.bulk_load(
+                path=str(path), format=_DUMP_SUFFIXES[path.suffix.lower()].oxigraph, to_graph=ox.DefaultGraph()
+            )
+        except (SyntaxError, OSError) as error:  # a bad dump is refused in one line, never served half-loaded
+            raise ValueError(f"{path}: cannot load this dump: {error}") from error
     if lists or not dumps:
         _, report = build_graph(lists, base=base, store=store, progress=True)
+        for problem in report.problems:
+            print(problem, file=sys.stderr)
         return report
     return None
 

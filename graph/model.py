@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from rdflib import DCTERMS, FOAF, PROV, RDF, RDFS, SKOS
 
-from .names import concept_key, normalise, person_key, short_hash, tidy
+from .authorline import CORRESPONDING_MARKS, EQUAL_CONTRIBUTION_MARKS
+from .names import concept_key, name_parts, normalise, person_key, short_hash, tidy
 from .ntriples import is_iri
 from .ntriples import literal as _literal
 from .ntriples import typed as _typed
@@ -23,6 +24,7 @@ from .vocab import BG, SCHEMA
 
 TRUNCATION_SUFFIX = " 等"
 LABEL_WORDS_CHARS = 60
+LEAD_CHARS = 30
 
 
 class Iris:
@@ -63,19 +65,28 @@ class Iris:
 
 
 def paper_id(record: Record) -> str:
-    """Content-derived identifier: the same authors and abstract give the same paper anywhere."""
-    authors = "\x1f".join(normalise(name) for name in record.authors)
+    """Content-derived identifier: the same author line and abstract give the same paper anywhere.
+
+    The author line counts as written, split at its commas and normalised, never as cleaned: so
+    improving name cleaning never renames a paper (and every IRI minted before cleaning existed stays).
+    """
+    authors = "\x1f".join(normalise(name) for name in record.key_names or record.authors)
     return short_hash(f"{authors}\x1e{normalise(record.abstract)}", 16)
 
 
 def derived_label(record: Record) -> str:
     """A display label (never a title): first author, ``et al.``, and the abstract's opening words."""
-    lead = record.authors[0] + (" et al." if len(record.authors) > 1 or record.truncated else "")
-    text = plain_text(tidy(record.abstract))
-    if len(text) > LABEL_WORDS_CHARS:
-        cut = text[:LABEL_WORDS_CHARS].rsplit(" ", 1)[0]
-        text = cut.rstrip(",;:.") + "…"
-    return f"{lead}: {text}"
+    if record.authors:
+        lead = record.authors[0] + (" et al." if len(record.authors) > 1 or record.truncated else "")
+    else:  # an author line kept whole: its opening words
+        lead = _shorten(record.author_list or "", LEAD_CHARS)
+    return f"{lead}: {_shorten(plain_text(tidy(record.abstract)), LABEL_WORDS_CHARS)}"
+
+
+def _shorten(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:.") + "…"
 
 
 @dataclass
@@ -157,6 +168,9 @@ class Catalogue:
             iri = f"<{iris.person(key)}>"
             yield f"{iri} {a} <{FOAF.Person}> .\n"
             yield f"{iri} <{FOAF.name}> {_literal(person.name)} .\n"
+            if parts := name_parts(person.name):
+                yield f"{iri} <{FOAF.givenName}> {_literal(parts[0])} .\n"
+                yield f"{iri} <{FOAF.familyName}> {_literal(parts[1])} .\n"
             for variant in person.variants:
                 yield f"{iri} <{SKOS.altLabel}> {_literal(variant)} .\n"
         scheme = f"<{iris.scheme}>"
@@ -180,13 +194,18 @@ class Catalogue:
 
 def _paper_lines(record: Record, paper_iri: str, subject: str | None, iris: Iris) -> Iterator[str]:
     iri = f"<{paper_iri}>"
-    names = ", ".join(record.authors) + (TRUNCATION_SUFFIX if record.truncated else "")
+    if record.author_list is not None:  # kept whole: verbatim, no persons stated
+        names = record.author_list
+    else:
+        names = ", ".join(record.authors) + (TRUNCATION_SUFFIX if record.truncated else "")
     yield f"{iri} <{RDF.type}> <{SCHEMA.ScholarlyArticle}> .\n"
     yield f"{iri} <{RDFS.label}> {_literal(derived_label(record))} .\n"
     yield f"{iri} <{DCTERMS.abstract}> {_literal(record.abstract)} .\n"
     yield f"{iri} <{BG.authorList}> {_literal(names)} .\n"
     yield f"{iri} <{BG.listedAuthorCount}> {_typed(len(record.authors))} .\n"
     yield f"{iri} <{BG.authorListTruncated}> {_typed(record.truncated)} .\n"
+    if record.author_list is not None:
+        yield f"{iri} <{BG.authorListUnsplit}> {_typed(True)} .\n"
     if subject:
         yield f"{iri} <{DCTERMS.subject}> <{subject}> .\n"
     people = [f"<{iris.person(person_key(name))}>" for name in record.authors]
@@ -197,11 +216,18 @@ def _paper_lines(record: Record, paper_iri: str, subject: str | None, iris: Iris
     source = f"<{Iris.source(paper_iri, 1)}>"
     yield f"{iri} <{PROV.wasDerivedFrom}> {source} .\n"
     # Each node's triples stay together so that Turtle writers can group them under one subject.
-    for position, (name, person, node) in enumerate(zip(record.authors, people, authorships, strict=True), 1):
+    credits = zip(record.names_as_written, record.author_marks, people, authorships, strict=True)
+    for position, (name, marks, person, node) in enumerate(credits, 1):
         yield f"{node} <{RDF.type}> <{BG.Authorship}> .\n"
         yield f"{node} <{PROV.agent}> {person} .\n"
         yield f"{node} <{BG.authorPosition}> {_typed(position)} .\n"
         yield f"{node} <{BG.nameAsWritten}> {_literal(name)} .\n"
+        if marks:
+            yield f"{node} <{BG.authorMarks}> {_literal(marks)} .\n"
+            if any(mark in EQUAL_CONTRIBUTION_MARKS for mark in marks):
+                yield f"{node} <{BG.equalContribution}> {_typed(True)} .\n"
+            if any(mark in CORRESPONDING_MARKS for mark in marks):
+                yield f"{node} <{BG.correspondingAuthor}> {_typed(True)} .\n"
     yield from _source_lines(source, record)
 
 

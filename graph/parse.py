@@ -1,29 +1,43 @@
 """Reading paper lists (the ``论文检索`` format) into :class:`Record` objects.
 
-Blank lines carry no meaning beyond separating lines, because real lists put one between every
-line and sometimes several. A record is therefore recognised by the *shape* of its lines: an
-optional area line, an author line (comma-separated short names), then an abstract (prose).
-A line that cannot be placed is reported with its file and line and the reader carries on, so
-one broken record never costs the good ones.
+The layout is positional: every record is ``[area line] / author line / abstract``, one line each
+(an abstract may wrap onto lines with no blank line between them). Blank lines carry no meaning
+beyond separating lines. So a record is read by position, and a line's *shape* is used only for
+the one real ambiguity — is a record's first line an area or an author line, when the area line
+or an abstract is missing? — together with the `` · `` separator, the areas seen in *any* input
+file, and the next two lines. Author names are then cleaned by :mod:`.authorline`.
+
+A line that cannot be read (not UTF-8, longer than :data:`MAX_LINE_BYTES`) costs only its record;
+a record that cannot be placed is reported with its file and line, and the reader carries on.
 """
 
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
+from typing import BinaryIO
 
+from .authorline import PARTICLES, AuthorLine, read_author_line
 from .names import tidy
 from .records import Problem, Record
 
 HEADER = "论文检索"
-TRUNCATION_MARK = "等"
 AREA_SEPARATOR = re.compile(r"\s+·\s+")
-NAME_SEPARATOR = re.compile(r"\s*[,，、]\s*")
-_NAME_PART = re.compile(r"[^,，、]+")
-_TRUNCATED_TAIL = re.compile(r"\s+" + TRUNCATION_MARK + r"\s*$")
-_NOT_IN_NAMES = ("$", "://", "*", "\\", "{", "}")
-MAX_WORDS_PER_NAME = 6
-MAX_CHARS_PER_NAME = 60
+MAX_LINE_BYTES = 1 << 20  # 1 MiB: the longest abstract seen is ~10 KB; anything longer is not a list line
+MAX_AREA_CHARS = 200
+_CHUNKS = re.compile(r"[,，、;；]|\s(?:and|&)\s")
+_SENTENCE_ENDS = frozenset(".!?。！？")
+_NAME_ENDINGS = frozenset({"al.", "Jr.", "Sr."})  # and initials ("C."): a name line may end in them
+_NAME_WORDS = PARTICLES | {"et", "al.", "and", "etc."}  # lower-case words an author line may hold
+_UNSPACED_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]{13,}")
+
+
+class Shape(Enum):
+    AREA = "area"  # "Area · Subarea"
+    PROSE = "prose"  # an abstract
+    SHORT = "short"  # an author line or an area with no subarea
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,146 +45,284 @@ class _Line:
     number: int
     text: str
     after_blank: bool
+    broken: bool = False  # could not be read; already reported
 
 
-def split_authors(text: str) -> tuple[tuple[str, ...], bool]:
-    """Names in order and whether the list was cut (it ends in ``等``)."""
-    truncated = bool(_TRUNCATED_TAIL.search(text))
-    body = _TRUNCATED_TAIL.sub("", text) if truncated else text
-    names = tuple(tidy(part) for part in NAME_SEPARATOR.split(body) if part.strip())
-    return names, truncated
+@dataclass(slots=True)
+class _Unit:
+    """A line, or an abstract with its wrapped continuation lines."""
 
+    number: int
+    lines: list[str]
+    shape: Shape
+    broken: bool
 
-def looks_like_name(part: str) -> bool:
-    """A person's name: a few words, no sentence punctuation (initials such as ``Jr.`` allowed)."""
-    words = part.split()
-    if not 1 <= len(words) <= MAX_WORDS_PER_NAME or len(part) > MAX_CHARS_PER_NAME:
-        return False
-    if any(marker in part for marker in _NOT_IN_NAMES):
-        return False
-    if part[-1] in "!?;:":
-        return False
-    # A name may end in an initial or a suffix ("J.", "Jr."), never in a lower-case word and a full stop.
-    return part[-1] != "." or (len(words[-1]) <= 4 and words[-1][0].isupper())
-
-
-def looks_like_author_line(text: str) -> bool:
-    """Every comma-separated part is a name; stops at the first part that is not (abstracts are long)."""
-    body = _TRUNCATED_TAIL.sub("", text)
-    found = False
-    for match in _NAME_PART.finditer(body):
-        part = match.group().strip()
-        if part:
-            if not looks_like_name(part):
-                return False
-            found = True
-    return found
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
 
 
 def split_area(text: str) -> tuple[str, str | None] | None:
     """``Area · Subarea`` as a pair, or ``None`` when the line has no `` · `` separator."""
     parts = AREA_SEPARATOR.split(text, maxsplit=1)
-    if len(parts) != 2:
+    if len(parts) != 2 or len(text) > MAX_AREA_CHARS:
         return None
     area, subarea = tidy(parts[0]), tidy(parts[1])
     return (area, subarea or None) if area else None
 
 
-def _content_lines(text: str) -> list[_Line]:
-    lines: list[_Line] = []
-    after_blank = True
-    for number, raw in enumerate(text.splitlines(), start=1):
-        stripped = raw.strip()
-        if not stripped:
-            after_blank = True
+def is_prose(text: str) -> bool:
+    """Sentences rather than names: a long line ending like a sentence (not in ``et al.``, an initial
+    or ``Jr.``), a comma-free stretch of mostly common lower-case words, or a long unspaced CJK run."""
+    if text[-1] in _SENTENCE_ENDS and text.count(" ") >= 7:
+        last = text.rsplit(None, 1)[-1]
+        if len(last) > 2 and last not in _NAME_ENDINGS:
+            return True
+    for chunk in _CHUNKS.split(text):
+        chunk_words = chunk.split()
+        if len(chunk_words) >= 5:
+            common = sum(1 for w in chunk_words if w[0].islower() and w not in _NAME_WORDS)
+            if common * 3 >= len(chunk_words):
+                return True
+    return bool(_UNSPACED_CJK.search(text))
+
+
+def shape(text: str) -> Shape:
+    if is_prose(text):
+        return Shape.PROSE
+    return Shape.AREA if split_area(text) else Shape.SHORT
+
+
+def _units(lines: Iterable[_Line]) -> list[_Unit]:
+    """Group wrapped abstract lines (prose followed by lines with no blank before them) into one unit."""
+    units: list[_Unit] = []
+    for line in lines:
+        kind = Shape.PROSE if line.broken and not line.text else shape(line.text)
+        last = units[-1] if units else None
+        if last and last.shape is Shape.PROSE and not line.after_blank and kind is not Shape.AREA:
+            last.lines.append(line.text)
+            last.broken = last.broken or line.broken
             continue
-        lines.append(_Line(number, stripped, after_blank))
-        after_blank = False
-    if lines and lines[0].text.lstrip("\ufeff") == HEADER:
-        lines.pop(0)
-    return lines
+        units.append(_Unit(line.number, [line.text], kind, line.broken))
+    if units and units[0].text.lstrip("\ufeff") == HEADER:
+        units.pop(0)
+    return units
 
 
-def parse_text(text: str, source: str) -> tuple[list[Record], list[Problem]]:
-    """Parse one file's text. ``source`` is the name used in records and problem messages."""
-    lines = _content_lines(text)
-    if not lines:
-        return [], [Problem(source, 1, "empty file: no records")]
-    areas = [split_area(line.text) for line in lines]
-    author_like = [not area and looks_like_author_line(line.text) for line, area in zip(lines, areas, strict=True)]
-    known_areas = {area[0] for area in areas if area}
-    records: list[Record] = []
-    problems: list[Problem] = []
-    i, n = 0, len(lines)
+class _Reader:
+    """The positional reading of one file's units into records."""
 
-    def is_abstract(index: int) -> bool:
-        return index < n and areas[index] is None and not author_like[index]
+    def __init__(self, units: list[_Unit], source: str, known_areas: frozenset[str]) -> None:
+        self.units, self.source, self.known_areas = units, source, known_areas
+        self.records: list[Record] = []
+        self.problems: list[Problem] = []
 
-    def is_bare_area(index: int) -> bool:
-        """An area with no subarea (``Optimization``): a short line followed by authors and abstract."""
-        text = lines[index].text
-        if index + 1 >= n or not author_like[index + 1] or not is_abstract(index + 2):
+    def kind(self, index: int) -> Shape | None:
+        return self.units[index].shape if index < len(self.units) else None
+
+    def is_known_area(self, index: int) -> bool:
+        return index < len(self.units) and tidy(self.units[index].text) in self.known_areas
+
+    def problem(self, index: int, message: str) -> None:
+        if self.units[index].broken:  # its unreadable line is reported already
+            return
+        self.problems.append(Problem(self.source, self.units[index].number, message))
+
+    def read(self) -> tuple[list[Record], list[Problem]]:
+        i = 0
+        while i < len(self.units):
+            i = self.record(i)
+        return self.records, self.problems
+
+    def record(self, i: int) -> int:
+        """Read the record starting at unit ``i``; return where the next one starts."""
+        kind, k1, k2 = self.kind(i), self.kind(i + 1), self.kind(i + 2)
+        if kind is Shape.AREA:
+            if k1 is None or k1 is Shape.AREA:
+                self.problem(i, "area line with no authors and abstract after it")
+                return i + 1
+            if k1 is Shape.PROSE:
+                self.problem(i + 1, "abstract with no author line before it")
+                return i + 2
+            if self.abstract_missing(i + 2):
+                self.problem(i + 1, "author line with no abstract after it")
+                return i + 2
+            return self.emit(i, i, i + 1, i + 2)
+        if kind is Shape.PROSE:
+            self.problem(i, "abstract with no author line before it")
+            return i + 1
+        # A short first line: an author line (short, then prose) or a bare area (short, short, prose).
+        if k1 is Shape.PROSE:
+            if self.is_known_area(i):
+                self.problem(i + 1, "abstract with no author line before it")
+                return i + 2
+            return self.emit(i, None, i, i + 1)
+        if k1 is Shape.SHORT and (k2 is Shape.PROSE or (k2 is Shape.SHORT and self.kind(i + 3) is not Shape.PROSE)):
+            return self.emit(i, i, i + 1, i + 2)
+        if k1 is Shape.SHORT and (k2 is None or k2 is Shape.AREA):  # authors and a short abstract, or an
+            if self.is_known_area(i):  # area and authors with the abstract missing: the areas tell
+                self.problem(i + 1, "author line with no abstract after it")
+                return i + 2
+            return self.emit(i, None, i, i + 1)
+        self.problem(i, "author line with no abstract after it")
+        return i + 1
+
+    def abstract_missing(self, index: int) -> bool:
+        """Is the line at ``index`` (where an abstract belongs) rather the start of the next record?"""
+        kind, k1, k2 = self.kind(index), self.kind(index + 1), self.kind(index + 2)
+        if kind is None or kind is Shape.AREA:
+            return True
+        if kind is Shape.PROSE:
             return False
-        return "," not in text or text in known_areas
+        # A short line: the next record's author line (prose follows), or its bare area (known).
+        return k1 is Shape.PROSE or (k1 is Shape.SHORT and k2 is Shape.PROSE and self.is_known_area(index))
 
-    while i < n:
-        first = lines[i]
+    def emit(self, first: int, area_at: int | None, authors_at: int, abstract_at: int) -> int:
+        units = self.units[first : abstract_at + 1]
+        if any(unit.broken for unit in units):  # its unreadable line is reported already
+            return abstract_at + 1
         area: str | None = None
         subarea: str | None = None
-        if pair := areas[i]:
-            area, subarea = pair
-            i += 1
-        elif author_like[i] and is_bare_area(i):
-            area = tidy(first.text)
-            i += 1
-        if i >= n:
-            problems.append(Problem(source, first.number, "area line with no authors and abstract after it"))
-            break
-        author_line = lines[i]
-        if areas[i]:
-            problems.append(Problem(source, first.number, "area line with no authors and abstract after it"))
+        if area_at is not None:
+            text = self.units[area_at].text
+            area, subarea = split_area(text) or (tidy(text), None)
+        author_unit = self.units[authors_at]
+        text = tidy(author_unit.text)
+        line = read_author_line(author_unit.text, author_unit.number)
+        self.records.append(
+            _record(self.source, self.units[first].number, area, subarea, text, line, self.units[abstract_at].text)
+        )
+        return abstract_at + 1
+
+
+def _record(
+    source: str, number: int, area: str | None, subarea: str | None, text: str, line: AuthorLine, abstract: str
+) -> Record:
+    authors = tuple(name.name for name in line.names)
+    written = tuple(name.written for name in line.names)
+    marks = tuple(name.marks for name in line.names)
+    return Record(
+        source,
+        number,
+        area,
+        subarea,
+        authors,
+        line.truncated,
+        abstract,
+        written=written if written != authors else (),
+        marks=marks if any(marks) else (),
+        author_list=text if line.unsplit else None,
+        key_names=line.key_names,
+        repairs=line.repairs,
+        warnings=line.warnings,
+    )
+
+
+def parse_text(text: str, source: str, known_areas: frozenset[str] = frozenset()) -> tuple[list[Record], list[Problem]]:
+    """Parse one file's text. ``source`` is the name used in records and problem messages."""
+    return _parse_lines(_text_lines(text), source, known_areas, [])
+
+
+def _text_lines(text: str) -> Iterator[_Line]:
+    after_blank = True
+    for number, raw in enumerate(text.removeprefix("\ufeff").split("\n"), start=1):
+        for part in raw.splitlines() or [""]:
+            stripped = part.strip()
+            if not stripped:
+                after_blank = True
+                continue
+            yield _Line(number, stripped, after_blank)
+            after_blank = False
+
+
+def _parse_lines(
+    lines: Iterable[_Line], source: str, known_areas: frozenset[str], problems: list[Problem]
+) -> tuple[list[Record], list[Problem]]:
+    units = _units(lines)
+    if not units:
+        if not problems:
+            problems.append(Problem(source, 1, "empty file: no records"))
+        return [], problems
+    records, found = _Reader(units, source, known_areas).read()
+    return records, sorted([*problems, *found], key=lambda p: p.line)
+
+
+def _binary_lines(stream: BinaryIO, source: str, problems: list[Problem]) -> Iterator[_Line]:
+    """Lines of a file read as bytes, one at a time: a bad line is reported and marked, never fatal."""
+    after_blank = True
+    number = 0
+    while raw := stream.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            while (rest := stream.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                pass
+            problems.append(
+                Problem(source, number, f"line longer than {MAX_LINE_BYTES:,} bytes: skipped with its record")
+            )
+            yield _Line(number, "", after_blank, broken=True)
+            after_blank = False
             continue
-        if not author_like[i]:
-            problems.append(Problem(source, author_line.number, "abstract with no author line before it"))
-            i = _skip_paragraph(lines, i + 1)
-            continue
-        i += 1
-        if not is_abstract(i):
-            problems.append(Problem(source, author_line.number, "author line with no abstract after it"))
-            continue
-        end = _skip_paragraph(lines, i + 1)
-        abstract = "\n".join(line.text for line in lines[i:end])
-        i = end
-        authors, truncated = split_authors(author_line.text)
-        records.append(Record(source, first.number, area, subarea, authors, truncated, abstract))
-    return records, problems
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            problems.append(
+                Problem(
+                    source,
+                    number,
+                    f"not UTF-8 (byte 0x{raw[error.start]:02x} at column {error.start + 1}): skipped with its record",
+                )
+            )
+            text, broken = raw.decode("utf-8", "replace"), True
+        else:
+            broken = False
+        parts = [part.strip() for part in text.splitlines()] or [""]
+        for part in parts:
+            if not part:
+                after_blank = True
+                continue
+            yield _Line(number, part, after_blank, broken)
+            after_blank = False
 
 
-def _skip_paragraph(lines: list[_Line], index: int) -> int:
-    """Index after the lines that continue a paragraph (no blank line before them)."""
-    while index < len(lines) and not lines[index].after_blank and not split_area(lines[index].text):
-        index += 1
-    return index
-
-
-def parse_file(path: Path, source: str | None = None) -> tuple[list[Record], list[Problem]]:
-    """Parse one file; a file that is not UTF-8 is one problem located at its first bad byte."""
+def parse_file(
+    path: Path, source: str | None = None, known_areas: frozenset[str] = frozenset()
+) -> tuple[list[Record], list[Problem]]:
+    """Parse one file, reading it line by line; a file that cannot be opened is one problem."""
     name = source or path.name
-    data = path.read_bytes()
+    problems: list[Problem] = []
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        byte = data[error.start]
-        return [], [Problem(name, line, f"not UTF-8 (byte 0x{byte:02x} at offset {error.start})")]
-    return parse_text(text, name)
+        with path.open("rb") as stream:
+            lines = list(_binary_lines(stream, name, problems))
+    except OSError as error:
+        return [], [Problem(name, 1, f"cannot read: {error.strerror or error}")]
+    return _parse_lines(lines, name, known_areas, problems)
 
 
-def find_input_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str]]:
-    """Files to read with their display names, in a stable order whatever order they were given in.
+def scan_areas(files: Iterable[Path]) -> frozenset[str]:
+    """Areas named in ``Area · Subarea`` lines of all the files: a cheap first pass over the bytes."""
+    areas: set[str] = set()
+    separator = " · ".encode()
+    for path in files:
+        try:
+            with path.open("rb") as stream:
+                for raw in iter(lambda s=stream: s.readline(MAX_LINE_BYTES + 1), b""):
+                    if separator in raw and len(raw) <= MAX_AREA_CHARS * 4:
+                        pair = split_area(raw.decode("utf-8", "replace").strip())
+                        if pair:
+                            areas.add(pair[0])
+        except OSError:
+            continue  # parse_file reports it
+    return frozenset(areas)
+
+
+def find_input_files(paths: Iterable[Path], problems: list[Problem] | None = None) -> Iterator[tuple[Path, str]]:
+    """Regular files to read with their display names, in a stable order whatever order they were given in.
 
     A directory contributes its ``*.txt`` files (recursively) named relative to it; a file is
-    named by its file name.
+    named by its file name. Anything that is not a regular file (a dangling symlink, a FIFO, a
+    device) is reported to ``problems`` and skipped: reading it could fail or never end.
     """
     found: dict[str, Path] = {}
     for path in paths:
@@ -180,4 +332,23 @@ def find_input_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str]]:
         else:
             found.setdefault(path.name, path)
     for name in sorted(found):
-        yield found[name], name
+        path = found[name]
+        if not path.is_file():
+            if problems is not None:
+                problems.append(Problem(name, 1, f"not a regular file ({_file_kind(path)}): skipped"))
+            continue
+        yield path, name
+
+
+def _file_kind(path: Path) -> str:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return "dangling symlink" if path.is_symlink() else "cannot be read"
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "device"

@@ -1,11 +1,27 @@
 """The parsed form of a paper list: records and the problems found while reading them."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Repair:
+    """One change name cleaning made (or a warning about a list kept as written), located by line."""
+
+    kind: str
+    line: int
+    written: str
+    cleaned: str
 
 
 @dataclass(frozen=True, slots=True)
 class Record:
-    """One paper as the list gives it, with where it was read from."""
+    """One paper as the list gives it, with where it was read from.
+
+    ``authors`` are the cleaned names (identity goes by them); ``written`` holds the names as the
+    line wrote them and ``marks`` each author's marks (``*``, ``†``...), both only when some name
+    differs or has marks, so a plain record compares equal to one built by hand. ``author_list``
+    is the verbatim line when it could not be split (then ``authors`` is empty).
+    """
 
     source: str
     line: int
@@ -14,6 +30,21 @@ class Record:
     authors: tuple[str, ...]
     truncated: bool
     abstract: str
+    written: tuple[str, ...] = ()
+    marks: tuple[str, ...] = ()
+    author_list: str | None = None
+    # What the paper IRI is minted from (the line split at commas, uncleaned), and what cleaning did.
+    key_names: tuple[str, ...] = field(default=(), compare=False)
+    repairs: tuple[Repair, ...] = field(default=(), compare=False)
+    warnings: tuple[Repair, ...] = field(default=(), compare=False)
+
+    @property
+    def names_as_written(self) -> tuple[str, ...]:
+        return self.written or self.authors
+
+    @property
+    def author_marks(self) -> tuple[str, ...]:
+        return self.marks or ("",) * len(self.authors)
 
 
 @dataclass(frozen=True, slots=True)

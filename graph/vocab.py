@@ -20,6 +20,10 @@ class BG(DefinedNamespace):
     authorList: URIRef  # the author names, in order, as one display literal
     listedAuthorCount: URIRef  # how many authors the record lists
     authorListTruncated: URIRef  # the list ended in 等 (more authors exist)
+    authorListUnsplit: URIRef  # the author line had no separators: kept whole, no persons stated
+    authorMarks: URIRef  # marks after a name as written (*, †, ✉...)
+    equalContribution: URIRef  # the authorship carries an equal-contribution mark
+    correspondingAuthor: URIRef  # the authorship carries a corresponding-author mark (✉)
     sourceFile: URIRef  # input file name
     sourceLine: URIRef  # 1-based line of the record in that file
 

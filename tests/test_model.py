@@ -155,3 +155,38 @@ def test_void_description_counts_the_data(seed_store) -> None:
     assert rows[0]["papers"] == 40
     assert rows[0]["triples"] == seed_store.triple_count() - void_triples
     assert rows[0]["entities"] == 40 + 207 + 203 + 29 + 1 + 40
+
+
+# Paper IRIs of the seeds as main minted them before name cleaning existed: cleaning must rename none.
+SEED_PAPER_IDS = """
+062edf1ab121a5d6 06cfd00c8a8ec448 1044e28b01ec5a2b 12b15c4dbaa3026f 15c0f5f7d317898c 190b17029a9ab507
+1ad5912db3266e29 1c05e21f03923afd 2139036c43b3cfee 28cde08515425ce3 345e1d73a87f1633 39adef182015486d
+4924f090328d8ff5 4a5d2040bccdf711 4e4923989442b661 58827c121bb82aff 5c6b3cc4dcff68cf 5ef6a7c99538f1c3
+6047eb445e7759ef 633a9fea3f1f74dd 674c97ed325be672 700ffdd773df6ade 7d9f8036ca775135 8cae47b11c2caffe
+8e69a2eff1b5ecb1 90b24f562614c118 9295e3e8418b64d8 931506e8a56f7149 9ff785b5408a3f92 c11a5c43935adb7f
+c1b0181008c13339 c66c05a7160c2a99 ced37af19cf33fb6 e45ed58e1c6ae7ea e8127b3c7acca5bd ebe4d1afa13be1d9
+ee6243c3dc4926c0 f3eb6a97b4ff97d4 f7d7fe9bf4721ab0 ffce1e8372bc4ef0
+""".split()
+# SHA-256 of the seed person IRIs (sorted, one per line) as main minted them.
+SEED_PERSON_DIGEST = "6df5f112820ee734946f67c3e02571a9ade49544e62dcbececed6a93f4b5f9a5"
+
+
+def test_seed_iris_are_unchanged_since_before_name_cleaning(seed_store) -> None:
+    import hashlib
+
+    papers = seed_store.select(sparql_prologue() + "SELECT ?p WHERE { ?p a schema:ScholarlyArticle }")
+    assert sorted(str(row["p"]).removeprefix(f"{BASE}paper/") for row in papers) == SEED_PAPER_IDS
+    people = seed_store.select(sparql_prologue() + "SELECT ?p WHERE { ?p a foaf:Person }")
+    listed = "\n".join(sorted(str(row["p"]) for row in people))
+    assert hashlib.sha256(listed.encode()).hexdigest() == SEED_PERSON_DIGEST
+
+
+def test_a_cleaned_paper_keeps_the_iri_its_written_line_gives() -> None:
+    from bibgraph.graph.model import paper_id
+    from bibgraph.graph.parse import parse_text
+    from bibgraph.graph.records import Record
+
+    (cleaned,), _ = parse_text(f"A · B\nAnn Lee1, Bo Chen and Cy Diaz\n{ABSTRACT}\n", "f.txt")
+    assert cleaned.authors == ("Ann Lee", "Bo Chen", "Cy Diaz")
+    as_main_read_it = Record("f.txt", 1, "A", "B", ("Ann Lee1", "Bo Chen and Cy Diaz"), False, ABSTRACT)
+    assert paper_id(cleaned) == paper_id(as_main_read_it)

@@ -94,12 +94,13 @@ def test_trailing_area_line_is_reported() -> None:
     assert [str(p) for p in problems] == ["x.txt:5: area line with no authors and abstract after it"]
 
 
-def test_not_utf8_file_is_reported_with_line(write_list) -> None:
-    good = "论文检索\nA · B\n".encode()
-    path = write_list(good + "Ünïcode Name\n".encode("latin-1"), "bad.txt")
-    records, problems = parse_file(path)
-    assert records == []
-    assert [str(p) for p in problems] == [f"bad.txt:3: not UTF-8 (byte 0xdc at offset {len(good)})"]
+def test_not_utf8_line_costs_only_its_record(write_list) -> None:
+    # Changed deliberately (issue 9 §4): one bad byte used to drop every record of the file.
+    head = f"论文检索\nA · B\nAnn Lee\n{ABSTRACT}\n\nC · D\n".encode()
+    bad = "Ünïcode Name\n".encode("latin-1") + f"{ABSTRACT} Two.\n\nE · F\nBo Chen\n{ABSTRACT} Three.\n".encode()
+    records, problems = parse_file(write_list(head + bad, "bad.txt"))
+    assert [str(p) for p in problems] == ["bad.txt:7: not UTF-8 (byte 0xdc at column 1): skipped with its record"]
+    assert [(r.area, r.authors, r.line) for r in records] == [("A", ("Ann Lee",), 2), ("E", ("Bo Chen",), 10)]
 
 
 @pytest.mark.parametrize("content", ["", "论文检索\n\n\n", "\ufeff  \n"])
@@ -122,3 +123,79 @@ def test_input_files_are_ordered_whatever_the_argument_order(tmp_path: Path) -> 
 def test_truncation_mark_needs_a_space_before_it() -> None:
     records, _ = parse_text(f"A · B\nAnn Lee, 王等\n{ABSTRACT}\n\nC · D\nBo Li 等\n{ABSTRACT} Two.\n", "f.txt")
     assert [(r.authors, r.truncated) for r in records] == [(("Ann Lee", "王等"), False), (("Bo Li",), True)]
+
+
+def test_overlong_line_costs_only_its_record(write_list) -> None:
+    from bibgraph.graph.parse import MAX_LINE_BYTES
+
+    huge = "x" * (3 * MAX_LINE_BYTES)
+    text = f"A · B\nAnn Lee\n{huge}\n\nC · D\nBo Chen\n{ABSTRACT}\n"
+    records, problems = parse_file(write_list(text, "long.txt"))
+    assert [str(p) for p in problems] == [
+        f"long.txt:3: line longer than {MAX_LINE_BYTES:,} bytes: skipped with its record"
+    ]
+    assert [(r.area, r.authors, r.line) for r in records] == [("C", ("Bo Chen",), 5)]
+
+
+def test_dangling_symlink_and_fifo_are_reported_and_skipped(tmp_path: Path) -> None:
+    import os
+
+    from bibgraph.graph.records import Problem
+
+    (tmp_path / "good.txt").write_text(f"A · B\nAnn Lee\n{ABSTRACT}\n", encoding="utf-8")
+    (tmp_path / "gone.txt").symlink_to(tmp_path / "missing.txt")
+    os.mkfifo(tmp_path / "pipe.txt")
+    problems: list[Problem] = []
+    found = list(find_input_files([tmp_path], problems))
+    assert [name for _, name in found] == ["good.txt"]
+    assert [str(p) for p in problems] == [
+        "gone.txt:1: not a regular file (dangling symlink): skipped",
+        "pipe.txt:1: not a regular file (FIFO): skipped",
+    ]
+
+
+def test_build_with_bad_inputs_reports_them_and_keeps_the_rest(tmp_path: Path, capsys) -> None:
+    import os
+
+    from bibgraph.web.cli import main
+
+    lists = tmp_path / "lists"
+    lists.mkdir()
+    (lists / "good.txt").write_text(f"A · B\nAnn Lee\n{ABSTRACT}\n", encoding="utf-8")
+    bad = f"A · B\nBo Chen\n{ABSTRACT}\n\nC · D\nCy! Diaz\n{ABSTRACT}\n".encode().replace(b"!", b"\xff")
+    (lists / "bad.txt").write_bytes(bad)
+    (lists / "gone.txt").symlink_to(lists / "missing.txt")
+    os.mkfifo(lists / "pipe.txt")
+    assert main(["build", str(lists), "--out", str(tmp_path / "g.ttl"), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err + captured.out
+    assert captured.err.splitlines() == [
+        "bad.txt:6: not UTF-8 (byte 0xff at column 3): skipped with its record",
+        "gone.txt:1: not a regular file (dangling symlink): skipped",
+        "pipe.txt:1: not a regular file (FIFO): skipped",
+    ]
+    assert "2 records, 2 papers" in captured.out
+
+
+def test_serve_refuses_a_broken_dump_in_one_line(tmp_path: Path, capsys) -> None:
+    from bibgraph.web.cli import main
+
+    dump = tmp_path / "bad.ttl"
+    dump.write_text('@prefix x: <http://x/> .\nx:a x:b "unterminated .\n', encoding="utf-8")
+    assert main(["serve", str(dump), "--port", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"bibgraph: error: {dump}: cannot load this dump: ") and "Traceback" not in err
+
+
+def test_short_abstract_of_a_record_without_area() -> None:
+    text = "论文检索\n\nAnn Lee, Bo Chen\n\nWe propose X.\n\nC · D\n\nCy Diaz\n\nShort too.\n"
+    records, problems = parse_text(text, "f.txt")
+    assert problems == []
+    assert [(r.area, r.authors, r.abstract) for r in records] == [
+        (None, ("Ann Lee", "Bo Chen"), "We propose X."),
+        ("C", ("Cy Diaz",), "Short too."),
+    ]
+    _, problems = parse_text(
+        "Optimization\n\nAnn Lee\n\nC · D\n\nCy Diaz\n\nShort.\n", "f.txt", frozenset({"Optimization"})
+    )
+    assert [str(p) for p in problems] == ["f.txt:3: author line with no abstract after it"]

@@ -10,7 +10,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from bibgraph.graph.atomic import write_bytes_atomically
-from bibgraph.graph.build import DEFAULT_BASE, build_graph
+from bibgraph.graph.build import DEFAULT_BASE, BuildReport, build_graph
 from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import RDF_SYNTAXES, rdf_syntax
 from bibgraph.seeds import seed_directory
@@ -51,7 +51,25 @@ def cmd_build(args: argparse.Namespace) -> int:
     if not args.quiet:
         for line in report.quality_lines():
             print(line)
-    return EXIT_PROBLEMS if args.strict and report.problems else EXIT_OK
+    return EXIT_PROBLEMS if _strict_failure(args.strict, report) else EXIT_OK
+
+
+STRICT_CHECKS = ("problems", "names")
+
+
+def _strict(value: str) -> frozenset[str]:
+    """``--strict`` (problems), ``--strict=names``, ``--strict=problems,names`` or ``--strict=all``."""
+    checks = frozenset(STRICT_CHECKS) if value == "all" else frozenset(part.strip() for part in value.split(","))
+    if not checks or not checks <= set(STRICT_CHECKS):
+        raise argparse.ArgumentTypeError(f"expected {', '.join(STRICT_CHECKS)} or all (comma-separated): {value!r}")
+    return checks
+
+
+def _strict_failure(checks: frozenset[str], report: BuildReport) -> bool:
+    return bool(
+        ("problems" in checks and report.problems)
+        or ("names" in checks and (report.repaired_names or report.name_warnings))
+    )
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -193,7 +211,16 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--out", required=True, help="dump file to write (atomically)")
     build.add_argument("--format", default="turtle", choices=[s.name for s in RDF_SYNTAXES])
     build.add_argument("--base", default=DEFAULT_BASE, help=f"base IRI of minted IRIs (default {DEFAULT_BASE})")
-    build.add_argument("--strict", action="store_true", help="exit 1 when any input problem is reported")
+    build.add_argument(
+        "--strict",
+        nargs="?",
+        type=_strict,
+        const=frozenset({"problems"}),
+        default=frozenset(),
+        metavar="problems|names|all",
+        help="exit 1 on input problems (bare --strict), on repaired names or author-list warnings (--strict=names),"
+        " or on both (--strict=all)",
+    )
     build.add_argument("--quiet", action="store_true", help="no progress bar and no quality report")
     build.set_defaults(handler=cmd_build)
 

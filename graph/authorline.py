@@ -1,0 +1,263 @@
+"""Reading one author line into names, the way real paper lists write them.
+
+Lists converted from conference listings carry habits the plain ``Name, Name`` layout does not:
+equal-contribution marks (``Ann Lee*``), affiliation markers (``Bo Chen[2]``), LaTeX accents
+(``Clémen\\c{c}on``), BibTeX's ``and``, ``et al.`` endings, semicolons, odd spaces, ORCID iDs.
+Each habit is one small named step below; every change a step makes is returned as a
+:class:`~bibgraph.graph.records.Repair`, so the build report can count and show it, and the
+name as written is always kept beside the cleaned one. A line that cannot be split into names
+(no separators at all) is never split by guessing: it is kept whole.
+"""
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pylatexenc.latex2text import LatexNodes2Text
+
+from .names import normalise, tidy
+from .records import Repair
+
+TRUNCATION_MARK = "等"
+EQUAL_CONTRIBUTION_MARKS = "*∗＊⁎#♯"
+CORRESPONDING_MARKS = "✉"
+OTHER_MARKS = "†‡§¶‖⸸"
+MARKS = EQUAL_CONTRIBUTION_MARKS + CORRESPONDING_MARKS + OTHER_MARKS
+# More capitalised words than this in one name (particles such as "de", "van" not counted) means
+# the separators are missing: ``María de los Ángeles García de la Torre`` has four.
+MAX_NAME_WORDS = 5
+# A run of Han characters longer than this is no single person's name (Chinese names have 2-4).
+MAX_HAN_NAME = 6
+
+# Repair classes, as the build report names them.
+MARK = "equal-contribution and other marks"
+AFFILIATION = "affiliation markers"
+LATEX = "LaTeX"
+AND = "'and' separators"
+SEMICOLON = "semicolon separators"
+ET_AL = "'et al.' endings"
+ELLIPSIS = "'...' endings"
+SPACES = "unusual spaces"
+ORCID = "ORCID iDs"
+# Warnings: the list is kept as written, nothing repaired.
+UNSPLIT = "author lines with no separators (kept whole, no persons)"
+REPEATED = "names repeated in one author list"
+
+PARTICLES = frozenset(
+    "de del della der di da das dos du la le los las van von den ten ter y e zu bin binti ibn al el".split()
+)
+_TRUNCATED_TAIL = re.compile(r"\s+" + TRUNCATION_MARK + r"\s*$")
+_ET_AL_TAIL = re.compile(r"(?:\s*[,，;；])?\s+et\.?\s*al(?:\.|ii)?\s*$", re.IGNORECASE)
+_ELLIPSIS_TAIL = re.compile(r"(?:\s*[,，;；])?\s*(?:\.\.\.|…)\s*$")
+_UNUSUAL_SPACE = re.compile(r"[\u00a0\u1680\u2000-\u200d\u202f\u205f\u2060\u3000\ufeff\t]")
+_ZERO_WIDTH = re.compile(r"[\u200b-\u200d\u2060\ufeff]")
+_AND = re.compile(r"\s+(?:and|&)\s+", re.IGNORECASE)
+_LEADING_AND = re.compile(r"^(?:and|&)\s+", re.IGNORECASE)
+_ORCID = re.compile(r"\s*[(\[]?\s*(?:https?://orcid\.org/|orcid:?\s*)?\d{4}-\d{4}-\d{4}-\d{3}[\dX]\s*[)\]]?\s*$", re.I)
+_SUPERSCRIPT = "⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᶜᵈᵉ"
+_MARKER_BODY = rf"[\d{_SUPERSCRIPT}{re.escape(MARKS)}a-e,，\s]*"
+_LATEX_SUPERSCRIPT = re.compile(rf"\$?\^\{{?({_MARKER_BODY})\}}?\$?|\\textsuperscript\{{({_MARKER_BODY})\}}")
+_TRAILING_MARKER = re.compile(
+    rf"(?<=[^\W\d_]|\.)\d+$|\s*[\[(]\d+(?:\s*[,，]\s*\d+)*[\])]$|[{_SUPERSCRIPT}]+$|\s*[{re.escape(MARKS)}]$"
+)
+_LEADING_MARKER = re.compile(rf"^(?:\d+(?=[^\W\d_])|[{_SUPERSCRIPT}]+|[{re.escape(MARKS)}]\s*)")
+_MARKER_ONLY = re.compile(rf"^[\d{_SUPERSCRIPT}{re.escape(MARKS)}\s\[\]()]+$")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
+_LATEX_SIGNS = ("\\", "{", "$", "~")
+_latex = LatexNodes2Text()
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """One author as read: the cleaned name, the text it came from, and its marks."""
+
+    name: str
+    written: str
+    marks: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorLine:
+    """An author line read: names in order, or none when it is kept whole (``unsplit``)."""
+
+    names: tuple[Name, ...]
+    truncated: bool
+    unsplit: bool
+    key_names: tuple[str, ...]
+    repairs: tuple[Repair, ...]
+    warnings: tuple[Repair, ...]
+
+
+def raw_parts(text: str) -> tuple[str, ...]:
+    """The line split at its commas, nothing cleaned: what a paper's IRI is minted from (stable)."""
+    body = _TRUNCATED_TAIL.sub("", text)
+    return tuple(tidy(part) for part in re.split(r"\s*[,，、]\s*", body) if part.strip())
+
+
+def _split_top_level(text: str, separators: str) -> list[str]:
+    """Split at separators that are not inside brackets, braces or ``$...$`` (``Lee[1,2]`` stays whole)."""
+    parts, depth, math, start = [], 0, False, 0
+    for index, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        elif char == "$":
+            math = not math
+        elif char in separators and depth == 0 and not math:
+            parts.append(text[start:index])
+            start = index + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _strip_orcid(text: str) -> str:
+    return _ORCID.sub("", text)
+
+
+def _strip_markers(text: str) -> tuple[str, str, bool]:
+    """Remove marks and affiliation markers at either end; return (name, marks, had affiliation)."""
+    marks, affiliation = "", False
+
+    def take_superscript(match: re.Match[str]) -> str:
+        nonlocal marks, affiliation
+        body = match.group(1) if match.group(1) is not None else match.group(2)
+        marks += "".join(c for c in body if c in MARKS)
+        affiliation = affiliation or any(c not in MARKS and not c.isspace() for c in body)
+        return ""
+
+    text = _LATEX_SUPERSCRIPT.sub(take_superscript, text).strip()
+    while True:
+        match = _TRAILING_MARKER.search(text) or _LEADING_MARKER.search(text)
+        if not match:
+            return text.strip(), marks, affiliation
+        found = match.group().strip()
+        if found in MARKS:
+            marks = found + marks if match.start() > 0 else marks + found
+        else:
+            affiliation = True
+        text = (text[: match.start()] + text[match.end() :]).strip()
+
+
+def _decode_latex(text: str) -> str:
+    return tidy(_latex.latex_to_text(text)) if any(sign in text for sign in _LATEX_SIGNS) else text
+
+
+def name_words(name: str) -> int:
+    """Capitalised words of a name, particles (``de``, ``van``) not counted."""
+    return sum(1 for word in name.split() if word.lower() not in PARTICLES and not word[0].islower())
+
+
+_LONG_HAN_RUN = re.compile(rf"[\u3400-\u9fff\uf900-\ufaff]{{{MAX_HAN_NAME + 1},}}")
+# Anything a cleaning step acts on; a line with none of it (most lines) takes the plain path.
+_NEEDS_CLEANING = re.compile(
+    rf"[\d{_SUPERSCRIPT}{re.escape(MARKS)}\[\](){{}}\\$~;；…\u00a0\u1680\u2000-\u200d\u202f\u205f\u2060\u3000\ufeff\t]"
+    r"|\s(?:and|&)\s|^(?:and|&)\s|\bet\.?\s*al\b|\.\.\.",
+    re.IGNORECASE,
+)
+
+
+def _too_long(name: str) -> bool:
+    if name.count(" ") >= MAX_NAME_WORDS and name_words(name) > MAX_NAME_WORDS:
+        return True
+    return len(name) > MAX_HAN_NAME and bool(_LONG_HAN_RUN.search(name))
+
+
+def read_author_line(text: str, line: int) -> AuthorLine:
+    """Names of one author line, each cleaning step counted (see the module docstring)."""
+    repairs: list[Repair] = []
+    warnings: list[Repair] = []
+
+    def repair(kind: str, written: str, cleaned: str) -> None:
+        repairs.append(Repair(kind, line, written, cleaned))
+
+    key_names = raw_parts(text)
+    if not _NEEDS_CLEANING.search(text) and not _TRUNCATED_TAIL.search(text):
+        return _plain(text, line, key_names)
+    body = text
+    truncated = False
+    for pattern, kind in ((_TRUNCATED_TAIL, None), (_ET_AL_TAIL, ET_AL), (_ELLIPSIS_TAIL, ELLIPSIS)):
+        if pattern.search(body):
+            cut = pattern.sub("", body)
+            if kind:
+                repair(kind, body, cut)
+            body, truncated = cut, True
+            break
+    if _UNUSUAL_SPACE.search(body):
+        spaced = tidy(_ZERO_WIDTH.sub("", body))
+        repair(SPACES, body, spaced)
+        body = spaced
+    parts: list[str] = []
+    for chunk in _split_top_level(body, ";；"):
+        parts.extend(_split_top_level(chunk, ",，、"))
+    if body.count(";") + body.count("；") and len(parts) > 1:
+        repair(SEMICOLON, body, ", ".join(tidy(p) for p in parts if p.strip()))
+    names: list[Name] = []
+    for part in (tidy(p) for p in parts):
+        if not part:
+            continue
+        if _MARKER_ONLY.match(part) and names:  # "Ann Lee1,2": the "2" belongs to the name before
+            last = names[-1]
+            extra = "".join(c for c in part if c in MARKS)
+            names[-1] = Name(last.name, f"{last.written},{part}", last.marks + extra)
+            continue
+        for piece in _split_and(part, repair):
+            names.extend(_clean(piece, repair))
+    if not names:
+        names = [Name(tidy(body), tidy(body))]
+    if any(_too_long(name.name) for name in names):
+        warnings.append(Repair(UNSPLIT, line, tidy(text), tidy(text)))
+        return AuthorLine((), truncated, True, key_names, tuple(repairs), tuple(warnings))
+    warnings.extend(_repeated(names, line))
+    return AuthorLine(tuple(names), truncated, False, key_names, tuple(repairs), tuple(warnings))
+
+
+def _plain(text: str, line: int, key_names: tuple[str, ...]) -> AuthorLine:
+    """A line no cleaning step acts on: its comma parts are the names."""
+    names = [Name(part, part) for part in key_names]
+    if any(_too_long(part) for part in key_names):
+        return AuthorLine((), False, True, key_names, (), (Repair(UNSPLIT, line, tidy(text), tidy(text)),))
+    return AuthorLine(tuple(names), False, False, key_names, (), tuple(_repeated(names, line)))
+
+
+def _repeated(names: list[Name], line: int) -> list[Repair]:
+    # Cased ASCII names (most) agree under normalise() exactly when they agree case-folded: cheaper.
+    if len({name.name.casefold() for name in names}) == len(names) and all(name.name.isascii() for name in names):
+        return []
+    keys = [normalise(name.name) for name in names]
+    seen: set[str] = set()
+    found = []
+    for key, name in zip(keys, names, strict=True):
+        if key in seen:
+            found.append(Repair(REPEATED, line, name.written, name.name))
+        seen.add(key)
+    return found
+
+
+def _split_and(part: str, repair: Callable[[str, str, str], None]) -> list[str]:
+    """``B. Jones and C. Wu`` is two names, ``and C. Wu`` (Oxford comma) one."""
+    if _HAN.search(part) and not re.search(r"[A-Za-z]", part):
+        return [part]
+    pieces = [tidy(p) for p in _AND.split(_LEADING_AND.sub("", part)) if p.strip()]
+    if pieces != [part]:
+        repair(AND, part, ", ".join(pieces))
+    return pieces
+
+
+def _clean(written: str, repair: Callable[[str, str, str], None]) -> list[Name]:
+    """One name through the steps in order: ORCID iD, marks and markers, LaTeX."""
+    text = written
+    if (stripped := _strip_orcid(text)) != text:
+        repair(ORCID, text, stripped)
+        text = stripped
+    unmarked, marks, affiliation = _strip_markers(text)
+    if marks:
+        repair(MARK, written, unmarked)
+    if affiliation:
+        repair(AFFILIATION, written, unmarked)
+    text = unmarked
+    if (decoded := _decode_latex(text)) != text:
+        repair(LATEX, text, decoded)
+        text = decoded
+    text = tidy(text)
+    return [Name(text, written, marks)] if text else []
