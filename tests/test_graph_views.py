@@ -5,6 +5,7 @@ import json
 import re
 
 import networkx as nx
+import pytest
 
 from bibgraph.graph.names import person_key
 
@@ -99,3 +100,21 @@ def test_a_network_is_derived_once_for_concurrent_requests(monkeypatch) -> None:
     for thread in threads:
         thread.join()
     assert results == [42] * 4 and len(calls) == 1
+
+
+@pytest.mark.parametrize("given", ["area/deep-learning", "deep-learning", "/area/deep-learning/"])
+def test_an_area_filter_is_its_path_or_its_slug(client, given) -> None:
+    """The map filters take an area as the site's URLs name it, and the menu shows it selected."""
+    by_path = client.get("/graph/coauthors.json?area=area/deep-learning").get_json()
+    response = client.get(f"/graph/coauthors?area={given}")
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert '<option value="area/deep-learning" selected>' in html
+    assert client.get(f"/graph/coauthors.json?area={given}").get_json() == by_path
+    assert by_path["nodes"], "the seeds have deep-learning authors"
+
+
+def test_an_area_page_past_its_last_page_shows_the_last(client) -> None:
+    last = client.get("/area/deep-learning?page=1").get_data(as_text=True)
+    far = client.get("/area/deep-learning?page=999")
+    assert far.status_code == 200 and far.get_data(as_text=True) == last

@@ -5,6 +5,7 @@ from typing import Any
 
 import networkx as nx
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, url_for
+from werkzeug.datastructures import MultiDict
 
 from bibgraph.graph import analytics
 from bibgraph.graph.exports import EXPORTS, vosviewer
@@ -41,12 +42,32 @@ def _float(name: str, default: float) -> float:
         abort(400, f"{name} must be a number")
 
 
+def concept_path(value: str) -> str:
+    """An area or subarea named by its path (``area/theory``, ``/area/theory/sub``) or by its slug
+    alone (``theory``, ``theory/sub``), as the site's URLs show it: its path."""
+    path = value.strip().strip("/")
+    return path if path.startswith("area/") else f"area/{path}"
+
+
+def concept_iri(value: str) -> str:
+    return iri_of(concept_path(value), 400)
+
+
+def _shown_args() -> MultiDict[str, str]:
+    """The request's arguments as the filter forms show them (areas by path, so the menus select them)."""
+    args = request.args.copy()
+    for name in ("area", "subarea"):
+        if args.get(name):
+            args[name] = concept_path(args[name])
+    return args
+
+
 def filters_from_request() -> Filters:
     area = request.args.get("area") or None
     subarea = request.args.get("subarea") or None
     return Filters(
-        area=iri_of(area, 400) if area else None,
-        subarea=iri_of(subarea, 400) if subarea else None,
+        area=concept_iri(area) if area else None,
+        subarea=concept_iri(subarea) if subarea else None,
         min_papers=_int("min_papers", 1) or 1,
         min_joint=_int("min_joint", 1) or 1,
         top=_int("top", None),
@@ -122,7 +143,7 @@ def _render(title: str, spec: NetworkSpec, note: str | None = None, **context: A
         note=note,
         nodes=network.number_of_nodes(),
         edges=network.number_of_edges(),
-        args=request.args,
+        args=_shown_args(),
         local_url=local_url,
         embedded=request.args.get("embed") == "1",
         **context,
@@ -306,7 +327,9 @@ def _topic_edge(a: str, b: str, data: dict[str, Any]) -> dict[str, Any]:
 def topics() -> str:
     cache = networks()
     expand = request.args.get("subareas", "")
-    spec = NetworkSpec(TOPIC_MAP, expand="all" if expand == "all" else (iri_of(expand, 400) if expand else None))
+    if expand and expand != "all":
+        expand = concept_path(expand)
+    spec = NetworkSpec(TOPIC_MAP, expand="all" if expand == "all" else (concept_iri(expand) if expand else None))
     network = cache.network(spec)
     biggest = max((papers for _, papers in network.nodes(data="papers")), default=1)
     data = cache.view(

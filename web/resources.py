@@ -108,6 +108,8 @@ def _concept(iri: str) -> str | None:
     concept = concept_page(get_store(), iri, page_number())
     if concept is None:
         return None
+    if concept.page > concept.pages:  # past the end: the last page, as search does
+        concept = concept_page(get_store(), iri, concept.pages) or concept
     topics = networks().topics()
     neighbours = []
     if iri in topics:
