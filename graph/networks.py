@@ -214,7 +214,7 @@ def topic_map(rows: list[Authorship], expand: str | None = None, strongest: int 
         topic = row.area
         if row.concept != row.area and expand in ("all", row.area):
             topic = row.concept
-            network.add_node(topic, label=row.concept_label, kind=SUBAREA, area=row.area)
+            network.add_node(topic, label=row.concept_label, kind=SUBAREA, area=row.area, parent=row.area_label)
             network.add_edge(row.area, topic, kind="broader", weight=5)  # pulls a subarea to its area
         papers[topic].add(row.paper)
         papers[row.area].add(row.paper)

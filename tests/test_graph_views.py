@@ -118,3 +118,15 @@ def test_an_area_page_past_its_last_page_shows_the_last(client) -> None:
     last = client.get("/area/deep-learning?page=1").get_data(as_text=True)
     far = client.get("/area/deep-learning?page=999")
     assert far.status_code == 200 and far.get_data(as_text=True) == last
+
+
+def test_subareas_on_the_topic_map_are_named_with_their_area(client, seed_store) -> None:
+    """Two areas may have subareas of one name (Theory under several): the map says whose."""
+    html = client.get("/graph/topics?subareas=all").get_data(as_text=True)
+    rows = seed_store.select(
+        "PREFIX skos: <http://www.w3.org/2004/02/skos/core#>"
+        " SELECT ?area ?sub WHERE { ?s skos:broader ?a ; skos:prefLabel ?sub . ?a skos:prefLabel ?area }"
+    )
+    assert rows
+    for row in rows:
+        assert f'"label": "{row["area"]} · {row["sub"]}"' in html, row

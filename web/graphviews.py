@@ -299,9 +299,11 @@ def _topic_style(biggest: int) -> Any:
     def style(node: str, data: dict[str, Any]) -> dict[str, Any]:
         is_area = data["kind"] == AREA
         colour = community_colour(areas.setdefault(data["area"], len(areas)))
+        # a subarea is named with its area, as the site writes it: two areas can have subareas of one name
+        label = data["label"] if is_area else f"{data['parent']} · {data['label']}"
         return {
-            "label": data["label"],
-            "title": f"{data['label']}\n{'area' if is_area else 'subarea'} · {data['papers']} paper(s)",
+            "label": label,
+            "title": f"{label}\n{'area' if is_area else 'subarea'} · {data['papers']} paper(s)",
             "size": topic_radius(data["papers"], biggest, is_area),
             "color": colour if is_area else {"background": "#fff", "border": colour},
             "borderWidth": 1 if is_area else 3,
