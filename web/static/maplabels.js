@@ -1,6 +1,7 @@
 // Label culling for vis-network maps, as VOSviewer does it: after every redraw, the labels of the
-// most important nodes are placed greedily in screen space and a label is only drawn when its box
-// overlaps no label already placed; zooming in spreads the nodes, so more labels fit.
+// most important nodes are placed greedily in screen space (below, above, right or left of the node)
+// and a label is only drawn where its box overlaps no label already placed and no node; zooming in
+// spreads the nodes, so more labels fit.
 // vis-network has no such mode (it draws every label or none), hence this small module.
 (function () {
   "use strict";
@@ -21,6 +22,17 @@
     }
   }
 
+  function free(grid, cell, box) {
+    for (let gx = Math.floor(box.x / cell); gx <= Math.floor((box.x + box.w) / cell); gx++) {
+      for (let gy = Math.floor(box.y / cell); gy <= Math.floor((box.y + box.h) / cell); gy++) {
+        for (const other of grid.get(gx + "," + gy) || []) {
+          if (!(other.disc && other.id === box.id) && overlaps(box, other)) return false;
+        }
+      }
+    }
+    return true;
+  }
+
   // Places labels for `candidates` (most important first: {id, name, size}); returns the boxes drawn,
   // in CSS pixels relative to the map's top-left corner.
   function place(network, container, ctx, candidates, positions) {
@@ -37,6 +49,14 @@
     ctx.textAlign = "center";
     ctx.textBaseline = "top";
     ctx.lineJoin = "round";
+    // Every drawn disc is an obstacle: a label never covers a node (its own disc is skipped below).
+    for (const node of candidates) {
+      const at = positions[node.id];
+      if (!at) continue;
+      const dom = network.canvasToDOM(at);
+      const radius = node.size * scale;
+      insert(grid, cell, { id: node.id, x: dom.x - radius, y: dom.y - radius, w: 2 * radius, h: 2 * radius, disc: true });
+    }
     for (const node of candidates) {
       if (kept.length >= MAX_LABELS) break;
       const at = positions[node.id];
@@ -45,23 +65,22 @@
       const radius = node.size * scale;
       const font = Math.round(Math.min(20, 11 + radius * 0.22));
       ctx.font = (node.important ? "600 " : "") + font + "px " + FONT;
-      const textWidth = ctx.measureText(node.name).width;
-      const box = { id: node.id, x: dom.x - textWidth / 2 - 2, y: dom.y + radius + 1, w: textWidth + 4, h: font + 3 };
-      if (box.x < 0 || box.x + box.w > width || box.y < 0 || box.y + box.h > height) continue; // whole labels only
-      const x0 = Math.floor(box.x / cell), x1 = Math.floor((box.x + box.w) / cell);
-      const y0 = Math.floor(box.y / cell), y1 = Math.floor((box.y + box.h) / cell);
-      let free = true;
-      for (let gx = x0; gx <= x1 && free; gx++) {
-        for (let gy = y0; gy <= y1 && free; gy++) {
-          for (const other of grid.get(gx + "," + gy) || []) {
-            if (overlaps(box, other)) { free = false; break; }
-          }
-        }
+      const w = ctx.measureText(node.name).width + 4;
+      const h = font + 3;
+      // As cartographers do: below the node, else above, right, left; the first free place wins.
+      const places = [
+        { x: dom.x - w / 2, y: dom.y + radius + 1 },
+        { x: dom.x - w / 2, y: dom.y - radius - 1 - h },
+        { x: dom.x + radius + 2, y: dom.y - h / 2 },
+        { x: dom.x - radius - 2 - w, y: dom.y - h / 2 },
+      ];
+      let box = null;
+      for (const at2 of places) {
+        const candidate = { id: node.id, x: at2.x, y: at2.y, w: w, h: h };
+        if (candidate.x < 0 || candidate.x + w > width || candidate.y < 0 || candidate.y + h > height) continue;
+        if (free(grid, cell, candidate)) { box = candidate; break; }
       }
-      // The disc of a more important node is an obstacle too, whether its label fitted or not.
-      const disc = { x: dom.x - radius, y: dom.y - radius, w: 2 * radius, h: 2 * radius, disc: true };
-      insert(grid, cell, disc);
-      if (!free) continue;
+      if (box === null) continue; // whole labels only, never on another label or node
       insert(grid, cell, box);
       box.font = ctx.font;
       box.text = node.name;
