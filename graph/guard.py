@@ -198,6 +198,29 @@ def _weight(token: Token, flat: bool) -> int:
 
 
 _TERMS = frozenset({"string", "number", "iri", "pname", "var", "blank", "langtag"})
+_FORBIDDEN = UPDATE_KEYWORDS | {"SERVICE", "FROM"}
+
+
+def _keywords_read(found: list[Token]) -> set[str]:
+    """The bare words, and every forbidden keyword an engine could read inside a word or a prefix.
+
+    Oxigraph matches keywords without a word boundary: ``SERVICEex:a`` is ``SERVICE ex:a``,
+    ``SERVICE:a`` is ``SERVICE :a``, ``FROMex:g`` is ``FROM ex:g``, and a keyword may follow a
+    term with no space (``?s ?p trueSERVICE<x> {}``). So a forbidden keyword anywhere inside a bare
+    word or a prefixed name's prefix counts as that keyword. No SPARQL keyword or function holds
+    one; a prefix that does (``PREFIX address:``) is refused too, and the README says so.
+    """
+    words = set()
+    for token in found:
+        if token.kind == "word":
+            text = token.text.upper()
+        elif token.kind == "pname":
+            text = token.text.split(":", 1)[0].upper()
+        else:
+            continue
+        words.add(text)
+        words.update(keyword for keyword in _FORBIDDEN if keyword in text)
+    return words
 
 
 def check_query(query: str) -> CheckedQuery:
@@ -250,7 +273,7 @@ def _check(query: str) -> CheckedQuery:
 
 
 def _refuse_what_it_does(found: list[Token]) -> None:
-    words = {token.text.upper() for token in found if token.kind == "word"}
+    words = _keywords_read(found)
     updates = sorted(UPDATE_KEYWORDS & words)
     if updates:
         raise QueryRefused(f"this endpoint is read-only: SPARQL Update ({', '.join(updates)}) is refused", 403)

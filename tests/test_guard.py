@@ -93,6 +93,12 @@ SERVICE_FORMS = [
     ("SERVICE SILENT <{url}> { ?x ?y ?z }", True, True),
     ("service silent <{url}> { ?x ?y ?z }", True, True),
     ("SERVICE svc:x { ?x ?y ?z }", True, True),
+    # Oxigraph reads keywords with no word boundary: these are SERVICE to it, though a lexer by the
+    # grammar sees one prefixed name or one word
+    ("SERVICEsvc:x { ?x ?y ?z }", True, True),
+    ("sErViCe:x { ?x ?y ?z }", True, True),
+    ("SERVICESILENT<{url}> { ?x ?y ?z }", True, True),
+    ("OPTIONAL { ?s ?p trueSERVICE<{url}> { ?x ?y ?z } }", True, False),
     (r"\u0053ERVICE <{url}> { ?x ?y ?z }", True, False),
     (r"SERVIC\u0045 SILENT <{url}> { ?x ?y ?z }", True, False),
     ("BIND(<{url}> AS ?svc) SERVICE ?svc { ?x ?y ?z }", True, False),
@@ -127,7 +133,7 @@ def pieces(draw, depth: int = 0) -> tuple[str, bool, bool]:
 
 def assemble(parts: list[tuple[str, bool, bool]], url: str) -> tuple[str, bool, bool]:
     body = " ".join(text for text, _, _ in parts).replace("{url}", url)
-    query = f"PREFIX ex: <http://e/> PREFIX svc: <{url}> SELECT * WHERE {{ BIND(1 AS ?one) {body} }}"
+    query = f"PREFIX ex: <http://e/> PREFIX svc: <{url}> PREFIX : <{url}> SELECT * WHERE {{ BIND(1 AS ?one) {body} }}"
     return query, any(live for _, live, _ in parts), any(runs for _, _, runs in parts)
 
 
@@ -275,6 +281,9 @@ SERVICE_QUERIES = [
     "SELECT * WHERE {{ # a comment\r SERVICE SILENT <{url}> {{ ?x ?y ?z }} }}",
     "SELECT * WHERE {{ BIND(<{url}> AS ?svc) SERVICE ?svc {{ ?s ?p ?o }} }}",
     "SELECT * WHERE {{ VALUES ?svc {{ <{url}> }} SERVICE SILENT ?svc {{ ?s ?p ?o }} }}",
+    "PREFIX : <{url}> SELECT * WHERE {{ SERVICE:x {{ ?s ?p ?o }} }}",
+    "PREFIX svc: <{url}> SELECT * WHERE {{ sErViCesvc:x {{ ?s ?p ?o }} }}",
+    "SELECT * WHERE {{ SERVICESILENT<{url}> {{ ?s ?p ?o }} }}",
 ]
 
 
