@@ -102,3 +102,25 @@ def test_a_failed_view_is_derived_again(app, monkeypatch) -> None:
         client.get("/graph/coauthors.json?min_joint=3&top=77")
     monkeypatch.setattr(netcache, "coauthor_network", real)
     assert client.get("/graph/coauthors.json?min_joint=3&top=77").status_code == 200
+
+
+@pytest.mark.parametrize("extra", ["kind=x", "fmt=x", "_method=DELETE", "_external=1&_anchor=x", "_scheme=javascript"])
+def test_arguments_that_are_no_filter_are_not_passed_on(client, extra: str) -> None:
+    """The map's download links carry its filters only: another argument is not url_for's to take."""
+    response = client.get(f"/graph/coauthors?min_papers=1&{extra}")
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert 'href="/graph/coauthors.graphml?min_papers=1"' in html
+    assert extra.split("=")[0] not in html.split("download:")[1].split("</p>")[0]
+
+
+def test_a_large_malformed_query_is_not_parsed_again_in_the_web_process(client, monkeypatch) -> None:
+    """rdflib's parser (for a better error position) runs in the web process: only on short queries."""
+    from bibgraph.web import errors
+
+    parsed: list[str] = []
+    monkeypatch.setattr(errors, "parseQuery", parsed.append)
+    query = "SELECT * WHERE { VALUES ?x { " + "1 " * 10_000 + "} ?x ?y } }"
+    response = client.post("/sparql", data={"query": query}, headers={"Accept": "text/html,*/*;q=0.8"})
+    assert response.status_code == 400 and "Syntax error" in response.get_data(as_text=True)
+    assert parsed == []

@@ -185,7 +185,12 @@ def test_no_query_gives_the_page_to_browsers_and_the_description_to_rdf_clients(
     graph = Graph().parse(data=description.data, format="turtle")
     sd = "http://www.w3.org/ns/sparql-service-description#"
     services = {str(s) for s, _, o in graph.triples((None, None, None)) if str(o) == f"{sd}Service"}
-    assert services == {"http://localhost/sparql"}
+    # the public endpoint (the base IRI's), never a name taken from the request's Host header
+    assert services == {client.application.config["BIBGRAPH_BASE"] + "sparql"}
+    spoofed = client.get("/sparql", headers={"Accept": "text/turtle", "Host": "evil.example:666"})
+    assert b"evil.example" not in spoofed.data
+    page = client.get("/sparql", headers={"Accept": "text/html", "Host": "evil.example:666"})
+    assert b"evil.example" not in page.data
     assert (None, None, None) in graph
 
 

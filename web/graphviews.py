@@ -53,6 +53,14 @@ def concept_iri(value: str) -> str:
     return iri_of(concept_path(value), 400)
 
 
+FILTER_ARGS = ("area", "subarea", "min_papers", "min_joint", "top", "community", "resolution", "weighting")
+
+
+def _filter_args() -> dict[str, str]:
+    """The request's map filters alone (other arguments, e.g. ``kind`` or ``_external``, are not ours to pass on)."""
+    return {name: request.args[name] for name in FILTER_ARGS if request.args.get(name)}
+
+
 def _shown_args() -> MultiDict[str, str]:
     """The request's arguments as the filter forms show them (areas by path, so the menus select them)."""
     args = request.args.copy()
@@ -196,7 +204,7 @@ def coauthors() -> str:
         stats=stats,
         total=total,
         kind="coauthors",
-        downloads={name: url_for("graphs.download", kind="coauthors", fmt=name, **request.args) for name in EXPORTS},
+        downloads={name: url_for("graphs.download", kind="coauthors", fmt=name, **_filter_args()) for name in EXPORTS},
     )
 
 

@@ -8,7 +8,8 @@
 (function () {
   "use strict";
   const script = document.currentScript;
-  const endpoint = script.dataset.endpoint;
+  // the page's own origin: never a name from the request's Host header or the URL
+  const endpoint = new URL(script.dataset.endpoint, window.location.href).href;
   const prefixes = JSON.parse(script.dataset.prefixes);
   const NUMBERS = /#(integer|decimal|double|float|long|int|short|byte|nonNegativeInteger|positiveInteger|string)$/;
 
