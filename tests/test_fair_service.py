@@ -162,3 +162,19 @@ def test_a_browser_over_its_share_gets_the_site_s_error_page(monkeypatch) -> Non
         assert script.status_code == 429 and script.mimetype == "text/plain"
     finally:
         app.extensions["bibgraph"].close()
+
+
+def _address_space_limit(pid: int) -> str:
+    with open(f"/proc/{pid}/limits") as limits:
+        line = next(line for line in limits if line.startswith("Max address space"))
+    return line.split()[3]  # the soft limit, in bytes or "unlimited"
+
+
+def test_the_worker_has_a_memory_limit_by_default(app) -> None:
+    """Half the machine's memory unless configured: a runaway query costs its worker, never the host."""
+    from bibgraph.web.settings import worker_memory_limit
+
+    expected = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    assert worker_memory_limit(None) == expected
+    assert worker_memory_limit(0) is None and worker_memory_limit(2**30) == 2**30
+    assert _address_space_limit(app.extensions["bibgraph"].pool.worker_pid) == str(expected)

@@ -23,6 +23,7 @@ from bibgraph.graph.store import Answer, GraphStore
 from bibgraph.graph.vocab import PREFIXES
 
 from .errors import error_page, prefers_html
+from .settings import worker_memory_limit
 
 EXTENSION = "bibgraph"
 
@@ -97,7 +98,7 @@ def init_app(app: Flask) -> None:
         threads=int(app.config["QUERY_THREADS"]),
         deadline=float(app.config["QUERY_TIMEOUT"]),
         max_result_bytes=int(app.config["MAX_RESULT_BYTES"]),
-        memory_limit=app.config["WORKER_MEMORY_LIMIT"],
+        memory_limit=worker_memory_limit(app.config["WORKER_MEMORY_LIMIT"]),
         # A remote store's data can change behind our back; an embedded one is read-only while served.
         cache_bytes=0 if kind == "sparql" else int(app.config["RESULT_CACHE_BYTES"]),
         client_calls=int(app.config["CLIENT_QUERIES"]),

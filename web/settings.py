@@ -63,7 +63,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MAX_URL_LENGTH", 16 * 1024, "longest request URL in bytes (HTTP 414 above)"),
     Setting("MAX_RESULT_BYTES", 256 * 1024 * 1024, "largest answer in bytes (HTTP 422 above; over 1 MiB: on disk)"),
     Setting("RESULT_CACHE_BYTES", 32 * 1024 * 1024, "answers kept for repeated queries, bytes (0: none)"),
-    Setting("WORKER_MEMORY_LIMIT", None, "address-space limit of the query worker in bytes (none by default)", int),
+    Setting(
+        "WORKER_MEMORY_LIMIT",
+        None,
+        "address-space limit of the query worker in bytes (default: half this machine's memory; 0: none)",
+        int,
+    ),
     Setting("CLIENT_QUERIES", 2, "queries one client may have running or waiting at once (429 above; 0: no limit)"),
     Setting("WEB_THREADS", 48, "requests waitress handles at once (keep above clients x CLIENT_QUERIES)"),
     Setting("CONNECTION_LIMIT", 1000, "open client connections waitress accepts (more wait in the backlog)"),
@@ -97,3 +102,11 @@ def resolve(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
     if not values["BIBGRAPH_BASE"]:
         values["BIBGRAPH_BASE"] = f"http://{values['HOST']}:{values['PORT']}/"
     return values
+
+
+def worker_memory_limit(configured: int | None) -> int | None:
+    """The query worker's address-space limit: as configured (0: none), else half the machine's memory,
+    so that a client's runaway query (a string doubled thirty times) costs its worker, never the host."""
+    if configured is not None:
+        return configured or None
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
