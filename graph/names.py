@@ -7,6 +7,7 @@ single place that decides when two spellings are the same.
 import hashlib
 import re
 import unicodedata
+from functools import lru_cache
 
 from nameparser import HumanName
 from nameparser.config import CONSTANTS
@@ -37,6 +38,7 @@ def ascii_slug(text: str) -> str:
     return _NOT_SLUG.sub("-", ascii_text).strip("-")
 
 
+@lru_cache(maxsize=1 << 16)  # a build asks for each author's key once per paper; authors recur
 def person_key(name: str) -> str:
     """The IRI segment of a person: a readable slug plus a digest of the normalised name.
 
