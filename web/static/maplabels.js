@@ -1,7 +1,7 @@
 // Label culling for vis-network maps, as VOSviewer does it: after every redraw, the labels of the
 // most important nodes are placed greedily in screen space (below, above, right or left of the node)
-// and a label is only drawn where its box overlaps no label already placed and no node; zooming in
-// spreads the nodes, so more labels fit.
+// and a label is only drawn where its box overlaps no label already placed and no more important
+// node; zooming in spreads the nodes, so more labels fit.
 // vis-network has no such mode (it draws every label or none), hence this small module.
 (function () {
   "use strict";
@@ -49,14 +49,6 @@
     ctx.textAlign = "center";
     ctx.textBaseline = "top";
     ctx.lineJoin = "round";
-    // Every drawn disc is an obstacle: a label never covers a node (its own disc is skipped below).
-    for (const node of candidates) {
-      const at = positions[node.id];
-      if (!at) continue;
-      const dom = network.canvasToDOM(at);
-      const radius = node.size * scale;
-      insert(grid, cell, { id: node.id, x: dom.x - radius, y: dom.y - radius, w: 2 * radius, h: 2 * radius, disc: true });
-    }
     for (const node of candidates) {
       if (kept.length >= MAX_LABELS) break;
       const at = positions[node.id];
@@ -80,7 +72,10 @@
         if (candidate.x < 0 || candidate.x + w > width || candidate.y < 0 || candidate.y + h > height) continue;
         if (free(grid, cell, candidate)) { box = candidate; break; }
       }
-      if (box === null) continue; // whole labels only, never on another label or node
+      // The disc of a more important node is an obstacle to the labels after it, labelled or not:
+      // the hubs stay visible, and a label may only cover nodes less important than its own.
+      insert(grid, cell, { id: node.id, x: dom.x - radius, y: dom.y - radius, w: 2 * radius, h: 2 * radius, disc: true });
+      if (box === null) continue; // whole labels only, never on another label
       insert(grid, cell, box);
       box.font = ctx.font;
       box.text = node.name;
