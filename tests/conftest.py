@@ -74,3 +74,17 @@ def client(app):
 @pytest.fixture
 def runner(app):
     return app.test_cli_runner()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium driven by Playwright (``playwright install`` cannot fetch browsers here)."""
+    from playwright.sync_api import sync_playwright
+
+    from .servers import CHROMIUM, CHROMIUM_FLAGS
+
+    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/setup-system.sh"
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        yield instance
+        instance.close()

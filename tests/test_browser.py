@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.model import paper_id
@@ -15,7 +15,7 @@ from bibgraph.graph.networks import Filters, authorships, coauthor_network, topi
 from bibgraph.graph.parse import parse_file
 from bibgraph.seeds import seed_directory
 
-from .servers import CHROMIUM, CHROMIUM_FLAGS, bibgraph_server, free_port
+from .servers import bibgraph_server, free_port
 
 pytestmark = pytest.mark.browser
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -51,15 +51,6 @@ def expected(server) -> dict:
         "min2": coauthor_network(rows, Filters(min_papers=2)),
         "topics": topic_map(rows),
     }
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/setup-system.sh"
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        yield instance
-        instance.close()
 
 
 class Watched:

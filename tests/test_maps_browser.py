@@ -2,11 +2,10 @@
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import networkx as nx
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from bibgraph.graph import analytics
 from bibgraph.graph.build import build_graph
@@ -14,7 +13,7 @@ from bibgraph.graph.names import person_key
 from bibgraph.graph.networks import authorships, bipartite_graph
 from bibgraph.seeds import seed_directory
 
-from .servers import CHROMIUM, CHROMIUM_FLAGS, bibgraph_server, free_port
+from .servers import bibgraph_server, free_port
 
 pytestmark = pytest.mark.browser
 READY = "body[data-network-ready]"
@@ -31,15 +30,6 @@ def base(tmp_path_factory) -> Iterator[str]:
 def papers_and_authors(base) -> nx.Graph:
     store, _ = build_graph([seed_directory()], base=base + "/", progress=False)
     return bipartite_graph(authorships(store))
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/setup-system.sh"
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        yield instance
-        instance.close()
 
 
 def open_map(browser: Browser, url: str, width: int = 1440, height: int = 900) -> Page:

@@ -6,16 +6,15 @@ import socket
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from bibgraph.graph.names import person_key
 from bibgraph.graph.vocab import sparql_prologue
 from bibgraph.seeds import seed_directory
 
-from .servers import CHROMIUM, CHROMIUM_FLAGS, bibgraph_server
+from .servers import bibgraph_server
 
 pytestmark = pytest.mark.browser
 ARABIC_ABSTRACT = "نقترح طريقة جديدة لتعلم النماذج. We evaluate on three benchmarks."
@@ -30,15 +29,6 @@ def server(tmp_path_factory) -> Iterator[str]:
     (directory / "rtl.txt").write_text(RTL_LIST, encoding="utf-8")
     with bibgraph_server([str(directory)], tmp_path_factory.mktemp("log") / "serve.log") as base:
         yield base
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/setup-system.sh"
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        yield instance
-        instance.close()
 
 
 def select(base: str, query: str) -> list[dict[str, str]]:
