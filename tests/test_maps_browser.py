@@ -115,6 +115,9 @@ def test_find_author_centres_selects_and_opens_the_panel(browser, base) -> None:
     assert page.inner_text("#map-panel h2") == "Ziniu Li"
     assert "paper" in page.inner_text("#map-panel .facts")
     assert page.locator("#map-panel ol li").count() > 0
+    page.keyboard.press("Escape")  # closes the panel, as the × button does
+    page.wait_for_selector("#map-panel", state="hidden")
+    assert page.evaluate("bibgraphNetwork.network.getSelectedNodes()") == []
     assert page.errors == []
 
 

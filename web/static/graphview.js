@@ -125,6 +125,11 @@
     panel.hidden = false;
   }
 
+  // Escape closes the side panel and clears the selection, as the × button does.
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape" && selected !== null) select(null);
+  });
+
   function select(id, centre) {
     selected = id;
     if (id === null) {
