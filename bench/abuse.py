@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bibgraph.graph.vocab import sparql_prologue
+from tests.servers import stop
 
 P = sparql_prologue()
 SLOW = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"  # runs until the deadline
@@ -118,10 +119,7 @@ def server(args: argparse.Namespace) -> Iterator[tuple[int, subprocess.Popen]]:
             time.sleep(0.3)
         yield port, process
     finally:
-        process.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=20)
-        process.kill()
+        stop(process, timeout=20)
 
 
 def loop_until(stop: threading.Event, port: int, source: str, make_query, tally: Tally) -> None:

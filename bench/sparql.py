@@ -29,6 +29,7 @@ from bibgraph.graph.build import build_graph
 from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import rdf_syntax
 from bibgraph.graph.vocab import sparql_prologue
+from tests.servers import stop
 
 P = sparql_prologue()
 QUERIES = {
@@ -163,10 +164,7 @@ def server(kind: str, dump: Path, scratch: Path, port: int) -> Iterator[tuple[st
             urllib.request.urlopen(load, timeout=1800).read()
         yield endpoint, process
     finally:
-        process.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=20)
-        process.kill()
+        stop(process, timeout=20)
 
 
 def throughput(endpoint: str, query: str, clients: int = 8, seconds: float = 5.0, cached: bool = False) -> float:

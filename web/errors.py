@@ -50,15 +50,13 @@ def error_position(query: str, message: str) -> tuple[int, int] | None:
     parser names the start of the clause it could not read, which is where a reader should look.
     So rdflib's position when it finds an error, else the engine's (``at LINE:COLUMN``).
     """
-    if len(query) > RDFLIB_POSITION_MAX:  # rdflib's parser is slow and runs here, in the web process
-        found = _POSITION.search(message)
-        return (int(found.group(1)), int(found.group(2))) if found else None
-    try:
-        parseQuery(query)
-    except ParseException as error:
-        return error.lineno, error.col
-    except Exception:  # rdflib failing otherwise says nothing about the position
-        pass
+    if len(query) <= RDFLIB_POSITION_MAX:  # rdflib's parser is slow and runs here, in the web process
+        try:
+            parseQuery(query)
+        except ParseException as error:
+            return error.lineno, error.col
+        except Exception:  # rdflib failing otherwise says nothing about the position
+            pass
     found = _POSITION.search(message)
     return (int(found.group(1)), int(found.group(2))) if found else None
 
