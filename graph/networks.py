@@ -12,7 +12,7 @@ is larger than what the list shows.
 
 import sys
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 
 import networkx as nx
@@ -48,14 +48,6 @@ class Filters:
     community: int | None = None  # keep one community (index into the Louvain partition)
     resolution: float = 1.0
     authors: frozenset[str] | None = None  # keep only these authors (ego networks, paths)
-
-
-@dataclass
-class _PaperInfo:
-    authors: list[str] = field(default_factory=list)
-    truncated: bool = False
-    concepts: set[str] = field(default_factory=set)
-    areas: set[str] = field(default_factory=set)
 
 
 def _shared(value: object) -> str | None:

@@ -5,8 +5,6 @@ import sys
 
 from pythonjsonlogger.json import JsonFormatter
 
-LOG_FORMATS = ("text", "json")
-
 
 def configure(log_format: str = "text", level: int = logging.INFO) -> None:
     """Send bibgraph's and waitress's records to standard error in ``log_format``."""
