@@ -14,7 +14,7 @@ from .model import Catalogue, Iris
 from .ntriples import unpublishable
 from .parse import find_input_files, parse_file, scan_areas
 from .records import Problem, Record, Repair
-from .store import OxigraphGraphStore
+from .stores.store import OxigraphGraphStore
 from .void import void_ntriples
 
 DEFAULT_BASE = "http://127.0.0.1:5000/"

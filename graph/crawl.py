@@ -10,7 +10,7 @@ from rdflib import FOAF, SKOS
 
 from .pages import _bind
 from .queries import named_query
-from .store import GraphStore
+from .stores.store import GraphStore
 from .vocab import SCHEMA
 
 SITEMAP_LIMIT = 50_000

@@ -16,9 +16,9 @@ import pyoxigraph as ox
 from .atomic import remove_stale_temporaries, temporary_name
 from .build import BuildReport, build_graph
 from .formats import RDF_SYNTAXES
-from .pool import Opener
-from .remote import RemoteGraphStore
-from .store import OxigraphGraphStore
+from .serving.pool import Opener
+from .stores.remote import RemoteGraphStore
+from .stores.store import OxigraphGraphStore
 
 COMPLETE_MARKER = "bibgraph-store-complete"  # written last: a store directory without it is half-built
 LARGE_GRAPH_TRIPLES = 1_000_000  # above this, suggest the disk store (100k records: 1.2 GB on disk, 3.8 GB in memory)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from .atomic import write_atomically
 from .formats import RdfSyntax
-from .store import GraphStore
+from .stores.store import GraphStore
 
 
 def write_dump(store: GraphStore, path: Path, syntax: RdfSyntax) -> int:

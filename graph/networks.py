@@ -18,7 +18,7 @@ from itertools import combinations
 import networkx as nx
 
 from .queries import named_query
-from .store import GraphStore
+from .stores.store import GraphStore
 
 AREA, SUBAREA = "area", "subarea"
 

@@ -11,7 +11,7 @@ from rdflib import Graph
 
 from .ntriples import is_iri
 from .queries import named_query
-from .store import GraphStore
+from .stores.store import GraphStore
 
 
 def _bind(query: str, **iris: str) -> str:

@@ -8,7 +8,7 @@ from rdflib import DCTERMS, RDF, VOID, XSD
 from .formats import RDF_SYNTAXES
 from .model import Iris
 from .names import ascii_slug
-from .store import GraphStore
+from .stores.store import GraphStore
 from .vocab import PREFIXES
 
 DUMP_STEM = "bibgraph"

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from bibgraph.graph.build import BuildReport, build_graph
-from bibgraph.graph.store import OxigraphGraphStore
+from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.seeds import seed_directory
 
 BASE = "http://bibgraph.test/"

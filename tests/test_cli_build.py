@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from rdflib import Graph
 
-from bibgraph.graph.store import OxigraphGraphStore
+from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.web.cli import main
 
 ABSTRACT = "We study a problem. Our method improves the state of the art on three benchmarks."

@@ -146,7 +146,7 @@ def test_serve_options_reach_the_settings() -> None:
 
 
 def test_a_browser_over_its_share_gets_the_site_s_error_page(monkeypatch) -> None:
-    from bibgraph.graph.fairshare import OverShare
+    from bibgraph.graph.serving.fairshare import OverShare
 
     app = make_app()
     try:

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph import guard
-from bibgraph.graph.guard import MAX_COST, CheckedQuery, QueryRefused, check_query
+from bibgraph.graph.serving import guard
+from bibgraph.graph.serving.guard import MAX_COST, CheckedQuery, QueryRefused, check_query
 
 
 class Listener:
@@ -221,8 +221,8 @@ def nested(kinds: list[int]) -> str:
 
 @pytest.fixture(scope="module")
 def empty_pool():
-    from bibgraph.graph.pool import QueryPool
-    from bibgraph.graph.store import OxigraphGraphStore
+    from bibgraph.graph.serving.pool import QueryPool
+    from bibgraph.graph.stores.store import OxigraphGraphStore
 
     pool = QueryPool(OxigraphGraphStore.memory, threads=1, deadline=30.0, isolate=True)
     yield pool
@@ -232,7 +232,7 @@ def empty_pool():
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(kinds=st.lists(st.integers(0, NEGATED), min_size=1, max_size=3000))
 def test_every_nesting_the_guard_accepts_runs_in_the_worker_without_killing_it(empty_pool, kinds) -> None:
-    from bibgraph.graph.pool import WorkerFailed
+    from bibgraph.graph.serving.pool import WorkerFailed
 
     query = nested(kinds)
     try:
@@ -324,8 +324,8 @@ def test_with_the_guard_on_every_form_is_refused_403_with_no_connection(client, 
 
 def test_control_an_unsandboxed_pool_does_connect(listener) -> None:
     """Without the network namespace the same worker connects: the sandbox is what stops it."""
-    from bibgraph.graph.pool import QueryPool
-    from bibgraph.graph.store import OxigraphGraphStore
+    from bibgraph.graph.serving.pool import QueryPool
+    from bibgraph.graph.stores.store import OxigraphGraphStore
 
     pool = QueryPool(OxigraphGraphStore.memory, threads=1, deadline=5.0, isolate=False)
     try:
@@ -337,7 +337,7 @@ def test_control_an_unsandboxed_pool_does_connect(listener) -> None:
 
 @pytest.fixture
 def failing_sandbox(monkeypatch):
-    from bibgraph.graph import pool
+    from bibgraph.graph.serving import pool
 
     monkeypatch.setattr(pool, "try_isolate_network", lambda: "cannot enter a network namespace: simulated")
 

@@ -18,7 +18,7 @@ from bibgraph.graph.model import Catalogue, Iris
 from bibgraph.graph.names import person_key
 from bibgraph.graph.ntriples import iri, literal, typed, unpublishable
 from bibgraph.graph.records import Record
-from bibgraph.graph.store import OxigraphGraphStore
+from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.graph.void import void_ntriples
 
 from .conftest import BASE

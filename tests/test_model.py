@@ -7,7 +7,7 @@ from pathlib import Path
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.formats import rdf_syntax
 from bibgraph.graph.names import normalise, person_key
-from bibgraph.graph.store import OxigraphGraphStore
+from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.graph.validate import validate
 from bibgraph.graph.vocab import sparql_prologue
 from bibgraph.seeds import seed_directory

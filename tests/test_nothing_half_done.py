@@ -15,7 +15,7 @@ import pytest
 from bibgraph.graph import atomic
 from bibgraph.graph.atomic import remove_stale_temporaries, temporary_name, write_atomically
 from bibgraph.graph.dataset import COMPLETE_MARKER, prepare
-from bibgraph.graph.store import OxigraphGraphStore
+from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.seeds import seed_directory
 from bibgraph.web.cli import main
 

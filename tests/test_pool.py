@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.fairshare import FairShare, OverShare, ServerBusy
-from bibgraph.graph.pool import QueryCrashed, QueryPool
+from bibgraph.graph.serving.fairshare import FairShare, OverShare, ServerBusy
+from bibgraph.graph.serving.pool import QueryCrashed, QueryPool
 
 # Oxigraph's parser recurses once per group: this overflows even the worker thread's 64 MiB stack (about
 # 17,000 groups fit), and the worker dies. The guard refuses such queries long before; the pool is tested alone.

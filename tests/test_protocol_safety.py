@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.guard import FORMS, UPDATE_KEYWORDS
-from bibgraph.graph.store import Answer
+from bibgraph.graph.serving.guard import FORMS, UPDATE_KEYWORDS
+from bibgraph.graph.stores.store import Answer
 from bibgraph.web.sparql import _not_xml
 
 ASK = "ASK { ?s ?p ?o }"

@@ -13,7 +13,7 @@ from bibgraph.graph.build import build_graph
 from bibgraph.graph.formats import RDF_SYNTAXES
 from bibgraph.graph.parse import parse_file
 from bibgraph.graph.records import Record
-from bibgraph.graph.store import OxigraphGraphStore
+from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.graph.vocab import sparql_prologue
 from bibgraph.seeds import seed_directory
 

@@ -178,7 +178,7 @@ def test_a_runaway_query_is_stopped_while_others_are_served(slow_app, runaway: s
 
 def test_a_query_running_beside_a_runaway_one_is_answered_by_the_next_worker() -> None:
     from bibgraph.graph.build import build_graph
-    from bibgraph.graph.pool import QueryPool, QueryTimeout
+    from bibgraph.graph.serving.pool import QueryPool, QueryTimeout
     from bibgraph.seeds import seed_directory
 
     store, _ = build_graph([seed_directory()], progress=False)
@@ -282,7 +282,7 @@ def test_repeated_queries_are_answered_from_the_cache_unless_the_client_says_no_
 
 
 def test_a_large_answer_passes_through_a_file_that_is_gone_once_sent(monkeypatch, seed_store) -> None:
-    from bibgraph.graph import pool
+    from bibgraph.graph.serving import pool
 
     monkeypatch.setattr(pool, "SPOOL_AFTER", 10_000)  # the worker is forked after this, so it spools
     app = make_app(QUERY_THREADS=1)
@@ -303,7 +303,7 @@ def test_a_large_answer_passes_through_a_file_that_is_gone_once_sent(monkeypatch
 
 def test_answer_files_go_even_when_the_web_process_dies_without_closing_the_pool() -> None:
     from bibgraph.graph.build import build_graph
-    from bibgraph.graph.pool import QueryPool
+    from bibgraph.graph.serving.pool import QueryPool
     from bibgraph.seeds import seed_directory
 
     store, _ = build_graph([seed_directory()], progress=False)

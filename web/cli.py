@@ -134,7 +134,7 @@ def cmd_export_graph(args: argparse.Namespace) -> int:
 
 def _local_store(inputs: Sequence[str], base: str):
     from bibgraph.graph.dataset import fill
-    from bibgraph.graph.store import OxigraphGraphStore
+    from bibgraph.graph.stores.store import OxigraphGraphStore
 
     store = OxigraphGraphStore.memory()
     fill(store, _inputs(inputs) if inputs else [], base)
@@ -142,9 +142,9 @@ def _local_store(inputs: Sequence[str], base: str):
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from bibgraph.graph.guard import QueryRefused, check_query
-    from bibgraph.graph.remote import RemoteGraphStore
-    from bibgraph.graph.store import QueryError
+    from bibgraph.graph.serving.guard import QueryRefused, check_query
+    from bibgraph.graph.stores.remote import RemoteGraphStore
+    from bibgraph.graph.stores.store import QueryError
 
     query = sys.stdin.read() if args.query == "-" else args.query
     try:

@@ -17,9 +17,9 @@ from rdflib import Graph
 
 from bibgraph.graph.dataset import prepare
 from bibgraph.graph.formats import RdfSyntax
-from bibgraph.graph.memory import release_free_memory
-from bibgraph.graph.pool import OverShare, QueryCrashed, QueryPool, QueryTimeout, ServerBusy, WorkerFailed
-from bibgraph.graph.store import Answer, GraphStore
+from bibgraph.graph.serving.memory import release_free_memory
+from bibgraph.graph.serving.pool import OverShare, QueryCrashed, QueryPool, QueryTimeout, ServerBusy, WorkerFailed
+from bibgraph.graph.stores.store import Answer, GraphStore
 from bibgraph.graph.vocab import PREFIXES
 
 from .errors import error_page, prefers_html

@@ -17,7 +17,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from bibgraph.graph.crawl import PAGE_CLASSES, SITEMAP_LIMIT, resource_counts, resources
-from bibgraph.graph.pool import QueryPool
+from bibgraph.graph.serving.pool import QueryPool
 from bibgraph.graph.vocab import PREFIXES
 
 from .graphstore import EXTENSION, PooledStore, get_store

@@ -10,7 +10,7 @@ from typing import Any
 from flask import Flask
 from waitress.server import create_server
 
-from bibgraph.graph.memory import release_free_memory
+from bibgraph.graph.serving.memory import release_free_memory
 
 from .graphstore import get_store, sandbox_refusal
 

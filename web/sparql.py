@@ -15,10 +15,10 @@ from rdflib import RDF, VOID, BNode, Graph, Literal, Namespace, URIRef
 from werkzeug.wsgi import wrap_file
 
 from bibgraph.graph.formats import RDF_SYNTAXES, RESULT_SYNTAXES
-from bibgraph.graph.guard import QueryRefused, check_query
-from bibgraph.graph.pool import OverShare, QueryCrashed, QueryTimeout, ResultTooLarge, ServerBusy, WorkerFailed
 from bibgraph.graph.queries import examples
-from bibgraph.graph.store import Answer, QueryError
+from bibgraph.graph.serving.guard import QueryRefused, check_query
+from bibgraph.graph.serving.pool import OverShare, QueryCrashed, QueryTimeout, ResultTooLarge, ServerBusy, WorkerFailed
+from bibgraph.graph.stores.store import Answer, QueryError
 from bibgraph.graph.vocab import PREFIXES
 
 from .errors import error_page, error_position, marked_query, prefers_html

@@ -68,7 +68,7 @@ FLAT_WORDS = frozenset({"A", "TRUE", "FALSE", "UNDEF"})  # terms, not operators:
 # Structural cost (see structural_cost). Oxigraph overflows a thread's default 8 MiB stack at (in
 # cost): ~2,190 nested { = 19,700; ~2,615 BINDs = 13,000; ~2,615 projections (i AS ?v) = 2,600;
 # a ~6,890-term 1+1+... = 13,800; a ~6,550-branch UNION = 32,700. The query workers run on 64 MiB stacks
-# (graph/pool.py), where 15,000 projections pass: MAX_COST keeps a margin of at least 7.
+# (graph/serving/pool.py), where 15,000 projections pass: MAX_COST keeps a margin of at least 7.
 BRACKET_WEIGHT = 8
 WORD_WEIGHT = 4
 MAX_COST = 2000

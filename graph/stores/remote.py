@@ -13,10 +13,10 @@ from typing import BinaryIO
 import pyoxigraph as ox
 from rdflib import Graph
 
-from .formats import RdfSyntax, rdf_syntax, result_syntax
-from .guard import check_query
+from ..formats import RdfSyntax, rdf_syntax, result_syntax
+from ..serving.guard import check_query
+from ..vocab import PREFIXES
 from .store import _FLOAT_TYPES, _INTEGER_TYPES, _XSD, GraphStore, QueryError, Row, Value
-from .vocab import PREFIXES
 
 
 def _value(binding: dict[str, str] | None) -> Value:

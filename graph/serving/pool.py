@@ -52,16 +52,16 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, BinaryIO
 
+from ..stores.store import Answer, GraphStore, QueryError
 from .fairshare import FairShare, OverShare, ServerBusy
 from .memory import release_free_memory
 from .sandbox import try_isolate_network
-from .store import Answer, GraphStore, QueryError
 
 log = logging.getLogger("bibgraph.pool")
 Opener = Callable[[], GraphStore]
 CACHEABLE = frozenset({"ask", "answer"})  # dump_file writes a file: always run it
 # Oxigraph recurses as deep as the query nests; the guard's depth limit leaves it a margin of 7
-# or more on these stacks (it overflows the default 8 MiB at 2,615 BINDs): see graph/guard.py.
+# or more on these stacks (it overflows the default 8 MiB at 2,615 BINDs): see graph/serving/guard.py.
 WORKER_STACK_BYTES = 64 * 1024 * 1024
 
 

@@ -19,8 +19,8 @@ from oxrdflib import OxigraphStore
 from rdflib import Graph
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 
-from .formats import RdfSyntax, rdf_syntax, result_syntax
-from .vocab import PREFIXES
+from ..formats import RdfSyntax, rdf_syntax, result_syntax
+from ..vocab import PREFIXES
 
 Value = str | int | float | bool | None
 Row = dict[str, Value]
@@ -115,7 +115,7 @@ class GraphStore(ABC):
 
     def dump_file(self, path: str, syntax: str) -> int:
         """Write the whole graph to ``path`` atomically (in the process that holds the store)."""
-        from .dump import write_dump
+        from ..dump import write_dump
 
         return write_dump(self, Path(path), rdf_syntax(syntax))
 
