@@ -10,6 +10,19 @@ from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.seeds import seed_directory
 
 BASE = "http://bibgraph.test/"
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse to test a stale installed copy: the package must be this checkout (``pip install -e .`` here)."""
+    import bibgraph.graph
+
+    where = Path(next(iter(bibgraph.graph.__path__))).resolve()
+    if not where.is_relative_to(CHECKOUT):
+        raise pytest.UsageError(
+            f"bibgraph.graph is imported from {where}, not from the checkout under test ({CHECKOUT}):"
+            f" run `python -m pip install -e '.[test]'` in {CHECKOUT} with the interpreter that runs pytest"
+        )
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """The query pool keeps serving whatever happens to its processes, and shares its threads fairly.
 
-Unit tests of :mod:`bibgraph.graph.pool` and :mod:`bibgraph.graph.fairshare`, no HTTP server.
+Unit tests of :mod:`bibgraph.graph.serving.pool` and :mod:`bibgraph.graph.serving.fairshare`, no HTTP server.
 """
 
 import contextlib
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from bibgraph.graph.serving.fairshare import FairShare, OverShare, ServerBusy
 from bibgraph.graph.serving.pool import QueryCrashed, QueryPool
+from bibgraph.graph.stores.store import GraphStore
 
 # Oxigraph's parser recurses once per group: this overflows even the worker thread's 64 MiB stack (about
 # 17,000 groups fit), and the worker dies. The guard refuses such queries long before; the pool is tested alone.
@@ -64,30 +65,30 @@ def children(pid: int) -> list[int]:
 
 def test_a_query_that_kills_the_worker_is_refused_and_the_query_beside_it_answered(pool, seed_store) -> None:
     expected = seed_store.select(MEDIUM)
-    thread, outcome = in_thread(lambda: pool.call("select", MEDIUM))
+    thread, outcome = in_thread(lambda: pool.call(GraphStore.select, MEDIUM))
     wait_until(lambda: pool.gate.state()["running"] == 1)
     with pytest.raises(QueryCrashed):
-        pool.call("select", CRASHER)
+        pool.call(GraphStore.select, CRASHER)
     thread.join(timeout=120)
     assert outcome == {"value": expected}
     deaths = pool.restarts["worker"]
     assert deaths >= 2  # beside the medium query, then at least once alone
     with pytest.raises(QueryCrashed):  # remembered: refused without costing another worker
-        pool.call("select", CRASHER)
+        pool.call(GraphStore.select, CRASHER)
     assert pool.restarts["worker"] == deaths
-    assert pool.call("ask", "ASK { ?s ?p ?o }") is True
+    assert pool.call(GraphStore.triple_count) > 0
 
 
 def test_a_worker_killed_from_outside_costs_no_query(pool, seed_store) -> None:
     expected = seed_store.select(MEDIUM)
-    thread, outcome = in_thread(lambda: pool.call("select", MEDIUM))
+    thread, outcome = in_thread(lambda: pool.call(GraphStore.select, MEDIUM))
     wait_until(lambda: pool.gate.state()["running"] == 1)
     os.kill(pool.worker_pid, signal.SIGKILL)
     thread.join(timeout=120)
     assert outcome == {"value": expected}  # run again alone: it does not kill the worker, so it is innocent
     os.kill(pool.worker_pid, signal.SIGKILL)  # an idle worker this time
     wait_until(lambda: not os.path.exists(f"/proc/{pool.worker_pid}"))
-    assert pool.call("ask", "ASK { ?s ?p ?o }") is True
+    assert pool.call(GraphStore.triple_count) > 0
     assert pool.health()["poisoned_queries"] == 0
 
 
@@ -95,7 +96,7 @@ def test_a_dead_zygote_is_forked_again_and_the_next_worker_comes_from_it(pool) -
     zygote = pool._zygote
     os.kill(zygote, signal.SIGKILL)
     os.kill(pool.worker_pid, signal.SIGKILL)
-    assert pool.call("ask", "ASK { ?s ?p ?o }") is True
+    assert pool.call(GraphStore.triple_count) > 0
     assert pool.restarts["zygote"] == 1
     assert pool._zygote != zygote and pool._zygote in children(os.getpid())
     assert pool.worker_pid in children(pool._zygote)
@@ -238,7 +239,7 @@ def test_a_query_over_the_worker_memory_limit_is_refused_and_the_pool_goes_on(se
     hungry = "SELECT (STRLEN(GROUP_CONCAT(CONCAT(STR(?c), STR(?f)))) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f }"
     try:
         with pytest.raises(QueryCrashed):
-            pool.call("select", hungry)
-        assert pool.call("ask", "ASK { ?s ?p ?o }") is True
+            pool.call(GraphStore.select, hungry)
+        assert pool.call(GraphStore.triple_count) > 0
     finally:
         pool.close()

@@ -11,6 +11,7 @@ from typing import BinaryIO
 from flask import Blueprint, Flask, abort, current_app, render_template, send_file
 
 from bibgraph.graph.atomic import write_atomically
+from bibgraph.graph.dump import dump_file
 from bibgraph.graph.formats import RDF_SYNTAXES
 from bibgraph.graph.void import DUMP_STEM
 
@@ -40,7 +41,7 @@ def ensure(name: str) -> Path:
             return path
         if name in DUMPS:
             deadline = float(current_app.config["NETWORK_TIMEOUT"])
-            get_store().with_deadline(deadline).dump_file(str(path), DUMPS[name][0])
+            get_store().with_deadline(deadline).run(dump_file, path, DUMPS[name][0])
         else:
             source = ensure(GZIPPED[name])
 

@@ -5,12 +5,18 @@ Browsers are told apart by ``Accept``: ``text/html`` must be preferred over ``te
 """
 
 import re
+from dataclasses import dataclass
 
-from flask import Flask, Request, Response, render_template, request
+from flask import Flask, Request, Response, current_app, render_template, request
 from markupsafe import Markup, escape
 from pyparsing import ParseException
 from rdflib.plugins.sparql.parser import parseQuery
 from werkzeug.exceptions import HTTPException
+
+from bibgraph.graph.serving.fairshare import OverShare, ServerBusy
+from bibgraph.graph.serving.guard import QueryForbidden, QueryRefused
+from bibgraph.graph.serving.pool import QueryCrashed, QueryTimeout, ResultTooLarge, WorkerFailed
+from bibgraph.graph.stores.store import QueryError
 
 TITLES = {
     400: "Bad request",
@@ -18,6 +24,8 @@ TITLES = {
     404: "Not found",
     405: "Method not allowed",
     406: "Not acceptable",
+    422: "Answer too large",
+    429: "Too many requests",
     500: "Something went wrong",
     503: "Busy",
 }
@@ -37,6 +45,56 @@ def error_page(status: int, message: str, title: str | None = None, **extra: obj
     title = title or TITLES.get(status, "Error")
     body = render_template("error.html", title=title, status=status, message=message, **extra)
     return Response(body, status=status, content_type="text/html; charset=utf-8")
+
+
+def error_response(message: str, status: int, retry_after: int | None = None, page: bool | None = None) -> Response:
+    """The one way to answer an error: the site's page for a browser (``page`` None: as the request
+    prefers; False where clients parse the answer, as at ``/sparql``), else one line of plain text."""
+    if page if page is not None else prefers_html(request):
+        response = error_page(status, message)
+    else:
+        response = Response(message.rstrip() + "\n", status=status, mimetype="text/plain")
+    if retry_after is not None:
+        response.headers["Retry-After"] = str(retry_after)
+    return response
+
+
+@dataclass(frozen=True)
+class Status:
+    """How an exception of the domain is answered over HTTP."""
+
+    code: int
+    retry_after: int | None = None  # seconds (OverShare says its own)
+    prefix: str = ""  # put before the exception's message
+
+
+BUSY = Status(503, 1, "the query could not be answered: ")
+# The first entry an exception is an instance of answers it (subclasses before their bases).
+STATUSES: dict[type[Exception], Status] = {
+    QueryForbidden: Status(403),
+    QueryRefused: Status(400),
+    QueryError: Status(400, prefix="query syntax error: "),
+    QueryCrashed: Status(400),
+    ResultTooLarge: Status(422),
+    OverShare: Status(429),
+    QueryTimeout: BUSY,
+    ServerBusy: BUSY,
+    WorkerFailed: BUSY,
+}
+
+
+def status_of(error: Exception) -> Status:
+    """The HTTP answer for one of the domain's exceptions (:data:`STATUSES`)."""
+    return next(status for kind, status in STATUSES.items() if isinstance(error, kind))
+
+
+def answer_exception(error: Exception, page: bool | None = None) -> Response:
+    """A domain exception as an HTTP error (status, Retry-After, message)."""
+    status = status_of(error)
+    if isinstance(error, WorkerFailed):
+        current_app.logger.error("query worker failed: %s", error)
+    retry_after = error.retry_after if isinstance(error, OverShare) else status.retry_after
+    return error_response(f"{status.prefix}{error}", status.code, retry_after, page)
 
 
 # Larger queries get the engine's position: rdflib parsed an 869 KB query for 48 s of this process's CPU.
@@ -82,6 +140,11 @@ def marked_query(query: str, position: tuple[int, int] | None) -> Markup | None:
 
 
 def init_app(app: Flask) -> None:
+    # A page, a view or a download that ran out of time or share (the endpoint answers all of STATUSES itself);
+    # the others, raised by a page's own query, are bugs: 500.
+    for kind in (OverShare, QueryTimeout, ServerBusy, WorkerFailed, QueryCrashed):
+        app.register_error_handler(kind, answer_exception)
+
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Response | HTTPException:
         status = error.code or 500

@@ -8,83 +8,19 @@ see exactly what a SPARQL client sees, under the same deadline and the same fair
 
 import atexit
 import ipaddress
-import shutil
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from flask import Flask, Response, current_app, has_request_context, request
-from rdflib import Graph
+from flask import Flask, current_app, has_request_context, request
 
 from bibgraph.graph.dataset import prepare
-from bibgraph.graph.formats import RdfSyntax
 from bibgraph.graph.serving.memory import release_free_memory
-from bibgraph.graph.serving.pool import OverShare, QueryCrashed, QueryPool, QueryTimeout, ServerBusy, WorkerFailed
-from bibgraph.graph.stores.store import Answer, GraphStore
-from bibgraph.graph.vocab import PREFIXES
+from bibgraph.graph.serving.pool import QueryPool
+from bibgraph.graph.serving.pooled import PooledStore
 
-from .errors import error_page, prefers_html
 from .settings import worker_memory_limit
 
 EXTENSION = "bibgraph"
-
-
-class PooledStore(GraphStore):
-    """A :class:`GraphStore` whose every call runs in a pool worker under the query deadline."""
-
-    def __init__(
-        self, pool: QueryPool, kind: str, deadline: float | None = None, fresh: bool = False, client: str = ""
-    ) -> None:
-        self.pool = pool
-        self.kind = kind
-        self.deadline = deadline  # None: the pool's (the public query deadline)
-        self.fresh = fresh  # True: evaluate again rather than answer from the cache
-        self.client = client  # whose share of the query threads the calls use
-
-    def with_deadline(self, seconds: float) -> "PooledStore":
-        """The same store for trusted internal work (deriving networks) that may run longer."""
-        return PooledStore(self.pool, self.kind, seconds, self.fresh, self.client)
-
-    def uncached(self) -> "PooledStore":
-        """The same store evaluating every query again (a client sent ``Cache-Control: no-cache``)."""
-        return PooledStore(self.pool, self.kind, self.deadline, True, self.client)
-
-    def for_client(self, client: str) -> "PooledStore":
-        """The same store charging its calls to ``client``."""
-        return PooledStore(self.pool, self.kind, self.deadline, self.fresh, client)
-
-    def _call(self, method: str, *args: str) -> Any:
-        return self.pool.call(method, *args, deadline=self.deadline, fresh=self.fresh, client=self.client)
-
-    def ask(self, query: str) -> bool:
-        return bool(self._call("ask", query))
-
-    def answer(self, query: str, results: str, graphs: str) -> Answer:
-        """Small answers come in memory, large ones as a temporary file (``Answer.spooled``)."""
-        return self._call("answer", query, results, graphs)  # type: ignore[no-any-return]
-
-    def write_answer(self, query: str, results: str, graphs: str, out: BinaryIO) -> tuple[str, str]:
-        answer = self.answer(query, results, graphs)
-        with answer.open() as body:
-            shutil.copyfileobj(body, out)
-        return answer.form, answer.media_type
-
-    def dump_file(self, path: str, syntax: str) -> int:
-        return self.pool.call(  # type: ignore[no-any-return]
-            "dump_file", path, syntax, deadline=self.deadline, client=self.client
-        )
-
-    def construct(self, query: str) -> Graph:
-        answer = self.answer(query, "json", "nt")
-        graph = Graph()
-        for prefix, iri in PREFIXES.items():
-            graph.bind(prefix, iri, override=True)
-        return graph.parse(data=answer.read(), format="nt")
-
-    def dump(self, out: BinaryIO, syntax: RdfSyntax) -> None:
-        self.write_answer("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", "json", syntax.name, out)
-
-    def close(self) -> None:
-        self.pool.close()
 
 
 def init_app(app: Flask) -> None:
@@ -109,10 +45,6 @@ def init_app(app: Flask) -> None:
     app.extensions[EXTENSION] = PooledStore(pool, kind)
     app.config["BIBGRAPH_SUMMARY"] = summary
     atexit.register(pool.close)
-    app.register_error_handler(OverShare, _over_share)
-    for busy in (QueryTimeout, ServerBusy, WorkerFailed):
-        app.register_error_handler(busy, _unavailable)
-    app.register_error_handler(QueryCrashed, _crashed)
     app.add_url_rule("/health", "health", health)
 
 
@@ -154,28 +86,3 @@ def health() -> tuple[dict[str, Any], int]:
     """``GET /health``: the query pool's state (a dead zygote or worker is brought back first); 200 or 503."""
     state = get_store().pool.health()
     return state, 200 if state["ok"] else 503
-
-
-def _plain(message: str, status: int, retry_after: int | None = None) -> Response:
-    """Plain text, or the site's error page for a browser."""
-    if prefers_html(request):
-        response = error_page(status, message, "Too many requests" if status == 429 else None)
-    else:
-        response = Response(message.rstrip() + "\n", status=status, mimetype="text/plain")
-    if retry_after is not None:
-        response.headers["Retry-After"] = str(retry_after)
-    return response
-
-
-def _over_share(error: OverShare) -> Response:
-    return _plain(str(error), 429, error.retry_after)
-
-
-def _unavailable(error: Exception) -> Response:
-    if isinstance(error, WorkerFailed):
-        current_app.logger.error("query worker failed: %s", error)
-    return _plain(f"the query could not be answered: {error}", 503, 1)
-
-
-def _crashed(error: QueryCrashed) -> Response:
-    return _plain(str(error), 400)

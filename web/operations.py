@@ -18,9 +18,10 @@ from prometheus_client.registry import Collector
 
 from bibgraph.graph.crawl import PAGE_CLASSES, SITEMAP_LIMIT, resource_counts, resources
 from bibgraph.graph.serving.pool import QueryPool
+from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.vocab import PREFIXES
 
-from .graphstore import EXTENSION, PooledStore, get_store
+from .graphstore import EXTENSION, get_store
 from .links import base_iri
 
 blueprint = Blueprint("operations", __name__)

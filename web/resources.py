@@ -15,12 +15,12 @@ from bibgraph.graph.pages import author_profile, concept_page, concept_tree, pap
 from bibgraph.graph.queries import named_query
 from bibgraph.graph.vocab import PREFIXES, sparql_prologue
 
+from .errors import error_response
 from .graphstore import get_store
 from .links import iri_of, local_url
 from .negotiation import NotAcceptable, choose_graph
 from .netcache import networks
 from .pages import page_number
-from .sparql import plain
 from .text import abstract_html
 
 blueprint = Blueprint("resources", __name__)
@@ -49,7 +49,7 @@ def serve(path: str, suffix: str | None, page: Callable[[str], str | None]) -> R
         try:
             syntax = choose_graph(request, default_html=True)
         except NotAcceptable as error:
-            return plain(str(error), 406)
+            return error_response(str(error), 406, page=False)
     if syntax is None:
         html = page(iri)
         if html is None:

@@ -18,11 +18,12 @@ from bibgraph.graph.formats import RDF_SYNTAXES, RESULT_SYNTAXES
 from bibgraph.graph.queries import examples
 from bibgraph.graph.serving.guard import QueryRefused, check_query
 from bibgraph.graph.serving.pool import OverShare, QueryCrashed, QueryTimeout, ResultTooLarge, ServerBusy, WorkerFailed
+from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.stores.store import Answer, QueryError
 from bibgraph.graph.vocab import PREFIXES
 
-from .errors import error_page, error_position, marked_query, prefers_html
-from .graphstore import PooledStore, get_store, sandbox_refusal
+from .errors import answer_exception, error_page, error_position, error_response, marked_query, prefers_html, status_of
+from .graphstore import get_store, sandbox_refusal
 from .links import base_iri
 from .negotiation import NotAcceptable, choose_graph, choose_results
 
@@ -35,7 +36,8 @@ log = logging.getLogger("bibgraph.sparql")
 
 
 def plain(message: str, status: int) -> Response:
-    return Response(message.rstrip() + "\n", status=status, mimetype="text/plain")
+    """An error as plain text, whoever asks: SPARQL clients parse it."""
+    return error_response(message, status, page=False)
 
 
 XML_TYPES = frozenset({"application/sparql-results+xml", "application/rdf+xml"})
@@ -105,16 +107,16 @@ def endpoint() -> Response | str:
         if seconds >= float(current_app.config["SLOW_QUERY_SECONDS"]):
             log.warning("slow query (%.2f s) from %s: %s", seconds, request.remote_addr, " ".join(text.split())[:2000])
     except QueryRefused as refused:
-        log.info("query refused (%d) from %s: %s", refused.status, request.remote_addr, refused)
-        return plain(str(refused), refused.status)
+        log.info("query refused (%d) from %s: %s", status_of(refused).code, request.remote_addr, refused)
+        return answer_exception(refused, page=False)
     except NotAcceptable as error:
         return plain(str(error), 406)
     except QueryError as error:
         if prefers_html(request):
             return _syntax_error_page(text, str(error))
-        return plain(f"query syntax error: {error}", 400)
+        return answer_exception(error, page=False)
     except ResultTooLarge as error:
-        return plain(str(error), 422)
+        return answer_exception(error, page=False)
     if answer.media_type in XML_TYPES and _not_xml(answer):
         if answer.spooled is not None:
             answer.spooled.close()

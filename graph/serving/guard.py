@@ -76,11 +76,11 @@ CACHE_MAX_TEXT = 16 * 1024  # only texts this short are cached, so the cache sta
 
 
 class QueryRefused(Exception):
-    """The query is not allowed here; ``status`` is the HTTP status that says why."""
+    """The query is not allowed here: it is malformed, too deeply nested, or names a dataset."""
 
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
+
+class QueryForbidden(QueryRefused):
+    """The query asks for what this endpoint never does: an update, or a request to another server."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class Token(NamedTuple):
 
 
 def tokens(query: str) -> list[Token]:
-    """The query's terminals, whitespace and comments dropped; QueryRefused (400) at the first
+    """The query's terminals, whitespace and comments dropped; QueryRefused at the first
     character that starts none, with its line and column."""
     found, error = _lex(query)
     if error is not None:
@@ -110,16 +110,16 @@ def tokens(query: str) -> list[Token]:
 
 def _lex(query: str) -> tuple[list[Token], QueryRefused | None]:
     """The terminals up to the first character that starts none, and the error there (or None)."""
-    found = []
+    found: list[Token] = []
     for match in _TOKEN.finditer(query):
         kind = match.lastgroup
         if kind == "error":
             line = query.count("\n", 0, match.start()) + 1
             column = match.start() - (query.rfind("\n", 0, match.start()) + 1) + 1
             message = f"query syntax error at line {line}, column {column}: unexpected {match.group()!r}"
-            return found, QueryRefused(message, 400)
+            return found, QueryRefused(message)
         if kind not in ("ws", "comment"):
-            found.append(Token(kind, match.group(), match.start()))  # type: ignore[arg-type]
+            found.append(Token(kind or "", match.group(), match.start()))
     return found, None
 
 
@@ -136,7 +136,7 @@ def decode_codepoint_escapes(query: str) -> str:
     try:
         return _CODEPOINT_ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), query)
     except ValueError as error:  # past U+10FFFF
-        raise QueryRefused(f"query syntax error: invalid codepoint escape ({error})", 400) from None
+        raise QueryRefused(f"query syntax error: invalid codepoint escape ({error})") from None
 
 
 def structural_cost(found: list[Token]) -> int:
@@ -234,17 +234,17 @@ def check_query(query: str) -> CheckedQuery:
 
 
 @functools.lru_cache(maxsize=1024)
-def _cached_verdict(query: str) -> CheckedQuery | tuple[str, int]:
+def _cached_verdict(query: str) -> CheckedQuery | QueryRefused:
     try:
         return _check(query)
     except QueryRefused as refused:
-        return str(refused), refused.status
+        return refused
 
 
 def _cached_check(query: str) -> CheckedQuery:
     verdict = _cached_verdict(query)
-    if isinstance(verdict, tuple):
-        raise QueryRefused(*verdict)
+    if isinstance(verdict, QueryRefused):
+        raise type(verdict)(*verdict.args)  # a fresh exception: a raised one keeps its traceback
     return verdict
 
 
@@ -262,13 +262,12 @@ def _check(query: str) -> CheckedQuery:
         raise QueryRefused(
             f"query too deeply nested: its structure (nested {{ ( [ and chains of patterns, BINDs or"
             f" operators) passes the limit of {MAX_COST} (see the README); split it, or pass long lists"
-            " with VALUES",
-            400,
+            " with VALUES"
         )
     found = readings[0][0]
     form = next((t.text.upper() for t in found if t.kind == "word" and t.text.upper() in FORMS), None)
     if form is None:
-        raise QueryRefused("not a query: expected SELECT, ASK, CONSTRUCT or DESCRIBE", 400)
+        raise QueryRefused("not a query: expected SELECT, ASK, CONSTRUCT or DESCRIBE")
     return CheckedQuery(query, form.lower())
 
 
@@ -276,12 +275,11 @@ def _refuse_what_it_does(found: list[Token]) -> None:
     words = _keywords_read(found)
     updates = sorted(UPDATE_KEYWORDS & words)
     if updates:
-        raise QueryRefused(f"this endpoint is read-only: SPARQL Update ({', '.join(updates)}) is refused", 403)
+        raise QueryForbidden(f"this endpoint is read-only: SPARQL Update ({', '.join(updates)}) is refused")
     if "SERVICE" in words:
-        raise QueryRefused("SERVICE is disabled: this endpoint never makes outbound requests", 403)
+        raise QueryForbidden("SERVICE is disabled: this endpoint never makes outbound requests")
     if "FROM" in words:
         raise QueryRefused(
             "FROM and FROM NAMED are not supported: the endpoint queries its one default graph"
-            " and never fetches graphs from elsewhere",
-            400,
+            " and never fetches graphs from elsewhere"
         )

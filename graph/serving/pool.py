@@ -27,19 +27,18 @@ code of the other threads' (only the zygote loop, which takes no lock they could
 resets its allocator's locks in a forked child) and points every descriptor it inherited (client
 connections, the listening socket) at ``/dev/null``, so it holds no connection open.
 
-The store never changes while it is served, so answers are cached by query text (a bounded LRU
-of the serialised replies); ``fresh=True`` evaluates again. A remote store is not cached.
+The store never changes while it is served, so the replies of calls the caller marks ``cache=True``
+are kept (a bounded LRU of the pickled replies, by function and arguments); ``fresh=True`` evaluates
+again. A remote store is not cached. What runs in the processes is :mod:`.worker`.
 """
 
 import contextlib
 import gc
 import hashlib
-import io
 import logging
 import os
 import pickle
 import queue
-import resource
 import shutil
 import signal
 import socket
@@ -52,44 +51,68 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, BinaryIO
 
-from ..stores.store import Answer, GraphStore, QueryError
+from ..stores.store import Answer, QueryError
+from .cache import AnswerCache
 from .fairshare import FairShare, OverShare, ServerBusy
 from .memory import release_free_memory
 from .sandbox import try_isolate_network
+from .worker import (
+    READY,
+    Call,
+    Opener,
+    Raised,
+    Reply,
+    ResultTooLarge,
+    Returned,
+    Serialised,
+    WorkerFailed,
+    neutralise_inherited_descriptors,
+    read_line,
+    zygote_loop,
+)
 
 log = logging.getLogger("bibgraph.pool")
-Opener = Callable[[], GraphStore]
-CACHEABLE = frozenset({"ask", "answer"})  # dump_file writes a file: always run it
-# Oxigraph recurses as deep as the query nests; the guard's depth limit leaves it a margin of 7
-# or more on these stacks (it overflows the default 8 MiB at 2,615 BINDs): see graph/serving/guard.py.
-WORKER_STACK_BYTES = 64 * 1024 * 1024
 
 
 class QueryTimeout(Exception):
     """The query ran past the deadline and the worker running it was killed."""
 
 
-class ResultTooLarge(Exception):
-    """The serialised answer is larger than the configured limit."""
-
-
-class WorkerFailed(Exception):
-    """The worker could not answer (it could not be started, or a store call failed in it)."""
-
-
 class QueryCrashed(Exception):
     """The query killed the worker even when run alone: it is refused, now and next time."""
 
 
-__all__ = ["OverShare", "QueryCrashed", "QueryPool", "QueryTimeout", "ResultTooLarge", "ServerBusy", "WorkerFailed"]
+__all__ = [
+    "Opener",
+    "OverShare",
+    "QueryCrashed",
+    "QueryError",
+    "QueryPool",
+    "QueryTimeout",
+    "ResultTooLarge",
+    "ServerBusy",
+    "WorkerFailed",
+]
 POISON_KEPT = 1024  # texts of queries known to kill the worker, least recently seen dropped first
 SUSPECT_AFTER = 2  # worker deaths a query sees before it is run alone (one can be bad luck: a kill from outside)
 WORKER_START_SECONDS = 120.0  # longest a new worker may take to open the store before it counts as failed
-READY = b"ready"
-DIED, REPLACED = "died", "replaced"  # how a worker generation ended: by itself, or killed by us at a deadline
 
 
-Reply = tuple[bytes, bytes]  # the pickled (status, value) and a serialised answer's bytes (else empty)
+class _Ended(Exception):
+    """The worker the call ran on ended before answering: ``died`` by itself, or else replaced by us."""
+
+    def __init__(self, died: bool) -> None:
+        super().__init__("died" if died else "replaced")
+        self.died = died
+
+
+@dataclass
+class _Received:
+    """A reply as it came (``raw``, what the cache keeps), read, and a spooled answer's file, opened."""
+
+    raw: bytes
+    reply: Reply
+    spooled: BinaryIO | None
 
 
 @dataclass
@@ -98,195 +121,6 @@ class _Slot:
 
     generation: int
     connection: Connection
-
-
-class AnswerCache:
-    """Serialised replies by call, least recently used dropped first, bounded in bytes."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._entries: OrderedDict[Any, Reply] = OrderedDict()
-        self._size = 0
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0  # for /metrics
-
-    def get(self, key: Any) -> Reply | None:
-        with self._lock:
-            value = self._entries.get(key)
-            if value is not None:
-                self._entries.move_to_end(key)
-                self.hits += 1
-            else:
-                self.misses += 1
-            return value
-
-    def put(self, key: Any, value: Reply) -> None:
-        """Keep ``value`` unless it would take over an eighth of the cache (one big answer must not flush it)."""
-        if _size(value) > self.capacity // 8:
-            return
-        with self._lock:
-            previous = self._entries.pop(key, None)
-            self._size += _size(value) - (_size(previous) if previous is not None else 0)
-            self._entries[key] = value
-            while self._size > self.capacity:
-                _, dropped = self._entries.popitem(last=False)
-                self._size -= _size(dropped)
-
-
-def _size(reply: Reply) -> int:
-    return len(reply[0]) + len(reply[1])
-
-
-TRIM_AFTER = 4 * 1024 * 1024  # a reply this large leaves free heap worth giving back
-SPOOL_AFTER = 1024 * 1024  # a larger answer goes through a temporary file, never through either process's memory
-
-
-class _TooLarge(Exception):
-    """Raised inside the store's serialiser to stop it."""
-
-
-class _Spool(io.RawIOBase):
-    """Where the worker writes an answer: memory first, a temporary file past ``SPOOL_AFTER`` bytes.
-
-    Writing stops (so does the store's serialiser) as soon as ``limit`` bytes are passed.
-    """
-
-    def __init__(self, directory: str, limit: int) -> None:
-        self.directory, self.limit, self.size = directory, limit, 0
-        self.memory: io.BytesIO | None = io.BytesIO()
-        self.file: BinaryIO | None = None
-        self.path: str | None = None
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data: Any) -> int:
-        self.size += len(data)
-        if self.size > self.limit:
-            raise _TooLarge(self.size)
-        if self.memory is not None and self.size > SPOOL_AFTER:
-            descriptor, self.path = tempfile.mkstemp(prefix="answer-", dir=self.directory)
-            self.file = os.fdopen(descriptor, "wb")
-            self.file.write(self.memory.getbuffer())
-            self.memory = None
-        (self.file or self.memory).write(data)  # type: ignore[union-attr]
-        return len(data)
-
-    def discard(self) -> None:
-        if self.file is not None:
-            self.file.close()
-            os.unlink(self.path)  # type: ignore[arg-type]
-
-    def finish(self) -> tuple[bytes, str | None]:
-        """The answer's bytes, or ``b""`` and the path of the file that holds them."""
-        if self.file is None:
-            return self.memory.getvalue(), None  # type: ignore[union-attr]
-        self.file.close()
-        return b"", self.path
-
-
-def _answer(store: GraphStore, payload: bytes, max_result_bytes: int, spool_directory: str) -> tuple[Reply, int]:
-    """Run one call; a serialised answer travels as raw bytes beside its header (or as a file), never pickled.
-
-    Also returns the answer's size, spooled or not.
-    """
-    method, args = pickle.loads(payload)
-    body, size = b"", 0
-    try:
-        if method == "answer":
-            spool = _Spool(spool_directory, max_result_bytes)
-            try:
-                form, media_type = store.write_answer(*args, spool)
-            except BaseException:
-                spool.discard()
-                raise
-            body, path = spool.finish()
-            size = spool.size
-            status: tuple[str, Any] = ("answer", (form, media_type, path))
-        else:
-            status = ("ok", getattr(store, method)(*args))
-    except _TooLarge:
-        status = ("too-large", max_result_bytes)
-    except QueryError as error:
-        status = ("query-error", str(error))
-    except Exception as error:  # reported to the caller, never kills the worker
-        status = ("error", f"{type(error).__name__}: {error}")
-    header = pickle.dumps(status, protocol=pickle.HIGHEST_PROTOCOL)
-    return (header, body), max(size, len(header))
-
-
-def _serve(connection: Connection, store: GraphStore, max_result_bytes: int, spool_directory: str) -> None:
-    """One worker thread: answer calls on ``connection`` until the pool closes it."""
-    while True:
-        try:
-            payload = connection.recv_bytes()
-        except (EOFError, OSError):
-            return
-        (header, body), size = _answer(store, payload, max_result_bytes, spool_directory)
-        connection.send_bytes(header)
-        connection.send_bytes(body)
-        if size > TRIM_AFTER:
-            del header, body
-            release_free_memory()
-
-
-def _worker(connections: list[Connection], opener: Opener, max_result_bytes: int, spool_root: str) -> None:
-    store = opener()
-    spool_directory = os.path.join(spool_root, str(os.getpid()))  # removed with the worker if it is killed
-    os.mkdir(spool_directory)
-    arguments = (store, max_result_bytes, spool_directory)
-    threading.stack_size(WORKER_STACK_BYTES)
-    threads = [threading.Thread(target=_serve, args=(c, *arguments)) for c in connections]
-    for thread in threads:
-        thread.start()
-    connections[0].send_bytes(READY)  # the pool waits for this before it hands out the worker's threads
-    for thread in threads:
-        thread.join()
-
-
-def _zygote_loop(
-    control: socket.socket,
-    opener: Opener,
-    threads: int,
-    max_result_bytes: int,
-    memory_limit: int | None,
-    spool_root: str,
-) -> None:
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped automatically
-    while True:
-        try:
-            request = control.recv(1)
-        except OSError:
-            return
-        if not request:
-            return
-        pairs = [socket.socketpair() for _ in range(threads)]
-        pid = os.fork()
-        if pid == 0:  # the worker
-            control.close()
-            for _, theirs in pairs:
-                theirs.close()
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            if memory_limit:
-                resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
-            try:
-                _worker([Connection(ours.detach()) for ours, _ in pairs], opener, max_result_bytes, spool_root)
-            finally:
-                os._exit(0)
-        socket.send_fds(control, [str(pid).encode()], [theirs.fileno() for _, theirs in pairs])
-        for ours, theirs in pairs:
-            ours.close()
-            theirs.close()
-
-
-def _read_line(connection: socket.socket) -> str:
-    line = b""
-    while not line.endswith(b"\n"):
-        chunk = connection.recv(1)
-        if not chunk:
-            break
-        line += chunk
-    return line.decode().strip()
 
 
 class QueryPool:
@@ -313,7 +147,7 @@ class QueryPool:
         self._lock = threading.Lock()
         self._closed = False
         self._generation = 0
-        self._ended: OrderedDict[int, str] = OrderedDict()  # how recent generations ended: DIED or REPLACED
+        self._ended: OrderedDict[int, bool] = OrderedDict()  # how recent generations ended: died (or replaced)
         self._poison: OrderedDict[bytes, None] = OrderedDict()
         self.worker_pid = 0
         self.restarts = {"worker": 0, "zygote": 0}
@@ -331,14 +165,14 @@ class QueryPool:
         pid = os.fork()
         if pid == 0:  # the zygote
             control.close()
-            _neutralise_inherited_descriptors(keep=zygote_end.fileno())
+            neutralise_inherited_descriptors(keep=zygote_end.fileno())
             release_free_memory()  # what the web process had freed before the fork, once rather than in each worker
             gc.freeze()  # a worker's collections leave the inherited objects (and their shared pages) alone
             try:
                 # every zygote, the first and any that replaces a dead one, loses the network before it forks
                 refused = try_isolate_network() if self._isolate else None
                 zygote_end.sendall(READY + (refused or "").encode() + b"\n")
-                _zygote_loop(zygote_end, *self._zygote_args, self.spool_root)
+                zygote_loop(zygote_end, *self._zygote_args, self.spool_root)
             finally:  # the web process closed the pool or died (even by SIGKILL): leave no answer files
                 shutil.rmtree(self.spool_root, ignore_errors=True)
                 os._exit(0)
@@ -348,7 +182,7 @@ class QueryPool:
         control.settimeout(WORKER_START_SECONDS)  # a zygote that does not answer in time is replaced
         try:
             control.recv(len(READY), socket.MSG_WAITALL)  # it holds nothing of ours from here on
-            self.sandbox_error = _read_line(control) or None  # why it could not lose the network, if it could not
+            self.sandbox_error = read_line(control) or None  # why it could not lose the network, if it could not
         except OSError:
             self.sandbox_error = "the query process did not start" if self._isolate else None
 
@@ -401,25 +235,21 @@ class QueryPool:
         self.restarts["zygote"] += 1
         log.error("the query zygote was gone: a new one was forked")
 
-    def _restart(self, generation: int, reason: str) -> str:
-        """Kill the worker ``generation`` and start another (unless already done); say how it ended."""
+    def _restart(self, generation: int, died: bool) -> bool:
+        """Kill the worker ``generation`` and start another (unless already done); whether it had died."""
         with self._lock:
             if generation == self._generation and not self._closed:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(self.worker_pid, signal.SIGKILL)
                 shutil.rmtree(os.path.join(self.spool_root, str(self.worker_pid)), ignore_errors=True)
-                self._ended[generation] = reason
-                cause = (
-                    "it died (a crash, its memory limit or a kill)"
-                    if reason == DIED
-                    else "a query ran past its deadline"
-                )
+                self._ended[generation] = died
+                cause = "it died (a crash, its memory limit or a kill)" if died else "a query ran past its deadline"
                 log.warning("query worker %d replaced: %s", self.worker_pid, cause)
                 while len(self._ended) > 64:
                     self._ended.popitem(last=False)
                 self.restarts["worker"] += 1
                 self._start_worker()
-            return self._ended.get(generation, REPLACED)
+            return self._ended.get(generation, False)
 
     def _take(self, ends: float, limit: float) -> _Slot:
         while True:
@@ -438,37 +268,39 @@ class QueryPool:
             slot.connection.close()
 
     def call(
-        self, method: str, *args: Any, deadline: float | None = None, fresh: bool = False, client: str = ""
+        self,
+        function: Callable[..., Any],
+        *args: Any,
+        cache: bool = False,
+        deadline: float | None = None,
+        fresh: bool = False,
+        client: str = "",
     ) -> Any:
-        """Run ``store.method(*args)`` in the worker for ``client``; raise at the deadline (the worker is replaced)."""
-        key = (method, args) if self.cache is not None and method in CACHEABLE else None
-        cached = None if key is None or fresh else self.cache.get(key)  # type: ignore[union-attr]
-        spooled = None
-        if cached is not None:
-            header, body = cached
-            status, value = pickle.loads(header)
-        else:
-            header, body, status, value, spooled = self._run(
-                pickle.dumps((method, args)), self.deadline if deadline is None else deadline, client
-            )
-            if key is not None and status in ("ok", "answer") and spooled is None:
-                self.cache.put(key, (header, body))  # type: ignore[union-attr]
-        if status == "answer":
-            form, media_type, _ = value
-            return Answer(form, body, media_type, spooled)
-        if status == "ok":
-            return value
-        if status == "query-error":
-            raise QueryError(value)
-        if status == "too-large":
-            raise ResultTooLarge(f"the answer is over the {value:,}-byte limit; add a LIMIT")
-        raise WorkerFailed(value)
+        """``function(store, *args)`` in the worker for ``client``; raise at the deadline (the worker is replaced).
 
-    def _run(self, payload: bytes, limit: float, client: str) -> tuple[bytes, bytes, str, Any, BinaryIO | None]:
-        """Run the call until it is answered, times out, or is found to kill workers.
-
-        Returns the reply's header and body, its decoded status and value, and a spooled answer's file, opened.
+        ``function`` is a module-level function (sent by reference); ``cache``: its reply may be kept and
+        reused (the store does not change while served), unless ``fresh``. A :class:`.worker.Serialised`
+        answer comes back as an :class:`Answer`.
         """
+        kept = self.cache if cache else None
+        key = (function, args)
+        raw = kept.get(key) if kept is not None and not fresh else None
+        if raw is not None:
+            received = _Received(raw, pickle.loads(raw), None)
+        else:
+            payload = pickle.dumps(Call(function, args), protocol=pickle.HIGHEST_PROTOCOL)
+            received = self._run(payload, self.deadline if deadline is None else deadline, client)
+            if kept is not None and received.spooled is None and not isinstance(received.reply, Raised):
+                kept.put(key, received.raw)
+        reply = received.reply
+        if isinstance(reply, Raised):
+            raise reply.error
+        if isinstance(reply, Returned):
+            return reply.value
+        return Answer(reply.form, reply.body, reply.media_type, received.spooled)
+
+    def _run(self, payload: bytes, limit: float, client: str) -> "_Received":
+        """Run the call until it is answered, times out, or is found to kill workers; the pickled reply."""
         ends = time.monotonic() + limit
         fingerprint = hashlib.sha256(payload).digest()
         deaths, again = 0, False
@@ -480,24 +312,20 @@ class QueryPool:
             alone = deaths >= SUSPECT_AFTER
             ticket = self.gate.enter(client, ends, exclusive=alone, again=again)
             try:
-                outcome = self._attempt(payload, ends, limit)
+                return self._attempt(payload, ends, limit)
+            except _Ended as ended:
+                if ended.died and alone:  # it is the culprit
+                    self._poison[fingerprint] = None
+                    while len(self._poison) > POISON_KEPT:
+                        self._poison.popitem(last=False)
+                    continue
+                deaths, again = deaths + ended.died, True
             finally:
                 self.gate.leave(ticket)
-            if outcome == DIED and alone:  # it is the culprit
-                self._poison[fingerprint] = None
-                while len(self._poison) > POISON_KEPT:
-                    self._poison.popitem(last=False)
-                continue
-            if isinstance(outcome, str):
-                deaths, again = deaths + (outcome == DIED), True
-                continue
-            return outcome
         raise QueryTimeout(f"the query ran past the {limit:g} s deadline (its worker was replaced meanwhile)")
 
-    def _attempt(
-        self, payload: bytes, ends: float, limit: float
-    ) -> tuple[bytes, bytes, str, Any, BinaryIO | None] | str:
-        """One try on the current worker: its reply, or how the worker it ran on ended (DIED or REPLACED)."""
+    def _attempt(self, payload: bytes, ends: float, limit: float) -> "_Received":
+        """One try on the current worker: its reply; :class:`_Ended` if the worker ended first."""
         if self._worker_missing:  # the last start failed: try again
             with self._lock:
                 if self._worker_missing and not self._closed:
@@ -506,26 +334,25 @@ class QueryPool:
         try:
             slot.connection.send_bytes(payload)
             if not slot.connection.poll(max(0.0, ends - time.monotonic())):
-                self._restart(slot.generation, REPLACED)
+                self._restart(slot.generation, died=False)
                 slot.connection.close()
                 raise QueryTimeout(f"the query ran past the {limit:g} s deadline and was stopped")
-            header = slot.connection.recv_bytes()
-            body = slot.connection.recv_bytes()
+            reply = slot.connection.recv_bytes()
         except (EOFError, OSError):
             slot.connection.close()
-            return self._restart(slot.generation, DIED)
+            raise _Ended(self._restart(slot.generation, died=True)) from None
         self._give_back(slot)
-        status, value = pickle.loads(header)
-        path = value[2] if status == "answer" else None
+        received = _Received(reply, pickle.loads(reply), None)
+        path = received.reply.path if isinstance(received.reply, Serialised) else None
         if path is None:
-            return header, body, status, value, None
+            return received
         with self._lock:  # a worker's files go when it is killed, and that happens under the lock
             try:
-                spooled = open(path, "rb")  # noqa: SIM115 - handed over to the caller, who streams it
+                received.spooled = open(path, "rb")  # noqa: SIM115 - handed over to the caller, who streams it
             except FileNotFoundError:
-                return REPLACED
+                raise _Ended(died=False) from None
             os.unlink(path)  # the open file stays readable; nothing is left behind
-        return header, body, status, value, spooled
+        return received
 
     def health(self) -> dict[str, Any]:
         """The pool's state; a dead zygote or worker is replaced first (``ok`` says whether that worked)."""
@@ -537,7 +364,7 @@ class QueryPool:
                 self._replace_zygote()
         if not worker and not self._closed:
             with contextlib.suppress(WorkerFailed):
-                self._restart(generation, DIED)
+                self._restart(generation, died=True)
         with self._lock:
             ok = not self._closed and self._zygote_alive() and _alive(self.worker_pid)
         return {
@@ -587,14 +414,3 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
-
-
-def _neutralise_inherited_descriptors(keep: int) -> None:
-    """Point every inherited descriptor but stdio and ``keep`` at /dev/null (numbers stay taken, so no reuse)."""
-    null = os.open(os.devnull, os.O_RDWR)
-    for name in os.listdir("/proc/self/fd"):
-        fd = int(name)
-        if fd > 2 and fd not in (keep, null):
-            with contextlib.suppress(OSError):
-                os.dup2(null, fd)
-    os.close(null)

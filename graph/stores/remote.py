@@ -4,7 +4,6 @@ bibgraph then stays the front end (pages, networks, the guarded endpoint) of a s
 outgrown one machine. Queries are sent with the SPARQL 1.1 Protocol (POST, form-encoded).
 """
 
-import json
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -16,21 +15,7 @@ from rdflib import Graph
 from ..formats import RdfSyntax, rdf_syntax, result_syntax
 from ..serving.guard import check_query
 from ..vocab import PREFIXES
-from .store import _FLOAT_TYPES, _INTEGER_TYPES, _XSD, GraphStore, QueryError, Row, Value
-
-
-def _value(binding: dict[str, str] | None) -> Value:
-    if binding is None:
-        return None
-    datatype = binding.get("datatype", "")
-    value = binding["value"]
-    if datatype in _INTEGER_TYPES:
-        return int(value)
-    if datatype in _FLOAT_TYPES:
-        return float(value)
-    if datatype == f"{_XSD}boolean":
-        return value in ("true", "1")
-    return value
+from .store import EngineStore, QueryError, Row, rows
 
 
 def _check_syntax(query: str) -> None:
@@ -47,10 +32,12 @@ def _check_syntax(query: str) -> None:
 
 def _boolean(value: bool) -> ox.QueryBoolean:
     document = b'{"head":{},"boolean":' + (b"true" if value else b"false") + b"}"
-    return ox.parse_query_results(document, format=ox.QueryResultsFormat.JSON)  # type: ignore[return-value]
+    parsed = ox.parse_query_results(document, format=ox.QueryResultsFormat.JSON)
+    assert isinstance(parsed, ox.QueryBoolean)  # the document holds a boolean
+    return parsed
 
 
-class RemoteGraphStore(GraphStore):
+class RemoteGraphStore(EngineStore):
     """Sends every query to ``endpoint``; read-only from bibgraph's side.
 
     ``endpoint`` may carry protocol parameters, as in ``http://host/sparql?default-graph-uri=G``
@@ -86,13 +73,10 @@ class RemoteGraphStore(GraphStore):
 
     def select(self, query: str) -> list[Row]:
         body, _ = self._post(query, "application/sparql-results+json")
-        results = json.loads(body)
-        names = results["head"]["vars"]
-        return [{name: _value(binding.get(name)) for name in names} for binding in results["results"]["bindings"]]
-
-    def ask(self, query: str) -> bool:
-        body, _ = self._post(query, "application/sparql-results+json")
-        return bool(json.loads(body)["boolean"])
+        solutions = ox.parse_query_results(body, format=ox.QueryResultsFormat.JSON)
+        if not isinstance(solutions, ox.QuerySolutions):
+            raise QueryError("expected a SELECT query")
+        return list(rows(solutions))
 
     def write_answer(self, query: str, results: str, graphs: str, out: BinaryIO) -> tuple[str, str]:
         """Fetch JSON results or N-Triples, re-serialised here by pyoxigraph in the syntax asked for.

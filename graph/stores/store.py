@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import pyoxigraph as ox
 from oxrdflib import OxigraphStore
@@ -70,8 +70,15 @@ def python_value(term: ox.NamedNode | ox.BlankNode | ox.Literal | None) -> Value
     return term.value
 
 
+def rows(solutions: ox.QuerySolutions) -> Iterator[Row]:
+    """Solutions as rows, values converted by :func:`python_value` (the one place terms become values)."""
+    names = [variable.value for variable in solutions.variables]
+    for solution in solutions:
+        yield {name: python_value(solution[name]) for name in names}
+
+
 class GraphStore(ABC):
-    """What bibgraph needs from a store: SPARQL in, rows or serialised answers out."""
+    """What bibgraph reads from a store: SPARQL in, rows or serialised answers out."""
 
     kind: str
 
@@ -87,23 +94,12 @@ class GraphStore(ABC):
             raise QueryError("expected a SELECT query")
         with answer.open() as body:
             solutions = ox.parse_query_results(body, format=ox.QueryResultsFormat.TSV)
-            names = [variable.value for variable in solutions.variables]  # type: ignore[union-attr]
-            for solution in solutions:  # type: ignore[union-attr]
-                yield {name: python_value(solution[name]) for name in names}
+            assert isinstance(solutions, ox.QuerySolutions)  # a TSV document holds solutions
+            yield from rows(solutions)
 
     @abstractmethod
-    def ask(self, query: str) -> bool: ...
-
-    @abstractmethod
-    def write_answer(self, query: str, results: str, graphs: str, out: BinaryIO) -> tuple[str, str]:
-        """Run any read query, write it to ``out`` in the syntax named ``results`` (SELECT/ASK) or
-        ``graphs``, and return the query form and the media type written."""
-
     def answer(self, query: str, results: str, graphs: str) -> Answer:
-        """The same, in memory."""
-        out = io.BytesIO()
-        form, media_type = self.write_answer(query, results, graphs, out)
-        return Answer(form, out.getvalue(), media_type)
+        """Run any read query; its answer in the syntax named ``results`` (SELECT/ASK) or ``graphs``."""
 
     @abstractmethod
     def construct(self, query: str) -> Graph:
@@ -113,21 +109,30 @@ class GraphStore(ABC):
     def dump(self, out: BinaryIO, syntax: RdfSyntax) -> None:
         """The whole graph; the same data loaded the same way gives the same bytes."""
 
-    def dump_file(self, path: str, syntax: str) -> int:
-        """Write the whole graph to ``path`` atomically (in the process that holds the store)."""
-        from ..dump import write_dump
-
-        return write_dump(self, Path(path), rdf_syntax(syntax))
-
     def triple_count(self) -> int:
-        rows = self.select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
-        return int(rows[0]["n"] or 0)
+        found = self.select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")[0]["n"]
+        return int(found or 0)
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release files or connections; a no-op for the in-memory store."""
 
 
-class OxigraphGraphStore(GraphStore):
+class EngineStore(GraphStore):
+    """A store that runs queries itself, in this process, writing answers to a stream (the pool's worker
+    writes them to its spool)."""
+
+    @abstractmethod
+    def write_answer(self, query: str, results: str, graphs: str, out: BinaryIO) -> tuple[str, str]:
+        """Run any read query, write it to ``out`` in the syntax named ``results`` (SELECT/ASK) or
+        ``graphs``, and return the query form and the media type written."""
+
+    def answer(self, query: str, results: str, graphs: str) -> Answer:
+        out = io.BytesIO()
+        form, media_type = self.write_answer(query, results, graphs, out)
+        return Answer(form, out.getvalue(), media_type)
+
+
+class OxigraphGraphStore(EngineStore):
     """An embedded Oxigraph store, in memory or on disk, also usable as an rdflib ``Graph``."""
 
     def __init__(self, store: ox.Store, kind: str) -> None:
@@ -179,21 +184,13 @@ class OxigraphGraphStore(GraphStore):
         solutions = self._query(query)
         if not isinstance(solutions, ox.QuerySolutions):
             raise QueryError("expected a SELECT query")
-        names = [variable.value for variable in solutions.variables]
-        for solution in solutions:
-            yield {name: python_value(solution[name]) for name in names}
-
-    def ask(self, query: str) -> bool:
-        result = self._query(query)
-        if not isinstance(result, ox.QueryBoolean):
-            raise QueryError("expected an ASK query")
-        return bool(result)
+        yield from rows(solutions)
 
     def write_answer(self, query: str, results: str, graphs: str, out: BinaryIO) -> tuple[str, str]:
         result = self._query(query)
         if isinstance(result, ox.QueryTriples):
             graph_syntax = rdf_syntax(graphs)
-            target = _XmlCarriageReturns(out) if graph_syntax.oxigraph == ox.RdfFormat.RDF_XML else out
+            target = cast(BinaryIO, _XmlCarriageReturns(out)) if graph_syntax.oxigraph == ox.RdfFormat.RDF_XML else out
             result.serialize(output=target, format=graph_syntax.oxigraph)
             return "graph", graph_syntax.media_type
         form = "ask" if isinstance(result, ox.QueryBoolean) else "select"
@@ -218,7 +215,7 @@ class OxigraphGraphStore(GraphStore):
         here instead (SPARQL ``ORDER BY`` or in Python) costs 5-8x the dump itself.
         """
         prefixes = None if syntax.name == "nt" else PREFIXES
-        target = _XmlCarriageReturns(out) if syntax.oxigraph == ox.RdfFormat.RDF_XML else out
+        target = cast(BinaryIO, _XmlCarriageReturns(out)) if syntax.oxigraph == ox.RdfFormat.RDF_XML else out
         self.store.dump(target, format=syntax.oxigraph, from_graph=ox.DefaultGraph(), prefixes=prefixes)
 
     def triple_count(self) -> int:
@@ -230,7 +227,9 @@ class OxigraphGraphStore(GraphStore):
 
 
 class _XmlCarriageReturns:
-    """Oxigraph's RDF/XML writer leaves a carriage return in a literal raw, and XML parsers read a
+    """A writer (the engine only calls ``write`` and ``flush``, hence the casts to BinaryIO).
+
+    Oxigraph's RDF/XML writer leaves a carriage return in a literal raw, and XML parsers read a
     raw one as a line feed: this writes it as ``&#13;``. Oxigraph ends its own lines with ``\n``
     only, so every ``\r`` it writes is literal text."""
 

@@ -1,0 +1,240 @@
+"""The query processes: a zygote that forks workers, and the worker that runs calls on its threads.
+
+The web process sends a worker a pickled :class:`Call` (a module-level function, picklable by
+reference, and its arguments) on a socket; the worker runs ``function(store, *args)`` and sends back
+one pickled :data:`Reply`: :class:`Returned` (the value), :class:`Serialised` (an answer the store
+wrote, in memory or in a spool file) or :class:`Raised` (an exception the caller re-raises).
+"""
+
+import contextlib
+import io
+import os
+import pickle
+import resource
+import signal
+import socket
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any, BinaryIO, cast
+
+from ..stores.store import EngineStore, QueryError
+from .memory import release_free_memory
+
+Opener = Callable[[], EngineStore]
+# Oxigraph recurses as deep as the query nests; the guard's depth limit leaves it a margin of 7
+# or more on these stacks (it overflows the default 8 MiB at 2,615 BINDs): see graph/serving/guard.py.
+WORKER_STACK_BYTES = 64 * 1024 * 1024
+READY = b"ready"
+TRIM_AFTER = 4 * 1024 * 1024  # a reply this large leaves free heap worth giving back
+SPOOL_AFTER = 1024 * 1024  # a larger answer goes through a temporary file, never through either process's memory
+
+
+class ResultTooLarge(Exception):
+    """The serialised answer is larger than the configured limit."""
+
+
+class WorkerFailed(Exception):
+    """The worker could not answer (it could not be started, or a store call failed in it)."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """``function(store, *args)``, to run in the worker (the function is pickled by reference)."""
+
+    function: Callable[..., Any]
+    args: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Returned:
+    value: Any
+
+
+@dataclass(frozen=True)
+class Serialised:
+    """An answer the store wrote: ``body`` in memory, or ``path`` (a spool file) when large."""
+
+    form: str
+    media_type: str
+    body: bytes
+    path: str | None
+
+
+@dataclass(frozen=True)
+class Raised:
+    error: Exception
+
+
+Reply = Returned | Serialised | Raised
+
+
+@dataclass(frozen=True)
+class _Limits:
+    """What a worker process knows of its pool: set once per worker, read by :func:`serialise`."""
+
+    max_result_bytes: int
+    spool_directory: str
+
+
+_limits = _Limits(0, "")
+
+
+class _TooLarge(Exception):
+    """Raised inside the store's serialiser to stop it."""
+
+
+class _Spool(io.RawIOBase):
+    """Where the worker writes an answer: memory first, a temporary file past ``SPOOL_AFTER`` bytes.
+
+    Writing stops (so does the store's serialiser) as soon as ``limit`` bytes are passed.
+    """
+
+    def __init__(self, directory: str, limit: int) -> None:
+        self.directory, self.limit, self.size = directory, limit, 0
+        self.memory = io.BytesIO()
+        self.file: BinaryIO | None = None
+        self.path = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self.size += len(data)
+        if self.size > self.limit:
+            raise _TooLarge(self.size)
+        if self.file is None and self.size > SPOOL_AFTER:
+            descriptor, self.path = tempfile.mkstemp(prefix="answer-", dir=self.directory)
+            self.file = os.fdopen(descriptor, "wb")
+            self.file.write(self.memory.getbuffer())
+            self.memory = io.BytesIO()
+        (self.file or self.memory).write(data)
+        return len(data)
+
+    def discard(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            os.unlink(self.path)
+
+    def finish(self) -> tuple[bytes, str | None]:
+        """The answer's bytes, or ``b""`` and the path of the file that holds them."""
+        if self.file is None:
+            return self.memory.getvalue(), None
+        self.file.close()
+        return b"", self.path
+
+
+def serialise(store: EngineStore, query: str, results: str, graphs: str) -> Serialised:
+    """Run a query in the worker and write its answer (``results`` or ``graphs`` syntax) to a spool."""
+    spool = _Spool(_limits.spool_directory, _limits.max_result_bytes)
+    try:
+        form, media_type = store.write_answer(query, results, graphs, cast(BinaryIO, spool))  # it only writes
+    except BaseException:
+        spool.discard()
+        raise
+    body, path = spool.finish()
+    return Serialised(form, media_type, body, path)
+
+
+def _run(store: EngineStore, payload: bytes) -> bytes:
+    """Run one pickled :class:`Call`; the pickled reply. A failing call never kills the worker."""
+    call: Call = pickle.loads(payload)
+    reply: Reply
+    try:
+        value = call.function(store, *call.args)
+        reply = value if isinstance(value, Serialised) else Returned(value)
+    except _TooLarge:
+        reply = Raised(ResultTooLarge(f"the answer is over the {_limits.max_result_bytes:,}-byte limit; add a LIMIT"))
+    except QueryError as error:
+        reply = Raised(QueryError(str(error)))
+    except Exception as error:
+        reply = Raised(WorkerFailed(f"{type(error).__name__}: {error}"))
+    return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _serve(connection: Connection, store: EngineStore) -> None:
+    """One worker thread: answer calls on ``connection`` until the pool closes it."""
+    while True:
+        try:
+            payload = connection.recv_bytes()
+        except (EOFError, OSError):
+            return
+        reply = _run(store, payload)
+        connection.send_bytes(reply)
+        if len(reply) > TRIM_AFTER:
+            del reply
+            release_free_memory()
+
+
+def _worker(connections: list[Connection], opener: Opener, max_result_bytes: int, spool_root: str) -> None:
+    global _limits
+    store = opener()
+    spool_directory = os.path.join(spool_root, str(os.getpid()))  # removed with the worker if it is killed
+    os.mkdir(spool_directory)
+    _limits = _Limits(max_result_bytes, spool_directory)
+    threading.stack_size(WORKER_STACK_BYTES)
+    threads = [threading.Thread(target=_serve, args=(c, store)) for c in connections]
+    for thread in threads:
+        thread.start()
+    connections[0].send_bytes(READY)  # the pool waits for this before it hands out the worker's threads
+    for thread in threads:
+        thread.join()
+
+
+def zygote_loop(
+    control: socket.socket,
+    opener: Opener,
+    threads: int,
+    max_result_bytes: int,
+    memory_limit: int | None,
+    spool_root: str,
+) -> None:
+    """Fork a worker (with ``threads`` socket pairs) each time the pool asks; send it the pid and sockets."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped automatically
+    while True:
+        try:
+            request = control.recv(1)
+        except OSError:
+            return
+        if not request:
+            return
+        pairs = [socket.socketpair() for _ in range(threads)]
+        pid = os.fork()
+        if pid == 0:  # the worker
+            control.close()
+            for _, theirs in pairs:
+                theirs.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            if memory_limit:
+                resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+            try:
+                _worker([Connection(ours.detach()) for ours, _ in pairs], opener, max_result_bytes, spool_root)
+            finally:
+                os._exit(0)
+        socket.send_fds(control, [str(pid).encode()], [theirs.fileno() for _, theirs in pairs])
+        for ours, theirs in pairs:
+            ours.close()
+            theirs.close()
+
+
+def read_line(connection: socket.socket) -> str:
+    line = b""
+    while not line.endswith(b"\n"):
+        chunk = connection.recv(1)
+        if not chunk:
+            break
+        line += chunk
+    return line.decode().strip()
+
+
+def neutralise_inherited_descriptors(keep: int) -> None:
+    """Point every inherited descriptor but stdio and ``keep`` at /dev/null (numbers stay taken, so no reuse)."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in (keep, null):
+            with contextlib.suppress(OSError):
+                os.dup2(null, fd)
+    os.close(null)
