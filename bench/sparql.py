@@ -6,7 +6,9 @@ Reported: median latency of eight queries, throughput with 8 concurrent clients,
 (PSS summed over each server's process tree, so pages bibgraph's processes share copy-on-write are
 counted once). Requests ask for a fresh evaluation (``Cache-Control: no-cache``); bibgraph is also
 measured answering repeated queries from its answer cache, the "(cached)" rows. Usage:
-``python -m bench.sparql --sizes 10000 100000`` (needs ``pip install -e '.[bench]'``).
+``python -m bench.sparql --sizes 10000 100000`` (needs ``pip install -e '.[bench]'``). ``--before PYTHON``
+adds "bibgraph-before": the bibgraph that ``PYTHON`` imports (say, a venv holding ``main``), so a change is
+measured against the code before it in the same run.
 """
 
 import argparse
@@ -111,13 +113,18 @@ def wait(endpoint: str, process: subprocess.Popen, timeout: float) -> None:
     raise TimeoutError(endpoint)
 
 
+BEFORE = "bibgraph-before"  # bibgraph as another interpreter imports it (--before)
+BEFORE_PYTHON = ""
+
+
 @contextlib.contextmanager
 def server(kind: str, dump: Path, scratch: Path, port: int) -> Iterator[tuple[str, subprocess.Popen]]:
     bindir = Path(sys.executable).parent
     if kind.startswith("bibgraph"):
-        store = "memory" if kind == "bibgraph" else f"disk:{scratch / 'bibgraph-store'}"
+        store = f"disk:{scratch / 'bibgraph-store'}" if kind == "bibgraph-disk" else "memory"
+        launch = [BEFORE_PYTHON, "-m", "bibgraph"] if kind == BEFORE else [str(bindir / "bibgraph")]
         command = [
-            str(bindir / "bibgraph"),
+            *launch,
             "serve",
             str(dump),
             "--port",
@@ -268,8 +275,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0, help="duration of each throughput measurement")
     parser.add_argument("--request-timeout", type=float, default=REQUEST_TIMEOUT)
     parser.add_argument("--no-throughput", action="store_true")
+    parser.add_argument("--before", metavar="PYTHON", help="also measure the bibgraph this interpreter imports")
     args = parser.parse_args()
     globals()["REQUEST_TIMEOUT"] = args.request_timeout
+    if args.before:
+        globals()["BEFORE_PYTHON"] = args.before
+        args.servers = [BEFORE, *args.servers]
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as scratch_name, contextlib.ExitStack() as stack:
             scratch = Path(scratch_name)
@@ -293,6 +304,7 @@ def main() -> None:
 
 
 PAIRS = (  # (ours, theirs): each bibgraph store next to the Oxigraph server with the same kind of storage
+    (BEFORE, "oxigraph-memory"),
     ("bibgraph", "oxigraph-memory"),
     ("bibgraph-disk", "oxigraph"),
 )

@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bibgraph.graph.serving.fairshare import FairShare, OverShare, ServerBusy
-from bibgraph.graph.serving.pool import QueryCrashed, QueryPool
-from bibgraph.graph.stores.store import GraphStore
+from bibgraph.graph.serving.pool import QueryCrashed, QueryPool, ResultTooLarge, WorkerFailed
+from bibgraph.graph.serving.worker import serialise
+from bibgraph.graph.stores.store import GraphStore, QueryError
 
 # Oxigraph's parser recurses once per group: this overflows even the worker thread's 64 MiB stack (about
 # 17,000 groups fit), and the worker dies. The guard refuses such queries long before; the pool is tested alone.
@@ -54,6 +55,15 @@ def in_thread(function: Callable[[], object]) -> tuple[threading.Thread, dict[st
     return thread, outcome
 
 
+def ended(pid: int) -> bool:
+    """Whether process ``pid`` is gone or a zombie (dead, not yet reaped by its parent)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
 def children(pid: int) -> list[int]:
     """The child processes of ``pid`` (forked by any of its threads)."""
     found = []
@@ -87,30 +97,30 @@ def test_a_worker_killed_from_outside_costs_no_query(pool, seed_store) -> None:
     thread.join(timeout=120)
     assert outcome == {"value": expected}  # run again alone: it does not kill the worker, so it is innocent
     os.kill(pool.worker_pid, signal.SIGKILL)  # an idle worker this time
-    wait_until(lambda: not os.path.exists(f"/proc/{pool.worker_pid}"))
+    wait_until(lambda: ended(pool.worker_pid))
     assert pool.call(GraphStore.triple_count) > 0
     assert pool.health()["poisoned_queries"] == 0
 
 
 def test_a_dead_zygote_is_forked_again_and_the_next_worker_comes_from_it(pool) -> None:
-    zygote = pool._zygote
+    zygote = pool.zygote_pid
     os.kill(zygote, signal.SIGKILL)
     os.kill(pool.worker_pid, signal.SIGKILL)
     assert pool.call(GraphStore.triple_count) > 0
     assert pool.restarts["zygote"] == 1
-    assert pool._zygote != zygote and pool._zygote in children(os.getpid())
-    assert pool.worker_pid in children(pool._zygote)
+    assert pool.zygote_pid != zygote and pool.zygote_pid in children(os.getpid())
+    assert pool.worker_pid in children(pool.zygote_pid)
 
 
 def test_health_reports_and_repairs_the_pool(pool) -> None:
     assert pool.health()["ok"] is True
-    os.kill(pool._zygote, signal.SIGKILL)
-    wait_until(lambda: not pool._zygote_alive())
+    os.kill(pool.zygote_pid, signal.SIGKILL)
+    wait_until(lambda: ended(pool.zygote_pid))
     state = pool.health()
     assert state["zygote_was_alive"] is False and state["ok"] is True and state["restarts"]["zygote"] == 1
     old = pool.worker_pid
     os.kill(old, signal.SIGKILL)
-    wait_until(lambda: not os.path.exists(f"/proc/{old}"))
+    wait_until(lambda: not os.path.exists(f"/proc/{old}"))  # reaped by the zygote
     state = pool.health()
     assert state["worker_was_alive"] is False and state["ok"] is True and pool.worker_pid != old
     pool.close()
@@ -121,11 +131,11 @@ def test_a_zygote_forked_from_the_web_process_holds_none_of_its_connections(pool
     """The web process has client connections open when it forks a new zygote: they must not stay open there."""
     listening = socket.create_server(("127.0.0.1", 0))
     try:
-        os.kill(pool._zygote, signal.SIGKILL)
-        wait_until(lambda: not pool._zygote_alive())
+        os.kill(pool.zygote_pid, signal.SIGKILL)
+        wait_until(lambda: ended(pool.zygote_pid))
         assert pool.health()["restarts"]["zygote"] == 1
         inode = f"socket:[{os.fstat(listening.fileno()).st_ino}]"
-        held = {os.readlink(f"/proc/{pool._zygote}/fd/{fd}") for fd in os.listdir(f"/proc/{pool._zygote}/fd")}
+        held = {os.readlink(f"/proc/{pool.zygote_pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pool.zygote_pid}/fd")}
         assert inode not in held
     finally:
         listening.close()
@@ -241,5 +251,55 @@ def test_a_query_over_the_worker_memory_limit_is_refused_and_the_pool_goes_on(se
         with pytest.raises(QueryCrashed):
             pool.call(GraphStore.select, hungry)
         assert pool.call(GraphStore.triple_count) > 0
+    finally:
+        pool.close()
+
+
+def worker_pid(store: object) -> int:
+    """Run in the worker: which process answered."""
+    return os.getpid()
+
+
+def fail(store: object, error: Exception) -> None:
+    """Run in the worker: raise ``error`` there."""
+    raise error
+
+
+def test_a_call_runs_a_function_in_the_worker_and_a_cacheable_reply_is_reused_unless_fresh(seed_store) -> None:
+    pool = QueryPool(lambda: seed_store, threads=1, cache_bytes=1024 * 1024)
+    try:
+        check_the_cache(pool)
+    finally:
+        pool.close()
+
+
+def check_the_cache(pool: QueryPool) -> None:
+    first = pool.call(worker_pid, cache=True)
+    assert first == pool.worker_pid != os.getpid()
+    os.kill(first, signal.SIGKILL)
+    wait_until(lambda: ended(first))
+    assert pool.call(worker_pid, cache=True) == first  # answered from the cache: no worker involved
+    assert pool.call(worker_pid) == pool.call(worker_pid, cache=True, fresh=True) != first  # run again
+
+
+@pytest.mark.parametrize(
+    ("raised", "expected"),
+    [(QueryError("bad query"), QueryError), (ValueError("a bug"), WorkerFailed), (OSError("gone"), WorkerFailed)],
+)
+def test_an_exception_in_the_worker_is_raised_in_the_caller_and_the_worker_goes_on(pool, raised, expected) -> None:
+    worker = pool.worker_pid
+    with pytest.raises(expected, match=str(raised)):
+        pool.call(fail, raised)
+    assert pool.call(worker_pid) == worker
+
+
+def test_an_answer_over_the_size_limit_is_refused_and_a_smaller_one_served(seed_store) -> None:
+    pool = QueryPool(lambda: seed_store, threads=1, max_result_bytes=1000)
+    try:
+        with pytest.raises(ResultTooLarge):
+            pool.call(serialise, "SELECT * WHERE { ?s ?p ?o }", "tsv", "nt")
+        answer = pool.call(serialise, "SELECT * WHERE { ?s ?p ?o } LIMIT 1", "tsv", "nt")
+        assert (answer.form, answer.media_type) == ("select", "text/tab-separated-values")
+        assert answer.read() == seed_store.answer("SELECT * WHERE { ?s ?p ?o } LIMIT 1", "tsv", "nt").body
     finally:
         pool.close()

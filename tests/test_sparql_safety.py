@@ -283,9 +283,9 @@ def test_repeated_queries_are_answered_from_the_cache_unless_the_client_says_no_
 
 
 def test_a_large_answer_passes_through_a_file_that_is_gone_once_sent(monkeypatch, seed_store) -> None:
-    from bibgraph.graph.serving import pool
+    from bibgraph.graph.serving import worker
 
-    monkeypatch.setattr(pool, "SPOOL_AFTER", 10_000)  # the worker is forked after this, so it spools
+    monkeypatch.setattr(worker, "SPOOL_AFTER", 10_000)  # the worker is forked after this, so it spools
     app = make_app(QUERY_THREADS=1)
     query = "SELECT ?s ?p ?o WHERE { ?s ?p ?o }"
     try:
