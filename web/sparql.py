@@ -1,7 +1,7 @@
 """The SPARQL 1.1 Protocol endpoint at ``/sparql``: query, content negotiation, service description.
 
-Read-only and closed to the outside: the query text is checked by :mod:`bibgraph.graph.guard`
-before a worker runs it under the deadline (:mod:`bibgraph.graph.pool`).
+Read-only and closed to the outside: the query text is checked by :mod:`bibgraph.graph.serving.guard`
+before a worker runs it under the deadline (:mod:`bibgraph.graph.serving`).
 """
 
 import contextlib

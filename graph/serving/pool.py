@@ -137,7 +137,7 @@ class QueryPool:
         client_calls: int = 0,
         isolate: bool = False,
     ) -> None:
-        """``isolate``: the zygote and workers lose every network (:mod:`bibgraph.graph.sandbox`);
+        """``isolate``: the zygote and workers lose every network (:mod:`bibgraph.graph.serving.sandbox`);
         ``sandbox_error`` says why that failed (None when it did not, or was not asked)."""
         self.deadline = deadline
         self.threads = threads

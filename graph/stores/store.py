@@ -2,7 +2,7 @@
 
 ``memory`` (default) and ``disk`` are Oxigraph stores, wrapped by oxrdflib so that the same data
 is also an rdflib ``Graph``; ``sparql:URL`` fronts a remote SPARQL 1.1 server (see
-:mod:`bibgraph.graph.remote`). Everything else in bibgraph (pages, networks, downloads, the
+:mod:`bibgraph.graph.stores.remote`). Everything else in bibgraph (pages, networks, downloads, the
 endpoint) reads the graph only through :class:`GraphStore`, so all backends agree.
 """
 
