@@ -339,9 +339,9 @@ def test_control_an_unsandboxed_pool_does_connect(listener) -> None:
 
 @pytest.fixture
 def failing_sandbox(monkeypatch):
-    from bibgraph.graph.serving import pool
+    from bibgraph.graph.serving import worker
 
-    monkeypatch.setattr(pool, "try_isolate_network", lambda: "cannot enter a network namespace: simulated")
+    monkeypatch.setattr(worker, "try_isolate_network", lambda: "cannot enter a network namespace: simulated")
 
 
 def test_without_a_sandbox_the_endpoint_refuses_503_and_says_why(failing_sandbox) -> None:

@@ -33,7 +33,6 @@ again. A remote store is not cached. What runs in the processes is :mod:`.worker
 """
 
 import contextlib
-import gc
 import hashlib
 import logging
 import os
@@ -54,8 +53,6 @@ from typing import Any, BinaryIO
 from ..stores.store import Answer, QueryError
 from .cache import AnswerCache
 from .fairshare import FairShare, OverShare, ServerBusy
-from .memory import release_free_memory
-from .sandbox import try_isolate_network
 from .worker import (
     READY,
     Call,
@@ -66,9 +63,8 @@ from .worker import (
     Returned,
     Serialised,
     WorkerFailed,
-    neutralise_inherited_descriptors,
     read_line,
-    zygote_loop,
+    zygote,
 )
 
 log = logging.getLogger("bibgraph.pool")
@@ -165,17 +161,7 @@ class QueryPool:
         pid = os.fork()
         if pid == 0:  # the zygote
             control.close()
-            neutralise_inherited_descriptors(keep=zygote_end.fileno())
-            release_free_memory()  # what the web process had freed before the fork, once rather than in each worker
-            gc.freeze()  # a worker's collections leave the inherited objects (and their shared pages) alone
-            try:
-                # every zygote, the first and any that replaces a dead one, loses the network before it forks
-                refused = try_isolate_network() if self._isolate else None
-                zygote_end.sendall(READY + (refused or "").encode() + b"\n")
-                zygote_loop(zygote_end, *self._zygote_args, self.spool_root)
-            finally:  # the web process closed the pool or died (even by SIGKILL): leave no answer files
-                shutil.rmtree(self.spool_root, ignore_errors=True)
-                os._exit(0)
+            zygote(zygote_end, *self._zygote_args, spool_root=self.spool_root, isolate=self._isolate)
         zygote_end.close()
         self._control = control
         self._zygote = pid

@@ -7,10 +7,12 @@ wrote, in memory or in a spool file) or :class:`Raised` (an exception the caller
 """
 
 import contextlib
+import gc
 import io
 import os
 import pickle
 import resource
+import shutil
 import signal
 import socket
 import tempfile
@@ -18,10 +20,11 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO, NoReturn, cast
 
 from ..stores.store import EngineStore, QueryError
 from .memory import release_free_memory
+from .sandbox import try_isolate_network
 
 Opener = Callable[[], EngineStore]
 # Oxigraph recurses as deep as the query nests; the guard's depth limit leaves it a margin of 7
@@ -183,7 +186,31 @@ def _worker(connections: list[Connection], opener: Opener, max_result_bytes: int
         thread.join()
 
 
-def zygote_loop(
+def zygote(
+    control: socket.socket,
+    opener: Opener,
+    threads: int,
+    max_result_bytes: int,
+    memory_limit: int | None,
+    spool_root: str,
+    isolate: bool,
+) -> NoReturn:
+    """The zygote, just forked from the web process: let go of what it inherited, lose the network
+    (``isolate``), say so on ``control``, then fork workers until the pool goes."""
+    _neutralise_inherited_descriptors(keep=control.fileno())
+    release_free_memory()  # what the web process had freed before the fork, once rather than in each worker
+    gc.freeze()  # a worker's collections leave the inherited objects (and their shared pages) alone
+    try:
+        # every zygote, the first and any that replaces a dead one, loses the network before it forks
+        refused = try_isolate_network() if isolate else None
+        control.sendall(READY + (refused or "").encode() + b"\n")
+        _zygote_loop(control, opener, threads, max_result_bytes, memory_limit, spool_root)
+    finally:  # the web process closed the pool or died (even by SIGKILL): leave no answer files
+        shutil.rmtree(spool_root, ignore_errors=True)
+        os._exit(0)
+
+
+def _zygote_loop(
     control: socket.socket,
     opener: Opener,
     threads: int,
@@ -229,7 +256,7 @@ def read_line(connection: socket.socket) -> str:
     return line.decode().strip()
 
 
-def neutralise_inherited_descriptors(keep: int) -> None:
+def _neutralise_inherited_descriptors(keep: int) -> None:
     """Point every inherited descriptor but stdio and ``keep`` at /dev/null (numbers stay taken, so no reuse)."""
     null = os.open(os.devnull, os.O_RDWR)
     for name in os.listdir("/proc/self/fd"):
