@@ -137,6 +137,8 @@ def server(kind: str, dump: Path, scratch: Path, port: int) -> Iterator[tuple[st
             "8",
             "--max-result-bytes",  # the others send any answer: let bibgraph too, for the co-author pairs
             str(2**40),
+            "--client-queries",  # every bench client has the same address; the others have no per-client share
+            "0",
         ]
     elif kind == "oxigraph-memory":  # in memory, loaded over HTTP once it listens
         command = [str(bindir / "oxigraph"), "serve", "--bind", f"127.0.0.1:{port}"]
