@@ -28,7 +28,8 @@ _LINE = re.compile(r'^<([^>]*)> <([^>]*)> (?:<([^>]*)>|"((?:[^"\\]|\\.)*)"(?:\^\
 def _catalogue_lines(directory: Path):
     """The same parse and the same triples as ``bibgraph build``, as N-Triples text."""
     from bibgraph.graph.build import DEFAULT_BASE, graph_lines
-    from bibgraph.graph.model import Catalogue, Iris
+    from bibgraph.graph.iris import Iris
+    from bibgraph.graph.model import Catalogue
 
     return graph_lines([directory], Iris(DEFAULT_BASE), Catalogue(), [], progress=False)
 

@@ -10,7 +10,8 @@ from tqdm import tqdm
 
 from bibgraph.seeds import seed_directory
 
-from .model import Catalogue, Iris
+from .iris import Iris
+from .model import Catalogue
 from .ntriples import unpublishable
 from .parse import find_input_files, parse_file, scan_areas
 from .records import Problem, Record, Repair
@@ -161,7 +162,7 @@ def build_graph(
     """Build the graph of the given files or directories (the seeds if none) into ``store`` (new by default)."""
     iris = Iris(base)
     store = store or OxigraphGraphStore.memory()
-    inputs = list(paths) or [seed_directory()]
+    inputs = list(paths) or [seed_directory()]  # the one place the seeds are the default input
     catalogue = Catalogue()
     problems: list[Problem] = []
     report = BuildReport(problems=problems)

@@ -1,8 +1,10 @@
-"""Network exports: GraphML, GEXF (Gephi), node-link JSON and VOSviewer Online JSON."""
+"""Network exports: GraphML, GEXF (Gephi), node-link JSON and VOSviewer Online JSON.
+
+The table naming them (media types, suffixes, labels) is :data:`bibgraph.graph.formats.NETWORK_SYNTAXES`.
+"""
 
 import io
 import json
-from collections.abc import Callable
 
 import networkx as nx
 
@@ -76,11 +78,3 @@ def vosviewer(
     ]
     document = {"network": {"items": items, "links": links}}
     return json.dumps(document, ensure_ascii=False, indent=1).encode("utf-8")
-
-
-EXPORTS: dict[str, tuple[str, str, Callable[[nx.Graph], bytes]]] = {
-    "graphml": ("application/graphml+xml", "graphml", graphml),
-    "gexf": ("application/gexf+xml", "gexf", gexf),
-    "json": ("application/json", "json", node_link),
-    "vosviewer": ("application/json", "vosviewer.json", vosviewer),
-}

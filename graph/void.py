@@ -6,16 +6,10 @@ import pyoxigraph as ox
 from rdflib import DCTERMS, RDF, VOID, XSD
 
 from .formats import RDF_SYNTAXES
-from .model import Iris
+from .iris import Iris
 from .names import ascii_slug
 from .stores.store import GraphStore
 from .vocab import PREFIXES
-
-DUMP_STEM = "bibgraph"
-
-
-def dump_iri(iris: Iris, suffix: str) -> str:
-    return f"{iris.base}download/{DUMP_STEM}.{suffix}"
 
 
 def void_ntriples(store: GraphStore, iris: Iris) -> Iterator[str]:
@@ -54,10 +48,10 @@ def void_ntriples(store: GraphStore, iris: Iris) -> Iterator[str]:
             ),
         ),
         (dataset, term(VOID.uriSpace), ox.Literal(iris.base)),
-        (dataset, term(VOID.sparqlEndpoint), term(f"{iris.base}sparql")),
+        (dataset, term(VOID.sparqlEndpoint), term(iris.endpoint)),
         (dataset, term(VOID.rootResource), term(iris.scheme)),
     ]
-    triples += [(dataset, term(VOID.dataDump), term(dump_iri(iris, s.suffix))) for s in RDF_SYNTAXES]
+    triples += [(dataset, term(VOID.dataDump), term(iris.dump(s.suffix))) for s in RDF_SYNTAXES]
     namespaces = sorted(set(PREFIXES.values()) - {str(XSD), str(RDF)})
     triples += [(dataset, term(VOID.vocabulary), term(namespace)) for namespace in namespaces]
     triples += [

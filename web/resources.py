@@ -12,11 +12,11 @@ from rdflib import VOID, Literal, URIRef
 from bibgraph.graph import cite
 from bibgraph.graph.formats import RDF_SYNTAXES, RdfSyntax
 from bibgraph.graph.pages import author_profile, concept_page, concept_tree, paper_page, resource_description
-from bibgraph.graph.queries import named_query
-from bibgraph.graph.vocab import PREFIXES, sparql_prologue
+from bibgraph.graph.queries import bind, named_query
+from bibgraph.graph.vocab import PREFIXES
 
 from .graphstore import get_store
-from .links import iri_of, local_url
+from .links import app_iris, iri_of, local_url
 from .negotiation import NotAcceptable, choose_graph
 from .netcache import networks
 from .pages import page_number
@@ -33,8 +33,7 @@ def _alternates(path: str) -> str:
 
 def describe_query(iri: str) -> str:
     """The SPARQL that gives this resource's RDF (linked from every page)."""
-    body = named_query("resource_description").body.replace("?resource", f"<{iri}>")
-    return sparql_prologue() + body
+    return bind(named_query("resource_description").text, resource=iri)
 
 
 def serve(path: str, suffix: str | None, page: Callable[[str], str | None]) -> Response | str:
@@ -100,7 +99,8 @@ def _author(iri: str) -> str | None:
     profile = author_profile(get_store(), iri)
     if profile is None:
         return None
-    key = iri.rsplit("/", 1)[-1]
+    minted = app_iris().parse(iri)
+    key = minted.keys[0] if minted is not None and minted.keys else iri
     return render_template("author.html", title=profile.name, profile=profile, key=key, **_context(iri))
 
 
