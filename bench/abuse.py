@@ -33,8 +33,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.servers import stop
 from bibgraph.graph.vocab import sparql_prologue
-from tests.servers import stop
 
 P = sparql_prologue()
 SLOW = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"  # runs until the deadline

@@ -40,7 +40,10 @@ def _naive(directory: Path, out: Path, store: str) -> int:
     graph = Graph(store=store)
     unescape = {"\\n": "\n", "\\r": "\r", '\\"': '"', "\\\\": "\\"}
     for line in _catalogue_lines(directory):
-        s, p, o, text, datatype = _LINE.match(line.rstrip("\n")).groups()  # type: ignore[union-attr]
+        match = _LINE.match(line.rstrip("\n"))
+        assert match is not None, line  # the builder writes only lines of this shape
+        s, p, o, text, datatype = match.groups()
+        obj: URIRef | Literal
         if o is not None:
             obj = URIRef(o)
         else:

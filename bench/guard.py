@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from rdflib.plugins.sparql.parser import parseQuery
 from rdflib.plugins.sparql.parserutils import CompValue
 
+from bench.service_queries import assemble, oxigraph_runs, pieces
 from bibgraph.graph.serving import guard
-from tests.test_guard import assemble, oxigraph_runs, pieces
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,12 +16,12 @@ from playwright.sync_api import sync_playwright
 from pyvis.network import Network
 
 from bench.generate import write_lists
+from bench.servers import CHROMIUM, CHROMIUM_FLAGS, bibgraph_server
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import rdf_syntax
 from bibgraph.graph.layout import layout
 from bibgraph.graph.networks import Filters, authorships, coauthor_network, topic_network
-from tests.servers import CHROMIUM, CHROMIUM_FLAGS, bibgraph_server
 
 VIEW_CAP = 1000
 # pyvis's template fades its loading bar out on "stabilizationIterationsDone".

@@ -138,9 +138,9 @@ def graph_lines(
             found, trouble = parse_file(path, name, known_areas)
             problems.extend(trouble)
             for record in found:
-                trouble = _unpublishable(record)
-                if trouble:
-                    problems.append(Problem(record.source, record.line, trouble))
+                why = _unpublishable(record)
+                if why:
+                    problems.append(Problem(record.source, record.line, why))
                     continue
                 if report is not None:
                     report.note(record)

@@ -66,7 +66,7 @@ def vosviewer(
             "weights": {
                 "Documents": data.get("papers", 0),
                 "Links": network.degree(node),
-                "Total link strength": sum(strength(d) for d in network[node].values()),  # type: ignore[misc]
+                "Total link strength": sum(strength(d) for d in network[node].values()),
             },
         }
         if positions and node in positions:

@@ -116,10 +116,10 @@ NETWORK_SYNTAXES: tuple[NetworkSyntax, ...] = (
 )
 
 # Every format an endpoint answers in (its service description lists them): results, then graphs.
-ANSWER_FORMAT_IRIS: tuple[str, ...] = tuple(s.iri for s in (*RESULT_SYNTAXES, *RDF_SYNTAXES))
+ANSWER_FORMAT_IRIS: tuple[str, ...] = tuple(s.iri for s in RESULT_SYNTAXES) + tuple(s.iri for s in RDF_SYNTAXES)
 
 
-Syntax = TypeVar("Syntax", RdfSyntax, ResultSyntax, NetworkSyntax)
+Syntax = TypeVar("Syntax", bound=RdfSyntax | ResultSyntax | NetworkSyntax)
 
 
 def _lookup(name: str, table: tuple[Syntax, ...], what: str) -> Syntax:

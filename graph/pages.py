@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from rdflib import Graph
 
 from .ntriples import is_iri
-from .queries import bind, named_query
+from .queries import bind, integer, named_query
 from .stores.store import GraphStore
 
 
@@ -116,8 +116,8 @@ def author_profile(store: GraphStore, iri: str) -> AuthorProfile | None:
             AuthorPaper(
                 iri=str(row["paper"]),
                 label=str(row["label"]),
-                position=int(row["position"]),  # type: ignore[arg-type]
-                listed=int(row["listed"]),  # type: ignore[arg-type]
+                position=integer(row["position"]),
+                listed=integer(row["listed"]),
                 truncated=bool(row["truncated"]),
                 subject=_text(row["conceptLabel"]),
                 area=_text(row["areaLabel"]),
@@ -126,13 +126,13 @@ def author_profile(store: GraphStore, iri: str) -> AuthorProfile | None:
             )
         )
     for row in store.select(bind(named_query("author_coauthors").text, author=iri)):
-        profile.coauthors.append(Coauthor(str(row["coauthor"]), str(row["name"]), int(row["joint"])))  # type: ignore[arg-type]
+        profile.coauthors.append(Coauthor(str(row["coauthor"]), str(row["name"]), integer(row["joint"])))
     return profile
 
 
 def dataset_summary(store: GraphStore) -> dict[str, int]:
     row = store.select(named_query("dataset_summary").text)[0]
-    return {key: int(value or 0) for key, value in row.items()}  # type: ignore[arg-type]
+    return {key: integer(value) for key, value in row.items()}
 
 
 @dataclass
@@ -172,8 +172,8 @@ def paper_page(store: GraphStore, iri: str) -> PaperPage | None:
         label=str(row["label"]),
         abstract=str(row["abstract"]),
         author_list=str(row["authorList"]),
-        listed=int(row["listed"]),
-        truncated=bool(row["truncated"]),  # type: ignore[arg-type]
+        listed=integer(row["listed"]),
+        truncated=bool(row["truncated"]),
         subject=_text(row["concept"]),
         subject_label=_text(row["conceptLabel"]),
         area=_text(row["area"]),
@@ -182,20 +182,17 @@ def paper_page(store: GraphStore, iri: str) -> PaperPage | None:
     for author in store.select(bind(named_query("paper_authors").text, paper=iri)):
         page.authors.append(
             PaperAuthor(
-                int(author["position"]),
-                str(author["person"]),  # type: ignore[arg-type]
+                integer(author["position"]),
+                str(author["person"]),
                 str(author["written"]),
                 str(author["name"]),
             )
         )
     page.sources = [
-        (str(s["file"]), int(s["line"]))
-        for s in store.select(  # type: ignore[arg-type]
-            bind(named_query("paper_sources").text, paper=iri)
-        )
+        (str(s["file"]), integer(s["line"])) for s in store.select(bind(named_query("paper_sources").text, paper=iri))
     ]
     page.by_authors = [
-        Listed(str(r["other"]), str(r["label"]), int(r["shared"]))  # type: ignore[arg-type]
+        Listed(str(r["other"]), str(r["label"]), integer(r["shared"]))
         for r in store.select(bind(named_query("related_by_authors").text, paper=iri))
     ]
     shown = {item.iri for item in page.by_authors}
@@ -247,7 +244,7 @@ def concept_page(store: GraphStore, iri: str, page: int = 1) -> ConceptPage | No
     first = rows[0]
     broader = Listed(str(first["broader"]), str(first["broaderLabel"])) if first["broader"] else None
     narrower = [
-        Listed(str(r["narrower"]), str(r["label"]), int(r["papers"]))  # type: ignore[arg-type]
+        Listed(str(r["narrower"]), str(r["label"]), integer(r["papers"]))
         for r in store.select(bind(named_query("concept_subareas").text, concept=iri))
     ]
     counts = store.select(bind(named_query("concept_counts").text, concept=iri))[0]
@@ -257,7 +254,7 @@ def concept_page(store: GraphStore, iri: str, page: int = 1) -> ConceptPage | No
     )
     papers = [Listed(str(r["paper"]), str(r["label"]), str(r["authorList"])) for r in paper_rows[:PAGE_SIZE]]
     authors = [
-        Listed(str(r["author"]), str(r["name"]), int(r["papers"]))  # type: ignore[arg-type]
+        Listed(str(r["author"]), str(r["name"]), integer(r["papers"]))
         for r in store.select(bind(named_query("concept_authors").text, concept=iri))
     ]
     return ConceptPage(
@@ -269,8 +266,8 @@ def concept_page(store: GraphStore, iri: str, page: int = 1) -> ConceptPage | No
         authors,
         page,
         len(paper_rows) > PAGE_SIZE,
-        int(counts["papers"] or 0),  # type: ignore[arg-type]
-        int(counts["authors"] or 0),  # type: ignore[arg-type]
+        integer(counts["papers"]),
+        integer(counts["authors"]),
     )
 
 
@@ -287,14 +284,14 @@ def concept_tree(store: GraphStore) -> list[TreeArea]:
     """Areas (most papers first) with their subareas; an area's counts include its subareas' papers."""
     rows = store.select(named_query("concept_tree").text)
     areas = {
-        str(r["concept"]): TreeArea(str(r["concept"]), str(r["label"]), int(r["papers"]), int(r["authors"]))  # type: ignore[arg-type]
+        str(r["concept"]): TreeArea(str(r["concept"]), str(r["label"]), integer(r["papers"]), integer(r["authors"]))
         for r in rows
         if r["broader"] is None
     }
     for r in rows:
         if r["broader"] is not None and str(r["broader"]) in areas:
             areas[str(r["broader"])].subareas.append(
-                TreeArea(str(r["concept"]), str(r["label"]), int(r["papers"]), int(r["authors"]))  # type: ignore[arg-type]
+                TreeArea(str(r["concept"]), str(r["label"]), integer(r["papers"]), integer(r["authors"]))
             )
     return list(areas.values())
 
@@ -310,14 +307,13 @@ class Charts:
 
 def charts(store: GraphStore, authors: int) -> Charts:
     per_concept = [
-        (str(r["concept"]), str(r["label"]), _text(r["areaLabel"]), int(r["papers"]))  # type: ignore[arg-type]
+        (str(r["concept"]), str(r["label"]), _text(r["areaLabel"]), integer(r["papers"]))
         for r in store.select(named_query("papers_per_concept").text)
     ]
     per_paper = [
-        (int(r["listed"]), int(r["papers"]))  # type: ignore[arg-type]
-        for r in store.select(named_query("authors_per_paper").text)
+        (integer(r["listed"]), integer(r["papers"])) for r in store.select(named_query("authors_per_paper").text)
     ]
-    degrees = [int(r["degree"]) for r in store.select(named_query("coauthor_degrees").text)]  # type: ignore[arg-type]
+    degrees = [integer(r["degree"]) for r in store.select(named_query("coauthor_degrees").text)]
     histogram = Counter(degrees)
     if authors > len(degrees):
         histogram[0] += authors - len(degrees)
@@ -335,7 +331,7 @@ def author_facts(store: GraphStore) -> dict[str, tuple[int, list[str]]]:
     per_area: dict[str, Counter[str]] = {}
     totals: Counter[str] = Counter()
     for r in store.select(named_query("search_authors").text):
-        author, papers = str(r["author"]), int(r["papers"])  # type: ignore[arg-type]
+        author, papers = str(r["author"]), integer(r["papers"])
         totals[author] += papers  # a paper has one subject, so its author's area groups do not overlap
         if r["areaLabel"] is not None:
             per_area.setdefault(author, Counter())[str(r["areaLabel"])] += papers

@@ -49,6 +49,15 @@ def bind(query: str, **iris: str | Sequence[str]) -> str:
     return query[: where.end()] + "".join(clauses) + query[where.end() :]
 
 
+def integer(value: object) -> int:
+    """A count, position or line number from a query row (an ``xsd:integer`` arrives as ``int``); unbound is 0."""
+    if value is None:
+        return 0
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(f"not a number in a query row: {value!r}")
+
+
 @cache
 def named_query(name: str) -> NamedQuery:
     raw = (files(__package__) / "queries" / f"{name}.rq").read_text(encoding="utf-8")

@@ -5,6 +5,7 @@ from collections.abc import Iterator
 import pyoxigraph as ox
 from rdflib import DCTERMS, RDF, VOID, XSD
 
+from . import queries
 from .formats import RDF_SYNTAXES
 from .iris import Iris
 from .names import ascii_slug
@@ -31,7 +32,7 @@ def void_ntriples(store: GraphStore, iris: Iris) -> Iterator[str]:
     )[0]["n"]
 
     def integer(value: object) -> ox.Literal:
-        return ox.Literal(str(int(value or 0)), datatype=ox.NamedNode(str(XSD.integer)))  # type: ignore[call-overload]
+        return ox.Literal(queries.integer(value))  # an xsd:integer
 
     def term(iri: object) -> ox.NamedNode:
         return ox.NamedNode(str(iri))

@@ -13,6 +13,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
+from bench.servers import free_port
 from bibgraph.graph import atomic
 from bibgraph.graph.atomic import remove_stale_temporaries, temporary_name, write_atomically
 from bibgraph.graph.dataset import COMPLETE_MARKER, prepare
@@ -21,7 +22,6 @@ from bibgraph.seeds import seed_directory
 from bibgraph.web.cli import main
 
 from .conftest import BASE
-from .servers import free_port
 
 
 def _dead_pid() -> int:

@@ -65,7 +65,7 @@ WEIGHTING_ARG = "weighting"  # not a filter (it weighs the links drawn) but pass
 FILTER_ARGS = (*_FILTER_READERS, WEIGHTING_ARG)
 
 
-def _filter_args() -> dict[str, str]:
+def _filter_args() -> dict[str, Any]:
     """The request's map filters alone (other arguments, e.g. ``kind`` or ``_external``, are not ours to pass on)."""
     return {name: request.args[name] for name in FILTER_ARGS if request.args.get(name)}
 

@@ -12,7 +12,7 @@ from rdflib import VOID, Literal, URIRef
 from bibgraph.graph import cite
 from bibgraph.graph.formats import RDF_SYNTAXES, RdfSyntax
 from bibgraph.graph.pages import author_profile, concept_page, concept_tree, paper_page, resource_description
-from bibgraph.graph.queries import bind, named_query
+from bibgraph.graph.queries import bind, integer, named_query
 from bibgraph.graph.vocab import PREFIXES
 
 from .graphstore import get_store
@@ -59,7 +59,7 @@ def serve(path: str, suffix: str | None, page: Callable[[str], str | None]) -> R
         if len(graph) == 0:
             abort(404)
         # JSON-LD compacted with the graph's prefixes (the context published at /context.jsonld)
-        compact = {"context": dict(PREFIXES), "auto_compact": True} if syntax.name == "jsonld" else {}
+        compact: dict[str, Any] = {"context": dict(PREFIXES), "auto_compact": True} if syntax.name == "jsonld" else {}
         body = graph.serialize(format=syntax.rdflib_format, encoding="utf-8", **compact)
         response = Response(body, content_type=f"{syntax.media_type}; charset=utf-8")
     if suffix is None:
@@ -162,7 +162,7 @@ def _dataset(iri: str) -> str | None:
 
     def partitions(link: URIRef, kind: URIRef, count: URIRef) -> list[tuple[str, int]]:
         rows = [
-            (_short(str(graph.value(part, kind))), int(graph.value(part, count) or 0))  # type: ignore[call-overload]
+            (_short(str(graph.value(part, kind))), integer(graph.value(part, count)))
             for part in graph.objects(subject, link)
         ]
         return sorted(rows, key=lambda row: (-row[1], row[0]))
