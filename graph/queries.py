@@ -29,11 +29,14 @@ class NamedQuery:
         return sparql_prologue() + self.body
 
 
-def bind(query: str, **iris: str | Sequence[str]) -> str:
-    """``query`` with variables bound to IRIs (one, or several: a row each) by a ``VALUES`` clause
+Term = str | ox.NamedNode | ox.Literal  # a text is an IRI
+
+
+def bind(query: str, **values: Term | Sequence[Term]) -> str:
+    """``query`` with variables bound to values (one, or several: a row each) by a ``VALUES`` clause
     opening its first ``WHERE`` block, so the engine starts from them.
 
-    The only way values enter a query: each IRI is serialised by pyoxigraph (``ValueError`` for a text
+    The only way values enter a query: each is serialised by pyoxigraph (``ValueError`` for a text
     that is no IRI), so nothing a request holds can change the query's shape. It is plain SPARQL, so it
     works on every store, the remote ones too (pyoxigraph's ``substitutions=`` is local only).
     """
@@ -41,10 +44,11 @@ def bind(query: str, **iris: str | Sequence[str]) -> str:
     if where is None:
         raise ValueError("the query has no WHERE block to bind values in")
     clauses = []
-    for name, given in iris.items():
+    for name, given in values.items():
         if not _VARIABLE.fullmatch(name):
             raise ValueError(f"not a SPARQL variable name: {name!r}")
-        terms = " ".join(str(ox.NamedNode(iri)) for iri in ([given] if isinstance(given, str) else given))
+        row = [given] if isinstance(given, str | ox.NamedNode | ox.Literal) else given
+        terms = " ".join(str(ox.NamedNode(term) if isinstance(term, str) else term) for term in row)
         clauses.append(f" VALUES ?{name} {{ {terms} }}")
     return query[: where.end()] + "".join(clauses) + query[where.end() :]
 

@@ -28,7 +28,10 @@ def void_ntriples(store: GraphStore, iris: Iris) -> Iterator[str]:
     )
     properties = store.select("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY ?p")
     entities = store.select(
-        f"SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s a ?c FILTER(STRSTARTS(STR(?s), {ox.Literal(iris.base)})) }}"
+        queries.bind(
+            "SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s a ?c FILTER(STRSTARTS(STR(?s), ?base)) }",
+            base=ox.Literal(iris.base),
+        )
     )[0]["n"]
 
     def integer(value: object) -> ox.Literal:

@@ -118,3 +118,14 @@ def test_several_values_bind_a_row_each() -> None:
         bind("SELECT * { }", x=iris[0])  # no WHERE keyword: nowhere said to bind
     with pytest.raises(ValueError):
         bind("SELECT * WHERE { }", **{"x }": iris[0]})
+
+
+@given(st.text(max_size=30))
+def test_bound_literals_reach_the_query_exactly(text: str) -> None:
+    """Any text bound as a literal (quotes, braces, newlines, ``}`` ``#``) is that literal in the query."""
+    try:
+        literal = ox.Literal(text)
+    except ValueError:  # lone surrogates: not RDF text at all
+        return
+    rows = list(ox.Store().query(bind("SELECT ?x WHERE { }", x=literal)))
+    assert [row["x"] for row in rows] == [literal]
