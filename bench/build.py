@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from bench.generate import write_lists
@@ -25,7 +26,7 @@ VARIANTS = ("floor", "naive-rdflib", "oxrdflib-add", "bibgraph")
 _LINE = re.compile(r'^<([^>]*)> <([^>]*)> (?:<([^>]*)>|"((?:[^"\\]|\\.)*)"(?:\^\^<([^>]*)>)?) \.$')
 
 
-def _catalogue_lines(directory: Path):
+def _catalogue_lines(directory: Path) -> Iterator[str]:
     """The same parse and the same triples as ``bibgraph build``, as N-Triples text."""
     from bibgraph.graph.build import DEFAULT_BASE, graph_lines
     from bibgraph.graph.iris import Iris

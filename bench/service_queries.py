@@ -62,7 +62,7 @@ COMMENT_ENDS = ["\r", "\n", "\r\n"]
 
 
 @st.composite
-def pieces(draw, depth: int = 0) -> tuple[str, bool, bool]:
+def pieces(draw: st.DrawFn, depth: int = 0) -> tuple[str, bool, bool]:
     kind = draw(st.sampled_from(["noise", "service", "comment", "string", "group", "optional", "operator"]))
     if kind == "noise":
         return f"OPTIONAL {{ ?s ?p {draw(st.sampled_from(NOISE))} }}", False, False

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bibgraph.graph.atomic import write_bytes_atomically
 from bibgraph.graph.build import DEFAULT_BASE, BuildReport, build_graph
@@ -16,6 +17,9 @@ from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, network_synta
 from bibgraph.graph.iris import Iris
 
 from .settings import SETTINGS, resolve
+
+if TYPE_CHECKING:
+    from bibgraph.graph.stores.store import OxigraphGraphStore
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 # Shorter or earlier names some options also answer to.
@@ -140,7 +144,7 @@ def _concept(iris: Iris, slug: str) -> str:
     return iri
 
 
-def _local_store(inputs: Sequence[str], base: str):
+def _local_store(inputs: Sequence[str], base: str) -> "OxigraphGraphStore":
     from bibgraph.graph.dataset import fill
     from bibgraph.graph.stores.store import OxigraphGraphStore
 

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 from typing import BinaryIO
 
-from flask import Blueprint, Flask, abort, current_app, render_template, send_file
+from flask import Blueprint, Flask, Response, abort, current_app, render_template, send_file
 
 from bibgraph.graph.atomic import write_atomically
 from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, RdfSyntax
@@ -61,7 +61,7 @@ def index() -> str:
 
 
 @blueprint.route("/<name>")
-def file(name: str):
+def file(name: str) -> Response:
     if name not in DUMPS and name not in GZIPPED:
         abort(404)
     path = ensure(name)
