@@ -5,14 +5,18 @@ the IRIs' content negotiation, the download pages, the network exports) reads th
 name, so a format is added in one place.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import networkx as nx
 from pyoxigraph import QueryResultsFormat, RdfFormat
 
 from . import exports
+
+if TYPE_CHECKING:  # networkx is loaded when a network is written, never by the build (it costs 11 MB)
+    import networkx as nx
 
 W3C_FORMATS = "http://www.w3.org/ns/formats/"  # the W3C's IRIs of formats, for service descriptions
 

@@ -15,16 +15,15 @@ from .ntriples import is_iri
 
 DUMP_STEM = "bibgraph"  # the dumps are BASE/download/bibgraph.{suffix}
 
-PAPER, AUTHOR, AREA, SUBAREA, SCHEME, DATASET, DUMP, ENDPOINT = (
-    "paper",
-    "author",
-    "area",
-    "subarea",
-    "areas",
-    "dataset",
-    "download",
-    "sparql",
-)
+# The first path segment of each kind of IRI (a subarea's is its area's: ``area/{area}/{subarea}``).
+PAPER = "paper"
+AUTHOR = "author"
+AREA = "area"
+SUBAREA = "subarea"  # a kind, not a segment
+SCHEME = "areas"
+DATASET = "dataset"
+DUMP = "download"
+ENDPOINT = "sparql"
 _SEGMENT = re.compile(r"[^/#?\s]+")  # one key: what a minted key may hold, and what a URL path segment can
 
 
