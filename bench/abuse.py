@@ -29,12 +29,12 @@ import threading
 import time
 import urllib.parse
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.servers import stop
 from bibgraph.graph.vocab import sparql_prologue
-from tests.servers import stop
 
 P = sparql_prologue()
 SLOW = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"  # runs until the deadline
@@ -122,7 +122,7 @@ def server(args: argparse.Namespace) -> Iterator[tuple[int, subprocess.Popen]]:
         stop(process, timeout=20)
 
 
-def loop_until(stop: threading.Event, port: int, source: str, make_query, tally: Tally) -> None:
+def loop_until(stop: threading.Event, port: int, source: str, make_query: Callable[[int], str], tally: Tally) -> None:
     number = 0
     while not stop.is_set():
         tally.add(*post(port, source, make_query(number)))

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from bench.generate import write_lists
@@ -25,10 +26,11 @@ VARIANTS = ("floor", "naive-rdflib", "oxrdflib-add", "bibgraph")
 _LINE = re.compile(r'^<([^>]*)> <([^>]*)> (?:<([^>]*)>|"((?:[^"\\]|\\.)*)"(?:\^\^<([^>]*)>)?) \.$')
 
 
-def _catalogue_lines(directory: Path):
+def _catalogue_lines(directory: Path) -> Iterator[str]:
     """The same parse and the same triples as ``bibgraph build``, as N-Triples text."""
     from bibgraph.graph.build import DEFAULT_BASE, graph_lines
-    from bibgraph.graph.model import Catalogue, Iris
+    from bibgraph.graph.iris import Iris
+    from bibgraph.graph.model import Catalogue
 
     return graph_lines([directory], Iris(DEFAULT_BASE), Catalogue(), [], progress=False)
 
@@ -39,7 +41,10 @@ def _naive(directory: Path, out: Path, store: str) -> int:
     graph = Graph(store=store)
     unescape = {"\\n": "\n", "\\r": "\r", '\\"': '"', "\\\\": "\\"}
     for line in _catalogue_lines(directory):
-        s, p, o, text, datatype = _LINE.match(line.rstrip("\n")).groups()  # type: ignore[union-attr]
+        match = _LINE.match(line.rstrip("\n"))
+        assert match is not None, line  # the builder writes only lines of this shape
+        s, p, o, text, datatype = match.groups()
+        obj: URIRef | Literal
         if o is not None:
             obj = URIRef(o)
         else:

@@ -18,6 +18,7 @@ from bibgraph.graph import authorline
 def check(directory: Path, expected: Expected) -> tuple[list[str], float, bool]:
     """Build ``directory``; return report lines, CPU seconds, and whether everything agrees with ``expected``."""
     from bibgraph.graph.build import build_graph
+    from bibgraph.graph.queries import integer
     from bibgraph.graph.vocab import sparql_prologue
 
     start = time.process_time()
@@ -28,7 +29,7 @@ def check(directory: Path, expected: Expected) -> tuple[list[str], float, bool]:
         + "SELECT ?label (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p dcterms:subject/skos:prefLabel ?label }"
         " GROUP BY ?label"
     )
-    comma_areas = sum(int(row["n"]) for row in rows if str(row["label"]) in COMMA_AREAS)  # type: ignore[arg-type]
+    comma_areas = sum(integer(row["n"]) for row in rows if str(row["label"]) in COMMA_AREAS)
     lines = [
         f"records in {expected['records']:,}, records out {report.records:,}, problems {len(report.problems)}",
         f"papers under a comma area: {comma_areas:,} (written: {expected['class comma area']:,})",

@@ -23,8 +23,8 @@ from PIL import Image
 from playwright.sync_api import Page, sync_playwright
 
 from bench.generate import write_lists
+from bench.servers import CHROMIUM, CHROMIUM_FLAGS, free_port, stop, wait_for_http
 from bibgraph.graph.vocab import sparql_prologue
-from tests.servers import CHROMIUM, CHROMIUM_FLAGS, free_port, stop, wait_for_http
 
 SIZES = {"desktop": (1440, 900), "mobile": (390, 844)}
 BROKEN_QUERY = "SELECT ?paper ?label WHERE {\n  ?paper rdfs:label ?label\n  FILTER (CONTAINS(?label, ))\n}"

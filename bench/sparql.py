@@ -25,13 +25,14 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench.generate import write_lists
+from bench.servers import stop
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import rdf_syntax
 from bibgraph.graph.vocab import sparql_prologue
-from tests.servers import stop
 
 P = sparql_prologue()
 QUERIES = {
@@ -297,9 +298,10 @@ def main() -> None:
             queries = {n: q.replace("AUTHOR", str(author)).replace("PAPER", str(paper)) for n, q in QUERIES.items()}
             running = start_all(args.servers, dump, scratch, stack)
             measure(running, queries, args)
-            results = {kind: {} for kind in args.servers}
+            results: dict[str, dict[str, Any]] = {kind: {} for kind in args.servers}
             for target in running:
-                target.row["peak MB"] = target.watch.stop()  # type: ignore[union-attr]
+                assert target.watch is not None  # start_all watches every server it started
+                target.row["peak MB"] = target.watch.stop()
                 results[target.kind] = target.row
                 print(f"{size} {target.kind}: {target.row}", file=sys.stderr, flush=True)
             report(size, results)

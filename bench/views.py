@@ -10,18 +10,22 @@ import contextlib
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from playwright.sync_api import sync_playwright
 from pyvis.network import Network
 
 from bench.generate import write_lists
+from bench.servers import CHROMIUM, CHROMIUM_FLAGS, bibgraph_server
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import rdf_syntax
 from bibgraph.graph.layout import layout
 from bibgraph.graph.networks import Filters, authorships, coauthor_network, topic_network
-from tests.servers import CHROMIUM, CHROMIUM_FLAGS, bibgraph_server
+
+T = TypeVar("T")
 
 VIEW_CAP = 1000
 # pyvis's template fades its loading bar out on "stabilizationIterationsDone".
@@ -31,13 +35,13 @@ BASELINE_READY = (
 )
 
 
-def timed(function, *args, **kwargs):
+def timed(function: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[T, float]:
     started = time.perf_counter()
     result = function(*args, **kwargs)
     return result, time.perf_counter() - started
 
 
-def browser_seconds(page, url: str, ready: str, timeout_s: float) -> float:
+def browser_seconds(page: Any, url: str, ready: str, timeout_s: float) -> float:
     started = time.perf_counter()
     page.goto(url, timeout=timeout_s * 1000)
     page.wait_for_function(ready, timeout=timeout_s * 1000, polling=50)

@@ -15,7 +15,8 @@ def degrees(network: nx.Graph) -> dict[str, tuple[int, float]]:
 
 
 def betweenness(network: nx.Graph, seed: int = 42) -> dict[str, float]:
-    """Betweenness centrality; sampled (``k`` pivots) above a few thousand nodes to stay interactive."""
+    """Betweenness centrality; sampled (``BETWEENNESS_SAMPLES`` pivots) above ``BETWEENNESS_EXACT_MAX_NODES``
+    nodes to stay interactive."""
     n = network.number_of_nodes()
     k = None if n <= BETWEENNESS_EXACT_MAX_NODES else BETWEENNESS_SAMPLES
     return nx.betweenness_centrality(network, k=k, seed=seed if k else None, normalized=True)

@@ -35,7 +35,7 @@ def _alive(pid: int) -> bool:
 def remove_stale_temporaries(directory: Path) -> list[Path]:
     """Remove the temporaries (files, or store directories) of our own naming in ``directory`` whose
     writing process is gone."""
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(directory.iterdir())
     except OSError:

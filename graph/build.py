@@ -10,7 +10,8 @@ from tqdm import tqdm
 
 from bibgraph.seeds import seed_directory
 
-from .model import Catalogue, Iris
+from .iris import Iris
+from .model import Catalogue
 from .ntriples import unpublishable
 from .parse import find_input_files, parse_file, scan_areas
 from .records import Problem, Record, Repair
@@ -137,9 +138,9 @@ def graph_lines(
             found, trouble = parse_file(path, name, known_areas)
             problems.extend(trouble)
             for record in found:
-                trouble = _unpublishable(record)
-                if trouble:
-                    problems.append(Problem(record.source, record.line, trouble))
+                why = _unpublishable(record)
+                if why:
+                    problems.append(Problem(record.source, record.line, why))
                     continue
                 if report is not None:
                     report.note(record)
@@ -161,7 +162,7 @@ def build_graph(
     """Build the graph of the given files or directories (the seeds if none) into ``store`` (new by default)."""
     iris = Iris(base)
     store = store or OxigraphGraphStore.memory()
-    inputs = list(paths) or [seed_directory()]
+    inputs = list(paths) or [seed_directory()]  # the one place the seeds are the default input
     catalogue = Catalogue()
     problems: list[Problem] = []
     report = BuildReport(problems=problems)

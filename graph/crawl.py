@@ -8,8 +8,7 @@ from collections.abc import Iterator
 
 from rdflib import FOAF, SKOS
 
-from .pages import _bind
-from .queries import named_query
+from .queries import bind, named_query
 from .stores.store import GraphStore
 from .vocab import SCHEMA
 
@@ -26,14 +25,14 @@ def resource_counts(store: GraphStore) -> dict[str, int]:
     """How many resources of each page kind the store holds."""
     counts = {}
     for kind, iri in PAGE_CLASSES.items():
-        rows = store.select(_bind(named_query("sitemap_count").text, **{"class": iri}))
+        rows = store.select(bind(named_query("sitemap_count").text, **{"class": iri}))
         counts[kind] = int(rows[0]["count"] or 0)
     return counts
 
 
 def resources(store: GraphStore, kind: str, chunk: int) -> Iterator[str]:
     """IRIs of chunk ``chunk`` (0-based) of the resources of ``kind``."""
-    query = _bind(named_query("sitemap_resources").text, **{"class": PAGE_CLASSES[kind]})
+    query = bind(named_query("sitemap_resources").text, **{"class": PAGE_CLASSES[kind]})
     query += f"\nLIMIT {SITEMAP_LIMIT} OFFSET {SITEMAP_LIMIT * chunk}"
     for row in store.iter_select(query):
         yield str(row["resource"])

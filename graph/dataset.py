@@ -15,14 +15,14 @@ import pyoxigraph as ox
 
 from .atomic import remove_stale_temporaries, temporary_name
 from .build import BuildReport, build_graph
-from .formats import RDF_SYNTAXES
+from .formats import RDF_SYNTAXES, rdf_syntax
 from .serving.pool import Opener
 from .stores.remote import RemoteGraphStore
 from .stores.store import OxigraphGraphStore
 
 COMPLETE_MARKER = "bibgraph-store-complete"  # written last: a store directory without it is half-built
 LARGE_GRAPH_TRIPLES = 1_000_000  # above this, suggest the disk store (100k records: 1.2 GB on disk, 3.8 GB in memory)
-_DUMP_SUFFIXES = {f".{syntax.suffix}": syntax for syntax in RDF_SYNTAXES} | {".json": RDF_SYNTAXES[2]}
+_DUMP_SUFFIXES = {f".{syntax.suffix}": syntax for syntax in RDF_SYNTAXES} | {".json": rdf_syntax("jsonld")}
 
 
 def is_dump(path: Path) -> bool:
@@ -40,7 +40,7 @@ def fill(store: OxigraphGraphStore, inputs: Sequence[Path], base: str) -> BuildR
             )
         except (SyntaxError, OSError) as error:  # a bad dump is refused in one line, never served half-loaded
             raise ValueError(f"{path}: cannot load this dump: {error}") from error
-    if lists or not dumps:
+    if lists or not dumps:  # nothing given at all: build_graph builds its default, the seeds
         _, report = build_graph(lists, base=base, store=store, progress=True)
         for problem in report.problems:
             print(problem, file=sys.stderr)

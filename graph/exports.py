@@ -1,14 +1,24 @@
-"""Network exports: GraphML, GEXF (Gephi), node-link JSON and VOSviewer Online JSON."""
+"""Network exports: GraphML, GEXF (Gephi), node-link JSON and VOSviewer Online JSON.
+
+The table naming them (media types, suffixes, labels) is :data:`bibgraph.graph.formats.NETWORK_SYNTAXES`.
+networkx is imported by the writers that use it, not with this module: the formats table imports
+this module, and the build, which reads that table, never needs networkx (11 MB of memory).
+"""
+
+from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 def _flat(network: nx.Graph) -> nx.Graph:
     """A copy whose attributes are all scalars (GraphML and GEXF cannot hold lists or sets)."""
+    import networkx as nx
+
     flat = nx.Graph()
     for node, data in network.nodes(data=True):
         flat.add_node(
@@ -25,18 +35,24 @@ def _flat(network: nx.Graph) -> nx.Graph:
 
 
 def graphml(network: nx.Graph) -> bytes:
+    import networkx as nx
+
     out = io.BytesIO()
     nx.write_graphml(_flat(network), out, encoding="utf-8")
     return out.getvalue()
 
 
 def gexf(network: nx.Graph) -> bytes:
+    import networkx as nx
+
     out = io.BytesIO()
     nx.write_gexf(_flat(network), out, encoding="utf-8")
     return out.getvalue()
 
 
 def node_link(network: nx.Graph) -> bytes:
+    import networkx as nx
+
     data = nx.node_link_data(_flat(network), edges="links")
     return json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8")
 
@@ -64,7 +80,7 @@ def vosviewer(
             "weights": {
                 "Documents": data.get("papers", 0),
                 "Links": network.degree(node),
-                "Total link strength": sum(strength(d) for d in network[node].values()),  # type: ignore[misc]
+                "Total link strength": sum(strength(d) for d in network[node].values()),
             },
         }
         if positions and node in positions:
@@ -76,11 +92,3 @@ def vosviewer(
     ]
     document = {"network": {"items": items, "links": links}}
     return json.dumps(document, ensure_ascii=False, indent=1).encode("utf-8")
-
-
-EXPORTS: dict[str, tuple[str, str, Callable[[nx.Graph], bytes]]] = {
-    "graphml": ("application/graphml+xml", "graphml", graphml),
-    "gexf": ("application/gexf+xml", "gexf", gexf),
-    "json": ("application/json", "json", node_link),
-    "vosviewer": ("application/json", "vosviewer.json", vosviewer),
-}

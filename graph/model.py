@@ -7,15 +7,14 @@ term object per node; the IRIs here are all minted by us, so only literals need 
 (:mod:`bibgraph.graph.ntriples`).
 """
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from rdflib import DCTERMS, FOAF, PROV, RDF, RDFS, SKOS
 
 from .authorline import CORRESPONDING_MARKS, EQUAL_CONTRIBUTION_MARKS
+from .iris import Iris
 from .names import concept_key, name_parts, normalise, person_key, short_hash, tidy
-from .ntriples import is_iri
 from .ntriples import literal as _literal
 from .ntriples import typed as _typed
 from .plaintext import plain_text
@@ -25,43 +24,6 @@ from .vocab import BG, SCHEMA
 TRUNCATION_SUFFIX = " 等"
 LABEL_WORDS_CHARS = 60
 LEAD_CHARS = 30
-
-
-class Iris:
-    """Every IRI bibgraph mints, under one base IRI (so a deployment can mint its own)."""
-
-    def __init__(self, base: str) -> None:
-        if not re.fullmatch(r"https?://[^\s<>\"{}|\\^`]+/", base) or not is_iri(base):
-            raise ValueError(f"base IRI must be an http(s) IRI ending in '/': {base!r}")
-        self.base = base
-
-    def paper(self, paper_id: str) -> str:
-        return f"{self.base}paper/{paper_id}"
-
-    def person(self, key: str) -> str:
-        return f"{self.base}author/{key}"
-
-    def area(self, area_key: str) -> str:
-        return f"{self.base}area/{area_key}"
-
-    def subarea(self, area_key: str, subarea_key: str) -> str:
-        return f"{self.base}area/{area_key}/{subarea_key}"
-
-    @property
-    def scheme(self) -> str:
-        return f"{self.base}areas"
-
-    @property
-    def dataset(self) -> str:
-        return f"{self.base}dataset"
-
-    @staticmethod
-    def authorship(paper_iri: str, position: int) -> str:
-        return f"{paper_iri}#authorship-{position}"
-
-    @staticmethod
-    def source(paper_iri: str, index: int) -> str:
-        return f"{paper_iri}#source-{index}"
 
 
 def paper_id(record: Record) -> str:

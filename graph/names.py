@@ -82,10 +82,10 @@ def name_parts(name: str) -> tuple[str, str] | None:
     ``Xiaoyi MAI``) is the family name, as that habit intends.
     """
     if _HAN_NAME.fullmatch(name):
-        family = 2 if name[:2] in _COMPOUND_SURNAMES else 1
-        if len(name) - family not in (1, 2):
+        surname = 2 if name[:2] in _COMPOUND_SURNAMES else 1
+        if len(name) - surname not in (1, 2):
             return None
-        return name[family:], name[:family]
+        return name[surname:], name[:surname]
     words = name.split()
     if len(words) < 2 or _NOT_A_PERSON.search(name) or any(ord(c) >= 0x3000 for c in name):
         return None

@@ -17,7 +17,7 @@ from itertools import combinations
 
 import networkx as nx
 
-from .queries import named_query
+from .queries import integer, named_query
 from .stores.store import GraphStore
 
 AREA, SUBAREA = "area", "subarea"
@@ -52,7 +52,11 @@ class Filters:
 
 def _shared(value: object) -> str | None:
     """One string object per distinct IRI or label: each recurs on many rows (kept for the app's lifetime)."""
-    return None if value is None else sys.intern(str(value))
+    return None if value is None else _interned(value)
+
+
+def _interned(value: object) -> str:
+    return sys.intern(str(value))
 
 
 def authorships(store: GraphStore) -> list[Authorship]:
@@ -60,10 +64,10 @@ def authorships(store: GraphStore) -> list[Authorship]:
     rows = store.iter_select(named_query("network_authorships").text)
     return [
         Authorship(
-            paper=_shared(row["paper"]),  # type: ignore[arg-type]
-            author=_shared(row["author"]),  # type: ignore[arg-type]
-            name=_shared(row["name"]),  # type: ignore[arg-type]
-            listed=int(row["listed"] or 0),  # type: ignore[arg-type]
+            paper=_interned(row["paper"]),
+            author=_interned(row["author"]),
+            name=_interned(row["name"]),
+            listed=integer(row["listed"]),
             truncated=bool(row["truncated"]),
             concept=_shared(row["concept"]),
             concept_label=_shared(row["conceptLabel"]),

@@ -10,15 +10,8 @@ from dataclasses import dataclass, field
 from rdflib import Graph
 
 from .ntriples import is_iri
-from .queries import named_query
+from .queries import bind, integer, named_query
 from .stores.store import GraphStore
-
-
-def _bind(query: str, **iris: str) -> str:
-    """Bind variables to IRIs by a ``VALUES`` clause placed at the start of the WHERE block."""
-    values = " ".join(f"VALUES ?{name} {{ <{iri}> }}" for name, iri in iris.items())
-    head, brace, rest = query.partition("WHERE {")
-    return f"{head}{brace} {values}{rest}"
 
 
 @dataclass
@@ -113,18 +106,18 @@ def _check_iri(iri: str) -> str:
 
 def author_profile(store: GraphStore, iri: str) -> AuthorProfile | None:
     iri = _check_iri(iri)
-    rows = store.select(_bind(named_query("author_profile").text, author=iri))
+    rows = store.select(bind(named_query("author_profile").text, author=iri))
     if not rows:
         return None
     alts = str(rows[0]["alts"] or "")
     profile = AuthorProfile(iri, str(rows[0]["name"]), sorted(a for a in alts.split("\x1f") if a))
-    for row in store.select(_bind(named_query("author_papers").text, author=iri)):
+    for row in store.select(bind(named_query("author_papers").text, author=iri)):
         profile.papers.append(
             AuthorPaper(
                 iri=str(row["paper"]),
                 label=str(row["label"]),
-                position=int(row["position"]),  # type: ignore[arg-type]
-                listed=int(row["listed"]),  # type: ignore[arg-type]
+                position=integer(row["position"]),
+                listed=integer(row["listed"]),
                 truncated=bool(row["truncated"]),
                 subject=_text(row["conceptLabel"]),
                 area=_text(row["areaLabel"]),
@@ -132,14 +125,14 @@ def author_profile(store: GraphStore, iri: str) -> AuthorProfile | None:
                 area_iri=_text(row["area"]),
             )
         )
-    for row in store.select(_bind(named_query("author_coauthors").text, author=iri)):
-        profile.coauthors.append(Coauthor(str(row["coauthor"]), str(row["name"]), int(row["joint"])))  # type: ignore[arg-type]
+    for row in store.select(bind(named_query("author_coauthors").text, author=iri)):
+        profile.coauthors.append(Coauthor(str(row["coauthor"]), str(row["name"]), integer(row["joint"])))
     return profile
 
 
 def dataset_summary(store: GraphStore) -> dict[str, int]:
     row = store.select(named_query("dataset_summary").text)[0]
-    return {key: int(value or 0) for key, value in row.items()}  # type: ignore[arg-type]
+    return {key: integer(value) for key, value in row.items()}
 
 
 @dataclass
@@ -170,7 +163,7 @@ class PaperPage:
 
 def paper_page(store: GraphStore, iri: str) -> PaperPage | None:
     iri = _check_iri(iri)
-    rows = store.select(_bind(named_query("paper").text, paper=iri))
+    rows = store.select(bind(named_query("paper").text, paper=iri))
     if not rows:
         return None
     row = rows[0]
@@ -179,36 +172,33 @@ def paper_page(store: GraphStore, iri: str) -> PaperPage | None:
         label=str(row["label"]),
         abstract=str(row["abstract"]),
         author_list=str(row["authorList"]),
-        listed=int(row["listed"]),
-        truncated=bool(row["truncated"]),  # type: ignore[arg-type]
+        listed=integer(row["listed"]),
+        truncated=bool(row["truncated"]),
         subject=_text(row["concept"]),
         subject_label=_text(row["conceptLabel"]),
         area=_text(row["area"]),
         area_label=_text(row["areaLabel"]),
     )
-    for author in store.select(_bind(named_query("paper_authors").text, paper=iri)):
+    for author in store.select(bind(named_query("paper_authors").text, paper=iri)):
         page.authors.append(
             PaperAuthor(
-                int(author["position"]),
-                str(author["person"]),  # type: ignore[arg-type]
+                integer(author["position"]),
+                str(author["person"]),
                 str(author["written"]),
                 str(author["name"]),
             )
         )
     page.sources = [
-        (str(s["file"]), int(s["line"]))
-        for s in store.select(  # type: ignore[arg-type]
-            _bind(named_query("paper_sources").text, paper=iri)
-        )
+        (str(s["file"]), integer(s["line"])) for s in store.select(bind(named_query("paper_sources").text, paper=iri))
     ]
     page.by_authors = [
-        Listed(str(r["other"]), str(r["label"]), int(r["shared"]))  # type: ignore[arg-type]
-        for r in store.select(_bind(named_query("related_by_authors").text, paper=iri))
+        Listed(str(r["other"]), str(r["label"]), integer(r["shared"]))
+        for r in store.select(bind(named_query("related_by_authors").text, paper=iri))
     ]
     shown = {item.iri for item in page.by_authors}
     page.by_subject = [
         Listed(str(r["other"]), str(r["label"]))
-        for r in store.select(_bind(named_query("related_by_subject").text, paper=iri))
+        for r in store.select(bind(named_query("related_by_subject").text, paper=iri))
         if str(r["other"]) not in shown
     ]
     return page
@@ -248,24 +238,24 @@ PAGE_SIZE = 50
 
 def concept_page(store: GraphStore, iri: str, page: int = 1) -> ConceptPage | None:
     iri = _check_iri(iri)
-    rows = store.select(_bind(named_query("concept").text, concept=iri))
+    rows = store.select(bind(named_query("concept").text, concept=iri))
     if not rows:
         return None
     first = rows[0]
     broader = Listed(str(first["broader"]), str(first["broaderLabel"])) if first["broader"] else None
     narrower = [
-        Listed(str(r["narrower"]), str(r["label"]), int(r["papers"]))  # type: ignore[arg-type]
-        for r in store.select(_bind(named_query("concept_subareas").text, concept=iri))
+        Listed(str(r["narrower"]), str(r["label"]), integer(r["papers"]))
+        for r in store.select(bind(named_query("concept_subareas").text, concept=iri))
     ]
-    counts = store.select(_bind(named_query("concept_counts").text, concept=iri))[0]
+    counts = store.select(bind(named_query("concept_counts").text, concept=iri))[0]
     offset = (page - 1) * PAGE_SIZE
     paper_rows = store.select(
-        _bind(named_query("concept_papers").text, concept=iri) + f" LIMIT {PAGE_SIZE + 1} OFFSET {offset}"
+        bind(named_query("concept_papers").text, concept=iri) + f" LIMIT {PAGE_SIZE + 1} OFFSET {offset}"
     )
     papers = [Listed(str(r["paper"]), str(r["label"]), str(r["authorList"])) for r in paper_rows[:PAGE_SIZE]]
     authors = [
-        Listed(str(r["author"]), str(r["name"]), int(r["papers"]))  # type: ignore[arg-type]
-        for r in store.select(_bind(named_query("concept_authors").text, concept=iri))
+        Listed(str(r["author"]), str(r["name"]), integer(r["papers"]))
+        for r in store.select(bind(named_query("concept_authors").text, concept=iri))
     ]
     return ConceptPage(
         iri,
@@ -276,8 +266,8 @@ def concept_page(store: GraphStore, iri: str, page: int = 1) -> ConceptPage | No
         authors,
         page,
         len(paper_rows) > PAGE_SIZE,
-        int(counts["papers"] or 0),  # type: ignore[arg-type]
-        int(counts["authors"] or 0),  # type: ignore[arg-type]
+        integer(counts["papers"]),
+        integer(counts["authors"]),
     )
 
 
@@ -294,14 +284,14 @@ def concept_tree(store: GraphStore) -> list[TreeArea]:
     """Areas (most papers first) with their subareas; an area's counts include its subareas' papers."""
     rows = store.select(named_query("concept_tree").text)
     areas = {
-        str(r["concept"]): TreeArea(str(r["concept"]), str(r["label"]), int(r["papers"]), int(r["authors"]))  # type: ignore[arg-type]
+        str(r["concept"]): TreeArea(str(r["concept"]), str(r["label"]), integer(r["papers"]), integer(r["authors"]))
         for r in rows
         if r["broader"] is None
     }
     for r in rows:
         if r["broader"] is not None and str(r["broader"]) in areas:
             areas[str(r["broader"])].subareas.append(
-                TreeArea(str(r["concept"]), str(r["label"]), int(r["papers"]), int(r["authors"]))  # type: ignore[arg-type]
+                TreeArea(str(r["concept"]), str(r["label"]), integer(r["papers"]), integer(r["authors"]))
             )
     return list(areas.values())
 
@@ -317,14 +307,13 @@ class Charts:
 
 def charts(store: GraphStore, authors: int) -> Charts:
     per_concept = [
-        (str(r["concept"]), str(r["label"]), _text(r["areaLabel"]), int(r["papers"]))  # type: ignore[arg-type]
+        (str(r["concept"]), str(r["label"]), _text(r["areaLabel"]), integer(r["papers"]))
         for r in store.select(named_query("papers_per_concept").text)
     ]
     per_paper = [
-        (int(r["listed"]), int(r["papers"]))  # type: ignore[arg-type]
-        for r in store.select(named_query("authors_per_paper").text)
+        (integer(r["listed"]), integer(r["papers"])) for r in store.select(named_query("authors_per_paper").text)
     ]
-    degrees = [int(r["degree"]) for r in store.select(named_query("coauthor_degrees").text)]  # type: ignore[arg-type]
+    degrees = [integer(r["degree"]) for r in store.select(named_query("coauthor_degrees").text)]
     histogram = Counter(degrees)
     if authors > len(degrees):
         histogram[0] += authors - len(degrees)
@@ -342,7 +331,7 @@ def author_facts(store: GraphStore) -> dict[str, tuple[int, list[str]]]:
     per_area: dict[str, Counter[str]] = {}
     totals: Counter[str] = Counter()
     for r in store.select(named_query("search_authors").text):
-        author, papers = str(r["author"]), int(r["papers"])  # type: ignore[arg-type]
+        author, papers = str(r["author"]), integer(r["papers"])
         totals[author] += papers  # a paper has one subject, so its author's area groups do not overlap
         if r["areaLabel"] is not None:
             per_area.setdefault(author, Counter())[str(r["areaLabel"])] += papers
@@ -356,14 +345,13 @@ def abstracts(store: GraphStore, iris: list[str]) -> dict[str, str]:
     """The abstracts of a few papers (a page of search results), in one query."""
     if not iris:
         return {}
-    values = " ".join(f"<{_check_iri(iri)}>" for iri in iris)
-    query = named_query("abstracts").text.replace("WHERE {", f"WHERE {{ VALUES ?paper {{ {values} }}", 1)
+    query = bind(named_query("abstracts").text, paper=iris)
     return {str(r["paper"]): str(r["abstract"]) for r in store.select(query)}
 
 
 def resource_description(store: GraphStore, iri: str) -> Graph:
     """The RDF a dereferenced IRI answers with (its triples, plus its authorship and source nodes)."""
-    return store.construct(_bind(named_query("resource_description").text, resource=_check_iri(iri)))
+    return store.construct(bind(named_query("resource_description").text, resource=iri))
 
 
 def histogram_bins(counts: list[tuple[int, int]], most: int = 24) -> list[tuple[str, int]]:

@@ -16,6 +16,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
@@ -307,7 +308,7 @@ def scan_areas(files: Iterable[Path]) -> frozenset[str]:
     for path in files:
         try:
             with path.open("rb") as stream:
-                for raw in iter(lambda s=stream: s.readline(MAX_LINE_BYTES + 1), b""):
+                for raw in iter(partial(stream.readline, MAX_LINE_BYTES + 1), b""):
                     if separator in raw and len(raw) <= MAX_AREA_CHARS * 4:
                         pair = split_area(raw.decode("utf-8", "replace").strip())
                         if pair:

@@ -4,11 +4,18 @@ A file starts with ``# title: ...``; the prologue of :data:`~bibgraph.graph.voca
 prepended when it is loaded, so files stay short and agree on prefixes.
 """
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 
+import pyoxigraph as ox
+
 from .vocab import sparql_prologue
+
+_WHERE = re.compile(r"\bWHERE\s*\{", re.IGNORECASE)
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -20,6 +27,39 @@ class NamedQuery:
     @property
     def text(self) -> str:
         return sparql_prologue() + self.body
+
+
+Term = str | ox.NamedNode | ox.Literal  # a text is an IRI
+
+
+def bind(query: str, **values: Term | Sequence[Term]) -> str:
+    """``query`` with variables bound to values (one, or several: a row each) by a ``VALUES`` clause
+    opening its first ``WHERE`` block, so the engine starts from them.
+
+    The only way values enter a query: each is serialised by pyoxigraph (``ValueError`` for a text
+    that is no IRI), so nothing a request holds can change the query's shape. It is plain SPARQL, so it
+    works on every store, the remote ones too (pyoxigraph's ``substitutions=`` is local only).
+    """
+    where = _WHERE.search(query)
+    if where is None:
+        raise ValueError("the query has no WHERE block to bind values in")
+    clauses = []
+    for name, given in values.items():
+        if not _VARIABLE.fullmatch(name):
+            raise ValueError(f"not a SPARQL variable name: {name!r}")
+        row = [given] if isinstance(given, str | ox.NamedNode | ox.Literal) else given
+        terms = " ".join(str(ox.NamedNode(term) if isinstance(term, str) else term) for term in row)
+        clauses.append(f" VALUES ?{name} {{ {terms} }}")
+    return query[: where.end()] + "".join(clauses) + query[where.end() :]
+
+
+def integer(value: object) -> int:
+    """A count, position or line number from a query row (an ``xsd:integer`` arrives as ``int``); unbound is 0."""
+    if value is None:
+        return 0
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(f"not a number in a query row: {value!r}")
 
 
 @cache

@@ -1,6 +1,8 @@
 """Vocabularies: our own terms as an rdflib ``DefinedNamespace`` and the standard ones we reuse."""
 
-from rdflib import DCTERMS, FOAF, OWL, PROV, RDF, RDFS, SDO, SKOS, VOID, XSD, Namespace, URIRef
+from typing import Any
+
+from rdflib import DCTERMS, FOAF, OWL, PROV, RDF, RDFS, SDO, SKOS, VOID, XSD, Graph, Namespace, URIRef
 from rdflib.namespace import DefinedNamespace
 
 BG_NAMESPACE = "https://w3id.org/bibgraph/ontology#"
@@ -49,3 +51,12 @@ PREFIXES: dict[str, str] = {
 def sparql_prologue() -> str:
     """``PREFIX`` lines for every prefix in :data:`PREFIXES`."""
     return "".join(f"PREFIX {prefix}: <{iri}>\n" for prefix, iri in PREFIXES.items())
+
+
+def prefixed_graph(**graph_args: Any) -> Graph:
+    """An rdflib ``Graph`` (``graph_args`` as rdflib takes them) that writes the terms with :data:`PREFIXES`,
+    so every graph the project serialises reads the same (``override``: ours win over rdflib's defaults)."""
+    graph = Graph(**graph_args)
+    for prefix, iri in PREFIXES.items():
+        graph.bind(prefix, iri, override=True)
+    return graph

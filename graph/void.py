@@ -5,17 +5,12 @@ from collections.abc import Iterator
 import pyoxigraph as ox
 from rdflib import DCTERMS, RDF, VOID, XSD
 
+from . import queries
 from .formats import RDF_SYNTAXES
-from .model import Iris
+from .iris import Iris
 from .names import ascii_slug
 from .stores.store import GraphStore
 from .vocab import PREFIXES
-
-DUMP_STEM = "bibgraph"
-
-
-def dump_iri(iris: Iris, suffix: str) -> str:
-    return f"{iris.base}download/{DUMP_STEM}.{suffix}"
 
 
 def void_ntriples(store: GraphStore, iris: Iris) -> Iterator[str]:
@@ -33,11 +28,14 @@ def void_ntriples(store: GraphStore, iris: Iris) -> Iterator[str]:
     )
     properties = store.select("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY ?p")
     entities = store.select(
-        f"SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s a ?c FILTER(STRSTARTS(STR(?s), {ox.Literal(iris.base)})) }}"
+        queries.bind(
+            "SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s a ?c FILTER(STRSTARTS(STR(?s), ?base)) }",
+            base=ox.Literal(iris.base),
+        )
     )[0]["n"]
 
     def integer(value: object) -> ox.Literal:
-        return ox.Literal(str(int(value or 0)), datatype=ox.NamedNode(str(XSD.integer)))  # type: ignore[call-overload]
+        return ox.Literal(queries.integer(value))  # an xsd:integer
 
     def term(iri: object) -> ox.NamedNode:
         return ox.NamedNode(str(iri))
@@ -54,10 +52,10 @@ def void_ntriples(store: GraphStore, iris: Iris) -> Iterator[str]:
             ),
         ),
         (dataset, term(VOID.uriSpace), ox.Literal(iris.base)),
-        (dataset, term(VOID.sparqlEndpoint), term(f"{iris.base}sparql")),
+        (dataset, term(VOID.sparqlEndpoint), term(iris.endpoint)),
         (dataset, term(VOID.rootResource), term(iris.scheme)),
     ]
-    triples += [(dataset, term(VOID.dataDump), term(dump_iri(iris, s.suffix))) for s in RDF_SYNTAXES]
+    triples += [(dataset, term(VOID.dataDump), term(iris.dump(s.suffix))) for s in RDF_SYNTAXES]
     namespaces = sorted(set(PREFIXES.values()) - {str(XSD), str(RDF)})
     triples += [(dataset, term(VOID.vocabulary), term(namespace)) for namespace in namespaces]
     triples += [

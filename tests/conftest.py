@@ -94,7 +94,7 @@ def browser():
     """Debian's chromium driven by Playwright (``playwright install`` cannot fetch browsers here)."""
     from playwright.sync_api import sync_playwright
 
-    from .servers import CHROMIUM, CHROMIUM_FLAGS
+    from bench.servers import CHROMIUM, CHROMIUM_FLAGS
 
     assert Path(CHROMIUM).exists(), "Debian's chromium is needed: run tests/setup-system.sh"
     with sync_playwright() as playwright:

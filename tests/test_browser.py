@@ -8,14 +8,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
+from bench.servers import bibgraph_server, free_port
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.model import paper_id
 from bibgraph.graph.names import person_key
 from bibgraph.graph.networks import Filters, authorships, coauthor_network, topic_map
 from bibgraph.graph.parse import parse_file
 from bibgraph.seeds import seed_directory
-
-from .servers import bibgraph_server, free_port
 
 pytestmark = pytest.mark.browser
 HOSTILE = "<img src=x onerror=alert(1)>"

@@ -15,12 +15,12 @@ from contextlib import ExitStack
 
 import pytest
 
+from bench.servers import free_port, stop, wait_for_http
 from bibgraph.web.graphstore import client_key
 from bibgraph.web.server import waitress_options
 from bibgraph.web.settings import defaults
 
 from .conftest import make_app
-from .servers import free_port, stop, wait_for_http
 from .test_pool import CRASHER, MEDIUM, children, wait_until
 
 

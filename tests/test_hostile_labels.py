@@ -14,7 +14,8 @@ from rdflib import Literal as RdfLiteral
 
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.formats import RDF_SYNTAXES
-from bibgraph.graph.model import Catalogue, Iris
+from bibgraph.graph.iris import Iris
+from bibgraph.graph.model import Catalogue
 from bibgraph.graph.names import person_key
 from bibgraph.graph.ntriples import iri, literal, typed, unpublishable
 from bibgraph.graph.records import Record

@@ -11,9 +11,8 @@ from rdflib import Graph, Literal
 from rdflib.plugins.stores.sparqlstore import SPARQLStore
 from SPARQLWrapper import CSV, JSON, TURTLE, SPARQLWrapper
 
+from bench.servers import bibgraph_server
 from bibgraph.graph.vocab import sparql_prologue
-
-from .servers import bibgraph_server
 
 TOP = sparql_prologue() + (
     "SELECT ?name (COUNT(?p) AS ?n) WHERE { ?p dcterms:creator ?a . ?a foaf:name ?name }"

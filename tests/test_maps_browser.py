@@ -7,13 +7,12 @@ import networkx as nx
 import pytest
 from playwright.sync_api import Browser, Page
 
+from bench.servers import bibgraph_server, free_port
 from bibgraph.graph import analytics
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.names import person_key
 from bibgraph.graph.networks import authorships, bipartite_graph
 from bibgraph.seeds import seed_directory
-
-from .servers import bibgraph_server, free_port
 
 pytestmark = pytest.mark.browser
 READY = "body[data-network-ready]"

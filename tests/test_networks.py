@@ -8,7 +8,7 @@ import pytest
 
 from bibgraph.graph import analytics
 from bibgraph.graph.build import build_graph
-from bibgraph.graph.exports import EXPORTS
+from bibgraph.graph.formats import NETWORK_SYNTAXES
 from bibgraph.graph.networks import (
     Filters,
     assign_communities,
@@ -133,8 +133,9 @@ def test_seed_networks(seed_store) -> None:
 
 def test_exports_parse_back(rows) -> None:
     network = coauthor_network(rows)
-    for name, (_, _, export) in EXPORTS.items():
-        data = export(network)
+    for syntax in NETWORK_SYNTAXES:
+        name = syntax.name
+        data = syntax.export(network, lambda: {node: (0.0, 1.0) for node in network})
         if name in ("graphml", "gexf"):
             ET.fromstring(data)
             back = nx.read_graphml(__import__("io").BytesIO(data)) if name == "graphml" else None
@@ -147,6 +148,7 @@ def test_exports_parse_back(rows) -> None:
             assert len(document["items"]) == network.number_of_nodes()
             assert len(document["links"]) == network.number_of_edges()
             assert {"Documents", "Links", "Total link strength"} <= set(document["items"][0]["weights"])
+            assert all((item["x"], item["y"]) == (0.0, 1.0) for item in document["items"])  # positions are used
 
 
 def test_export_graph_command(tmp_path) -> None:

@@ -10,11 +10,10 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page
 
+from bench.servers import bibgraph_server
 from bibgraph.graph.names import person_key
 from bibgraph.graph.vocab import sparql_prologue
 from bibgraph.seeds import seed_directory
-
-from .servers import bibgraph_server
 
 pytestmark = pytest.mark.browser
 ARABIC_ABSTRACT = "نقترح طريقة جديدة لتعلم النماذج. We evaluate on three benchmarks."

@@ -13,6 +13,7 @@ def test_ci_runs_the_readme_test_command() -> None:
     commands = re.findall(r"```sh\n(.*?)\n```", README, flags=re.S)
     test_command = next(command for command in commands if "pytest" in command)
     assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert "-m mypy &&" in test_command  # the types are checked before the tests run
 
 
 def test_every_setting_is_documented_with_its_option_and_variable() -> None:

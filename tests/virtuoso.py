@@ -9,7 +9,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from .servers import free_port, stop
+from bench.servers import free_port, stop
 
 GRAPH = "urn:bibgraph:test"
 INI = """[Database]

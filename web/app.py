@@ -4,6 +4,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from flask import Flask, Response, request
+from flask.json.provider import DefaultJSONProvider
 from flask_cors import CORS
 
 from . import downloads, errors, graphstore, graphviews, operations, pages, resources, sparql
@@ -15,7 +16,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     declared in :mod:`bibgraph.web.settings`."""
     app = Flask(__name__)
     app.config.from_mapping(resolve(config))
-    app.json.ensure_ascii = False  # type: ignore[attr-defined]
+    if isinstance(app.json, DefaultJSONProvider):  # the provider Flask makes; a custom one decides itself
+        app.json.ensure_ascii = False
     graphstore.init_app(app)
     errors.init_app(app)
     app.register_blueprint(sparql.blueprint)

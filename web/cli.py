@@ -8,14 +8,18 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bibgraph.graph.atomic import write_bytes_atomically
 from bibgraph.graph.build import DEFAULT_BASE, BuildReport, build_graph
 from bibgraph.graph.dump import write_dump
-from bibgraph.graph.formats import RDF_SYNTAXES, rdf_syntax
-from bibgraph.seeds import seed_directory
+from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, network_syntax, rdf_syntax
+from bibgraph.graph.iris import Iris
 
 from .settings import SETTINGS, resolve
+
+if TYPE_CHECKING:
+    from bibgraph.graph.stores.store import OxigraphGraphStore
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 # Shorter or earlier names some options also answer to.
@@ -23,7 +27,8 @@ OPTION_ALIASES = {"QUERY_TIMEOUT": ("--timeout",), "SPARQL_UNSANDBOXED": ("--uns
 
 
 def _inputs(values: Sequence[str]) -> list[Path]:
-    paths = [Path(value) for value in values] or [seed_directory()]
+    """The inputs named, checked; none named is the build's default (the seeds, see ``build_graph``)."""
+    paths = [Path(value) for value in values]
     missing = [str(path) for path in paths if not path.exists()]
     if missing:
         raise SystemExit(_usage_error(f"no such file or directory: {', '.join(missing)}"))
@@ -106,7 +111,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_export_graph(args: argparse.Namespace) -> int:
-    from bibgraph.graph.exports import EXPORTS, vosviewer
     from bibgraph.graph.layout import layout
     from bibgraph.graph.networks import Filters, authorships, coauthor_network, topic_network
 
@@ -114,16 +118,16 @@ def cmd_export_graph(args: argparse.Namespace) -> int:
     if args.kind == "topics":
         network = topic_network(rows)
     else:
+        iris = Iris(args.base)
         filters = Filters(
-            area=args.area and f"{args.base}area/{args.area}",
-            subarea=args.subarea and f"{args.base}area/{args.subarea}",
+            area=args.area and _concept(iris, args.area),
+            subarea=args.subarea and _concept(iris, args.subarea),
             min_papers=args.min_papers,
             min_joint=args.min_joint,
             top=args.top,
         )
         network = coauthor_network(rows, filters)
-    _, _, export = EXPORTS[args.format]
-    body = vosviewer(network, layout(network)) if args.format == "vosviewer" else export(network)
+    body = network_syntax(args.format).export(network, lambda: layout(network))
     try:
         write_bytes_atomically(Path(args.out), body)
     except OSError as error:
@@ -132,12 +136,20 @@ def cmd_export_graph(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _local_store(inputs: Sequence[str], base: str):
+def _concept(iris: Iris, slug: str) -> str:
+    """The area (``theory``) or subarea (``theory/complexity``) a ``--area``/``--subarea`` slug names."""
+    iri = iris.concept(slug)
+    if iri is None:
+        raise SystemExit(_usage_error(f"not an area or area/subarea slug: {slug!r}"))
+    return iri
+
+
+def _local_store(inputs: Sequence[str], base: str) -> "OxigraphGraphStore":
     from bibgraph.graph.dataset import fill
     from bibgraph.graph.stores.store import OxigraphGraphStore
 
     store = OxigraphGraphStore.memory()
-    fill(store, _inputs(inputs) if inputs else [], base)
+    fill(store, _inputs(inputs), base)
     return store
 
 
@@ -251,7 +263,7 @@ def _parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export-graph", help="write the co-author or topic network (Gephi, VOSviewer...)")
     export.add_argument("inputs", nargs="*", metavar="FILES_OR_DIRS", help="paper lists or dumps (default: seeds)")
     export.add_argument("--kind", choices=["coauthors", "topics"], default="coauthors")
-    export.add_argument("--format", choices=["graphml", "gexf", "json", "vosviewer"], default="graphml")
+    export.add_argument("--format", choices=[s.name for s in NETWORK_SYNTAXES], default="graphml")
     export.add_argument("--out", required=True)
     export.add_argument("--base", default=DEFAULT_BASE)
     export.add_argument("--area", help="area slug, e.g. deep-learning")

@@ -8,18 +8,18 @@ import threading
 from pathlib import Path
 from typing import BinaryIO
 
-from flask import Blueprint, Flask, abort, current_app, render_template, send_file
+from flask import Blueprint, Flask, Response, abort, current_app, render_template, send_file
 
 from bibgraph.graph.atomic import write_atomically
 from bibgraph.graph.dump import dump_file
-from bibgraph.graph.formats import RDF_SYNTAXES
-from bibgraph.graph.void import DUMP_STEM
+from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, RdfSyntax
+from bibgraph.graph.iris import DUMP_STEM
 
 from .graphstore import get_store
 
 blueprint = Blueprint("downloads", __name__, url_prefix="/download")
 _lock = threading.RLock()  # reentrant: a .gz file ensures its source first
-DUMPS = {f"{DUMP_STEM}.{s.suffix}": (s.name, s.media_type, s.label) for s in RDF_SYNTAXES}
+DUMPS: dict[str, RdfSyntax] = {f"{DUMP_STEM}.{s.suffix}": s for s in RDF_SYNTAXES}
 GZIPPED = {f"{DUMP_STEM}.{s.suffix}.gz": f"{DUMP_STEM}.{s.suffix}" for s in RDF_SYNTAXES if s.name in ("turtle", "nt")}
 
 
@@ -41,7 +41,7 @@ def ensure(name: str) -> Path:
             return path
         if name in DUMPS:
             deadline = float(current_app.config["NETWORK_TIMEOUT"])
-            get_store().with_deadline(deadline).run(dump_file, path, DUMPS[name][0])
+            get_store().with_deadline(deadline).run(dump_file, path, DUMPS[name].name)
         else:
             source = ensure(GZIPPED[name])
 
@@ -55,23 +55,18 @@ def ensure(name: str) -> Path:
 
 @blueprint.route("/")
 def index() -> str:
-    dumps = [(label, name) for name, (_, _, label) in DUMPS.items()]
-    dumps += [(f"{DUMPS[source][2]}, gzip", name) for name, source in GZIPPED.items()]
-    formats = [
-        ("graphml", "GraphML"),
-        ("gexf", "GEXF (Gephi)"),
-        ("json", "node-link JSON"),
-        ("vosviewer", "VOSviewer JSON"),
-    ]
+    dumps = [(syntax.label, name) for name, syntax in DUMPS.items()]
+    dumps += [(f"{DUMPS[source].label}, gzip", name) for name, source in GZIPPED.items()]
+    formats = [(syntax.name, syntax.label) for syntax in NETWORK_SYNTAXES]
     return render_template("download.html", title="Downloads", dumps=dumps, network_formats=formats)
 
 
 @blueprint.route("/<name>")
-def file(name: str):
+def file(name: str) -> Response:
     if name not in DUMPS and name not in GZIPPED:
         abort(404)
     path = ensure(name)
-    media_type = DUMPS[name][1] if name in DUMPS else "application/gzip"
+    media_type = DUMPS[name].media_type if name in DUMPS else "application/gzip"
     return send_file(
         path,
         mimetype=media_type,

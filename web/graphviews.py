@@ -1,6 +1,7 @@
 """Interactive network views (pyvis data, vis-network served by the app) and network downloads."""
 
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
@@ -8,13 +9,13 @@ from flask import Blueprint, Response, abort, current_app, jsonify, render_templ
 from werkzeug.datastructures import MultiDict
 
 from bibgraph.graph import analytics
-from bibgraph.graph.exports import EXPORTS, vosviewer
+from bibgraph.graph.formats import NETWORK_SYNTAXES, network_syntax
 from bibgraph.graph.names import normalise, person_key
 from bibgraph.graph.networks import AREA, Filters
 from bibgraph.graph.pages import paper_page
 
 from .graphstore import get_store
-from .links import iri_of, local_url
+from .links import app_iris, concept_iri, iri_of, local_url
 from .netcache import COAUTHORS, EGO, TOPIC_MAP, TOPICS, NetworkSpec, networks
 from .pyvis_views import OTHER_COLOUR, PALETTE, author_radius, community_colour, topic_radius, view_data
 
@@ -43,20 +44,28 @@ def _float(name: str, default: float) -> float:
 
 
 def concept_path(value: str) -> str:
-    """An area or subarea named by its path (``area/theory``, ``/area/theory/sub``) or by its slug
-    alone (``theory``, ``theory/sub``), as the site's URLs show it: its path."""
-    path = value.strip().strip("/")
-    return path if path.startswith("area/") else f"area/{path}"
+    """An area or subarea as the site's URLs show it (its path), however the request named it; a
+    value that names none is shown as given (the filters refuse it)."""
+    iri = app_iris().concept(value)
+    return value if iri is None else (app_iris().path(iri) or value)
 
 
-def concept_iri(value: str) -> str:
-    return iri_of(concept_path(value), 400)
+# How each request argument of the map filters is read: one entry per field of Filters the request
+# can set, so the arguments a map passes on (FILTER_ARGS) are exactly the ones it reads.
+_FILTER_READERS: dict[str, Callable[[str], Any]] = {
+    "area": lambda name: concept_iri(request.args[name]) if request.args.get(name) else None,
+    "subarea": lambda name: concept_iri(request.args[name]) if request.args.get(name) else None,
+    "min_papers": lambda name: _int(name, 1) or 1,
+    "min_joint": lambda name: _int(name, 1) or 1,
+    "top": lambda name: _int(name, None),
+    "community": lambda name: _int(name, None, low=0),
+    "resolution": lambda name: _float(name, 1.0),
+}
+WEIGHTING_ARG = "weighting"  # not a filter (it weighs the links drawn) but passed on with them
+FILTER_ARGS = (*_FILTER_READERS, WEIGHTING_ARG)
 
 
-FILTER_ARGS = ("area", "subarea", "min_papers", "min_joint", "top", "community", "resolution", "weighting")
-
-
-def _filter_args() -> dict[str, str]:
+def _filter_args() -> dict[str, Any]:
     """The request's map filters alone (other arguments, e.g. ``kind`` or ``_external``, are not ours to pass on)."""
     return {name: request.args[name] for name in FILTER_ARGS if request.args.get(name)}
 
@@ -71,17 +80,7 @@ def _shown_args() -> MultiDict[str, str]:
 
 
 def filters_from_request() -> Filters:
-    area = request.args.get("area") or None
-    subarea = request.args.get("subarea") or None
-    return Filters(
-        area=concept_iri(area) if area else None,
-        subarea=concept_iri(subarea) if subarea else None,
-        min_papers=_int("min_papers", 1) or 1,
-        min_joint=_int("min_joint", 1) or 1,
-        top=_int("top", None),
-        community=_int("community", None, low=0),
-        resolution=_float("resolution", 1.0),
-    )
+    return Filters(**{name: read(name) for name, read in _FILTER_READERS.items()})
 
 
 def _capped(filters: Filters) -> tuple[Filters, int | None]:
@@ -131,7 +130,7 @@ def _edge_style(weighting: str, centre: str | None = None) -> Any:
 
 def _weighting() -> str:
     """The edge attribute that weighs a drawing or a VOSviewer map: ``weight`` (full) or ``fractional``."""
-    return "fractional" if request.args.get("weighting") == "fractional" else "weight"
+    return "fractional" if request.args.get(WEIGHTING_ARG) == "fractional" else "weight"
 
 
 def _render(title: str, spec: NetworkSpec, note: str | None = None, **context: Any) -> str:
@@ -204,7 +203,9 @@ def coauthors() -> str:
         stats=stats,
         total=total,
         kind="coauthors",
-        downloads={name: url_for("graphs.download", kind="coauthors", fmt=name, **_filter_args()) for name in EXPORTS},
+        downloads={
+            s.name: url_for("graphs.download", kind="coauthors", fmt=s.name, **_filter_args()) for s in NETWORK_SYNTAXES
+        },
     )
 
 
@@ -251,7 +252,7 @@ def _author_iri(given: str) -> str:
         return given
     if given.startswith(("author/", "/author/")):
         return iri_of(given, 400)
-    return iri_of("author/" + person_key(given), 400)
+    return app_iris().person(person_key(given))
 
 
 @blueprint.route("/path")
@@ -366,16 +367,14 @@ def topics() -> str:
 
 @blueprint.route("/<kind>.<fmt>")
 def download(kind: str, fmt: str) -> Response:
-    if fmt not in EXPORTS or kind not in ("coauthors", "topics"):
+    names = {s.name for s in NETWORK_SYNTAXES}
+    if fmt not in names or kind not in ("coauthors", "topics"):
         abort(404)
+    syntax = network_syntax(fmt)
     spec = NetworkSpec(COAUTHORS, filters_from_request()) if kind == COAUTHORS else NetworkSpec(TOPICS)
     network = networks().network(spec)
-    media_type, suffix, export = EXPORTS[fmt]
-    if fmt == "vosviewer":
-        weight = _weighting() if kind == COAUTHORS else "weight"
-        body = vosviewer(network, networks().positions(spec), weight=weight)
-    else:
-        body = export(network)
-    response = Response(body, content_type=f"{media_type}; charset=utf-8")
-    response.headers["Content-Disposition"] = f'attachment; filename="bibgraph-{kind}.{suffix}"'
+    weight = _weighting() if kind == COAUTHORS else "weight"
+    body = syntax.export(network, lambda: networks().positions(spec), weight=weight)
+    response = Response(body, content_type=f"{syntax.media_type}; charset=utf-8")
+    response.headers["Content-Disposition"] = f'attachment; filename="bibgraph-{kind}.{syntax.suffix}"'
     return response

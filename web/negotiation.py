@@ -7,7 +7,7 @@ from flask import Request
 
 from bibgraph.graph.formats import RDF_SYNTAXES, RESULT_SYNTAXES, RdfSyntax, ResultSyntax
 
-Syntax = TypeVar("Syntax", RdfSyntax, ResultSyntax)
+Syntax = TypeVar("Syntax", bound=RdfSyntax | ResultSyntax)
 HTML = "text/html"
 
 

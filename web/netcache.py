@@ -74,14 +74,14 @@ class NetworkCache:
         """
         found, value = self._cached(key)
         if found:
-            return value  # type: ignore[no-any-return]
+            return value
         with self._lock:
             making = self._making.setdefault(key, threading.Lock())
         try:
             with making:
                 found, value = self._cached(key)
                 if found:
-                    return value  # type: ignore[no-any-return]
+                    return value
                 value = make()
                 with self._lock:
                     self._entries[key] = value
@@ -199,4 +199,4 @@ def networks() -> NetworkCache:
     cache = current_app.extensions.get(EXTENSION)
     if cache is None:
         cache = current_app.extensions.setdefault(EXTENSION, NetworkCache())
-    return cache  # type: ignore[no-any-return]
+    return cache

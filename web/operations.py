@@ -15,6 +15,7 @@ from flask import Blueprint, Flask, Response, abort, current_app, g, redirect, r
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+from werkzeug.wrappers import Response as WerkzeugResponse
 
 from bibgraph.graph.crawl import PAGE_CLASSES, SITEMAP_LIMIT, resource_counts, resources
 from bibgraph.graph.serving.pool import QueryPool
@@ -81,7 +82,7 @@ def jsonld_context() -> Response:
 
 
 @blueprint.route("/.well-known/void")
-def well_known_void() -> Response:
+def well_known_void() -> WerkzeugResponse:
     """RFC 8615 well-known location of the VoID description (VoID spec, section 7)."""
     return redirect(url_for("resources.dataset"), 303)
 

@@ -12,12 +12,12 @@ from rdflib import VOID, Literal, URIRef
 from bibgraph.graph import cite
 from bibgraph.graph.formats import RDF_SYNTAXES, RdfSyntax
 from bibgraph.graph.pages import author_profile, concept_page, concept_tree, paper_page, resource_description
-from bibgraph.graph.queries import named_query
-from bibgraph.graph.vocab import PREFIXES, sparql_prologue
+from bibgraph.graph.queries import bind, integer, named_query
+from bibgraph.graph.vocab import PREFIXES
 
 from .errors import error_response
 from .graphstore import get_store
-from .links import iri_of, local_url
+from .links import app_iris, iri_of, local_url
 from .negotiation import NotAcceptable, choose_graph
 from .netcache import networks
 from .pages import page_number
@@ -33,8 +33,7 @@ def _alternates(path: str) -> str:
 
 def describe_query(iri: str) -> str:
     """The SPARQL that gives this resource's RDF (linked from every page)."""
-    body = named_query("resource_description").body.replace("?resource", f"<{iri}>")
-    return sparql_prologue() + body
+    return bind(named_query("resource_description").text, resource=iri)
 
 
 def serve(path: str, suffix: str | None, page: Callable[[str], str | None]) -> Response | str:
@@ -60,7 +59,7 @@ def serve(path: str, suffix: str | None, page: Callable[[str], str | None]) -> R
         if len(graph) == 0:
             abort(404)
         # JSON-LD compacted with the graph's prefixes (the context published at /context.jsonld)
-        compact = {"context": dict(PREFIXES), "auto_compact": True} if syntax.name == "jsonld" else {}
+        compact: dict[str, Any] = {"context": dict(PREFIXES), "auto_compact": True} if syntax.name == "jsonld" else {}
         body = graph.serialize(format=syntax.rdflib_format, encoding="utf-8", **compact)
         response = Response(body, content_type=f"{syntax.media_type}; charset=utf-8")
     if suffix is None:
@@ -100,7 +99,8 @@ def _author(iri: str) -> str | None:
     profile = author_profile(get_store(), iri)
     if profile is None:
         return None
-    key = iri.rsplit("/", 1)[-1]
+    minted = app_iris().parse(iri)
+    key = minted.keys[0] if minted is not None and minted.keys else iri
     return render_template("author.html", title=profile.name, profile=profile, key=key, **_context(iri))
 
 
@@ -162,7 +162,7 @@ def _dataset(iri: str) -> str | None:
 
     def partitions(link: URIRef, kind: URIRef, count: URIRef) -> list[tuple[str, int]]:
         rows = [
-            (_short(str(graph.value(part, kind))), int(graph.value(part, count) or 0))  # type: ignore[call-overload]
+            (_short(str(graph.value(part, kind))), integer(graph.value(part, count)))
             for part in graph.objects(subject, link)
         ]
         return sorted(rows, key=lambda row: (-row[1], row[0]))

@@ -1,4 +1,4 @@
-"""Starting real servers on loopback for integration tests (bibgraph itself, Virtuoso)."""
+"""Starting real servers on loopback, for the integration tests and the benchmarks (bibgraph itself, Virtuoso)."""
 
 import contextlib
 import socket
