@@ -6,7 +6,7 @@ import re
 import sys
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from bibgraph.graph.build import build_graph
@@ -202,19 +202,26 @@ def test_a_cleaned_paper_keeps_the_iri_its_written_line_gives() -> None:
 
 # Pieces of abstracts: words, every kind of whitespace, and the characters plain_text acts on.
 _ABSTRACT_PIECES = st.sampled_from(
-    ["representation", "of", "a", "Pruning", "70\\%", " ", "  ", "\n", "\t", "\u3000", "$", "$$", "*", "**"]
-    + ["\\", "\\gg", "x_1", "{", "}", "%", ",", ".", "*heads*", "$d \\gg n$"]
+    ["representation ", "of ", "a", "Pruning", "70\\% ", " ", "  ", "\n", "\t", "\u3000", "$", "$$", "*", "**"]
+    + ["\\", "\\gg ", "x_1", "{", "}", "%", ", ", ". ", "*heads* ", " **all** ", "$d \\gg n$ "]
 )
 
 
 @settings(max_examples=400)
-@given(st.lists(_ABSTRACT_PIECES, max_size=150), st.sampled_from([0, 0, 0, 10, 55, 62, 200, 238, 240, 241, 300]))
-def test_a_label_read_from_the_opening_is_the_label_of_the_whole_abstract(pieces: list[str], plain: int) -> None:
+@given(
+    st.lists(_ABSTRACT_PIECES, max_size=100),
+    st.sampled_from([0, 0, 0, 10, 55, 62, 200, 238, 240, 241, 300]),
+    st.booleans(),
+)
+@example(["*heads* "] * 10, 0, True)
+def test_a_label_read_from_the_opening_is_the_label_of_the_whole_abstract(
+    pieces: list[str], plain: int, long: bool
+) -> None:
     """The label's text comes from the abstract's opening alone: the same as from the whole abstract."""
-    abstract = "x " * (plain // 2) + "".join(pieces)  # plain openings of lengths around the window
-    record = Record("a.txt", 1, None, None, ("Ann Lee",), False, abstract or "x")
-    shown = _shorten(plain_text(tidy(abstract or "x")), LABEL_WORDS_CHARS)
-    assert derived_label(record) == f"Ann Lee: {shown}"
+    # plain openings of lengths around the window; abstracts shorter and longer than it
+    abstract = "x " * (plain // 2) + "".join(pieces) + " and so on" * (30 if long else 0) or "x"
+    record = Record("a.txt", 1, None, None, ("Ann Lee",), False, abstract)
+    assert derived_label(record) == f"Ann Lee: {_shorten(plain_text(tidy(abstract)), LABEL_WORDS_CHARS)}"
 
 
 def test_whitespace_is_collapsed_at_exactly_what_the_regular_expression_calls_whitespace() -> None:
