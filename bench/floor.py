@@ -1,10 +1,11 @@
 """The floor of a build: the same input files written as N-Triples by plain string formatting.
 
 As simple as it can be, so that ``bench.build`` can say how far ``bibgraph build`` is from the cost
-of reading the files and writing the triples at all: split lines, take a long line ending in a full stop
-as an abstract, the line before it as its author line and the one before that as its area, format the triples of the same shape as the build's
-(paper, label, abstract, author list, one authorship node per author, people, areas, source), write
-them to one file. No name cleaning, no identity rules, no checks: not a parser, a yardstick.
+of reading the files and writing the triples at all: split lines, take a long line ending in a
+full stop as an abstract, the line before it as its author line and the one before that as its
+area, format the triples of the same shape as the build's (paper, label, abstract, author list,
+one authorship node per author, people, areas, source), write them to one file. No name
+cleaning, no identity rules, no checks, no store: not a parser, a yardstick.
 Usage: ``python -m bench.floor DIR OUT.nt``.
 """
 
