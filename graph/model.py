@@ -156,34 +156,42 @@ class Catalogue:
 
     A record's paper triples are emitted as soon as it is read (``add``); only names, concepts
     and per-paper bookkeeping stay in memory, never abstracts. People and concepts are emitted
-    at the end (``closing``), when every spelling has been seen: the first one wins.
+    at the end (``closing``), when every spelling has been seen: the first one wins. What is kept
+    grows with papers and people, so it is kept small: strings and ints, paper ids as ints,
+    one string per concept IRI, variant lists only for the few people who have variants.
     """
 
-    people: dict[str, Person] = field(default_factory=dict)
+    people: dict[str, str] = field(default_factory=dict)  # person key -> the first spelling seen
+    variants: dict[str, list[str]] = field(default_factory=dict)  # person key -> other spellings
     areas: dict[str, str] = field(default_factory=dict)
     subareas: dict[tuple[str, str], str] = field(default_factory=dict)
-    sources: dict[str, int] = field(default_factory=dict)  # paper id -> records seen
-    subjects: dict[str, tuple[str, ...]] = field(default_factory=dict)  # paper id -> concept IRIs stated
+    sources: dict[int, int] = field(default_factory=dict)  # paper id (as an int) -> records seen
+    subjects: dict[int, tuple[str, ...]] = field(default_factory=dict)  # paper id -> concept IRIs stated
     truncated: list[str] = field(default_factory=list)  # "file:line" of cut author lists
     records: int = 0
     authorships: int = 0
+    _concept_iris: dict[str, str] = field(default_factory=dict)  # one string per concept IRI
 
     def add(self, record: Record, iris: Iris) -> Iterator[str]:
         """Record what ``record`` says about identities and return its N-Triples lines."""
         self.records += 1
         pid = paper_id(record)
         paper_iri = iris.paper(pid)
-        seen = self.sources.get(pid, 0)
-        self.sources[pid] = seen + 1
+        number = int(pid, 16)
+        seen = self.sources.get(number, 0)
+        self.sources[number] = seen + 1
         concept = self._concept(record, iris)
         for name in record.authors:
-            person = self.people.setdefault(person_key(name), Person(name))
-            if name != person.name and name not in person.variants:
-                person.variants.append(name)
-        stated = self.subjects.get(pid, ())
+            key = person_key(name)
+            first = self.people.setdefault(key, name)
+            if name != first:
+                known = self.variants.setdefault(key, [])
+                if name not in known:
+                    known.append(name)
+        stated = self.subjects.get(number, ())
         new_subject = concept if concept and concept not in stated else None
         if new_subject:
-            self.subjects[pid] = (*stated, new_subject)
+            self.subjects[number] = (*stated, self._concept_iris.setdefault(new_subject, new_subject))
         if seen == 0:
             self.authorships += len(record.authors)
             if record.truncated:
@@ -213,20 +221,20 @@ class Catalogue:
 
     @property
     def merged_people(self) -> list[Person]:
-        return [person for person in self.people.values() if person.variants]
+        return [Person(name, self.variants[key]) for key, name in self.people.items() if key in self.variants]
 
     def closing(self, iris: Iris) -> Iterator[str]:
         """People and concepts, once every record has been added."""
         a = _RDF_TYPE
         for key in sorted(self.people):
-            person = self.people[key]
+            name = self.people[key]
             iri = f"<{iris.person(key)}>"
             yield f"{iri} {a} {_FOAF_PERSON} .\n"
-            yield f"{iri} {_FOAF_NAME} {_literal(person.name)} .\n"
-            if parts := name_parts(person.name):
+            yield f"{iri} {_FOAF_NAME} {_literal(name)} .\n"
+            if parts := name_parts(name):
                 yield f"{iri} {_FOAF_GIVEN_NAME} {_literal(parts[0])} .\n"
                 yield f"{iri} {_FOAF_FAMILY_NAME} {_literal(parts[1])} .\n"
-            for variant in person.variants:
+            for variant in self.variants.get(key, ()):
                 yield f"{iri} {_SKOS_ALT_LABEL} {_literal(variant)} .\n"
         scheme = f"<{iris.scheme}>"
         yield f"{scheme} {a} {_SKOS_CONCEPT_SCHEME} .\n"
