@@ -39,7 +39,7 @@ def write_floor(directory: Path, out: Path) -> int:
                 line = line.strip()
                 if not line or line == "论文检索":
                     continue
-                if len(line) < 200 or not line.endswith("."):
+                if len(line) < 200 or not line.endswith(".") or not short:
                     short.append(line)
                     continue
                 area = short[-2].split(" · ")[0] if len(short) > 1 else None
