@@ -2,12 +2,14 @@
 
 Many authors with one paper, a few prolific ones, stable research groups, case variants and
 CJK names, 1-15 authors per paper (lists over ten cut with 等), ~3% of records without area.
-Deterministic for a given seed.
+Deterministic for a given seed. :func:`write_lists` writes small corpora file by file;
+:func:`write_corpus` streams a corpus of any size (a million papers) drawn from one population.
 """
 
 import argparse
 import random
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from bibgraph.graph import authorline
@@ -213,9 +215,72 @@ def write_lists(
     return paths
 
 
+# A corpus at scale (write_corpus): one population of authors shared by every file.
+AUTHORS_PER_PAPER = (1.2, 0.6)  # 1 + lognormal(mu, sigma): mean ~4.5, median 4, up to MAX_AUTHORS
+MAX_AUTHORS = 30
+SHOWN_AUTHORS = 10  # a longer list is cut to this many with 等 half of the time, as conference listings do
+PRODUCTIVITY = 2.0  # author index = population * u ** PRODUCTIVITY: heavy-tailed papers per author
+
+
+def _person_at(index: int) -> str:
+    """The name of author ``index`` of the population: a function of the index alone (no state)."""
+    mixed = (index * 2654435761) & 0xFFFFFFFF  # Knuth's multiplicative hash: neighbours look unrelated
+    if index % 11 == 0:
+        return "".join(CJK[(mixed >> shift) % len(CJK)] for shift in (0, 8, 16)[: 2 + mixed % 2])
+    return f"{GIVEN[mixed % len(GIVEN)]} {FAMILY[(mixed >> 8) % len(FAMILY)]}{_letters(index)}"
+
+
+def _corpus_file(first: int, count: int, population: int, seed: int, messy: float) -> Iterator[str]:
+    """The lines of one file of :func:`write_corpus`: records ``first`` .. ``first + count - 1``."""
+    rng = random.Random(seed * 1_000_003 + first)
+    mess = random.Random(seed * 1_000_033 + first)
+    expected = Expected()
+    yield "论文检索\n\n"
+    for number in range(first, first + count):
+        size = min(MAX_AUTHORS, 1 + int(rng.lognormvariate(*AUTHORS_PER_PAPER)))
+        chosen = {int(population * rng.random() ** PRODUCTIVITY) for _ in range(size)}
+        authors = [_variant(rng, _person_at(index)) for index in sorted(chosen, key=lambda i: (i * 40503) % 65521)]
+        truncated = len(authors) > SHOWN_AUTHORS and rng.random() < 0.5
+        shown = authors[:SHOWN_AUTHORS] if truncated else authors
+        author_line = ", ".join(shown) + (" 等" if truncated else "")
+        area_line = None
+        if rng.random() >= 0.03:
+            area = rng.choice(list(AREAS))
+            subarea = rng.choice(AREAS[area])
+            area_line = f"{area} · {subarea}" if subarea else area
+        if messy and mess.random() < messy:
+            author_line, _, comma_area = _messy(mess, shown, truncated, expected)
+            area_line = comma_area or area_line
+        words = rng.choices(WORDS, k=rng.randint(80, 200))
+        if rng.random() < 0.3:
+            words[rng.randrange(len(words))] = r"$\pi_\theta$"
+        abstract = f"Paper {number}: " + " ".join(words).capitalize() + "."
+        yield (f"{area_line}\n\n" if area_line else "") + f"{author_line}\n\n{abstract}\n\n"
+
+
+def write_corpus(directory: Path, records: int, per_file: int = 5000, seed: int = 1, messy: float = 0.02) -> list[Path]:
+    """Write ``records`` records in files of ``per_file``, streaming (one record in memory at a time).
+
+    Unlike :func:`write_lists`, every file draws from one population of authors, with heavy-tailed
+    productivity (most authors have one paper, a few hundreds), and ``messy`` records are written in
+    one of :data:`CLASSES`. Deterministic for a given seed; each file depends only on its index.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    population = max(50, records * 5 // 2)
+    paths = []
+    for index, first in enumerate(range(0, records, per_file)):
+        path = directory / f"corpus_{index:05d}.txt"
+        with path.open("w", encoding="utf-8") as stream:
+            stream.writelines(_corpus_file(first, min(per_file, records - first), population, seed, messy))
+        paths.append(path)
+    return paths
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("records", type=int)
     parser.add_argument("directory", type=Path)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--messy", type=float, default=0.02, help="share of records in a messy author-line class")
     args = parser.parse_args()
-    print("\n".join(str(p) for p in write_lists(args.directory, args.records)))
+    print("\n".join(str(p) for p in write_corpus(args.directory, args.records, seed=args.seed, messy=args.messy)))

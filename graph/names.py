@@ -12,18 +12,20 @@ from functools import lru_cache
 from nameparser import HumanName
 from nameparser.config import CONSTANTS
 
-_WHITESPACE = re.compile(r"\s+")
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 
 
 def normalise(text: str) -> str:
     """Unicode NFKC, case-folded, whitespace collapsed: ``YI REN`` and ``Yi  Ren`` agree."""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
 def tidy(text: str) -> str:
-    """The text as written, whitespace collapsed: what we store and show (no other normalisation)."""
-    return _WHITESPACE.sub(" ", text).strip()
+    """The text as written, whitespace collapsed: what we store and show (no other normalisation).
+
+    ``str.split`` splits at exactly the characters ``\\s`` matches (every code point checked), and
+    is several times faster than a regular expression on an abstract."""
+    return " ".join(text.split())
 
 
 def short_hash(text: str, length: int = 8) -> str:
@@ -87,6 +89,8 @@ def name_parts(name: str) -> tuple[str, str] | None:
             return None
         return name[surname:], name[:surname]
     words = name.split()
+    if all(word[0].islower() for word in words):  # no capitalised given name can come out: spare nameparser
+        return None
     if len(words) < 2 or _NOT_A_PERSON.search(name) or any(ord(c) >= 0x3000 for c in name):
         return None
     capitals = [i for i, w in enumerate(words) if len(w) > 1 and w.isupper() and w.isalpha()]

@@ -2,11 +2,19 @@
 
 import io
 import random
+import re
+import sys
 from pathlib import Path
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.formats import rdf_syntax
-from bibgraph.graph.names import normalise, person_key
+from bibgraph.graph.model import LABEL_WORDS_CHARS, _shorten, derived_label
+from bibgraph.graph.names import normalise, person_key, tidy
+from bibgraph.graph.plaintext import plain_text
+from bibgraph.graph.records import Record
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.graph.validate import validate
 from bibgraph.graph.vocab import sparql_prologue
@@ -190,3 +198,40 @@ def test_a_cleaned_paper_keeps_the_iri_its_written_line_gives() -> None:
     assert cleaned.authors == ("Ann Lee", "Bo Chen", "Cy Diaz")
     as_main_read_it = Record("f.txt", 1, "A", "B", ("Ann Lee1", "Bo Chen and Cy Diaz"), False, ABSTRACT)
     assert paper_id(cleaned) == paper_id(as_main_read_it)
+
+
+# Pieces of abstracts: words, every kind of whitespace, and the characters plain_text acts on.
+_ABSTRACT_PIECES = st.sampled_from(
+    [
+        *["representation ", "of ", "a", "Pruning", "70\\% ", " ", "  ", "\n", "\t", "\u3000", "$", "$$", "*"],
+        *["**", "\\", "\\gg ", "x_1", "{", "}", "%", ", ", ". ", "*heads* ", " **all** ", "$d \\gg n$ "],
+    ]
+)
+
+
+@settings(max_examples=400)
+@given(
+    st.lists(_ABSTRACT_PIECES, max_size=100),
+    st.sampled_from([0, 0, 0, 10, 55, 62, 200, 238, 240, 241, 300]),
+    st.booleans(),
+)
+@example(["*heads* "] * 10, 0, True)
+def test_a_label_read_from_the_opening_is_the_label_of_the_whole_abstract(
+    pieces: list[str], plain: int, long: bool
+) -> None:
+    """The label's text comes from the abstract's opening alone: the same as from the whole abstract."""
+    # plain openings of lengths around the window; abstracts shorter and longer than it
+    abstract = "x " * (plain // 2) + "".join(pieces) + " and so on" * (30 if long else 0) or "x"
+    record = Record("a.txt", 1, None, None, ("Ann Lee",), False, abstract)
+    assert derived_label(record) == f"Ann Lee: {_shorten(plain_text(tidy(abstract)), LABEL_WORDS_CHARS)}"
+
+
+def test_whitespace_is_collapsed_at_exactly_what_the_regular_expression_calls_whitespace() -> None:
+    """``tidy`` and ``normalise`` split with ``str.split``: the same characters as ``\\s``, every code point."""
+    characters = [chr(code) for code in range(sys.maxunicode + 1) if not 0xD800 <= code <= 0xDFFF]
+    by_regex = {c for c in characters if re.match(r"\s", c)}
+    assert by_regex == {c for c in characters if c.isspace()}
+    for space in by_regex:
+        text = f"{space}Ann{space}{space}Lee {space}"
+        assert tidy(text) == re.sub(r"\s+", " ", text).strip() == "Ann Lee"
+        assert normalise(text.upper()) == "ann lee"
