@@ -8,11 +8,25 @@ from bibgraph.graph.pages import abstracts, charts, concept_tree, dataset_summar
 from bibgraph.graph.search import snippet
 
 from .graphstore import get_store
-from .links import local_url
+from .links import public_url, site_url
 from .netcache import networks
 
 blueprint = Blueprint("pages", __name__)
 RESULTS_PER_PAGE = 20
+# Links in every template, imported macros included: under the proxy's prefix, or absolute and public.
+blueprint.add_app_template_global(site_url, "site_url")
+blueprint.add_app_template_global(public_url, "public_url")
+
+
+@blueprint.app_template_filter("thousands")
+def thousands(value: int | float | str) -> str:
+    """A count for people: digits grouped by thousands (``12,345``), one rule on every page."""
+    if isinstance(value, str):
+        try:
+            value = float(value) if "." in value else int(value)
+        except ValueError:
+            return value
+    return f"{value:,}"
 
 
 def page_number(pages: int | None = None) -> int:
@@ -40,7 +54,7 @@ def _home_figures() -> dict[str, Any]:
 @blueprint.route("/")
 def home() -> str:
     figures = networks().page("home", _home_figures)
-    return render_template("home.html", title="bibgraph", local_url=local_url, hide_header_search=True, **figures)
+    return render_template("home.html", title="bibgraph", hide_header_search=True, **figures)
 
 
 @blueprint.route("/search")
@@ -64,7 +78,6 @@ def search() -> str:
         pages=pages,
         first=first + 1,
         last=first + len(shown),
-        local_url=local_url,
         hide_header_search=True,
         page_url=lambda n: url_for("pages.search", q=query, page=n),
     )

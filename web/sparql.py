@@ -23,7 +23,7 @@ from bibgraph.graph.vocab import PREFIXES
 
 from .errors import error_page, error_position, marked_query, prefers_html
 from .graphstore import PooledStore, get_store, sandbox_refusal
-from .links import base_iri
+from .links import public_root
 from .negotiation import NotAcceptable, choose_graph, choose_results
 
 SD = Namespace("http://www.w3.org/ns/sparql-service-description#")
@@ -191,9 +191,9 @@ def _describe_service() -> Response | str:
             examples=examples(),
             prefixes=_shown_prefixes(),
             endpoint_url=url_for("sparql.endpoint"),
-            base_iri=base_iri(),
+            public_root=public_root(),
         )
-    body = service_description(base_iri() + "sparql").serialize(format=syntax.rdflib_format, encoding="utf-8")
+    body = service_description(public_root() + "sparql").serialize(format=syntax.rdflib_format, encoding="utf-8")
     response = Response(body, content_type=_content_type(syntax.media_type))
     response.vary.add("Accept")
     return response
