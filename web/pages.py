@@ -1,5 +1,6 @@
 """The home page (figures and charts), search and the concept scheme (``/areas``)."""
 
+import math
 from typing import Any
 
 from flask import Blueprint, render_template, request, url_for
@@ -10,6 +11,7 @@ from bibgraph.graph.search import snippet
 from .graphstore import get_store
 from .links import public_url, site_url
 from .netcache import networks
+from .text import thousands
 
 blueprint = Blueprint("pages", __name__)
 RESULTS_PER_PAGE = 20
@@ -18,15 +20,9 @@ blueprint.add_app_template_global(site_url, "site_url")
 blueprint.add_app_template_global(public_url, "public_url")
 
 
-@blueprint.app_template_filter("thousands")
-def thousands(value: int | float | str) -> str:
-    """A count for people: digits grouped by thousands (``12,345``), one rule on every page."""
-    if isinstance(value, str):
-        try:
-            value = float(value) if "." in value else int(value)
-        except ValueError:
-            return value
-    return f"{value:,}"
+blueprint.add_app_template_filter(thousands, "thousands")
+blueprint.add_app_template_filter(lambda n: 10**n, "pow10")  # log-scale chart ticks: 1, 10, 100 …
+blueprint.add_app_template_global(math.log10, "log10")
 
 
 def page_number(pages: int | None = None) -> int:

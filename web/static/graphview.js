@@ -99,7 +99,7 @@
     panel.append(close, text("h2", node.name));
     panel.lastChild.dir = "auto";
     const facts = [];
-    if (node.papers !== undefined) facts.push(node.papers + " paper" + (node.papers === 1 ? "" : "s"));
+    if (node.papers !== undefined) facts.push(node.papers.toLocaleString("en") + " paper" + (node.papers === 1 ? "" : "s"));
     if (node.areas && node.areas.length) facts.push(node.areas.join(", "));
     panel.append(text("p", facts.join(" · "), "facts"));
     const top = (neighbours.get(id) || []).slice().sort(function (a, b) { return b[1] - a[1]; }).slice(0, 8);
@@ -111,7 +111,7 @@
         const button = text("button", nodes.get(other).name, "linklike");
         button.type = "button";
         button.addEventListener("click", function () { select(other, true); });
-        item.append(button, text("span", " " + joint + " joint", "muted"));
+        item.append(button, text("span", " " + joint.toLocaleString("en") + " joint", "muted"));
         list.append(item);
       }
       panel.append(list);
