@@ -14,6 +14,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 from rdflib import RDF, VOID, BNode, Graph, Literal, Namespace, URIRef
 from werkzeug.wsgi import wrap_file
 
+from bibgraph.graph.expected import explain
 from bibgraph.graph.formats import RDF_SYNTAXES, RESULT_SYNTAXES
 from bibgraph.graph.queries import examples
 from bibgraph.graph.serving.guard import QueryRefused, check_query
@@ -112,7 +113,7 @@ def endpoint() -> Response | str:
     except QueryError as error:
         if prefers_html(request):
             return _syntax_error_page(text, str(error))
-        return plain(f"query syntax error: {error}", 400)
+        return plain(_syntax_message(text, str(error)), 400)
     except ResultTooLarge as error:
         return plain(str(error), 422)
     if answer.media_type in XML_TYPES and _not_xml(answer):
@@ -128,15 +129,34 @@ def endpoint() -> Response | str:
     return response
 
 
+PLAIN_EXPLAIN_MAX = 2 * 1024  # explaining costs ~100 parses in this process: ~30 ms at 2 KB, 0.2 s at 6 KB
+
+
+def _syntax_message(query: str, message: str) -> str:
+    """The plain-text 400 (YASGUI shows it): for a short query, where it goes wrong and all that the
+    engine accepts there; Oxigraph's own message names one keyword at a point past the error."""
+    problem = explain(query) if len(query) <= PLAIN_EXPLAIN_MAX else None
+    if problem is None:
+        return f"query syntax error: {message}"
+    return f"query syntax error at {problem.describe()} (Oxigraph: {message})"
+
+
 def _syntax_error_page(query: str, message: str) -> Response:
-    """A browser sent a malformed query: show it with the parser's position marked and a way back to the editor."""
-    position = error_position(query, message)
+    """A browser sent a malformed query: show it with the error's position marked, everything the engine
+    accepts there (:mod:`bibgraph.graph.expected`), and a way back to the editor."""
+    problem = explain(query)
+    position = (problem.line, problem.column) if problem else error_position(query, message)
+    found = (f"found “{problem.found}”" if problem.found else "the query ends") if problem else None
     return error_page(
         400,
-        f"The parser says: {message}",
+        f"The query cannot be read at line {problem.line}, column {problem.column}: {found}."
+        if problem
+        else f"The parser says: {message}",
         title="Syntax error in the query",
         query_html=marked_query(query, position),
         position=f"line {position[0]}, column {position[1]}" if position else None,
+        expected=problem.expected if problem else None,
+        engine_message=message if problem else None,
         editor_link=url_for("sparql.endpoint") + "#" + urlencode({"query": query}),
     )
 
