@@ -9,19 +9,17 @@ from bibgraph.graph.pages import abstracts, charts, concept_tree, dataset_summar
 from bibgraph.graph.search import snippet
 
 from .graphstore import get_store
-from .links import public_url, site_url
+from .links import site_url
 from .netcache import networks
 from .text import thousands
 
 blueprint = Blueprint("pages", __name__)
 RESULTS_PER_PAGE = 20
-# Links in every template, imported macros included: under the proxy's prefix, or absolute and public.
+# For every template, imported macros included: links under the proxy's prefix, counts for people,
+# and the log-scale charts' arithmetic (ticks 1, 10, 100 …).
 blueprint.add_app_template_global(site_url, "site_url")
-blueprint.add_app_template_global(public_url, "public_url")
-
-
 blueprint.add_app_template_filter(thousands, "thousands")
-blueprint.add_app_template_filter(lambda n: 10**n, "pow10")  # log-scale chart ticks: 1, 10, 100 …
+blueprint.add_app_template_filter(lambda n: 10**n, "pow10")
 blueprint.add_app_template_global(math.log10, "log10")
 
 
