@@ -106,3 +106,49 @@ def test_result_cells_are_whole_and_readable_on_a_phone(browser, server) -> None
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]  # the table scrolls, not the page
     assert errors == []
     page.close()
+
+
+@pytest.fixture(scope="module")
+def proxied(tmp_path_factory) -> Iterator[str]:
+    """``serve --proxy-hops 1``; the browser reaches it at ``/bib/`` through a pretend proxy (see behind_proxy)."""
+    with bibgraph_server(["--proxy-hops", "1"], tmp_path_factory.mktemp("log") / "serve.log") as base:
+        yield base
+
+
+def behind_proxy(browser, base: str):
+    """A page whose requests to ``BASE/bib/…`` are forwarded as nginx would (prefix stripped,
+    ``X-Forwarded-Prefix: /bib``); it records every request that left the prefix."""
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    escaped: list[str] = []
+    errors: list[str] = []
+
+    def forward(route) -> None:
+        url = route.request.url.replace(f"{base}/bib/", f"{base}/", 1)
+        route.fulfill(response=route.fetch(url=url, headers={**route.request.headers, "x-forwarded-prefix": "/bib"}))
+
+    page.route(f"{base}/bib/**", forward)
+    page.on("request", lambda r: escaped.append(r.url) if r.url.startswith(base) and "/bib/" not in r.url else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return page, escaped, errors
+
+
+def test_map_panel_and_loading_bar_stay_under_the_proxys_prefix(browser, proxied) -> None:
+    page, escaped, errors = behind_proxy(browser, proxied)
+    page.goto(f"{proxied}/bib/graph/coauthors")
+    page.wait_for_selector("body[data-network-ready]", state="attached", timeout=20000)
+    page.fill("#find-author", "ziniu l")
+    page.press("#find-author", "Enter")
+    page.wait_for_selector("#map-panel:not([hidden])")
+    links = page.locator("#map-panel .actions a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
+    assert links and all(link.startswith("/bib/") for link in links), links
+    assert any(link.startswith("/bib/graph/ego/author/") for link in links), links
+    page.route("**/coauthors.graphml*", lambda route: None)  # a download that never ends: the bar shows
+    page.click("a[data-download]:text('graphml')")
+    assert "download" in page.wait_for_selector(".loading-bar:not([hidden])", timeout=5000).inner_text()
+    profile = next(link for link in links if link.startswith("/bib/author/"))
+    page.goto(f"{proxied}{profile}")
+    assert page.locator("h1").inner_text() == "Ziniu Li"
+    canonical = page.locator("link[rel=canonical]").get_attribute("href")
+    assert canonical == f"{proxied}{profile}"  # the public URL the proxy named, prefix included
+    assert escaped == [] and errors == []
+    page.close()
