@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from bibgraph.web.text import thousands
 
-from .conftest import make_app
+from .conftest import BASE, make_app
 
 RECORDS = 1_100  # one area and subarea: its pages count over a thousand papers and authors
 
@@ -80,3 +80,11 @@ def test_thousands_groups_digits_and_keeps_the_value(value) -> None:
 @pytest.mark.parametrize("text", ["bibgraph", "Infinity", "1e5", "nan", "12 papers", "", "http://x.org/1234"])
 def test_thousands_leaves_text_that_is_not_a_plain_decimal(text) -> None:
     assert thousands(text) == text
+
+
+def test_a_later_page_of_an_area_is_its_own_canonical_page(big) -> None:
+    canonical = re.compile(r'<link rel="canonical" href="([^"]+)">')
+    first = big.get("/area/theory", headers={"Accept": "text/html"}).get_data(as_text=True)
+    second = big.get("/area/theory?page=2", headers={"Accept": "text/html"}).get_data(as_text=True)
+    assert canonical.search(first).group(1) == BASE + "area/theory"
+    assert canonical.search(second).group(1) == BASE + "area/theory?page=2"

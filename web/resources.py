@@ -145,7 +145,7 @@ def _concept(iri: str) -> str | None:
         concept=concept,
         neighbours=neighbours[:15],
         page_url=lambda n: f"?page={n}",
-        **_context(iri),
+        **{**_context(iri), "canonical": public_url(iri) + (f"?page={concept.page}" if concept.page > 1 else "")},
     )
 
 
