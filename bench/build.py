@@ -170,7 +170,7 @@ def main() -> None:
                 )
 
 
-def _records(directory: Path):
+def _records(directory: Path) -> Iterator[str]:
     """Abstract lines (``Paper N: ...``) of a generated corpus: its record count."""
     for path in directory.rglob("*.txt"):
         with path.open(encoding="utf-8") as stream:

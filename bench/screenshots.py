@@ -27,6 +27,10 @@ from bench.servers import CHROMIUM, CHROMIUM_FLAGS, free_port, stop, wait_for_ht
 from bibgraph.graph.vocab import sparql_prologue
 
 SIZES = {"desktop": (1440, 900), "mobile": (390, 844)}
+RESULTS_QUERY = (
+    "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> PREFIX dcterms: <http://purl.org/dc/terms/>\n"
+    "SELECT ?paper ?label ?abstract WHERE { ?paper rdfs:label ?label ; dcterms:abstract ?abstract } LIMIT 5"
+)
 BROKEN_QUERY = "SELECT ?paper ?label WHERE {\n  ?paper rdfs:label ?label\n  FILTER (CONTAINS(?label, ))\n}"
 
 
@@ -72,6 +76,7 @@ def targets(base: str) -> dict[str, str]:
     author = top[local:]
     pages = {
         "home": "/",
+        "home-charts": "/",  # scrolled to the histograms
         "paper": "/" + paper[local:],
         "author": "/" + author,
         "area": "/" + area[local:],
@@ -80,6 +85,7 @@ def targets(base: str) -> dict[str, str]:
         "dataset": "/dataset",
         "search": "/search?q=wang",
         "sparql": "/sparql",
+        "sparql-results": "/sparql",  # scrolled to the results table
         "sparql-error": "/sparql?" + urllib.parse.urlencode({"query": sparql_prologue() + BROKEN_QUERY}),
         "404": "/paper/0000000000000000",
         "download": "/download/",
@@ -98,6 +104,13 @@ def settle(page: Page, name: str) -> None:
         page.wait_for_selector(".yasqe .CodeMirror", timeout=30000)
         page.click("#examples button >> nth=3")
         page.wait_for_selector(".yasr tbody tr", timeout=60000)
+    elif name == "sparql-results":  # long values: labels and abstracts, as a reader would ask
+        page.wait_for_selector(".yasqe .CodeMirror", timeout=30000)
+        page.evaluate("(q) => { const t = bibgraphYasgui.getTab(); t.setQuery(q); t.query(); }", RESULTS_QUERY)
+        page.wait_for_selector(".yasr tbody tr", timeout=60000)
+        page.evaluate("document.querySelector('.yasr .tableControls').scrollIntoView({block: 'start'})")
+    elif name == "home-charts":
+        page.locator("svg.histogram").last.scroll_into_view_if_needed()
     elif name.startswith("view-"):
         with contextlib.suppress(Exception):
             page.wait_for_selector("body[data-network-ready]", state="attached", timeout=120000)

@@ -33,7 +33,8 @@ def cite_key(paper: PaperPage) -> str:
     return f"{ascii_name}{paper.iri.rsplit('/', 1)[-1][:6]}"
 
 
-def bibtex(paper: PaperPage) -> str:
+def bibtex(paper: PaperPage, url: str | None = None) -> str:
+    """``url``: where the page is read (the public URL behind a proxy; the IRI by default)."""
     authors = " and ".join("{" + _bibtex_value(a.name) + "}" for a in paper.authors)
     if paper.truncated:
         authors += " and others"
@@ -41,8 +42,8 @@ def bibtex(paper: PaperPage) -> str:
     fields = [
         ("author", authors),
         ("title", "{" + _bibtex_value(title_words(paper)) + "}"),
-        ("howpublished", r"\url{" + paper.iri + "}"),
-        ("url", paper.iri),
+        ("howpublished", r"\url{" + (url or paper.iri) + "}"),
+        ("url", url or paper.iri),
         ("keywords", _bibtex_value(keywords)),
         ("note", _bibtex_value(LABEL_NOTE)),
     ]
@@ -50,19 +51,20 @@ def bibtex(paper: PaperPage) -> str:
     return f"@misc{{{cite_key(paper)},\n{body}\n}}\n"
 
 
-def plain_reference(paper: PaperPage) -> str:
+def plain_reference(paper: PaperPage, url: str | None = None) -> str:
     names = [a.name for a in paper.authors]
     who = ", ".join(names) + (", et al." if paper.truncated else "")
-    return f"{who}. “{title_words(paper)}” (untitled; label derived from the abstract). {paper.iri}"
+    return f"{who}. “{title_words(paper)}” (untitled; label derived from the abstract). {url or paper.iri}"
 
 
-def json_ld(paper: PaperPage) -> dict[str, Any]:
-    """schema.org ``ScholarlyArticle`` for the page head (search engines, reference managers)."""
+def json_ld(paper: PaperPage, url: str | None = None) -> dict[str, Any]:
+    """schema.org ``ScholarlyArticle`` for the page head (search engines, reference managers): ``@id``
+    the paper's IRI, ``url`` where its page is read (the public URL behind a proxy)."""
     data: dict[str, Any] = {
         "@context": "https://schema.org",
         "@type": "ScholarlyArticle",
         "@id": paper.iri,
-        "url": paper.iri,
+        "url": url or paper.iri,
         "name": paper.label,
         "alternativeHeadline": title_words(paper),
         "abstract": plain_text(paper.abstract),
@@ -79,14 +81,14 @@ def json_ld(paper: PaperPage) -> dict[str, Any]:
     return data
 
 
-def meta_tags(paper: PaperPage) -> list[tuple[str, str]]:
+def meta_tags(paper: PaperPage, url: str | None = None) -> list[tuple[str, str]]:
     """Highwire Press ``citation_*`` tags, which Zotero and Google Scholar read."""
     tags = [("citation_title", title_words(paper))]
     tags += [("citation_author", a.name) for a in paper.authors]
     tags += [
         ("citation_abstract", plain_text(paper.abstract)),
-        ("citation_public_url", paper.iri),
-        ("citation_abstract_html_url", paper.iri),
+        ("citation_public_url", url or paper.iri),
+        ("citation_abstract_html_url", url or paper.iri),
         ("citation_publisher", "bibgraph"),
     ]
     tags += [("citation_keywords", label) for label in (paper.area_label, paper.subject_label) if label]

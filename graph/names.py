@@ -8,6 +8,7 @@ import hashlib
 import re
 import unicodedata
 from functools import lru_cache
+from typing import cast
 
 from nameparser import HumanName
 from nameparser.config import CONSTANTS
@@ -61,6 +62,8 @@ _NAMEPARSER_WORDS = frozenset(
     {*CONSTANTS.titles, *CONSTANTS.suffix_acronyms, *CONSTANTS.suffix_not_acronyms, *CONSTANTS.prefixes}
     | {*CONSTANTS.conjunctions}
 )
+# nameparser's own rule for a suffix like "VI" (its config object is typed loosely, hence the cast)
+_ROMAN_NUMERAL = cast(re.Pattern[str], CONSTANTS.regexes.roman_numeral)
 _COMPOUND_SURNAMES = frozenset(
     "欧阳 司马 上官 诸葛 东方 皇甫 尉迟 公孙 慕容 令狐 长孙 宇文 司徒 夏侯 轩辕 端木 独孤 南宫 西门 百里 "
     "歐陽 司徒 諸葛 東方 長孫 夏侯 軒轅 獨孤".split()
@@ -118,5 +121,7 @@ def _two_words(words: list[str]) -> tuple[str, str] | None:
         key = word.lower().rstrip(".")
         letters = word.replace("-", "").replace("'", "")
         if key in _NAMEPARSER_WORDS or len(word) < 2 or not word[0].isupper() or not letters.isalpha():
+            return None
+        if _ROMAN_NUMERAL.match(word):  # nameparser reads "VI", "IX" as suffixes, not family names
             return None
     return words[0], words[1]

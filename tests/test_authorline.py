@@ -360,7 +360,7 @@ _latin_word = st.text(
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(
-        st.one_of(_latin_word, st.sampled_from(["Dr", "Jr.", "van", "de", "y", "III", "Mr.", "PhD"])),
+        st.one_of(_latin_word, st.sampled_from(["Dr", "Jr.", "van", "de", "y", "III", "VI", "IX", "Mr.", "PhD"])),
         min_size=2,
         max_size=2,
     )

@@ -164,7 +164,14 @@ PIECES = [
     (r"$d \gg n$", "d ≫ n"),
     ("45%", "45%"),
     ("plain", "plain"),
-    (r"$O(n^2)$", "O(n^2)"),
+    (r"$O(n^2)$", "O(n²)"),
+    (r"$\pi_\theta$", "πθ"),
+    (r"$y_{ij}$", "yᵢⱼ"),
+    (r"$\mathrm{ESS}_{\min}$", "ESSₘᵢₙ"),
+    (r"$\pi_{\text{roll}}$", "πᵣₒₗₗ"),
+    (r"$T^{3/2}$", "T^(3/2)"),
+    (r"$10^{-3}$", "10⁻³"),
+    ("``quoted''", "\u201cquoted\u201d"),
     (r"a\_b", "a_b"),
 ]
 
@@ -273,7 +280,9 @@ def test_sparql_syntax_error_for_browsers_marks_the_position(client) -> None:
     assert page.status_code == 400 and page.mimetype == "text/html"
     html = page.get_data(as_text=True)
     marked = re.search(r'<span class="error-line">(.*?)<mark id="error-position">(.)', html)
-    assert marked and marked.groups() == ("  ", "F")  # the clause that cannot be read: FILTER (?s = )
+    assert marked and marked.groups() == ("  FILTER (?s = ", ")")  # the first token the engine cannot read
+    expected = re.findall(r"<li><code>([^<]+)</code></li>", html.split('id="expected"', 1)[1].split("</ul>", 1)[0])
+    assert {"a variable", "an IRI", "(", "STR"} <= set(expected)  # all it accepts there
     assert "error at" in html  # and the engine's own message
     link = re.search(r'href="(/sparql#query=[^"]+)"', html).group(1).replace("&amp;", "&")
     assert parse_qs(urlsplit(link).fragment)["query"][0] == BROKEN

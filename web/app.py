@@ -6,6 +6,7 @@ from urllib.parse import parse_qsl
 from flask import Flask, Response, request
 from flask.json.provider import DefaultJSONProvider
 from flask_cors import CORS
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from . import downloads, errors, graphstore, graphviews, operations, pages, resources, sparql
 from .settings import resolve
@@ -18,6 +19,10 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.config.from_mapping(resolve(config))
     if isinstance(app.json, DefaultJSONProvider):  # the provider Flask makes; a custom one decides itself
         app.json.ensure_ascii = False
+    if hops := int(app.config["PROXY_HOPS"]):
+        # Behind that many reverse proxies, their X-Forwarded-* headers say the client, scheme, host and
+        # path prefix; with none trusted (0) such headers change nothing (the base IRI stays the public URL).
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops)  # type: ignore[method-assign]
     graphstore.init_app(app)
     errors.init_app(app)
     app.register_blueprint(sparql.blueprint)

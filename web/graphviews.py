@@ -15,7 +15,7 @@ from bibgraph.graph.networks import AREA, Filters
 from bibgraph.graph.pages import paper_page
 
 from .graphstore import get_store
-from .links import app_iris, concept_iri, iri_of, local_url
+from .links import app_iris, concept_iri, iri_of, local_url, site_url
 from .netcache import COAUTHORS, EGO, TOPIC_MAP, TOPICS, NetworkSpec, networks
 from .pyvis_views import OTHER_COLOUR, PALETTE, author_radius, community_colour, topic_radius, view_data
 
@@ -238,7 +238,7 @@ def ego(author: str) -> str:
         radius=radius_steps,
         top=top,
         name=name,
-        profile=local_url(center),
+        profile=site_url(center),
         coauthor_total=coauthors,
     )
 

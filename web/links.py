@@ -1,9 +1,16 @@
 """Between the graph's IRIs and this app's URLs: an IRI under the base IRI is served at its path.
 
-The IRI shapes themselves are :mod:`bibgraph.graph.iris`; this module only adds the app's base and HTTP errors.
+The IRI shapes themselves are :mod:`bibgraph.graph.iris`; this module adds the app's base, its public
+root and HTTP errors.
+
+Two roots: the dataset's base IRI (``BIBGRAPH_BASE``), which every minted IRI starts with, and the
+site's public root, which every absolute URL of a page, dump, endpoint or sitemap starts with. They
+are the same unless ``PROXY_HOPS`` trusts a reverse proxy's ``X-Forwarded-*`` headers: then the
+public root is what the proxy says (scheme, host, port and ``X-Forwarded-Prefix``). Never the bare
+``Host`` header: an untrusted client must not be able to choose the URLs others are sent to.
 """
 
-from flask import abort, current_app
+from flask import abort, current_app, has_request_context, request
 
 from bibgraph.graph.iris import Iris, iris
 
@@ -17,10 +24,35 @@ def app_iris() -> Iris:
     return iris(base_iri())
 
 
+def public_root() -> str:
+    """The site's public URL ending in ``/``: from a trusted proxy's headers, else the base IRI."""
+    if current_app.config["PROXY_HOPS"] and has_request_context():
+        return request.url_root  # scheme://host[:port]/prefix/ as ProxyFix set them
+    return base_iri()
+
+
+def app_root() -> str:
+    """The path the app is mounted at, ending in ``/`` (``/bib/`` behind a proxy's prefix, else ``/``)."""
+    return (request.script_root if has_request_context() else "") + "/"
+
+
 def local_url(iri: str) -> str | None:
-    """The app path of an IRI minted under the base (``None`` for foreign IRIs)."""
+    """The app path of an IRI minted under the base (``None`` for foreign IRIs); cacheable, as it
+    never holds the proxy's prefix (links in pages use :func:`site_url`)."""
     path = app_iris().path(iri)
     return None if path is None else "/" + path
+
+
+def site_url(iri: str) -> str | None:
+    """The link to an IRI minted under the base, under the app's prefix (``None`` for foreign IRIs)."""
+    path = local_url(iri)
+    return None if path is None else app_root() + path[1:]
+
+
+def public_url(iri: str) -> str:
+    """The absolute public URL of an IRI minted under the base (foreign IRIs as they are)."""
+    base = base_iri()
+    return public_root() + iri[len(base) :] if iri.startswith(base) else iri
 
 
 def iri_of(path: str, status: int = 404) -> str:

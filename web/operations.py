@@ -23,18 +23,18 @@ from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.vocab import PREFIXES
 
 from .graphstore import EXTENSION, get_store
-from .links import base_iri
+from .links import app_root, base_iri, public_root
 
 blueprint = Blueprint("operations", __name__)
 access_log = logging.getLogger("bibgraph.access")
 SITEMAP_TYPE = "application/xml; charset=utf-8"
 # Crawlers get resource pages; query links, searches and filter combinations are endless, so not those.
 ROBOTS = """User-agent: *
-Disallow: /sparql
-Disallow: /search
-Disallow: /graph/
-Disallow: /*?
-Allow: /
+Disallow: {root}sparql
+Disallow: {root}search
+Disallow: {root}graph/
+Disallow: {root}*?
+Allow: {root}
 
 Sitemap: {sitemap}
 """
@@ -42,7 +42,7 @@ Sitemap: {sitemap}
 
 @blueprint.route("/robots.txt")
 def robots() -> Response:
-    text = ROBOTS.format(sitemap=base_iri() + "sitemap.xml")
+    text = ROBOTS.format(root=app_root(), sitemap=public_root() + "sitemap.xml")
     return Response(text, mimetype="text/plain")
 
 
@@ -57,7 +57,7 @@ def sitemap_index() -> Response:
     """A sitemap index naming one sitemap per 50,000 resources of each kind."""
     counts = resource_counts(get_store())
     entries = [
-        f"<sitemap><loc>{escape(base_iri())}sitemap-{kind}-{chunk + 1}.xml</loc></sitemap>"
+        f"<sitemap><loc>{escape(public_root())}sitemap-{kind}-{chunk + 1}.xml</loc></sitemap>"
         for kind, count in counts.items()
         for chunk in range(max(1, -(-count // SITEMAP_LIMIT)))
     ]
@@ -68,11 +68,13 @@ def sitemap_index() -> Response:
 def sitemap(kind: str, number: int) -> Response:
     if kind not in PAGE_CLASSES or number < 1:
         abort(404)
-    base = base_iri()
+    base, public = base_iri(), public_root()
     iris = [iri for iri in resources(get_store(), kind, number - 1) if iri.startswith(base)]
     if number > 1 and not iris:
         abort(404)
-    return _sitemap_document("urlset", [f"<url><loc>{escape(iri)}</loc></url>" for iri in iris])
+    # the pages' public URLs (the IRIs themselves when no proxy is trusted)
+    locations = [public + iri[len(base) :] for iri in iris]
+    return _sitemap_document("urlset", [f"<url><loc>{escape(url)}</loc></url>" for url in locations])
 
 
 @blueprint.route("/context.jsonld")

@@ -1,5 +1,6 @@
 """The home page (figures and charts), search and the concept scheme (``/areas``)."""
 
+import math
 from typing import Any
 
 from flask import Blueprint, render_template, request, url_for
@@ -8,11 +9,18 @@ from bibgraph.graph.pages import abstracts, charts, concept_tree, dataset_summar
 from bibgraph.graph.search import snippet
 
 from .graphstore import get_store
-from .links import local_url
+from .links import site_url
 from .netcache import networks
+from .text import thousands
 
 blueprint = Blueprint("pages", __name__)
 RESULTS_PER_PAGE = 20
+# For every template, imported macros included: links under the proxy's prefix, counts for people,
+# and the log-scale charts' arithmetic (ticks 1, 10, 100 …).
+blueprint.add_app_template_global(site_url, "site_url")
+blueprint.add_app_template_filter(thousands, "thousands")
+blueprint.add_app_template_filter(lambda n: 10**n, "pow10")
+blueprint.add_app_template_global(math.log10, "log10")
 
 
 def page_number(pages: int | None = None) -> int:
@@ -40,7 +48,7 @@ def _home_figures() -> dict[str, Any]:
 @blueprint.route("/")
 def home() -> str:
     figures = networks().page("home", _home_figures)
-    return render_template("home.html", title="bibgraph", local_url=local_url, hide_header_search=True, **figures)
+    return render_template("home.html", title="bibgraph", hide_header_search=True, **figures)
 
 
 @blueprint.route("/search")
@@ -64,7 +72,6 @@ def search() -> str:
         pages=pages,
         first=first + 1,
         last=first + len(shown),
-        local_url=local_url,
         hide_header_search=True,
         page_url=lambda n: url_for("pages.search", q=query, page=n),
     )

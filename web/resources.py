@@ -7,7 +7,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from flask import Blueprint, Response, abort, render_template, request, url_for
-from rdflib import VOID, Literal, URIRef
+from rdflib import VOID, Graph, Literal, URIRef
 
 from bibgraph.graph import cite
 from bibgraph.graph.formats import RDF_SYNTAXES, RdfSyntax
@@ -17,7 +17,7 @@ from bibgraph.graph.vocab import PREFIXES
 
 from .errors import error_response
 from .graphstore import get_store
-from .links import app_iris, iri_of, local_url
+from .links import app_iris, iri_of, local_url, public_root, public_url, site_url
 from .negotiation import NotAcceptable, choose_graph
 from .netcache import networks
 from .pages import page_number
@@ -28,7 +28,25 @@ _BY_SUFFIX = {syntax.suffix: syntax for syntax in RDF_SYNTAXES}
 
 
 def _alternates(path: str) -> str:
-    return ", ".join(f'</{path}.{s.suffix}>; rel="alternate"; type="{s.media_type}"' for s in RDF_SYNTAXES)
+    """The ``Link`` header: the RDF alternates at their absolute public URLs."""
+    root = public_root()
+    return ", ".join(f'<{root}{path}.{s.suffix}>; rel="alternate"; type="{s.media_type}"' for s in RDF_SYNTAXES)
+
+
+# VoID terms whose objects are where this site serves something (the endpoint, the dumps), not IRIs of the data.
+_SERVICE_LINKS = (VOID.sparqlEndpoint, VOID.dataDump)
+
+
+def public_services(graph: Graph) -> Graph:
+    """The VoID description with its endpoint and dump URLs at the public root (as the proxy says);
+    the dataset's own IRI and the IRIs of the data stay the base IRI's."""
+    for link in _SERVICE_LINKS:
+        for subject, target in list(graph.subject_objects(link)):
+            public = public_url(str(target))
+            if public != str(target):
+                graph.remove((subject, link, target))
+                graph.add((subject, link, URIRef(public)))
+    return graph
 
 
 def describe_query(iri: str) -> str:
@@ -55,7 +73,7 @@ def serve(path: str, suffix: str | None, page: Callable[[str], str | None]) -> R
             abort(404)
         response = Response(html, content_type="text/html; charset=utf-8")
     else:
-        graph = resource_description(get_store(), iri)
+        graph = public_services(resource_description(get_store(), iri))
         if len(graph) == 0:
             abort(404)
         # JSON-LD compacted with the graph's prefixes (the context published at /context.jsonld)
@@ -69,9 +87,9 @@ def serve(path: str, suffix: str | None, page: Callable[[str], str | None]) -> R
 
 
 def _context(iri: str) -> dict:
-    path = (local_url(iri) or "/").lstrip("/")
     return {
-        "alternates": [(s.label, f"/{path}.{s.suffix}") for s in RDF_SYNTAXES],
+        "alternates": [(s.label, f"{site_url(iri) or ''}.{s.suffix}") for s in RDF_SYNTAXES],
+        "canonical": public_url(iri),
         "sparql_link": url_for("sparql.endpoint") + "#" + urlencode({"query": describe_query(iri)}),
         "iri": iri,
         "local_url": local_url,
@@ -87,10 +105,10 @@ def _paper(iri: str) -> str | None:
         title=paper.label,
         paper=paper,
         abstract=abstract_html(paper.abstract),
-        bibtex=cite.bibtex(paper),
-        plain_reference=cite.plain_reference(paper),
-        json_ld=cite.json_ld(paper),
-        meta_tags=cite.meta_tags(paper),
+        bibtex=cite.bibtex(paper, public_url(iri)),
+        plain_reference=cite.plain_reference(paper, public_url(iri)),
+        json_ld=cite.json_ld(paper, public_url(iri)),
+        meta_tags=cite.meta_tags(paper, public_url(iri)),
         **_context(iri),
     )
 
@@ -127,7 +145,7 @@ def _concept(iri: str) -> str | None:
         concept=concept,
         neighbours=neighbours[:15],
         page_url=lambda n: f"?page={n}",
-        **_context(iri),
+        **{**_context(iri), "canonical": public_url(iri) + (f"?page={concept.page}" if concept.page > 1 else "")},
     )
 
 
@@ -153,7 +171,7 @@ def _scheme(iri: str) -> str | None:
 
 def _dataset(iri: str) -> str | None:
     """``/dataset``: the VoID description read as a page: figures, classes and properties with counts, dumps."""
-    graph = resource_description(get_store(), iri)
+    graph = public_services(resource_description(get_store(), iri))
     if len(graph) == 0:
         return None
     subject = URIRef(iri)

@@ -86,7 +86,8 @@ def waitress_options(config: Mapping[str, Any]) -> dict[str, Any]:
 
     poll() rather than select(), which fails past 1024 descriptors; a stalled connection is checked
     a few times per ``CHANNEL_TIMEOUT``. Behind a reverse proxy at ``TRUSTED_PROXY``, the client is
-    the last address of its X-Forwarded-For (from anyone else, the header is dropped).
+    the last address of its X-Forwarded-For (from anyone else, the header is dropped); with
+    ``PROXY_HOPS`` its host, scheme and port headers are kept too, for ProxyFix to read.
     """
     options: dict[str, Any] = {
         "threads": int(config["WEB_THREADS"]),
@@ -98,13 +99,20 @@ def waitress_options(config: Mapping[str, Any]) -> dict[str, Any]:
         "max_request_body_size": config["MAX_CONTENT_LENGTH"],
         "ident": "bibgraph",
     }
+    hops = int(config.get("PROXY_HOPS") or 0)
     if config["TRUSTED_PROXY"]:
+        forwarded = {"x-forwarded-for"} | (
+            {"x-forwarded-host", "x-forwarded-proto", "x-forwarded-port"} if hops else set()
+        )
         options |= {
             "trusted_proxy": config["TRUSTED_PROXY"],
-            "trusted_proxy_count": 1,
-            "trusted_proxy_headers": {"x-forwarded-for"},
+            "trusted_proxy_count": max(1, hops),
+            "trusted_proxy_headers": forwarded,
             "clear_untrusted_proxy_headers": True,
         }
+    elif hops:
+        # ProxyFix (create_app) reads the X-Forwarded-* headers: waitress must not clear them first.
+        options["clear_untrusted_proxy_headers"] = False
     return options
 
 

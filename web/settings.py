@@ -75,6 +75,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CHANNEL_TIMEOUT", 30, "seconds an idle or stalled client connection is kept open"),
     Setting("BACKLOG", 1024, "connections the kernel queues before waitress accepts them"),
     Setting("TRUSTED_PROXY", None, "address of a reverse proxy whose X-Forwarded-For names the client"),
+    Setting(
+        "PROXY_HOPS",
+        0,
+        "reverse proxies in front whose X-Forwarded-For/-Proto/-Host/-Port/-Prefix are trusted (0: none)",
+    ),
     Setting("SLOW_QUERY_SECONDS", 1.0, "a SPARQL query that takes this long is logged with its text"),
     Setting("SPARQL_UNSANDBOXED", False, "serve SPARQL even when the query worker cannot be cut off from the network"),
 )

@@ -24,3 +24,16 @@ def abstract_html(text: str) -> Markup:
             escaped = _EMPHASIS.sub(r"<em>\1</em>", escaped)
         html.append(escaped)
     return Markup("".join(html))
+
+
+_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+
+
+def thousands(value: int | float | str) -> str:
+    """A count for people, digits grouped by thousands (``12,345``): the one rule of every page (the
+    ``thousands`` template filter). A string counts only as a plain decimal (a literal's lexical form)."""
+    if isinstance(value, str):
+        if not _DECIMAL.fullmatch(value):
+            return value
+        value = float(value) if "." in value else int(value)
+    return f"{value:,}"

@@ -8,7 +8,7 @@ from rdflib import Graph
 
 from ..formats import RdfSyntax
 from ..stores.store import Answer, GraphStore
-from ..vocab import PREFIXES
+from ..vocab import prefixed_graph
 from .pool import QueryPool
 from .worker import serialise
 
@@ -51,10 +51,7 @@ class PooledStore(GraphStore):
         return answer
 
     def construct(self, query: str) -> Graph:
-        graph = Graph()
-        for prefix, iri in PREFIXES.items():
-            graph.bind(prefix, iri, override=True)
-        return graph.parse(data=self.answer(query, "json", "nt").read(), format="nt")
+        return prefixed_graph().parse(data=self.answer(query, "json", "nt").read(), format="nt")
 
     def dump(self, out: BinaryIO, syntax: RdfSyntax) -> None:
         with self.answer(EVERYTHING, "json", syntax.name).open() as body:

@@ -14,7 +14,7 @@ from rdflib import Graph
 
 from ..formats import RdfSyntax, rdf_syntax, result_syntax
 from ..serving.guard import check_query
-from ..vocab import PREFIXES
+from ..vocab import PREFIXES, prefixed_graph
 from .store import EngineStore, QueryError, Row, rows
 
 
@@ -104,9 +104,7 @@ class RemoteGraphStore(EngineStore):
 
     def construct(self, query: str) -> Graph:
         body, media_type = self._post(query, "application/n-triples, text/turtle;q=0.9")
-        graph = Graph()
-        for prefix, iri in PREFIXES.items():
-            graph.bind(prefix, iri, override=True)
+        graph = prefixed_graph()
         graph.parse(data=body, format="nt" if media_type == "application/n-triples" else "turtle")
         return graph
 

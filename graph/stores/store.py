@@ -20,7 +20,7 @@ from rdflib import Graph
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 
 from ..formats import RdfSyntax, rdf_syntax, result_syntax
-from ..vocab import PREFIXES
+from ..vocab import PREFIXES, prefixed_graph
 
 Value = str | int | float | bool | None
 Row = dict[str, Value]
@@ -150,10 +150,7 @@ class OxigraphGraphStore(EngineStore):
 
     def rdflib_graph(self) -> Graph:
         """The same data through rdflib's API (oxrdflib), for code and tests written against rdflib."""
-        graph = Graph(store=OxigraphStore(store=self.store), identifier=DATASET_DEFAULT_GRAPH_ID)
-        for prefix, iri in PREFIXES.items():
-            graph.bind(prefix, iri, override=True)
-        return graph
+        return prefixed_graph(store=OxigraphStore(store=self.store), identifier=DATASET_DEFAULT_GRAPH_ID)
 
     def load_ntriples(self, lines: Iterable[str], batch_lines: int = 20_000) -> None:
         """Load N-Triples text in batches, parsed in Rust.
@@ -202,9 +199,7 @@ class OxigraphGraphStore(EngineStore):
         result = self._query(query)
         if not isinstance(result, ox.QueryTriples):
             raise QueryError("expected a CONSTRUCT or DESCRIBE query")
-        graph = Graph()
-        for prefix, iri in PREFIXES.items():
-            graph.bind(prefix, iri, override=True)
+        graph = prefixed_graph()
         graph.parse(data=result.serialize(format=ox.RdfFormat.N_TRIPLES), format="nt")
         return graph
 

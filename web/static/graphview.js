@@ -6,6 +6,9 @@
   const data = JSON.parse(document.getElementById("graph-data").textContent);
   const container = document.getElementById("network");
   const embedded = container.dataset.embedded === "true";
+  // The app's path behind a reverse proxy's prefix ("/bib/"); node URLs are app paths ("/author/…").
+  const root = (document.querySelector('meta[name="bibgraph-root"]') || { content: "/" }).content;
+  function site(path) { return root + path.replace(/^\//, ""); }
   // Labels are drawn by maplabels.js (culled so that none overlaps), not by vis-network.
   for (const node of data.nodes) {
     node.name = node.label;
@@ -96,7 +99,7 @@
     panel.append(close, text("h2", node.name));
     panel.lastChild.dir = "auto";
     const facts = [];
-    if (node.papers !== undefined) facts.push(node.papers + " paper" + (node.papers === 1 ? "" : "s"));
+    if (node.papers !== undefined) facts.push(node.papers.toLocaleString("en") + " paper" + (node.papers === 1 ? "" : "s"));
     if (node.areas && node.areas.length) facts.push(node.areas.join(", "));
     panel.append(text("p", facts.join(" · "), "facts"));
     const top = (neighbours.get(id) || []).slice().sort(function (a, b) { return b[1] - a[1]; }).slice(0, 8);
@@ -108,7 +111,7 @@
         const button = text("button", nodes.get(other).name, "linklike");
         button.type = "button";
         button.addEventListener("click", function () { select(other, true); });
-        item.append(button, text("span", " " + joint + " joint", "muted"));
+        item.append(button, text("span", " " + joint.toLocaleString("en") + " joint", "muted"));
         list.append(item);
       }
       panel.append(list);
@@ -116,9 +119,9 @@
     if (typeof node.url === "string" && node.url.startsWith("/")) {
       const actions = document.createElement("p");
       actions.className = "actions";
-      actions.append(link(node.url, "Profile"));
+      actions.append(link(site(node.url), "Profile"));
       if (node.url.startsWith("/author/")) {
-        actions.append(" · ", link("/graph/ego" + node.url, "Co-author network"));
+        actions.append(" · ", link(site("/graph/ego" + node.url), "Co-author network"));
       }
       panel.append(actions);
     }
@@ -153,7 +156,7 @@
     const url = nodes.get(params.nodes[0]).url;
     if (embedded) {
       // Inside the author page's frame: open the co-author in the whole window, not in the frame.
-      if (typeof url === "string" && url.startsWith("/")) window.top.location.assign(url);
+      if (typeof url === "string" && url.startsWith("/")) window.top.location.assign(site(url));
       return;
     }
     select(params.nodes[0], false);
@@ -161,7 +164,7 @@
   network.on("doubleClick", function (params) {
     if (params.nodes.length === 1) {
       const url = nodes.get(params.nodes[0]).url;
-      if (typeof url === "string" && url.startsWith("/")) window.location.assign(url);
+      if (typeof url === "string" && url.startsWith("/")) window.location.assign(site(url));
     }
   });
 

@@ -28,8 +28,11 @@
     if (bar) bar.hidden = true;
   }
 
+  // The app's path behind a reverse proxy's prefix ("/bib/"), from the page head.
+  const root = (document.querySelector('meta[name="bibgraph-root"]') || { content: "/" }).content;
+
   function slow(url) {
-    return url.origin === location.origin && url.pathname.startsWith("/graph/");
+    return url.origin === location.origin && url.pathname.startsWith(root + "graph/");
   }
 
   document.addEventListener("click", function (event) {
