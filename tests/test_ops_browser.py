@@ -8,9 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from bench.servers import bibgraph_server
 from bibgraph.graph.expected import explain
-
-from .servers import bibgraph_server
 
 pytestmark = pytest.mark.browser
 PHONE = {"width": 390, "height": 844}
