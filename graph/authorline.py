@@ -201,7 +201,7 @@ def read_author_line(text: str, line: int) -> AuthorLine:
             extra = "".join(c for c in part if c in MARKS)
             names[-1] = Name(last.name, f"{last.written},{part}", last.marks + extra)
             continue
-        for piece in _split_and(part, repair):
+        for piece in _split_and(part, repair, first=not names):
             names.extend(_clean(piece, repair))
     if not names:
         names = [Name(tidy(body), tidy(body))]
@@ -234,11 +234,12 @@ def _repeated(names: list[Name], line: int) -> list[Repair]:
     return found
 
 
-def _split_and(part: str, repair: Callable[[str, str, str], None]) -> list[str]:
-    """``B. Jones and C. Wu`` is two names, ``and C. Wu`` (Oxford comma) one."""
+def _split_and(part: str, repair: Callable[[str, str, str], None], first: bool) -> list[str]:
+    """``B. Jones and C. Wu`` is two names, ``and C. Wu`` after a comma (Oxford comma) one; a line's
+    first name has no comma before it, so a leading ``And`` there is part of the name."""
     if _HAN.search(part) and not re.search(r"[A-Za-z]", part):
         return [part]
-    pieces = [tidy(p) for p in _AND.split(_LEADING_AND.sub("", part)) if p.strip()]
+    pieces = [tidy(p) for p in _AND.split(part if first else _LEADING_AND.sub("", part)) if p.strip()]
     if pieces != [part]:
         repair(AND, part, ", ".join(pieces))
     return pieces

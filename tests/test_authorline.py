@@ -94,6 +94,12 @@ def test_and_inside_names_is_not_a_separator() -> None:
     assert read("Anand Kumar, Alexander Andersen").authors == ("Anand Kumar", "Alexander Andersen")
 
 
+def test_a_leading_and_is_a_separator_only_after_a_comma() -> None:
+    """The Oxford comma puts "and" after a comma; the first name of a line has none before it."""
+    assert read("AND A, Bo Chen").authors == ("AND A", "Bo Chen")
+    assert read("Bo Chen, AND A").authors == ("Bo Chen", "A")
+
+
 def test_affiliation_markers(tmp_path: Path, capsys) -> None:
     line = "Ann Lee1, Bo Chen[2], 1Cy Diaz, Dan Wu¹², Eve Fox1,2, Fay Gu$^{3}$"
     record = read(line)

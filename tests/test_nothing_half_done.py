@@ -123,8 +123,8 @@ def test_a_failing_write_removes_its_temporary(tmp_path: Path) -> None:
 NOT_FOR_READERS = {
     ("graph/dataset.py", "write_text"): "the completeness marker, written inside the store's temporary directory",
     ("graph/dataset.py", "rename"): "a whole store directory moved into place, as atomic.py moves a file",
-    ("graph/serving/pool.py", "mkstemp"): "a private answer spool, read only by the request that made it",
-    ("graph/serving/pool.py", "fdopen"): "that spool opened for writing",
+    ("graph/serving/worker.py", "mkstemp"): "a private answer spool, read only by the request that made it",
+    ("graph/serving/worker.py", "fdopen"): "that spool opened for writing",
     ("graph/serving/sandbox.py", "open"): "the kernel's uid/gid maps (/proc/self/...), not a file on disk",
 }
 _WRITING_CALLS = {"rename", "write_text", "write_bytes", "mkstemp", "NamedTemporaryFile", "fdopen"}
