@@ -38,8 +38,6 @@ def _usage_error(message: str) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     if args.dataset:
         return _build_dataset(args)
-    if not args.out:
-        return _usage_error("give --out PATH (a dump) or --dataset DIR (a dataset to serve)")
     syntax = rdf_syntax(args.format)
     try:
         store, report = build_graph(_inputs(args.inputs), base=args.base, progress=not args.quiet)
@@ -252,8 +250,9 @@ def _parser() -> argparse.ArgumentParser:
 
     build = commands.add_parser("build", help="build the RDF graph from paper lists and write a dump")
     build.add_argument("inputs", nargs="*", metavar="FILES_OR_DIRS", help="paper lists (default: the seeds)")
-    build.add_argument("--out", help="dump file to write (atomically)")
-    build.add_argument("--dataset", metavar="DIR", help="dataset directory to write (store, dumps, derived data)")
+    written = build.add_mutually_exclusive_group(required=True)
+    written.add_argument("--out", help="dump file to write (atomically)")
+    written.add_argument("--dataset", metavar="DIR", help="dataset directory to write (store, dumps, derived data)")
     build.add_argument("--format", default="turtle", choices=[s.name for s in RDF_SYNTAXES])
     build.add_argument("--base", default=DEFAULT_BASE, help=f"base IRI of minted IRIs (default {DEFAULT_BASE})")
     build.add_argument(

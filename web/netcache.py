@@ -108,8 +108,15 @@ class NetworkCache:
         return value
 
     def rows(self) -> list[Authorship]:
+        """The authorship rows in one order whatever the store (memory and disk stores list them differently),
+        so that networks, communities and layouts come out the same from any store holding the same graph."""
         deadline = float(current_app.config["NETWORK_TIMEOUT"])
-        return self._get(derived_key("rows"), lambda: authorships(get_store().with_deadline(deadline)))
+
+        def make() -> list[Authorship]:
+            rows = authorships(get_store().with_deadline(deadline))
+            return sorted(rows, key=lambda row: (row.paper, row.author, row.concept or ""))
+
+        return self._get(derived_key("rows"), make)
 
     def bipartite(self) -> nx.Graph:
         return self._get(derived_key("bipartite"), lambda: bipartite_graph(self.rows()))

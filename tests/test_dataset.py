@@ -1,0 +1,196 @@
+"""Dataset directories: ``build --dataset DIR`` writes one atomically; ``serve DIR`` answers as serving the lists."""
+
+import json
+import os
+import re
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from bibgraph.graph import networks
+from bibgraph.graph.datadir import (
+    DERIVED,
+    FORMAT_VERSION,
+    MANIFEST,
+    POINTER,
+    DatasetError,
+    current_version,
+    is_dataset,
+    verify,
+)
+from bibgraph.seeds import seed_directory
+from bibgraph.web import datasets
+from bibgraph.web.cli import main
+
+from .conftest import BASE, make_app
+from .servers import bibgraph_server
+
+# Pages and views compared between a server over the dataset and one over the lists themselves.
+PAGES = (
+    "/",
+    "/graph/coauthors",
+    "/graph/coauthors?min_papers=2",
+    "/graph/topics",
+    "/search?q=learning",
+    "/search?q=wang",
+    "/areas",
+    "/dataset",
+    "/graph/authors.json?q=li",
+)
+PAPERS_PER_AREA = """PREFIX dcterms: <http://purl.org/dc/terms/>
+SELECT ?concept (COUNT(?paper) AS ?n) WHERE { ?paper dcterms:subject ?concept } GROUP BY ?concept ORDER BY ?concept"""
+
+
+@pytest.fixture(scope="module")
+def seed_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("datasets") / "seeds"
+    assert main(["build", str(seed_directory()), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    return root
+
+
+@pytest.fixture(scope="module")
+def dataset_client(seed_dataset: Path):
+    app = make_app(BIBGRAPH_STORE=f"dataset:{seed_dataset}")
+    yield app.test_client()
+    app.extensions["bibgraph"].close()
+
+
+GRAPH_DATA = re.compile(rb'(<script type="application/json" id="graph-data">)(.*?)(</script>)', re.S)
+
+
+def _comparable(body: bytes) -> bytes:
+    """A page with its drawn network's node and edge lists sorted: networkx iterates sets, whose order
+    (hence the order of the lists, never their content) differs between processes."""
+
+    def sort(match: re.Match[bytes]) -> bytes:
+        data = json.loads(match[2])
+        for key in ("nodes", "edges"):
+            data[key] = sorted(data.get(key, []), key=lambda item: json.dumps(item, sort_keys=True))
+        return match[1] + json.dumps(data, sort_keys=True).encode() + match[3]
+
+    return GRAPH_DATA.sub(sort, body)
+
+
+def _author_paths(client, count: int = 3) -> list[str]:
+    """Paths of the first few authors' pages (read through SPARQL, as any client would)."""
+    query = f"SELECT ?a WHERE {{ ?a a <http://xmlns.com/foaf/0.1/Person> }} ORDER BY ?a LIMIT {count}"
+    answer = client.get("/sparql", query_string={"query": query}, headers={"Accept": "application/json"})
+    iris = [row["a"]["value"] for row in answer.get_json()["results"]["bindings"]]
+    return ["/" + iri.removeprefix(BASE) for iri in iris]
+
+
+def test_a_dataset_holds_a_complete_checked_version(seed_dataset: Path) -> None:
+    assert is_dataset(seed_dataset)
+    version = current_version(seed_dataset)
+    manifest = json.loads((version / MANIFEST).read_text(encoding="utf-8"))
+    assert manifest["version"] == FORMAT_VERSION and manifest["base"] == BASE
+    assert manifest["counts"]["papers"] == 40 and manifest["counts"]["authors"] == 203
+    assert {"store", "dumps", DERIVED} <= {path.name for path in version.iterdir()}
+    assert any(name.startswith(f"{DERIVED}/") for name in manifest["checksums"])
+    assert verify(version) == []
+    damaged = next((version / DERIVED).iterdir())
+    original = damaged.read_bytes()
+    try:
+        damaged.write_bytes(original + b"x")
+        assert verify(version) == [str(damaged.relative_to(version))]
+    finally:
+        damaged.write_bytes(original)
+
+
+def test_pages_and_sparql_answer_as_serving_the_lists(client, dataset_client) -> None:
+    """Differential: every page, view and query answers the same from the dataset as from the lists."""
+    paths = [*PAGES, *_author_paths(client)]
+    for path in paths:
+        direct, opened = client.get(path), dataset_client.get(path)
+        assert (direct.status_code, opened.status_code) == (200, 200), path
+        assert _comparable(opened.data) == _comparable(direct.data), path
+    for query in (PAPERS_PER_AREA, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"):
+        headers = {"Accept": "text/csv"}
+        direct = client.get("/sparql", query_string={"query": query}, headers=headers)
+        opened = dataset_client.get("/sparql", query_string={"query": query}, headers=headers)
+        assert opened.status_code == 200 and opened.data == direct.data
+
+
+def test_views_read_the_kept_derivations_rather_than_the_store(seed_dataset: Path, monkeypatch) -> None:
+    """A server opened on a dataset draws the default maps without reading the authorship rows."""
+
+    def refuse(store):
+        raise AssertionError("the authorship rows were read again")
+
+    monkeypatch.setattr("bibgraph.web.netcache.authorships", refuse)
+    app = make_app(BIBGRAPH_STORE=f"dataset:{seed_dataset}")
+    try:
+        client = app.test_client()
+        for path in ("/graph/coauthors", "/graph/topics", "/", "/search?q=learning"):
+            assert client.get(path).status_code == 200, path
+    finally:
+        app.extensions["bibgraph"].close()
+    assert networks.authorships is not refuse  # only the web cache's reference was replaced
+
+
+def test_a_failed_build_leaves_the_served_version(seed_dataset: Path, tmp_path: Path, monkeypatch) -> None:
+    root = tmp_path / "dataset"
+    assert main(["build", "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    before = os.readlink(root / POINTER)
+
+    def crash(version: Path, base: str) -> None:
+        (version / DERIVED / "half-written").write_bytes(b"...")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(datasets, "derive", crash)
+    assert main(["build", "--dataset", str(root), "--base", BASE, "--quiet"]) == 1
+    assert os.readlink(root / POINTER) == before
+    assert sorted(path.name for path in root.iterdir()) == sorted([POINTER, before])
+    assert verify(root / before) == []
+    fresh = tmp_path / "fresh"
+    assert main(["build", "--dataset", str(fresh), "--base", BASE, "--quiet"]) == 1
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["dataset"]
+
+
+def test_a_new_build_switches_versions_and_keeps_the_one_before(tmp_path: Path) -> None:
+    root = tmp_path / "dataset"
+    versions = []
+    for _ in range(3):
+        assert main(["build", "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+        versions.append(os.readlink(root / POINTER))
+    assert len(set(versions)) == 3
+    assert sorted(path.name for path in root.iterdir()) == sorted([POINTER, *versions[1:]])
+
+
+def test_a_directory_that_is_no_dataset_is_refused(tmp_path: Path, capsys) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine\n", encoding="utf-8")
+    assert main(["build", "--dataset", str(other), "--quiet"]) == 2
+    assert "not a bibgraph dataset" in capsys.readouterr().err
+    assert [path.name for path in other.iterdir()] == ["notes.txt"]
+
+
+def test_a_dataset_of_another_format_version_is_refused(seed_dataset: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    version = current_version(seed_dataset)
+    (copy / version.name).mkdir()
+    manifest = json.loads((version / MANIFEST).read_text(encoding="utf-8"))
+    (copy / version.name / MANIFEST).write_text(json.dumps({**manifest, "version": FORMAT_VERSION + 1}))
+    (copy / POINTER).symlink_to(version.name)
+    with pytest.raises(DatasetError, match="build it again"):
+        current_version(copy)
+
+
+def test_serve_opens_a_dataset_directory(seed_dataset: Path, tmp_path: Path) -> None:
+    with bibgraph_server([str(seed_dataset)], tmp_path / "serve.log") as base:
+        for path in ("/", "/graph/coauthors", "/health"):
+            with urllib.request.urlopen(base + path, timeout=30) as answer:
+                assert answer.status == 200
+        query = urllib.parse.quote("SELECT (COUNT(?p) AS ?n) WHERE { ?p <http://purl.org/dc/terms/abstract> ?a }")
+        with urllib.request.urlopen(f"{base}/sparql?query={query}&format=csv", timeout=30) as answer:
+            assert answer.read().decode().splitlines() == ["n", "40"]
+    assert "dataset " in (tmp_path / "serve.log").read_text(encoding="utf-8")
+
+
+def test_serve_refuses_another_base_for_a_dataset(seed_dataset: Path, capsys) -> None:
+    assert main(["serve", str(seed_dataset), "--base", "http://elsewhere.test/"]) == 2
+    assert f"built with base IRI {BASE}" in capsys.readouterr().err
