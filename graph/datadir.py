@@ -2,7 +2,7 @@
 
 Layout (format version :data:`FORMAT_VERSION`)::
 
-    DIR/current -> v-000001-20261201T120000-1a2b3c4d  (a relative symlink: the version served)
+    DIR/current -> v-000001-20261201T120000-1a2b3c4d (a relative symlink: the version served)
     DIR/v-.../manifest.json                      (format, version, base IRI, counts, checksums, build time)
     DIR/v-.../store/                             (the Oxigraph store, RocksDB, opened read-only)
     DIR/v-.../dumps/                             (the dump in N-Triples and Turtle)
