@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import threading
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -194,3 +195,95 @@ def test_serve_opens_a_dataset_directory(seed_dataset: Path, tmp_path: Path) -> 
 def test_serve_refuses_another_base_for_a_dataset(seed_dataset: Path, capsys) -> None:
     assert main(["serve", str(seed_dataset), "--base", "http://elsewhere.test/"]) == 2
     assert f"built with base IRI {BASE}" in capsys.readouterr().err
+
+
+SEED_FILES = sorted(seed_directory().glob("*.txt"))
+
+
+@pytest.fixture(scope="module")
+def lists(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The two seed lists, and a third (sorting last) that repeats a record and respells an author."""
+    directory = tmp_path_factory.mktemp("lists")
+    for path in SEED_FILES:
+        (directory / path.name).write_bytes(path.read_bytes())
+    lines = [line for line in SEED_FILES[0].read_text(encoding="utf-8").splitlines() if line.strip()]
+    area, authors, abstract = lines[1:4]  # the first record, as written
+    respelled = f"{area}\n\n{authors.upper()}\n\n{abstract} Seen again with the names in capitals."
+    (directory / "zz_again.txt").write_text(f"{area}\n\n{authors}\n\n{abstract}\n\n{respelled}\n", encoding="utf-8")
+    return directory
+
+
+def _sorted_dump(root: Path) -> list[str]:
+    return sorted((current_version(root) / "dumps" / "bibgraph.nt").read_text(encoding="utf-8").splitlines())
+
+
+def test_add_equals_a_build_of_all_the_lists(lists: Path, tmp_path: Path, capsys) -> None:
+    """Papers keep their IRIs, a record seen again gains a source, a known person keeps their name:
+    the graph, the counts and every view after build + add are those of one build of all the lists."""
+    first, rest = sorted(lists.iterdir())[0], sorted(lists.iterdir())[1:]
+    added, whole = tmp_path / "added", tmp_path / "whole"
+    assert main(["build", str(first), "--dataset", str(added), "--base", BASE, "--quiet"]) == 0
+    before = set(_sorted_dump(added))
+    assert main(["add", str(added), *map(str, rest)]) == 0
+    assert "added to" in capsys.readouterr().out
+    assert main(["build", str(lists), "--dataset", str(whole), "--base", BASE, "--quiet"]) == 0
+    dump = _sorted_dump(added)
+    assert dump == _sorted_dump(whole)
+    assert {line for line in before if "/dataset" not in line.split(" ", 1)[0]} <= set(dump)  # nothing renamed
+    assert any("/paper/" in line and "#source-2>" in line for line in dump)  # the record seen again
+    manifests = [json.loads((current_version(root) / MANIFEST).read_text()) for root in (added, whole)]
+    assert manifests[0]["counts"] == manifests[1]["counts"]
+    apps = [make_app(BIBGRAPH_STORE=f"dataset:{root}") for root in (added, whole)]
+    try:
+        clients = [app.test_client() for app in apps]
+        for path in (*PAGES, *_author_paths(clients[1])):
+            one, other = (client.get(path) for client in clients)
+            assert one.status_code == other.status_code == 200, path
+            assert _comparable(one.data) == _comparable(other.data), path
+    finally:
+        for app in apps:
+            app.extensions["bibgraph"].close()
+
+
+def test_a_failed_add_leaves_the_served_version_and_readers_never_see_half(
+    seed_dataset: Path, lists: Path, tmp_path: Path, monkeypatch
+) -> None:
+    root = tmp_path / "dataset"
+    assert main(["build", str(SEED_FILES[0]), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    served = os.readlink(root / POINTER)
+    seen: list[str] = []
+    half: list[str] = []
+    stop = threading.Event()
+
+    def read() -> None:  # a reader opening the dataset again and again while versions change
+        while not stop.is_set():
+            version = current_version(root)
+            if not ((version / "store" / datasets.COMPLETE_MARKER).is_file() and verify(version) == []):
+                half.append(version.name)
+            seen.append(version.name)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        original = datasets.derive
+
+        def crash(version: Path, base: str) -> None:
+            original(version, base)
+            raise KeyboardInterrupt  # as if killed once everything but the switch was written
+
+        monkeypatch.setattr(datasets, "derive", crash)
+        with pytest.raises(KeyboardInterrupt):
+            main(["add", str(root), str(SEED_FILES[1])])
+        assert os.readlink(root / POINTER) == served
+        assert sorted(path.name for path in root.iterdir()) == sorted([POINTER, served])
+        monkeypatch.setattr(datasets, "derive", original)
+        assert main(["add", str(root), str(SEED_FILES[1])]) == 0
+        now = os.readlink(root / POINTER)
+        for _ in range(1000):  # until the reader has opened the new version (no timing is asserted)
+            if seen[-1] == now:
+                break
+            threading.Event().wait(0.01)
+    finally:
+        stop.set()
+        reader.join()
+    assert now != served and set(seen) == {served, now} and half == []

@@ -147,6 +147,23 @@ def _opened_dataset(args: argparse.Namespace) -> int | None:
     return None
 
 
+def cmd_add(args: argparse.Namespace) -> int:
+    from bibgraph.graph.datadir import DatasetError
+
+    from .datasets import add_to_dataset
+
+    try:
+        version, report = add_to_dataset(Path(args.dataset), _inputs(args.inputs))
+    except (ValueError, DatasetError) as error:
+        return _usage_error(str(error))
+    except OSError as error:
+        return _write_error(args.dataset, error)
+    for problem in report.problems:
+        print(problem, file=sys.stderr)
+    print(f"added to {args.dataset} (version {version.name}): {report.summary()}")
+    return EXIT_PROBLEMS if args.strict and report.problems else EXIT_OK
+
+
 def cmd_export_graph(args: argparse.Namespace) -> int:
     from bibgraph.graph.exports import EXPORTS, vosviewer
     from bibgraph.graph.layout import layout
@@ -291,6 +308,12 @@ def _parser() -> argparse.ArgumentParser:
             help=described,
         )
     serve.set_defaults(handler=cmd_serve)
+
+    add = commands.add_parser("add", help="add paper lists to a dataset directory (a new version, switched atomically)")
+    add.add_argument("dataset", metavar="DIR", help="a dataset built with `build --dataset DIR`")
+    add.add_argument("inputs", nargs="+", metavar="FILES_OR_DIRS", help="the new paper lists")
+    add.add_argument("--strict", action="store_true", help="exit 1 when an added record is malformed")
+    add.set_defaults(handler=cmd_add)
 
     export = commands.add_parser("export-graph", help="write the co-author or topic network (Gephi, VOSviewer...)")
     export.add_argument("inputs", nargs="*", metavar="FILES_OR_DIRS", help="paper lists or dumps (default: seeds)")

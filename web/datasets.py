@@ -1,4 +1,5 @@
-"""``bibgraph build --dataset DIR``: the store, the dumps and the derived data of the views, in one version.
+"""``bibgraph build --dataset DIR`` and ``bibgraph add DIR``: the store, the dumps and the views' derived data,
+in one new version of a dataset directory.
 
 The derived data is made by the app itself: the build opens the new version as a server would and
 asks for the pages whose data is costly to derive (home charts, the default co-author and topic maps,
@@ -10,9 +11,11 @@ reads later is exactly what it would have derived, by the same code, with the de
 import gc
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from bibgraph.graph.add import add_lists
 from bibgraph.graph.build import BuildReport
-from bibgraph.graph.datadir import DERIVED, DUMPS, STORE, new_version
+from bibgraph.graph.datadir import DERIVED, DUMPS, STORE, current_version, new_version, read_manifest
 from bibgraph.graph.dataset import COMPLETE_MARKER, fill
 from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import rdf_syntax
@@ -22,6 +25,7 @@ from bibgraph.graph.void import DUMP_STEM
 from .netcache import DERIVED_WRITABLE
 
 DUMP_SYNTAXES = ("nt", "turtle")
+COUNTS = ("records", "papers", "authors", "authorships", "concepts", "triples")  # in the manifest
 # Pages and views whose data a build derives ahead (GET paths, answered by the app over the new version).
 WARM_PATHS = (
     "/",
@@ -38,25 +42,45 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
     with new_version(root, base) as (version, manifest):
         store = OxigraphGraphStore.disk(version / STORE)
         report = fill(store, inputs, base) or BuildReport()
-        (version / DUMPS).mkdir()
-        for name in DUMP_SYNTAXES:
-            syntax = rdf_syntax(name)
-            write_dump(store, version / DUMPS / f"{DUMP_STEM}.{syntax.suffix}", syntax)
-        store.close()
-        del store
-        gc.collect()  # release RocksDB's lock before the app's worker opens the store read-only
-        (version / STORE / COMPLETE_MARKER).write_text("complete\n", encoding="utf-8")
-        manifest["counts"] = {
-            "records": report.records,
-            "papers": report.papers,
-            "authors": report.authors,
-            "authorships": report.authorships,
-            "concepts": report.concepts,
-            "triples": report.triples,
-        }
-        manifest["inputs"] = sorted(str(path) for path in inputs)
-        derive(version, base)
+        counts = {name: getattr(report, name) for name in COUNTS}
+        _complete(store, version, manifest, counts, sorted(str(path) for path in inputs))
     return root / manifest["name"], report
+
+
+def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
+    """Add the lists ``inputs`` to the dataset ``root`` as a new version; the version and what was added.
+
+    The store is copied with RocksDB's checkpoint (hard links to its immutable files, so the copy costs
+    little whatever its size) and only the new records are written into the copy (:func:`add_lists`).
+    """
+    served = current_version(root)
+    before = read_manifest(served)
+    with new_version(root, before["base"]) as (version, manifest):
+        original = OxigraphGraphStore.disk(served / STORE, read_only=True)
+        original.store.backup(version / STORE)
+        del original  # read-only: nothing to flush
+        store = OxigraphGraphStore.disk(version / STORE)
+        report = add_lists(store, inputs, before["base"])
+        counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
+        counts["concepts"], counts["triples"] = report.concepts, report.triples
+        _complete(store, version, manifest, counts, sorted([*before["inputs"], *(str(path) for path in inputs)]))
+    return root / manifest["name"], report
+
+
+def _complete(
+    store: OxigraphGraphStore, version: Path, manifest: dict[str, Any], counts: dict[str, int], inputs: list[str]
+) -> None:
+    """Write the dumps and the derived data of a filled store, and fill in the manifest."""
+    (version / DUMPS).mkdir()
+    for name in DUMP_SYNTAXES:
+        syntax = rdf_syntax(name)
+        write_dump(store, version / DUMPS / f"{DUMP_STEM}.{syntax.suffix}", syntax)
+    store.close()
+    del store
+    gc.collect()  # release RocksDB's lock before the app's worker opens the store read-only
+    (version / STORE / COMPLETE_MARKER).write_text("complete\n", encoding="utf-8")
+    manifest["counts"], manifest["inputs"] = counts, inputs
+    derive(version, manifest["base"])
 
 
 def derive(version: Path, base: str) -> None:
