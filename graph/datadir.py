@@ -66,10 +66,11 @@ def read_manifest(version: Path) -> dict[str, Any]:
 
 
 def checksums(version: Path) -> dict[str, str]:
-    """SHA-256 of every file of a version but the manifest, by path relative to it."""
+    """SHA-256 of every file of a version but the manifest and RocksDB's diagnostic logs (``LOG``,
+    ``LOG.old.*``: rewritten whenever the store is opened, even read-only), by path relative to it."""
     sums = {}
     for path in sorted(version.rglob("*")):
-        if path.is_file() and path.name != MANIFEST:
+        if path.is_file() and path.name != MANIFEST and not path.name.startswith("LOG"):
             digest = hashlib.sha256()
             with path.open("rb") as data:
                 for block in iter(lambda: data.read(1 << 20), b""):
