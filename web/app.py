@@ -6,7 +6,7 @@ from urllib.parse import parse_qsl
 from flask import Flask, Response, request
 from flask_cors import CORS
 
-from . import downloads, errors, graphstore, graphviews, operations, pages, resources, sparql
+from . import downloads, errors, graphstore, graphviews, operations, pages, resources, sparql, versions
 from .settings import resolve
 
 
@@ -16,6 +16,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__)
     app.config.from_mapping(resolve(config))
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
+    versions.init_app(app)  # a dataset: pin its version before the store opens
     graphstore.init_app(app)
     errors.init_app(app)
     app.register_blueprint(sparql.blueprint)

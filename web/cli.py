@@ -143,7 +143,7 @@ def _opened_dataset(args: argparse.Namespace) -> int | None:
         return _usage_error(str(error))
     if args.BIBGRAPH_BASE not in (None, built):
         return _usage_error(f"{args.inputs[0]} was built with base IRI {built}: serve it with that base")
-    args.inputs, args.BIBGRAPH_STORE, args.BIBGRAPH_BASE = [], f"dataset:{version}", built
+    args.inputs, args.BIBGRAPH_STORE, args.BIBGRAPH_BASE = [], f"dataset:{args.inputs[0]}", built
     return None
 
 

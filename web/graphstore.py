@@ -18,7 +18,15 @@ from rdflib import Graph
 from bibgraph.graph.dataset import prepare
 from bibgraph.graph.formats import RdfSyntax
 from bibgraph.graph.serving.memory import release_free_memory
-from bibgraph.graph.serving.pool import OverShare, QueryCrashed, QueryPool, QueryTimeout, ServerBusy, WorkerFailed
+from bibgraph.graph.serving.pool import (
+    Opener,
+    OverShare,
+    QueryCrashed,
+    QueryPool,
+    QueryTimeout,
+    ServerBusy,
+    WorkerFailed,
+)
 from bibgraph.graph.stores.store import Answer, GraphStore
 from bibgraph.graph.vocab import PREFIXES
 
@@ -93,7 +101,20 @@ def init_app(app: Flask) -> None:
     kind = app.config["BIBGRAPH_STORE"].split(":", 1)[0]
     opener, summary = prepare(inputs, app.config["BIBGRAPH_STORE"], app.config["BIBGRAPH_BASE"])
     release_free_memory()  # before the fork, so the zygote and worker do not inherit the build's garbage
-    pool = QueryPool(
+    pool = start_pool(app, opener, kind)
+    app.extensions[EXTENSION] = PooledStore(pool, kind)
+    app.config["BIBGRAPH_SUMMARY"] = summary
+    atexit.register(pool.close)
+    app.register_error_handler(OverShare, _over_share)
+    for busy in (QueryTimeout, ServerBusy, WorkerFailed):
+        app.register_error_handler(busy, _unavailable)
+    app.register_error_handler(QueryCrashed, _crashed)
+    app.add_url_rule("/health", "health", health)
+
+
+def start_pool(app: Flask, opener: Opener, kind: str) -> QueryPool:
+    """The query pool of a store, as the app's settings say (also used when a dataset's version changes)."""
+    return QueryPool(
         opener,
         threads=int(app.config["QUERY_THREADS"]),
         deadline=float(app.config["QUERY_TIMEOUT"]),
@@ -106,14 +127,6 @@ def init_app(app: Flask) -> None:
         # store's worker must reach the remote server (the forwarding is bibgraph's, not an engine's).
         isolate=kind != "sparql",
     )
-    app.extensions[EXTENSION] = PooledStore(pool, kind)
-    app.config["BIBGRAPH_SUMMARY"] = summary
-    atexit.register(pool.close)
-    app.register_error_handler(OverShare, _over_share)
-    for busy in (QueryTimeout, ServerBusy, WorkerFailed):
-        app.register_error_handler(busy, _unavailable)
-    app.register_error_handler(QueryCrashed, _crashed)
-    app.add_url_rule("/health", "health", health)
 
 
 def sandbox_refusal() -> str | None:
