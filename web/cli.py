@@ -59,12 +59,15 @@ def cmd_build(args: argparse.Namespace) -> int:
 def _build_dataset(args: argparse.Namespace) -> int:
     from bibgraph.graph.datadir import DatasetError
 
-    from .datasets import build_dataset
+    from .datasets import DeriveError, build_dataset
 
     try:
         version, report = build_dataset(_inputs(args.inputs), Path(args.dataset), args.base)
     except (ValueError, DatasetError) as error:
         return _usage_error(str(error))
+    except DeriveError as error:
+        print(f"bibgraph: error: {error}; the dataset is unchanged", file=sys.stderr)
+        return EXIT_PROBLEMS
     except OSError as error:
         return _write_error(args.dataset, error)
     for problem in report.problems:
@@ -150,12 +153,15 @@ def _opened_dataset(args: argparse.Namespace) -> int | None:
 def cmd_add(args: argparse.Namespace) -> int:
     from bibgraph.graph.datadir import DatasetError
 
-    from .datasets import add_to_dataset
+    from .datasets import DeriveError, add_to_dataset
 
     try:
         version, report = add_to_dataset(Path(args.dataset), _inputs(args.inputs))
     except (ValueError, DatasetError) as error:
         return _usage_error(str(error))
+    except DeriveError as error:
+        print(f"bibgraph: error: {error}; the dataset is unchanged", file=sys.stderr)
+        return EXIT_PROBLEMS
     except OSError as error:
         return _write_error(args.dataset, error)
     for problem in report.problems:

@@ -24,6 +24,7 @@ from bibgraph.graph.void import DUMP_STEM
 
 from .netcache import DERIVED_WRITABLE
 
+BUILD_TIMEOUT = 24 * 3600.0  # seconds the build's own derivation queries may run
 DUMP_SYNTAXES = ("nt", "turtle")
 COUNTS = ("records", "papers", "authors", "authorships", "concepts", "triples")  # in the manifest
 # Pages and views whose data a build derives ahead (GET paths, answered by the app over the new version).
@@ -35,6 +36,10 @@ WARM_PATHS = (
     "/graph/authors.json?q=zz",
     "/graph/path?from=a&to=b",
 )
+
+
+class DeriveError(RuntimeError):
+    """The app could not derive a page's data from the new version (nothing is published)."""
 
 
 def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, BuildReport]:
@@ -90,14 +95,21 @@ def derive(version: Path, base: str) -> None:
 
     (version / DERIVED).mkdir(exist_ok=True)
     app = create_app(
-        {"BIBGRAPH_STORE": f"dataset:{version}", "BIBGRAPH_BASE": base, DERIVED_WRITABLE: True, "WEB_THREADS": 1}
+        {
+            "BIBGRAPH_STORE": f"dataset:{version}",
+            "BIBGRAPH_BASE": base,
+            DERIVED_WRITABLE: True,
+            # the build's own queries: no public deadline (a large graph's home charts take a while)
+            "QUERY_TIMEOUT": BUILD_TIMEOUT,
+            "NETWORK_TIMEOUT": BUILD_TIMEOUT,
+        }
     )
     try:
         client = app.test_client()
         for path in WARM_PATHS:
             response = client.get(path)
             if response.status_code != 200:
-                raise RuntimeError(f"deriving {path} failed with HTTP {response.status_code}")
+                raise DeriveError(f"deriving the data of {path} failed (HTTP {response.status_code})")
     finally:
         with app.app_context():
             get_store().close()

@@ -143,7 +143,8 @@ class NetworkCache:
 
     def _derive(self, spec: NetworkSpec) -> nx.Graph:
         if spec.kind == COAUTHORS:
-            return coauthor_network(self.rows(), spec.filters, self.bipartite_for(spec.filters))
+            # the rows are not read when the paper-author graph is given: a dataset's is loaded without them
+            return coauthor_network([], spec.filters, self.bipartite_for(spec.filters))
         if spec.kind == TOPICS:
             return topic_network(self.rows())
         if spec.kind == TOPIC_MAP:
