@@ -4,6 +4,9 @@ import gzip
 import json
 import os
 import re
+import signal
+import subprocess
+import sys
 import threading
 import urllib.parse
 import urllib.request
@@ -351,3 +354,25 @@ def test_a_running_server_switches_to_an_added_version_without_failed_requests(t
     assert (before, after) == (20, 40)
     assert failures == []
     assert "now serving dataset version" in (tmp_path / "serve.log").read_text(encoding="utf-8")
+
+
+def test_an_add_killed_half_way_leaves_the_served_version(tmp_path: Path) -> None:
+    """SIGKILL while the new version is being written: the pointer still names the old, complete
+    version, and the next add removes what the killed one left and publishes normally."""
+    root = tmp_path / "dataset"
+    assert main(["build", str(SEED_FILES[0]), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    served = os.readlink(root / POINTER)
+    command = [sys.executable, "-m", "bibgraph.web.cli", "add", str(root), str(SEED_FILES[1])]
+    adding = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(6000):  # until its version is being written (bounded; no timing is asserted)
+            if any(path.name.startswith(".v-") for path in root.iterdir()) or adding.poll() is not None:
+                break
+            threading.Event().wait(0.01)
+        adding.send_signal(signal.SIGKILL)
+    finally:
+        adding.wait()
+    assert adding.returncode == -signal.SIGKILL, "the add finished before it could be killed"
+    assert os.readlink(root / POINTER) == served and verify(root / served) == []
+    assert main(["add", str(root), str(SEED_FILES[1])]) == 0
+    assert sorted(path.name for path in root.iterdir()) == sorted([POINTER, served, os.readlink(root / POINTER)])
