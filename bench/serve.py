@@ -4,6 +4,8 @@ Baseline measured in the same run: the Oxigraph server (``oxigraph serve-read-on
 the dataset holds, answering a SPARQL query; memory is the proportional set size (PSS) of each server's
 whole process tree, sampled every 0.2 s. "Ready" is the time from starting ``bibgraph serve DIR`` until
 ``/``, ``/sparql``, ``/graph/coauthors`` and an author page have all answered.
+Each server run uses ``--query-threads N`` (one run per N) and ends with N whole-store queries at once, so
+the memory figures show whether memory grows with the query threads.
 Usage: ``python -m bench.serve --sizes 10000 100000`` (``--dataset DIR`` measures an existing dataset).
 """
 
@@ -14,6 +16,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench.generate import write_lists
@@ -28,6 +31,11 @@ ONE_PAPER = "SELECT ?p WHERE { ?p <http://purl.org/dc/terms/abstract> ?a } ORDER
 ONE_AREA = "SELECT ?c WHERE { ?c <http://www.w3.org/2004/02/skos/core#inScheme> ?s } ORDER BY ?c LIMIT 1"
 
 
+def busy(n: int) -> str:
+    """A query that reads the whole store (a different one per thread, so no answer comes from the cache)."""
+    return f"SELECT (COUNT(*) + {n} AS ?n) WHERE {{ ?s ?p ?o }}"
+
+
 def get(url: str, timeout: float = 600) -> float:
     """Seconds to fetch ``url`` completely (an HTTP error raises)."""
     started = time.perf_counter()
@@ -37,7 +45,7 @@ def get(url: str, timeout: float = 600) -> float:
 
 
 def select(endpoint: str, query: str) -> list[list[str]]:
-    url = f"{endpoint}?query={urllib.parse.quote(query)}&format=csv"
+    url = urllib.request.Request(f"{endpoint}?query={urllib.parse.quote(query)}", headers={"Accept": "text/csv"})
     with urllib.request.urlopen(url, timeout=600) as answer:
         lines = answer.read().decode("utf-8").splitlines()[1:]
     return [line.split(",") for line in lines]
@@ -61,16 +69,17 @@ def local(base: str, iri: str) -> str:
     return "/" + iri.removeprefix(base)
 
 
-def measure(root: Path, log: Path) -> list[tuple[str, float]]:
+def measure(root: Path, log: Path, threads: int) -> list[tuple[str, float]]:
     version = current_version(root)
     base = read_manifest(version)["base"]
-    figures, (top, paper, area) = oxigraph(version / STORE)  # also finds the pages to ask for
+    figures, (top, paper, area) = oxigraph(version / STORE, threads)  # also finds the pages to ask for
     author, other = (local(base, row[0]) for row in top)
     paper, area = local(base, paper), local(base, area)
     port = free_port()
     server = f"http://127.0.0.1:{port}"
     bindir = Path(sys.executable).parent
     command = [str(bindir / "bibgraph"), "serve", str(root), "--port", str(port), "--timeout", "600"]
+    command += ["--query-threads", str(threads), "--client-queries", "0"]  # one client here: no fair share
     started = time.perf_counter()
     with log.open("w") as output:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
@@ -97,14 +106,16 @@ def measure(root: Path, log: Path) -> list[tuple[str, float]]:
             cold = get(server + path)
             warm = get(server + path)
             figures += [(f"page {name}: first", cold), (f"page {name}: again", warm)]
+        with ThreadPoolExecutor(threads) as clients:  # every query thread busy at once
+            list(clients.map(lambda n: get(f"{server}/sparql?query={urllib.parse.quote(busy(n))}"), range(threads)))
         figures.append(("bibgraph server peak PSS (MB)", watch.stop()))
     finally:
         stop(process, timeout=20)
     return figures
 
 
-def oxigraph(store: Path) -> tuple[list[tuple[str, float]], tuple[list[list[str]], str, str]]:
-    """The Oxigraph server on the same store: ready time and peak memory after a count and a group-by query;
+def oxigraph(store: Path, threads: int) -> tuple[list[tuple[str, float]], tuple[list[list[str]], str, str]]:
+    """The Oxigraph server on the same store: ready time and peak memory after the same queries as bibgraph's;
     and what it answered (the two most prolific authors, a paper, an area)."""
     port = free_port()
     endpoint = f"http://127.0.0.1:{port}/query"
@@ -118,6 +129,8 @@ def oxigraph(store: Path) -> tuple[list[tuple[str, float]], tuple[list[list[str]
         ready = time.perf_counter() - started
         select(endpoint, COUNT_PAPERS)
         found = select(endpoint, TOP_AUTHOR), select(endpoint, ONE_PAPER)[0][0], select(endpoint, ONE_AREA)[0][0]
+        with ThreadPoolExecutor(threads) as clients:  # as many whole-store queries at once as bibgraph gets
+            list(clients.map(lambda n: get(f"{endpoint}?query={urllib.parse.quote(busy(n))}"), range(threads)))
         return [("oxigraph server: ready", ready), ("oxigraph server peak PSS (MB)", watch.stop())], found
     finally:
         stop(process, timeout=20)
@@ -127,6 +140,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10000])
     parser.add_argument("--dataset", type=Path, help="measure this dataset rather than building one")
+    parser.add_argument("--query-threads", type=int, nargs="+", default=[4, 16], help="one server run per count")
     args = parser.parse_args()
     print("| records | measure | seconds (or MB) |")
     print("|---:|---|---:|")
@@ -145,8 +159,9 @@ def main() -> None:
             print(f"| {size} | build --dataset | {time.perf_counter() - started:.2f} |", flush=True)
             runs.append((str(size), root))
         for size, root in runs:
-            for measure_name, value in measure(root, scratch / f"serve-{size}.log"):
-                print(f"| {size} | {measure_name} | {value:.2f} |", flush=True)
+            for threads in args.query_threads:
+                for measure_name, value in measure(root, scratch / f"serve-{size}.log", threads):
+                    print(f"| {size} | {measure_name} ({threads} query threads) | {value:.2f} |", flush=True)
 
 
 if __name__ == "__main__":
