@@ -71,7 +71,7 @@ def prepare(inputs: Sequence[Path], spec: str, base: str) -> tuple[Opener, str]:
         summary = "reused" if _reusable(path, inputs) else build_disk_store(path, inputs, base)
         return (lambda: OxigraphGraphStore.disk(path, read_only=True)), f"disk store {path}: {summary}"
     if spec != "memory":
-        raise ValueError(f"unknown store {spec!r}: use memory, disk:PATH or sparql:URL")
+        raise ValueError(f"unknown store {spec!r}: use memory, disk:PATH, dataset:DIR or sparql:URL")
     memory = OxigraphGraphStore.memory()
     report = fill(memory, inputs, base)
     triples = memory.triple_count()
