@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from rdflib import Graph
 
+from bench.servers import bibgraph_server
 from bibgraph.graph import networks
 from bibgraph.graph.datadir import (
     DERIVED,
@@ -31,7 +32,6 @@ from bibgraph.web import datasets
 from bibgraph.web.cli import main
 
 from .conftest import BASE, make_app
-from .servers import bibgraph_server
 
 # Pages and views compared between a server over the dataset and one over the lists themselves.
 PAGES = (
