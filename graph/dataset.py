@@ -10,11 +10,13 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph as ox
 
 from .atomic import remove_stale_temporaries, temporary_name
 from .build import BuildReport, build_graph
+from .datadir import MANIFEST, STORE, DatasetError, current_version, is_dataset, read_manifest
 from .formats import RDF_SYNTAXES, rdf_syntax
 from .serving.pool import Opener
 from .stores.remote import RemoteGraphStore
@@ -56,12 +58,23 @@ def prepare(inputs: Sequence[Path], spec: str, base: str) -> tuple[Opener, str]:
         endpoint = spec.removeprefix("sparql:")
         RemoteGraphStore(endpoint)  # validates the URL now rather than in a worker
         return (lambda: RemoteGraphStore(endpoint)), f"remote SPARQL store {endpoint}"
+    if spec.startswith("dataset:"):
+        if inputs:
+            raise ValueError("a dataset is served as it was built: add lists with `bibgraph add DIR FILES`")
+        version = dataset_version(Path(spec.removeprefix("dataset:")))
+        built: dict[str, Any] = (
+            read_manifest(version) if (version / MANIFEST).is_file() else {"base": base, "counts": {}}
+        )
+        if built["base"] != base:
+            raise ValueError(f"{version} was built with base IRI {built['base']}, not {base}: serve it with that base")
+        counts = ", ".join(f"{value} {name}" for name, value in built["counts"].items())
+        return (lambda: OxigraphGraphStore.disk(version / STORE, read_only=True)), f"dataset {version}: {counts}"
     if spec.startswith("disk:"):
         path = Path(spec.removeprefix("disk:"))
         summary = "reused" if _reusable(path, inputs) else build_disk_store(path, inputs, base)
         return (lambda: OxigraphGraphStore.disk(path, read_only=True)), f"disk store {path}: {summary}"
     if spec != "memory":
-        raise ValueError(f"unknown store {spec!r}: use memory, disk:PATH or sparql:URL")
+        raise ValueError(f"unknown store {spec!r}: use memory, disk:PATH, dataset:DIR or sparql:URL")
     memory = OxigraphGraphStore.memory()
     report = fill(memory, inputs, base)
     triples = memory.triple_count()
@@ -69,6 +82,15 @@ def prepare(inputs: Sequence[Path], spec: str, base: str) -> tuple[Opener, str]:
     if triples > LARGE_GRAPH_TRIPLES:
         summary += " (hint: --store disk:PATH serves a graph this size in about a third of the memory)"
     return (lambda: memory), f"in-memory store: {summary}"
+
+
+def dataset_version(path: Path) -> Path:
+    """The version directory of a dataset ``path`` (its current one), or ``path`` when it is a version itself."""
+    if is_dataset(path):
+        return current_version(path)
+    if (path / STORE / COMPLETE_MARKER).is_file():
+        return path
+    raise DatasetError(f"{path} is neither a bibgraph dataset nor one of its versions")
 
 
 def _reusable(path: Path, inputs: Sequence[Path]) -> bool:

@@ -41,6 +41,8 @@ def _usage_error(message: str) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    if args.dataset:
+        return _build_dataset(args)
     syntax = rdf_syntax(args.format)
     try:
         store, report = build_graph(_inputs(args.inputs), base=args.base, progress=not args.quiet)
@@ -53,6 +55,29 @@ def cmd_build(args: argparse.Namespace) -> int:
     for problem in report.problems:
         print(problem, file=sys.stderr)
     print(f"wrote {args.out} ({syntax.label}, {size} bytes): {report.summary()}")
+    if not args.quiet:
+        for line in report.quality_lines():
+            print(line)
+    return EXIT_PROBLEMS if _strict_failure(args.strict, report) else EXIT_OK
+
+
+def _build_dataset(args: argparse.Namespace) -> int:
+    from bibgraph.graph.datadir import DatasetError
+
+    from .datasets import DeriveError, build_dataset
+
+    try:
+        version, report = build_dataset(_inputs(args.inputs), Path(args.dataset), args.base)
+    except (ValueError, DatasetError) as error:
+        return _usage_error(str(error))
+    except DeriveError as error:
+        print(f"bibgraph: error: {error}; the dataset is unchanged", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except OSError as error:
+        return _write_error(args.dataset, error)
+    for problem in report.problems:
+        print(problem, file=sys.stderr)
+    print(f"wrote dataset {args.dataset} (version {version.name}): {report.summary()}")
     if not args.quiet:
         for line in report.quality_lines():
             print(line)
@@ -84,6 +109,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if args.inputs:
         _inputs(args.inputs)
+    opened = _opened_dataset(args)
+    if isinstance(opened, int):
+        return opened
     # options given on the command line win over BIBGRAPH_... variables, which win over the defaults
     given = {setting.name: getattr(args, setting.name) for setting in SETTINGS if setting.name != "BIBGRAPH_INPUTS"}
     config = {name: value for name, value in given.items() if value is not None}
@@ -108,6 +136,43 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except AddressUnusable as error:  # taken while the graph was built
         return _usage_error(str(error))
     return EXIT_OK
+
+
+def _opened_dataset(args: argparse.Namespace) -> int | None:
+    """``serve DIR`` with a dataset directory: serve its current version with the base IRI it was built with."""
+    from bibgraph.graph.datadir import DatasetError, current_version, is_dataset, read_manifest
+
+    if len(args.inputs) != 1 or not is_dataset(Path(args.inputs[0])):
+        return None
+    try:
+        version = current_version(Path(args.inputs[0]))
+        built = read_manifest(version)["base"]
+    except DatasetError as error:
+        return _usage_error(str(error))
+    if args.BIBGRAPH_BASE not in (None, built):
+        return _usage_error(f"{args.inputs[0]} was built with base IRI {built}: serve it with that base")
+    args.inputs, args.BIBGRAPH_STORE, args.BIBGRAPH_BASE = [], f"dataset:{args.inputs[0]}", built
+    return None
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    from bibgraph.graph.datadir import DatasetError
+
+    from .datasets import DeriveError, add_to_dataset
+
+    try:
+        version, report = add_to_dataset(Path(args.dataset), _inputs(args.inputs))
+    except (ValueError, DatasetError) as error:
+        return _usage_error(str(error))
+    except DeriveError as error:
+        print(f"bibgraph: error: {error}; the dataset is unchanged", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except OSError as error:
+        return _write_error(args.dataset, error)
+    for problem in report.problems:
+        print(problem, file=sys.stderr)
+    print(f"added to {args.dataset} (version {version.name}): {report.summary()}")
+    return EXIT_PROBLEMS if args.strict and report.problems else EXIT_OK
 
 
 def cmd_export_graph(args: argparse.Namespace) -> int:
@@ -220,7 +285,9 @@ def _parser() -> argparse.ArgumentParser:
 
     build = commands.add_parser("build", help="build the RDF graph from paper lists and write a dump")
     build.add_argument("inputs", nargs="*", metavar="FILES_OR_DIRS", help="paper lists (default: the seeds)")
-    build.add_argument("--out", required=True, help="dump file to write (atomically)")
+    written = build.add_mutually_exclusive_group(required=True)
+    written.add_argument("--out", help="dump file to write (atomically)")
+    written.add_argument("--dataset", metavar="DIR", help="dataset directory to write (store, dumps, derived data)")
     build.add_argument("--format", default="turtle", choices=[s.name for s in RDF_SYNTAXES])
     build.add_argument("--base", default=DEFAULT_BASE, help=f"base IRI of minted IRIs (default {DEFAULT_BASE})")
     build.add_argument(
@@ -259,6 +326,12 @@ def _parser() -> argparse.ArgumentParser:
             help=described,
         )
     serve.set_defaults(handler=cmd_serve)
+
+    add = commands.add_parser("add", help="add paper lists to a dataset directory (a new version, switched atomically)")
+    add.add_argument("dataset", metavar="DIR", help="a dataset built with `build --dataset DIR`")
+    add.add_argument("inputs", nargs="+", metavar="FILES_OR_DIRS", help="the new paper lists")
+    add.add_argument("--strict", action="store_true", help="exit 1 when an added record is malformed")
+    add.set_defaults(handler=cmd_add)
 
     export = commands.add_parser("export-graph", help="write the co-author or topic network (Gephi, VOSviewer...)")
     export.add_argument("inputs", nargs="*", metavar="FILES_OR_DIRS", help="paper lists or dumps (default: seeds)")

@@ -10,6 +10,7 @@ from typing import BinaryIO
 
 from flask import Blueprint, Flask, Response, abort, current_app, render_template, send_file
 
+from bibgraph.graph import datadir
 from bibgraph.graph.atomic import write_atomically
 from bibgraph.graph.dump import dump_file
 from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, RdfSyntax
@@ -20,6 +21,7 @@ from .graphstore import get_store
 blueprint = Blueprint("downloads", __name__, url_prefix="/download")
 _lock = threading.RLock()  # reentrant: a .gz file ensures its source first
 DUMPS: dict[str, RdfSyntax] = {f"{DUMP_STEM}.{s.suffix}": s for s in RDF_SYNTAXES}
+DATASET_VERSION = "BIBGRAPH_DATASET_VERSION"  # app config: the dataset version served, if any
 GZIPPED = {f"{DUMP_STEM}.{s.suffix}.gz": f"{DUMP_STEM}.{s.suffix}" for s in RDF_SYNTAXES if s.name in ("turtle", "nt")}
 
 
@@ -28,13 +30,17 @@ def _directory(app: Flask) -> Path:
     if not directory:
         directory = tempfile.mkdtemp(prefix="bibgraph-downloads-")
         app.config["DOWNLOAD_DIR"] = directory
-    path = Path(directory)
+    version = app.config.get(DATASET_VERSION)
+    path = Path(directory) / Path(version).name if version else Path(directory)  # a dataset's: one per version
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
 def ensure(name: str) -> Path:
     """The file ``name``, written from the store on first request (atomically; never half-written)."""
+    version = current_app.config.get(DATASET_VERSION)
+    if version and (Path(version) / datadir.DUMPS / name).is_file():  # written by the dataset's build
+        return Path(version) / datadir.DUMPS / name
     path = _directory(current_app) / name
     with _lock:
         if path.exists():

@@ -15,7 +15,7 @@ from flask import Flask, current_app, has_request_context, request
 
 from bibgraph.graph.dataset import prepare
 from bibgraph.graph.serving.memory import release_free_memory
-from bibgraph.graph.serving.pool import QueryPool
+from bibgraph.graph.serving.pool import Opener, QueryPool
 from bibgraph.graph.serving.pooled import PooledStore
 
 from .settings import worker_memory_limit
@@ -29,7 +29,16 @@ def init_app(app: Flask) -> None:
     kind = app.config["BIBGRAPH_STORE"].split(":", 1)[0]
     opener, summary = prepare(inputs, app.config["BIBGRAPH_STORE"], app.config["BIBGRAPH_BASE"])
     release_free_memory()  # before the fork, so the zygote and worker do not inherit the build's garbage
-    pool = QueryPool(
+    pool = start_pool(app, opener, kind)
+    app.extensions[EXTENSION] = PooledStore(pool, kind)
+    app.config["BIBGRAPH_SUMMARY"] = summary
+    atexit.register(pool.close)
+    app.add_url_rule("/health", "health", health)
+
+
+def start_pool(app: Flask, opener: Opener, kind: str) -> QueryPool:
+    """The query pool of a store, as the app's settings say (also used when a dataset's version changes)."""
+    return QueryPool(
         opener,
         threads=int(app.config["QUERY_THREADS"]),
         deadline=float(app.config["QUERY_TIMEOUT"]),
@@ -42,10 +51,6 @@ def init_app(app: Flask) -> None:
         # store's worker must reach the remote server (the forwarding is bibgraph's, not an engine's).
         isolate=kind != "sparql",
     )
-    app.extensions[EXTENSION] = PooledStore(pool, kind)
-    app.config["BIBGRAPH_SUMMARY"] = summary
-    atexit.register(pool.close)
-    app.add_url_rule("/health", "health", health)
 
 
 def sandbox_refusal() -> str | None:

@@ -1,15 +1,23 @@
-"""Derived data per app (networks, layouts, drawn views, the search index), computed once: the store is read-only."""
+"""Derived data per app (networks, layouts, drawn views, the search index), computed once: the store is read-only.
+
+Served from a dataset (``bibgraph serve DIR``), a value the build kept is read from the dataset's
+``derived/`` files instead of being derived; while a dataset is built, every value derived is kept there.
+"""
 
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import networkx as nx
 from flask import current_app
 
 from bibgraph.graph import analytics
+from bibgraph.graph.datadir import DERIVED
+from bibgraph.graph.dataset import dataset_version
+from bibgraph.graph.derived import DerivedFiles
 from bibgraph.graph.layout import concentric, layout
 from bibgraph.graph.names import normalise
 from bibgraph.graph.networks import (
@@ -30,6 +38,7 @@ from .pyvis_views import author_radius, topic_radii
 T = TypeVar("T")
 EXTENSION = "bibgraph.networks"
 CACHE_ENTRIES = 64
+DERIVED_WRITABLE = "BIBGRAPH_DERIVED_WRITABLE"  # app config (not a setting): a dataset build keeps what it derives
 COAUTHORS, TOPICS, TOPIC_MAP, EGO = "coauthors", "topics", "topic map", "ego"
 RELATED_PER_TOPIC = 3  # strongest "related" edges kept per topic on the topic map
 
@@ -55,7 +64,8 @@ def derived_key(what: str, spec: NetworkSpec | None = None, *options: Hashable) 
 class NetworkCache:
     """A small LRU of derived networks; rows come from the store once, through SPARQL."""
 
-    def __init__(self) -> None:
+    def __init__(self, derived: DerivedFiles | None = None) -> None:
+        self.derived = derived  # the dataset's kept values, if served from (or building) a dataset
         self._lock = threading.Lock()
         self._entries: OrderedDict[tuple[Hashable, ...], Any] = OrderedDict()
         self._making: dict[tuple[Hashable, ...], threading.Lock] = {}
@@ -82,7 +92,11 @@ class NetworkCache:
                 found, value = self._cached(key)
                 if found:
                     return value
-                value = make()
+                found, value = self.derived.load(key) if self.derived else (False, None)
+                if not found:
+                    value = make()
+                    if self.derived:
+                        self.derived.save(key, value)
                 with self._lock:
                     self._entries[key] = value
                     while len(self._entries) > CACHE_ENTRIES:
@@ -94,8 +108,15 @@ class NetworkCache:
         return value
 
     def rows(self) -> list[Authorship]:
+        """The authorship rows in one order whatever the store (memory and disk stores list them differently),
+        so that networks, communities and layouts come out the same from any store holding the same graph."""
         deadline = float(current_app.config["NETWORK_TIMEOUT"])
-        return self._get(derived_key("rows"), lambda: authorships(get_store().with_deadline(deadline)))
+
+        def make() -> list[Authorship]:
+            rows = authorships(get_store().with_deadline(deadline))
+            return sorted(rows, key=lambda row: (row.paper, row.author, row.concept or ""))
+
+        return self._get(derived_key("rows"), make)
 
     def bipartite(self) -> nx.Graph:
         return self._get(derived_key("bipartite"), lambda: bipartite_graph(self.rows()))
@@ -122,7 +143,8 @@ class NetworkCache:
 
     def _derive(self, spec: NetworkSpec) -> nx.Graph:
         if spec.kind == COAUTHORS:
-            return coauthor_network(self.rows(), spec.filters, self.bipartite_for(spec.filters))
+            # the rows are not read when the paper-author graph is given: a dataset's is loaded without them
+            return coauthor_network([], spec.filters, self.bipartite_for(spec.filters))
         if spec.kind == TOPICS:
             return topic_network(self.rows())
         if spec.kind == TOPIC_MAP:
@@ -198,5 +220,10 @@ class NetworkCache:
 def networks() -> NetworkCache:
     cache = current_app.extensions.get(EXTENSION)
     if cache is None:
-        cache = current_app.extensions.setdefault(EXTENSION, NetworkCache())
+        spec = str(current_app.config["BIBGRAPH_STORE"])
+        derived = None
+        if spec.startswith("dataset:"):
+            version = dataset_version(Path(spec.removeprefix("dataset:")))
+            derived = DerivedFiles(version / DERIVED, bool(current_app.config.get(DERIVED_WRITABLE)))
+        cache = current_app.extensions.setdefault(EXTENSION, NetworkCache(derived))
     return cache

@@ -52,7 +52,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("PORT", 5000, "port `serve` listens on"),
     Setting("LOG_FORMAT", "text", "`text` or `json` (one object a line, for log shippers)", choices=("text", "json")),
     Setting("BIBGRAPH_INPUTS", None, "paper lists, directories or RDF dumps to load (default: the seeds)", list),
-    Setting("BIBGRAPH_STORE", "memory", "`memory`, `disk:PATH` (kept between starts) or `sparql:URL` (remote)"),
+    Setting("BIBGRAPH_STORE", "memory", "`memory`, `disk:PATH` (kept), `dataset:DIR` or `sparql:URL` (remote)"),
     Setting("BIBGRAPH_BASE", None, "base IRI of minted IRIs, the public URL (default: `http://HOST:PORT/`)"),
     Setting("DOWNLOAD_DIR", None, "where dump downloads are written once (default: a new temporary directory)"),
     Setting("QUERY_TIMEOUT", 10.0, "seconds a query may run before it is stopped (HTTP 503)"),

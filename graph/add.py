@@ -1,0 +1,141 @@
+"""Adding paper lists to a built store: only the new records are read, the store is told what it already holds.
+
+A build decides identities record by record (:class:`~.model.Catalogue`). Adding continues that
+catalogue where the store left it: the papers, people and concepts the new records name are looked
+up in the store first, so a paper already present keeps its IRI and gains a source (numbered after
+its existing ones), a known person keeps the name they were first seen under (a new spelling becomes
+an ``skos:altLabel``), and only then are the new records' triples written. The work is proportional to
+what is added, except the VoID statistics, which describe the whole graph and are computed again.
+"""
+
+import gc
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from .build import BuildReport, _unpublishable
+from .iris import Iris
+from .model import Catalogue, paper_id
+from .names import concept_key, person_key
+from .parse import find_input_files, parse_file, scan_areas
+from .records import Problem, Record
+from .stores.store import OxigraphGraphStore
+from .void import void_ntriples
+
+BATCH = 500  # IRIs per VALUES block of a look-up query
+
+_SOURCES = """PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX dcterms: <http://purl.org/dc/terms/>
+SELECT ?paper (COUNT(DISTINCT ?source) AS ?sources) (GROUP_CONCAT(DISTINCT STR(?subject); separator=" ") AS ?subjects)
+WHERE { VALUES ?paper { %s } ?paper prov:wasDerivedFrom ?source OPTIONAL { ?paper dcterms:subject ?subject } }
+GROUP BY ?paper"""
+_PEOPLE = """PREFIX foaf: <http://xmlns.com/foaf/0.1/> PREFIX skos: <http://www.w3.org/2004/02/skos/core#>
+SELECT ?person ?name ?variant WHERE { VALUES ?person { %s } ?person foaf:name ?name
+OPTIONAL { ?person skos:altLabel ?variant } }"""
+_CONCEPTS = """PREFIX skos: <http://www.w3.org/2004/02/skos/core#>
+SELECT ?concept ?label ?broader WHERE { ?concept skos:inScheme ?scheme ; skos:prefLabel ?label
+OPTIONAL { ?concept skos:broader ?broader } }"""
+
+
+def add_lists(store: OxigraphGraphStore, paths: Sequence[Path], base: str) -> BuildReport:
+    """Add the records of ``paths`` to ``store`` (built from other lists with the same ``base``)."""
+    iris = Iris(base)
+    problems: list[Problem] = []
+    report = BuildReport(problems=problems)
+    files = list(find_input_files(paths, problems))
+    catalogue = Catalogue()
+    areas = _known_concepts(store, iris, catalogue)
+    known = scan_areas(path for path, _ in files) | areas
+    records: list[Record] = []
+    for path, name in files:
+        found, trouble = parse_file(path, name, frozenset(known))
+        problems.extend(trouble)
+        for record in found:
+            trouble_text = _unpublishable(record)
+            if trouble_text:
+                problems.append(Problem(record.source, record.line, trouble_text))
+            else:
+                records.append(record)
+    existing_papers = _known_papers(store, iris, catalogue, records)
+    existing_people = _known_people(store, iris, catalogue, records)
+    store.load_ntriples(_lines(catalogue, records, iris, report))
+    problems.sort(key=lambda problem: (problem.source, problem.line))
+    report.files = len(files)
+    report.records = catalogue.records
+    report.papers = len(catalogue.sources) - existing_papers
+    report.authors = len(catalogue.people) - existing_people
+    report.authorships = catalogue.authorships
+    report.concepts = len(catalogue.areas) + len(catalogue.subareas)
+    report.truncated = catalogue.truncated
+    report.duplicate_records = catalogue.records - report.papers
+    del catalogue, records
+    gc.collect()
+    _replace_void(store, iris)
+    report.triples = store.triple_count()
+    return report
+
+
+def _lines(catalogue: Catalogue, records: list[Record], iris: Iris, report: BuildReport) -> Iterator[str]:
+    for record in records:
+        report.note(record)
+        yield from catalogue.add(record, iris)
+    yield from catalogue.closing(iris)
+
+
+def _values(iris: Iterable[str]) -> Iterator[str]:
+    batch = sorted(set(iris))
+    for start in range(0, len(batch), BATCH):
+        yield " ".join(f"<{iri}>" for iri in batch[start : start + BATCH])
+
+
+def _known_papers(store: OxigraphGraphStore, iris: Iris, catalogue: Catalogue, records: list[Record]) -> int:
+    """Tell ``catalogue`` the sources and subjects of the papers among ``records`` the store holds; how many."""
+    by_iri = {iris.paper(paper_id(record)): paper_id(record) for record in records}
+    for block in _values(by_iri):
+        for row in store.select(_SOURCES % block):
+            number = int(by_iri[str(row["paper"])], 16)  # the catalogue keys papers by their id as an int
+            catalogue.sources[number] = int(row["sources"] or 0)
+            catalogue.subjects[number] = tuple(str(row["subjects"] or "").split())
+    return len(catalogue.sources)
+
+
+def _known_people(store: OxigraphGraphStore, iris: Iris, catalogue: Catalogue, records: list[Record]) -> int:
+    """Tell ``catalogue`` the names of the people among ``records`` the store holds; how many."""
+    by_iri = {iris.person(person_key(name)): person_key(name) for record in records for name in record.authors}
+    for block in _values(by_iri):
+        for row in store.select(_PEOPLE % block):
+            key = by_iri[str(row["person"])]
+            catalogue.people.setdefault(key, str(row["name"]))
+            if row["variant"] is not None:
+                known = catalogue.variants.setdefault(key, [])
+                if str(row["variant"]) not in known:
+                    known.append(str(row["variant"]))
+    return len(catalogue.people)
+
+
+def _known_concepts(store: OxigraphGraphStore, iris: Iris, catalogue: Catalogue) -> set[str]:
+    """Tell ``catalogue`` the areas and subareas of the store; the area labels (for the parser)."""
+    rows = store.select(_CONCEPTS)
+    labels = {str(row["concept"]): str(row["label"]) for row in rows}
+    for row in rows:
+        if row["broader"] is None:
+            catalogue.areas[concept_key(labels[str(row["concept"])])] = labels[str(row["concept"])]
+    for row in rows:
+        if row["broader"] is not None:
+            area = concept_key(labels[str(row["broader"])])
+            catalogue.subareas[(area, concept_key(str(row["label"])))] = str(row["label"])
+    return set(catalogue.areas.values())
+
+
+def _replace_void(store: OxigraphGraphStore, iris: Iris) -> None:
+    """Compute the VoID description again over the whole graph (it counts everything)."""
+    dataset = ox.NamedNode(iris.dataset)
+    partitions = [
+        quad.object
+        for quad in store.store.quads_for_pattern(dataset, None, None)
+        if isinstance(quad.object, ox.NamedNode)
+    ]
+    for subject in [dataset, *(p for p in partitions if p.value.startswith(iris.dataset + "#"))]:
+        for quad in list(store.store.quads_for_pattern(subject, None, None)):
+            store.store.remove(quad)
+    store.load_ntriples(void_ntriples(store, iris))

@@ -1,0 +1,169 @@
+"""A dataset directory: what ``bibgraph build --dataset DIR`` writes and ``bibgraph serve DIR`` opens.
+
+Layout (format version :data:`FORMAT_VERSION`)::
+
+    DIR/current -> v-000001-20261201T120000-1a2b3c4d (a relative symlink: the version served)
+    DIR/v-.../manifest.json                      (format, version, base IRI, counts, checksums, build time)
+    DIR/v-.../store/                             (the Oxigraph store, RocksDB, opened read-only)
+    DIR/v-.../dumps/                             (the dump in N-Triples and Turtle)
+    DIR/v-.../derived/                           (networks, layouts, drawn views, search index, home charts)
+
+A version is written under a temporary name and renamed when complete; the pointer is switched by
+renaming a new symlink over it. So a reader sees the old version or the new one, never half of one,
+and a build killed at any point leaves the previous version served (its leftovers are removed by the
+next build, once their process is gone). A new ``DIR`` is itself built under a temporary name beside it.
+"""
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .atomic import remove_stale_temporaries, temporary_name, write_bytes_atomically
+
+FORMAT = "bibgraph-dataset"
+FORMAT_VERSION = 1
+POINTER, MANIFEST = "current", "manifest.json"
+STORE, DUMPS, DERIVED = "store", "dumps", "derived"
+KEPT_VERSIONS = 2  # the one served and the one before it (a server may still be reading it)
+
+
+class DatasetError(ValueError):
+    """A directory that is not a (complete, readable) dataset of this format."""
+
+
+def is_dataset(path: Path) -> bool:
+    """Whether ``path`` is a dataset directory (what ``serve`` opens rather than parses as input)."""
+    return path.is_dir() and (path / POINTER).is_symlink()
+
+
+def current_version(root: Path) -> Path:
+    """The version directory the pointer names, checked against the manifest's format."""
+    if not is_dataset(root):
+        raise DatasetError(f"{root} is not a bibgraph dataset (no {POINTER} pointer)")
+    version = root / os.readlink(root / POINTER)
+    read_manifest(version)
+    return version
+
+
+def read_manifest(version: Path) -> dict[str, Any]:
+    try:
+        manifest: dict[str, Any] = json.loads((version / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise DatasetError(f"{version}: no readable {MANIFEST}: {error}") from error
+    if manifest.get("format") != FORMAT or manifest.get("version") != FORMAT_VERSION:
+        raise DatasetError(
+            f"{version}: dataset format {manifest.get('format')!r} version {manifest.get('version')!r};"
+            f" this bibgraph reads {FORMAT!r} version {FORMAT_VERSION}: build it again"
+        )
+    return manifest
+
+
+def checksums(version: Path) -> dict[str, str]:
+    """SHA-256 of every file of a version but the manifest and RocksDB's diagnostic logs (``LOG``,
+    ``LOG.old.*``: rewritten whenever the store is opened, even read-only), by path relative to it."""
+    sums = {}
+    for path in sorted(version.rglob("*")):
+        if path.is_file() and path.name != MANIFEST and not path.name.startswith("LOG"):
+            digest = hashlib.sha256()
+            with path.open("rb") as data:
+                for block in iter(lambda: data.read(1 << 20), b""):
+                    digest.update(block)
+            sums[str(path.relative_to(version))] = digest.hexdigest()
+    return sums
+
+
+def verify(version: Path) -> list[str]:
+    """The files of ``version`` whose checksum differs from the manifest's, or that are missing."""
+    recorded = read_manifest(version)["checksums"]
+    found = checksums(version)
+    return sorted(name for name in recorded.keys() | found.keys() if recorded.get(name) != found.get(name))
+
+
+@contextmanager
+def new_version(root: Path, base: str) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """A fresh version directory to fill and its manifest to complete; published when the block ends.
+
+    On leaving the block the manifest (with checksums) is written, the version renamed into place
+    and the pointer switched to it; older versions beyond :data:`KEPT_VERSIONS` are removed. An
+    exception leaves everything as it was (the half-written version is removed).
+    """
+    if root.exists() and not is_dataset(root) and any(root.iterdir()):
+        raise DatasetError(f"{root} holds files but is not a bibgraph dataset: give an empty or new directory")
+    fresh = not root.exists() or not is_dataset(root)
+    target = temporary_name(root) if fresh else root
+    target.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(target)
+    if root.parent.exists():
+        remove_stale_temporaries(root.parent)
+    number = 1 + max((int(p.name.split("-")[1]) for p in _versions(target)), default=0)
+    name = f"v-{number:06d}-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{secrets.token_hex(4)}"
+    building = temporary_name(target / name)
+    building.mkdir()
+    manifest: dict[str, Any] = {"format": FORMAT, "version": FORMAT_VERSION, "base": base, "counts": {}, "name": name}
+    try:
+        yield building, manifest
+        manifest["built"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        manifest["checksums"] = checksums(building)
+        write_bytes_atomically(building / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True).encode() + b"\n")
+        _sync_tree(building)
+        os.rename(building, target / name)
+        switch(target, name)
+        if fresh:
+            if root.exists():  # an empty directory given as DIR
+                root.rmdir()
+            os.rename(target, root)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        if fresh:
+            shutil.rmtree(target, ignore_errors=True)
+        raise
+    prune(root)
+
+
+def switch(root: Path, name: str) -> None:
+    """Point ``root/current`` at version ``name`` in one rename (readers see the old or the new one)."""
+    pointer = temporary_name(root / POINTER)
+    os.symlink(name, pointer)
+    os.replace(pointer, root / POINTER)
+    _sync_directory(root)
+
+
+def prune(root: Path) -> None:
+    """Remove the versions older than the last :data:`KEPT_VERSIONS` (never the one served)."""
+    served = os.readlink(root / POINTER)
+    for version in _versions(root)[:-KEPT_VERSIONS]:
+        if version.name != served:
+            shutil.rmtree(version, ignore_errors=True)
+
+
+def _versions(root: Path) -> list[Path]:
+    """The complete versions in ``root``, oldest first (names ``v-NNNNNN-...`` sort by number)."""
+    return sorted(p for p in root.iterdir() if p.name.startswith("v-") and p.is_dir())
+
+
+def _sync_tree(directory: Path) -> None:
+    """fsync every file and directory under ``directory``: the rename publishes data that is on disk."""
+    for path in [directory, *directory.rglob("*")]:
+        if path.is_dir():
+            _sync_directory(path)
+        elif path.is_file():
+            handle = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(handle)
+            finally:
+                os.close(handle)
+
+
+def _sync_directory(directory: Path) -> None:
+    handle = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)

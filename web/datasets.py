@@ -1,0 +1,115 @@
+"""``bibgraph build --dataset DIR`` and ``bibgraph add DIR``: the store, the dumps and the views' derived data,
+in one new version of a dataset directory.
+
+The derived data is made by the app itself: the build opens the new version as a server would and
+asks for the pages whose data is costly to derive (home charts, the default co-author and topic maps,
+the search index, the author names, the paper-author graph of paths and ego networks); the app's
+network cache keeps every value it derives in the version's ``derived/`` files. So what a server
+reads later is exactly what it would have derived, by the same code, with the default settings.
+"""
+
+import gc
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bibgraph.graph.add import add_lists
+from bibgraph.graph.build import BuildReport
+from bibgraph.graph.datadir import DERIVED, DUMPS, STORE, current_version, new_version, read_manifest
+from bibgraph.graph.dataset import COMPLETE_MARKER, fill
+from bibgraph.graph.dump import write_dump
+from bibgraph.graph.formats import rdf_syntax
+from bibgraph.graph.iris import DUMP_STEM
+from bibgraph.graph.stores.store import OxigraphGraphStore
+
+from .netcache import DERIVED_WRITABLE
+
+BUILD_TIMEOUT = 24 * 3600.0  # seconds the build's own derivation queries may run
+DUMP_SYNTAXES = ("nt", "turtle")
+COUNTS = ("records", "papers", "authors", "authorships", "concepts", "triples")  # in the manifest
+# Pages and views whose data a build derives ahead (GET paths, answered by the app over the new version).
+WARM_PATHS = (
+    "/",
+    "/graph/coauthors",
+    "/graph/topics",
+    "/search?q=a",
+    "/graph/authors.json?q=zz",
+    "/graph/path?from=a&to=b",
+)
+
+
+class DeriveError(RuntimeError):
+    """The app could not derive a page's data from the new version (nothing is published)."""
+
+
+def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, BuildReport]:
+    """Build ``inputs`` into a new version of the dataset ``root`` and switch to it; the version and the report."""
+    with new_version(root, base) as (version, manifest):
+        store = OxigraphGraphStore.disk(version / STORE)
+        report = fill(store, inputs, base) or BuildReport()
+        counts = {name: getattr(report, name) for name in COUNTS}
+        _complete(store, version, manifest, counts, sorted(str(path) for path in inputs))
+    return root / manifest["name"], report
+
+
+def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
+    """Add the lists ``inputs`` to the dataset ``root`` as a new version; the version and what was added.
+
+    The store is copied with RocksDB's checkpoint (hard links to its immutable files, so the copy costs
+    little whatever its size) and only the new records are written into the copy (:func:`add_lists`).
+    """
+    served = current_version(root)
+    before = read_manifest(served)
+    with new_version(root, before["base"]) as (version, manifest):
+        original = OxigraphGraphStore.disk(served / STORE, read_only=True)
+        original.store.backup(version / STORE)
+        del original  # read-only: nothing to flush
+        store = OxigraphGraphStore.disk(version / STORE)
+        report = add_lists(store, inputs, before["base"])
+        counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
+        counts["concepts"], counts["triples"] = report.concepts, report.triples
+        _complete(store, version, manifest, counts, sorted([*before["inputs"], *(str(path) for path in inputs)]))
+    return root / manifest["name"], report
+
+
+def _complete(
+    store: OxigraphGraphStore, version: Path, manifest: dict[str, Any], counts: dict[str, int], inputs: list[str]
+) -> None:
+    """Write the dumps and the derived data of a filled store, and fill in the manifest."""
+    (version / DUMPS).mkdir()
+    for name in DUMP_SYNTAXES:
+        syntax = rdf_syntax(name)
+        write_dump(store, version / DUMPS / f"{DUMP_STEM}.{syntax.suffix}", syntax)
+    store.close()
+    del store
+    gc.collect()  # release RocksDB's lock before the app's worker opens the store read-only
+    (version / STORE / COMPLETE_MARKER).write_text("complete\n", encoding="utf-8")
+    manifest["counts"], manifest["inputs"] = counts, inputs
+    derive(version, manifest["base"])
+
+
+def derive(version: Path, base: str) -> None:
+    """Derive the views' costly data of ``version`` into its ``derived/`` files, through the app."""
+    from .app import create_app
+    from .graphstore import get_store
+
+    (version / DERIVED).mkdir(exist_ok=True)
+    app = create_app(
+        {
+            "BIBGRAPH_STORE": f"dataset:{version}",
+            "BIBGRAPH_BASE": base,
+            DERIVED_WRITABLE: True,
+            # the build's own queries: no public deadline (a large graph's home charts take a while)
+            "QUERY_TIMEOUT": BUILD_TIMEOUT,
+            "NETWORK_TIMEOUT": BUILD_TIMEOUT,
+        }
+    )
+    try:
+        client = app.test_client()
+        for path in WARM_PATHS:
+            response = client.get(path)
+            if response.status_code != 200:
+                raise DeriveError(f"deriving the data of {path} failed (HTTP {response.status_code})")
+    finally:
+        with app.app_context():
+            get_store().close()

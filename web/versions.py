@@ -1,0 +1,87 @@
+"""Serving a dataset directory: the version served, and switching to a new one without dropping requests.
+
+``bibgraph add`` (or a new build) switches the dataset's ``current`` pointer. The app looks at the
+pointer at most once a second (a ``readlink``, on the request path); when it names another version, a
+thread opens that version's store in a new query pool and then swaps it in, with the version's derived
+data, in one step. Requests keep being answered by the old pool meanwhile, and those that already hold
+it finish on it: it is closed only after ``NETWORK_TIMEOUT`` (the longest any call may run).
+"""
+
+import atexit
+import os
+import threading
+import time
+from pathlib import Path
+
+from flask import Flask
+
+from bibgraph.graph.datadir import DERIVED, POINTER, is_dataset
+from bibgraph.graph.dataset import dataset_version, prepare
+from bibgraph.graph.derived import DerivedFiles
+
+from . import graphstore, netcache
+
+ROOT, VERSION = "BIBGRAPH_DATASET_ROOT", "BIBGRAPH_DATASET_VERSION"  # app config (not settings)
+CHECK_SECONDS = 1.0
+
+
+def init_app(app: Flask) -> None:
+    """Pin the version of a ``dataset:DIR`` store (before the store is opened) and watch ``DIR``'s pointer."""
+    spec = str(app.config["BIBGRAPH_STORE"])
+    if not spec.startswith("dataset:"):
+        return
+    given = Path(spec.removeprefix("dataset:"))
+    version = dataset_version(given)
+    app.config["BIBGRAPH_STORE"], app.config[VERSION] = f"dataset:{version}", str(version)
+    if is_dataset(given):
+        app.config[ROOT] = str(given)
+        watcher = Watcher(app, given, version.name)
+        app.before_request(watcher.check)
+
+
+class Watcher:
+    """Switches the app to the version the dataset's pointer names, when it changes."""
+
+    def __init__(self, app: Flask, root: Path, served: str) -> None:
+        self.app, self.root, self.served = app, root, served
+        self._next = 0.0
+        self._lock = threading.Lock()  # one switch at a time
+
+    def check(self) -> None:
+        now = time.monotonic()
+        if now < self._next or self._lock.locked():
+            return
+        self._next = now + CHECK_SECONDS
+        try:
+            name = os.readlink(self.root / POINTER)
+        except OSError:
+            return
+        if name != self.served:
+            threading.Thread(target=self.switch, args=(name,), daemon=True).start()
+
+    def switch(self, name: str) -> None:
+        """Open version ``name`` in a new pool, swap it in, and retire the old pool later."""
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            app = self.app
+            version = dataset_version(self.root / name)
+            opener, summary = prepare([], f"dataset:{version}", str(app.config["BIBGRAPH_BASE"]))
+            pool = graphstore.start_pool(app, opener, "dataset")
+            atexit.register(pool.close)
+            old: graphstore.PooledStore = app.extensions[graphstore.EXTENSION]
+            cache = netcache.NetworkCache(DerivedFiles(version / DERIVED))
+            app.config.update({"BIBGRAPH_STORE": f"dataset:{version}", VERSION: str(version)})
+            app.config["BIBGRAPH_SUMMARY"] = summary
+            app.extensions[netcache.EXTENSION] = cache
+            app.extensions[graphstore.EXTENSION] = graphstore.PooledStore(pool, "dataset")
+            self.served = name
+            app.logger.info("now serving dataset version %s", version)
+            retire = threading.Timer(float(app.config["NETWORK_TIMEOUT"]), old.pool.close)
+            retire.daemon = True
+            retire.start()
+        except Exception:  # a version that cannot be opened: keep serving the one we have
+            app.logger.exception("cannot switch to dataset version %s", name)
+            self.served = name  # not tried again until the pointer changes once more
+        finally:
+            self._lock.release()
