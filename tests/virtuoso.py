@@ -46,19 +46,25 @@ def available() -> bool:
 
 
 @contextlib.contextmanager
-def virtuoso(directory: Path, dump: Path) -> Iterator[str]:
-    """Start Virtuoso in ``directory``, load ``dump`` (Turtle) into one graph; yield the SPARQL endpoint URL."""
+def virtuoso(directory: Path, dump: Path | None) -> Iterator[str]:
+    """Start Virtuoso in ``directory``, load ``dump`` (Turtle, if any) into one graph; yield the SPARQL endpoint URL.
+
+    Its Graph Store endpoints are beside it: ``/sparql-graph-crud-auth`` (user dba, password dba).
+    """
     sql_port, http_port = free_port(), free_port()
     ini = directory / "virtuoso.ini"
     ini.write_text(INI.format(dir=directory, sql_port=sql_port, http_port=http_port, graph=GRAPH))
-    shutil.copy(dump, directory / "dump.ttl")
+    if dump is not None:
+        shutil.copy(dump, directory / "dump.ttl")
     process = subprocess.Popen(
         ["virtuoso-t", "-f", "-c", str(ini)], cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
     )
     endpoint = f"http://127.0.0.1:{http_port}/sparql"
     try:
         _isql(sql_port, "status();", wait=60)
-        _isql(sql_port, f"DB.DBA.TTLP_MT(file_to_string_output('{directory}/dump.ttl'), '', '{GRAPH}', 0); checkpoint;")
+        if dump is not None:
+            load = f"DB.DBA.TTLP_MT(file_to_string_output('{directory}/dump.ttl'), '', '{GRAPH}', 0); checkpoint;"
+            _isql(sql_port, load)
         query = urllib.parse.urlencode({"query": "ASK { ?s ?p ?o }"})
         _wait_http(f"{endpoint}?{query}")
         yield endpoint
