@@ -11,12 +11,14 @@ is larger than what the list shows.
 """
 
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import combinations
 
 import networkx as nx
 
+from .ntriples import is_iri
 from .queries import named_query
 from .stores.store import GraphStore
 
@@ -136,6 +138,11 @@ def coauthor_network(
             edge["lower_bound"] = edge.get("lower_bound", False) or papers_and_authors.nodes[paper]["truncated"]
     if filters.min_joint > 1:
         network.remove_edges_from([(a, b) for a, b, w in network.edges(data="weight") if w < filters.min_joint])
+    return _with_communities(network, filters)
+
+
+def _with_communities(network: nx.Graph, filters: Filters) -> nx.Graph:
+    """``network`` with its Louvain communities, cut down to the one community ``filters`` asks for."""
     assign_communities(network, filters.resolution)
     if filters.community is not None:
         network = network.subgraph(n for n, c in network.nodes(data="community") if c == filters.community).copy()
@@ -230,3 +237,161 @@ def topic_map(rows: list[Authorship], expand: str | None = None, strongest: int 
             strength = round(strength, 2)
             network.add_edge(a, b, kind="related", weight=strength, shared_authors=shared, strength=strength)
     return network
+
+
+# Push-down: the same networks computed from a remote SPARQL engine, which does the aggregation
+# (papers per author, co-author pairs with their weights, joint papers) so that only the result
+# crosses the network, instead of every authorship row. The embedded store keeps the row path:
+# there the rows are already in this process, and one pass over them is faster than several queries
+# (bench/remote.py measures both).
+
+VALUES_LIMIT = 2000  # above this many authors, pairs are filtered here rather than in a VALUES clause
+
+
+def pushes_down(store: GraphStore) -> bool:
+    """Whether networks of ``store`` are aggregated by the engine (a remote SPARQL store)."""
+    return store.kind == "sparql"
+
+
+def _iris(iris: Iterable[str]) -> str:
+    return " ".join(f"<{_checked(iri)}>" for iri in sorted(iris))
+
+
+def _checked(iri: str) -> str:
+    if not is_iri(iri):
+        raise ValueError(f"not an IRI: {iri!r}")
+    return iri
+
+
+def _scope(filters: Filters) -> str:
+    """The graph pattern that keeps only the papers under the area or subarea of ``filters``
+    (as :func:`bipartite_graph` does: subject and area must have labels)."""
+    if not (filters.area or filters.subarea):
+        return ""
+    chosen = []
+    if filters.subarea:
+        chosen.append(f"FILTER (?scopeConcept = <{_checked(filters.subarea)}>)")
+    if filters.area:
+        chosen.append(f"FILTER (?scopeArea = <{_checked(filters.area)}>)")
+    return (
+        "?paper dcterms:subject ?scopeConcept . ?scopeConcept skos:prefLabel ?scopeConceptLabel ."
+        " OPTIONAL { ?scopeConcept skos:broader ?scopeParent }"
+        " BIND (COALESCE(?scopeParent, ?scopeConcept) AS ?scopeArea)"
+        " ?scopeArea skos:prefLabel ?scopeAreaLabel . " + " ".join(chosen)
+    )
+
+
+def _query(name: str, filters: Filters = Filters(), authors: str = "", pairs: str = "") -> str:
+    """Named query ``name`` with its ``# scope``, ``# authors`` and ``# pairs`` lines filled in."""
+    return (
+        named_query(name)
+        .text.replace("# scope", _scope(filters))
+        .replace("# authors", authors and f"VALUES ?author {{ {authors} }}")
+        .replace("# pairs", pairs)
+    )
+
+
+def coauthor_network_from(store: GraphStore, filters: Filters = Filters(), push_down: bool | None = None) -> nx.Graph:
+    """:func:`coauthor_network` of ``store``'s authorships, aggregated by the engine if ``push_down``
+    (by default: when the store is remote), else from every authorship row."""
+    if not (pushes_down(store) if push_down is None else push_down):
+        return coauthor_network(authorships(store), filters)
+    counts = {
+        str(row["author"]): int(row["papers"])  # type: ignore[arg-type]
+        for row in store.select(_query("coauthor_paper_counts", filters))
+    }
+    candidates = counts if filters.authors is None else filters.authors.intersection(counts)
+    authors = sorted((a for a in candidates if counts[a] >= filters.min_papers), key=lambda a: (-counts[a], a))
+    eligible = len(authors)
+    if filters.top is not None:
+        authors = authors[: filters.top]
+    if not authors:
+        return nx.Graph(total_authors=eligible)
+    kept = set(authors)
+    network = nx.Graph(total_authors=eligible)
+    _add_authors(store, network, authors, counts, filters)
+    everyone = len(kept) == len(counts)
+    restrict = "" if everyone or len(kept) > VALUES_LIMIT else _iris(kept)
+    pairs = restrict and f"VALUES ?a {{ {restrict} }} VALUES ?b {{ {restrict} }}"
+    query = _query("coauthor_pairs", filters, pairs=pairs)
+    if filters.min_joint > 1:
+        query += f"\nHAVING (COUNT(?paper) >= {int(filters.min_joint)})"
+    edges = []
+    for row in store.iter_select(query):
+        a, b = str(row["a"]), str(row["b"])
+        if a in kept and b in kept:
+            edges.append((a, b, int(row["weight"]), float(row["fractional"]), bool(row["lowerBound"])))  # type: ignore[arg-type]
+    for a, b, weight, fractional, lower_bound in sorted(edges):
+        network.add_edge(a, b, weight=weight, fractional=fractional, lower_bound=lower_bound)
+    return _with_communities(network, filters)
+
+
+def _add_authors(
+    store: GraphStore, network: nx.Graph, authors: list[str], counts: dict[str, int], filters: Filters
+) -> None:
+    """The nodes of a co-author network, in ``authors`` order, with the attributes the row path gives them."""
+    names: dict[str, str] = {}
+    areas: dict[str, set[str]] = defaultdict(set)
+    truncated: set[str] = set()
+    chunks = [authors[i : i + VALUES_LIMIT] for i in range(0, len(authors), VALUES_LIMIT)]
+    for chunk in chunks:
+        for row in store.iter_select(_query("coauthor_details", filters, authors=_iris(chunk))):
+            author = str(row["author"])
+            names[author] = str(row["name"])
+            if row["areaLabel"] is not None:
+                areas[author].add(str(row["areaLabel"]))
+            if row["truncated"]:
+                truncated.add(author)
+    for author in authors:
+        network.add_node(
+            author,
+            name=names[author],
+            papers=counts[author],
+            areas=sorted(areas[author]),
+            truncated=author in truncated,
+        )
+
+
+def _joint_papers_from(store: GraphStore, authors: Iterable[str]) -> tuple[Counter[str], dict[str, str]]:
+    """Joint papers of every co-author of ``authors`` with them (summed over ``authors``), and their names."""
+    joint: Counter[str] = Counter()
+    names: dict[str, str] = {}
+    for row in store.iter_select(_query("coauthor_joint", authors=_iris(authors))):
+        other = str(row["other"])
+        joint[other] = int(row["joint"])  # type: ignore[arg-type]
+        names[other] = str(row["otherName"])
+    return joint, names
+
+
+def ego_rings_from(store: GraphStore, center: str, radius: int, top: int) -> tuple[list[list[str]], int]:
+    """:func:`analytics.ego_rings` with joint papers counted by the engine; ``KeyError``: no such author."""
+    if not store.select(_query("coauthor_paper_counts", authors=_iris([center]))):
+        raise KeyError(center)
+
+    def ranked(counts: Counter[str], names: dict[str, str], limit: int) -> list[str]:
+        return sorted(counts, key=lambda a: (-counts[a], names[a], a))[:limit]
+
+    direct, names = _joint_papers_from(store, [center])
+    first = ranked(direct, names, top)
+    rings = [[center], first]
+    if radius >= 2:
+        seen = {center, *first}
+        outer, names = _joint_papers_from(store, first) if first else (Counter(), {})
+        outer = Counter({author: n for author, n in outer.items() if author not in seen})
+        rings.append(ranked(outer, names, 2 * top))
+    return rings, len(direct)
+
+
+def collaboration_from(store: GraphStore, filters: Filters, authors: list[str]) -> dict[str, tuple[int, int]]:
+    """:func:`analytics.collaboration` over the network ``filters`` select, counted by the engine."""
+    found = dict.fromkeys(authors, (0, 0))
+    for start in range(0, len(authors), VALUES_LIMIT):
+        chunk = _iris(authors[start : start + VALUES_LIMIT])
+        for row in store.iter_select(_query("coauthor_collaboration", filters, authors=chunk)):
+            found[str(row["author"])] = (int(row["coauthors"]), int(row["joint"]))  # type: ignore[arg-type]
+    return found
+
+
+def author_names_from(store: GraphStore) -> set[str]:
+    """The names of every author with a paper."""
+    return {str(row["name"]) for row in store.iter_select(named_query("author_names").text)}
