@@ -296,10 +296,9 @@ def coauthor_network_from(store: GraphStore, filters: Filters = Filters(), push_
     (by default: when the store is remote), else from every authorship row."""
     if not (pushes_down(store) if push_down is None else push_down):
         return coauthor_network(authorships(store), filters)
-    counts = {
-        str(row["author"]): int(row["papers"])  # type: ignore[arg-type]
-        for row in store.select(_query("coauthor_paper_counts", filters))
-    }
+    only = filters.authors is not None and len(filters.authors) <= VALUES_LIMIT  # an ego network: count only its own
+    query = _query("coauthor_paper_counts", filters, authors=_iris(filters.authors) if only else "")  # type: ignore[arg-type]
+    counts = {str(row["author"]): int(row["papers"]) for row in store.iter_select(query)}  # type: ignore[arg-type]
     candidates = counts if filters.authors is None else filters.authors.intersection(counts)
     authors = sorted((a for a in candidates if counts[a] >= filters.min_papers), key=lambda a: (-counts[a], a))
     eligible = len(authors)
@@ -310,19 +309,23 @@ def coauthor_network_from(store: GraphStore, filters: Filters = Filters(), push_
     kept = set(authors)
     network = nx.Graph(total_authors=eligible)
     _add_authors(store, network, authors, counts, filters)
-    everyone = len(kept) == len(counts)
+    everyone = filters.authors is None and len(kept) == len(counts)
     restrict = "" if everyone or len(kept) > VALUES_LIMIT else _iris(kept)
     pairs = restrict and f"VALUES ?a {{ {restrict} }} VALUES ?b {{ {restrict} }}"
-    query = _query("coauthor_pairs", filters, pairs=pairs)
-    if filters.min_joint > 1:
-        query += f"\nHAVING (COUNT(?paper) >= {int(filters.min_joint)})"
-    edges = []
-    for row in store.iter_select(query):
+    # Rows per pair and author-list size: the engine counts, and the fractional weights (1 / pairs of
+    # each paper) are summed here from integers, exact whatever the engine's number formatting.
+    edges: dict[tuple[str, str], list] = {}
+    for row in store.iter_select(_query("coauthor_pairs", filters, pairs=pairs)):
         a, b = str(row["a"]), str(row["b"])
         if a in kept and b in kept:
-            edges.append((a, b, int(row["weight"]), float(row["fractional"]), bool(row["lowerBound"])))  # type: ignore[arg-type]
-    for a, b, weight, fractional, lower_bound in sorted(edges):
-        network.add_edge(a, b, weight=weight, fractional=fractional, lower_bound=lower_bound)
+            size, papers = int(row["n"]), int(row["papers"])  # type: ignore[arg-type]
+            edge = edges.setdefault((a, b), [0, 0.0, False])
+            edge[0] += papers
+            edge[1] += papers * 2.0 / (size * (size - 1))
+            edge[2] = edge[2] or bool(row["lowerBound"])
+    for (a, b), (weight, fractional, lower_bound) in sorted(edges.items()):
+        if weight >= filters.min_joint:
+            network.add_edge(a, b, weight=weight, fractional=fractional, lower_bound=lower_bound)
     return _with_communities(network, filters)
 
 

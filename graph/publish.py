@@ -196,6 +196,7 @@ def publish(
     """
     if batch < 1:
         raise ValueError("the batch size must be at least 1")
+    resolve_source(source)  # a wrong path is refused before the engine is touched
     engine = Engine(target)
     started = time.monotonic()
     if replace:
