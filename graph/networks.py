@@ -192,7 +192,7 @@ def topic_network(rows: list[Authorship]) -> nx.Graph:
                 shared_papers=shared_papers,
                 weight=shared_authors + shared_papers,
             )
-    return network
+    return _ordered(network)
 
 
 def topic_map(rows: list[Authorship], expand: str | None = None, strongest: int = 3) -> nx.Graph:
@@ -236,7 +236,17 @@ def topic_map(rows: list[Authorship], expand: str | None = None, strongest: int 
         for strength, b, shared in sorted(found, key=lambda item: (-item[0], item[1]))[:strongest]:
             strength = round(strength, 2)
             network.add_edge(a, b, kind="related", weight=strength, shared_authors=shared, strength=strength)
-    return network
+    return _ordered(network)
+
+
+def _ordered(network: nx.Graph) -> nx.Graph:
+    """``network`` with nodes and edges in sorted order: the same topics drawn the same way (colours go
+    by node order) whatever order the store returned its rows in."""
+    ordered = nx.Graph(**network.graph)
+    ordered.add_nodes_from(sorted(network.nodes(data=True), key=lambda node: node[0]))
+    edges = ((min(a, b), max(a, b), data) for a, b, data in network.edges(data=True))
+    ordered.add_edges_from(sorted(edges, key=lambda edge: edge[:2]))
+    return ordered
 
 
 # Push-down: the same networks computed from a remote SPARQL engine, which does the aggregation
@@ -398,3 +408,100 @@ def collaboration_from(store: GraphStore, filters: Filters, authors: list[str]) 
 def author_names_from(store: GraphStore) -> set[str]:
     """The names of every author with a paper."""
     return {str(row["name"]) for row in store.iter_select(named_query("author_names").text)}
+
+
+def _topic_query(name: str, topic: str) -> str:
+    """Named topic query ``name`` with ``topic`` (a SPARQL expression over ``?concept`` and ``?area``) as the topic."""
+    return named_query(name).text.replace("BIND (?area AS ?topic)", f"BIND ({topic} AS ?topic)")
+
+
+def _map_topic(expand: str | None) -> str:
+    """The topic a paper is drawn under on the topic map, as a SPARQL expression."""
+    if expand is None:
+        return "?area"
+    if expand == "all":
+        return "?concept"
+    return f"IF(?area = <{_checked(expand)}>, ?concept, ?area)"
+
+
+def _topic_counts(store: GraphStore, topic: str) -> dict[str, tuple[int, int]]:
+    rows = store.iter_select(_topic_query("topic_counts", topic))
+    return {str(r["topic"]): (int(r["papers"]), int(r["authors"])) for r in rows}  # type: ignore[arg-type]
+
+
+def _topic_pairs(store: GraphStore, name: str, topic: str) -> dict[tuple[str, str], int]:
+    pairs = {}
+    for row in store.iter_select(_topic_query(name, topic)):
+        a, b = sorted((str(row["a"]), str(row["b"])))
+        pairs[a, b] = int(row["shared"])  # type: ignore[arg-type]
+    return pairs
+
+
+def _concepts(store: GraphStore) -> list[tuple[str, str, str, str]]:
+    """(concept, label, area, area label) of every subject with papers, sorted."""
+    rows = store.iter_select(named_query("topic_concepts").text)
+    return sorted({(str(r["concept"]), str(r["conceptLabel"]), str(r["area"]), str(r["areaLabel"])) for r in rows})
+
+
+def topic_network_from(store: GraphStore, push_down: bool | None = None) -> nx.Graph:
+    """:func:`topic_network` of ``store``, counted by the engine if ``push_down`` (by default: when remote)."""
+    if not (pushes_down(store) if push_down is None else push_down):
+        return topic_network(authorships(store))
+    network = nx.Graph()
+    concepts = _concepts(store)
+    for concept, label, area, area_label in concepts:
+        network.add_node(area, label=area_label, kind=AREA)
+        if concept != area:
+            network.add_node(concept, label=label, kind=SUBAREA, area=area)
+            network.add_edge(area, concept, kind="broader", weight=1)
+    per_area, per_concept = _topic_counts(store, "?area"), _topic_counts(store, "?concept")
+    for node, kind in network.nodes(data="kind"):
+        network.nodes[node]["papers"] = (per_area if kind == AREA else per_concept).get(node, (0, 0))[0]
+    authors = _topic_pairs(store, "topic_shared_authors", "?concept")
+    papers = _topic_pairs(store, "topic_shared_papers", "?concept")
+    for a, b in sorted(authors.keys() | papers.keys()):
+        if network.has_edge(a, b):
+            continue
+        shared_authors, shared_papers = authors.get((a, b), 0), papers.get((a, b), 0)
+        network.add_edge(
+            a,
+            b,
+            kind="related",
+            shared_authors=shared_authors,
+            shared_papers=shared_papers,
+            weight=shared_authors + shared_papers,
+        )
+    return _ordered(network)
+
+
+def topic_map_from(
+    store: GraphStore, expand: str | None = None, strongest: int = 3, push_down: bool | None = None
+) -> nx.Graph:
+    """:func:`topic_map` of ``store``, counted by the engine if ``push_down`` (by default: when remote)."""
+    if not (pushes_down(store) if push_down is None else push_down):
+        return topic_map(authorships(store), expand, strongest)
+    network = nx.Graph()
+    for concept, label, area, area_label in _concepts(store):
+        network.add_node(area, label=area_label, kind=AREA, area=area)
+        if concept != area and expand in ("all", area):
+            network.add_node(concept, label=label, kind=SUBAREA, area=area, parent=area_label)
+            network.add_edge(area, concept, kind="broader", weight=5)
+    per_area, per_concept = _topic_counts(store, "?area"), _topic_counts(store, "?concept")
+    for node, kind in network.nodes(data="kind"):
+        network.nodes[node]["papers"] = (per_area if kind == AREA else per_concept).get(node, (0, 0))[0]
+    topic = _map_topic(expand)
+    authors = {node: counts[1] for node, counts in _topic_counts(store, topic).items()}
+    everyone = next(iter(_topic_counts(store, '"all"').values()), (0, 0))[1]
+    candidates: dict[str, list[tuple[float, str, int]]] = defaultdict(list)
+    for (a, b), shared in sorted(_topic_pairs(store, "topic_shared_authors", topic).items()):
+        if network.has_edge(a, b):
+            continue
+        strength = shared * everyone / (authors[a] * authors[b])
+        if strength > 1.0:
+            candidates[a].append((strength, b, shared))
+            candidates[b].append((strength, a, shared))
+    for a, found in candidates.items():
+        for strength, b, shared in sorted(found, key=lambda item: (-item[0], item[1]))[:strongest]:
+            strength = round(strength, 2)
+            network.add_edge(a, b, kind="related", weight=strength, shared_authors=shared, strength=strength)
+    return _ordered(network)

@@ -29,6 +29,10 @@ from bibgraph.graph.networks import (
     coauthor_network_from,
     collaboration_from,
     ego_rings_from,
+    topic_map,
+    topic_map_from,
+    topic_network,
+    topic_network_from,
 )
 from bibgraph.graph.publish import PASSWORD_ENV, PublishError, Target, publish
 from bibgraph.graph.stores.remote import RemoteGraphStore
@@ -173,7 +177,7 @@ def test_a_failed_batch_is_named_with_what_stays_loaded(seed_nt, flaky_store) ->
 def _same_network(pushed: nx.Graph, pulled: nx.Graph) -> None:
     """Same nodes with the same attributes, same edges with the same weights (communities aside:
     Louvain's result depends on the order edges were added in)."""
-    assert pushed.graph["total_authors"] == pulled.graph["total_authors"]
+    assert pushed.graph.get("total_authors") == pulled.graph.get("total_authors")
     assert list(pushed) == list(pulled)
     for node in pulled:
         mine, theirs = dict(pushed.nodes[node]), dict(pulled.nodes[node])
@@ -231,6 +235,20 @@ def test_pushed_down_ego_rings_collaboration_and_names(request, where: str, seed
         present = [author for author in authors if author in scoped]
         assert collaboration_from(store, filters, present) == analytics.collaboration(scoped, present)
     assert author_names_from(store) == {name for _, name in papers_and_authors.nodes(data="name") if name}
+
+
+@pytest.mark.parametrize("where", ["embedded", pytest.param("virtuoso", marks=pytest.mark.virtuoso)])
+def test_pushed_down_topic_networks_equal_the_row_path(request, where: str, seed_store, rows) -> None:
+    store = seed_store if where == "embedded" else request.getfixturevalue("remote")
+
+    def same(pushed: nx.Graph, pulled: nx.Graph) -> None:
+        assert list(pushed.nodes(data=True)) == list(pulled.nodes(data=True))
+        assert list(pushed.edges(data=True)) == list(pulled.edges(data=True))
+
+    same(topic_network_from(store, push_down=True), topic_network(rows))
+    for expand in (None, "all", *sorted({row.area for row in rows if row.area})):
+        for strongest in (1, 3):
+            same(topic_map_from(store, expand, strongest, push_down=True), topic_map(rows, expand, strongest))
 
 
 @pytest.fixture(scope="module")

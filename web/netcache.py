@@ -24,7 +24,9 @@ from bibgraph.graph.networks import (
     ego_rings_from,
     pushes_down,
     topic_map,
+    topic_map_from,
     topic_network,
+    topic_network_from,
 )
 from bibgraph.graph.pages import author_facts, search_documents
 from bibgraph.graph.search import SearchIndex
@@ -145,8 +147,12 @@ class NetworkCache:
             return coauthor_network_from(self._store(), spec.filters, push_down=True)
         if spec.kind == COAUTHORS:
             return coauthor_network(self.rows(), spec.filters, self.bipartite_for(spec.filters))
+        if spec.kind == TOPICS and self._pushed():
+            return topic_network_from(self._store(), push_down=True)
         if spec.kind == TOPICS:
             return topic_network(self.rows())
+        if spec.kind == TOPIC_MAP and self._pushed():
+            return topic_map_from(self._store(), spec.expand, RELATED_PER_TOPIC, push_down=True)
         if spec.kind == TOPIC_MAP:
             return topic_map(self.rows(), spec.expand, RELATED_PER_TOPIC)
         if spec.kind == EGO and spec.ego is not None:
