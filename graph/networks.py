@@ -318,7 +318,7 @@ def coauthor_network_from(store: GraphStore, filters: Filters = Filters(), push_
         return nx.Graph(total_authors=eligible)
     kept = set(authors)
     network = nx.Graph(total_authors=eligible)
-    _add_authors(store, network, authors, counts, filters)
+    _add_authors(store, network, authors, counts, filters, everyone=filters.authors is None and eligible == len(counts))
     everyone = filters.authors is None and len(kept) == len(counts)
     restrict = "" if everyone or len(kept) > VALUES_LIMIT else _iris(kept)
     pairs = restrict and f"VALUES ?a {{ {restrict} }} VALUES ?b {{ {restrict} }}"
@@ -340,16 +340,31 @@ def coauthor_network_from(store: GraphStore, filters: Filters = Filters(), push_
 
 
 def _add_authors(
-    store: GraphStore, network: nx.Graph, authors: list[str], counts: dict[str, int], filters: Filters
+    store: GraphStore,
+    network: nx.Graph,
+    authors: list[str],
+    counts: dict[str, int],
+    filters: Filters,
+    everyone: bool = False,
 ) -> None:
-    """The nodes of a co-author network, in ``authors`` order, with the attributes the row path gives them."""
+    """The nodes of a co-author network, in ``authors`` order, with the attributes the row path gives them.
+
+    ``everyone``: every author is kept before the top-N cap; a capped view then reads its authors'
+    details in a few ``VALUES`` queries, an uncapped one in one query without them.
+    """
     names: dict[str, str] = {}
     areas: dict[str, set[str]] = defaultdict(set)
     truncated: set[str] = set()
-    chunks = [authors[i : i + VALUES_LIMIT] for i in range(0, len(authors), VALUES_LIMIT)]
+    if everyone and len(authors) == len(counts):
+        chunks = [""]
+    else:
+        chunks = [_iris(authors[i : i + VALUES_LIMIT]) for i in range(0, len(authors), VALUES_LIMIT)]
+    kept = set(authors)
     for chunk in chunks:
-        for row in store.iter_select(_query("coauthor_details", filters, authors=_iris(chunk))):
+        for row in store.iter_select(_query("coauthor_details", filters, authors=chunk)):
             author = str(row["author"])
+            if author not in kept:
+                continue
             names[author] = str(row["name"])
             if row["areaLabel"] is not None:
                 areas[author].add(str(row["areaLabel"]))
