@@ -34,7 +34,7 @@ from bibgraph.graph.networks import (
     topic_network,
     topic_network_from,
 )
-from bibgraph.graph.publish import PASSWORD_ENV, PublishError, Target, publish
+from bibgraph.graph.publish import PASSWORD_ENV, PublishError, Target, publish, resolve_source
 from bibgraph.graph.stores.remote import RemoteGraphStore
 from bibgraph.seeds import seed_directory
 from bibgraph.web.cli import main
@@ -123,6 +123,12 @@ def test_a_wrong_password_is_refused_and_never_shown(graph_store_url, seed_nt, c
     assert code == 1
     assert "401" in err and "BIBGRAPH_PUBLISH_PASSWORD" in err
     assert "not-the-password" not in out + err
+
+
+def test_a_dataset_directory_is_published_from_its_store(tmp_path) -> None:
+    build_disk_store(tmp_path / "dataset" / "store", [seed_directory()], BASE)
+    assert resolve_source(tmp_path / "dataset") == tmp_path / "dataset" / "store"
+    assert resolve_source(tmp_path / "dataset" / "store") == tmp_path / "dataset" / "store"
 
 
 def test_a_source_that_is_neither_dump_nor_store_is_refused(tmp_path) -> None:
