@@ -112,6 +112,7 @@ def main() -> None:
     parser.add_argument("--buffers", type=int, default=170_000, help="Virtuoso NumberOfBuffers (8 kB pages)")
     parser.add_argument("--batch", type=int, default=100_000, help="triples per publish request")
     parser.add_argument("--skip-embedded-push-down", action="store_true", help="measure push-down on Virtuoso only")
+    parser.add_argument("--only", nargs="+", help="measure only the views whose names contain one of these words")
     parser.add_argument("--scratch", type=Path, help="keep the data here (default: a temporary directory)")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
@@ -158,6 +159,8 @@ def main() -> None:
         print("| view | from cached rows (either store) | embedded, push-down | Virtuoso, push-down |")
         print("|---|---:|---:|---:|")
         for name, view in views(prolific, area).items():
+            if args.only and not any(word in name for word in args.only):
+                continue
             cells = [timed(lambda view=view: view(store, local_rows))[1]]  # type: ignore[arg-type]
             if not args.skip_embedded_push_down:
                 cells.append(timed(lambda view=view: view(store, None))[1])

@@ -321,7 +321,8 @@ def coauthor_network_from(store: GraphStore, filters: Filters = Filters(), push_
     _add_authors(store, network, authors, counts, filters, everyone=filters.authors is None and eligible == len(counts))
     everyone = filters.authors is None and len(kept) == len(counts)
     restrict = "" if everyone or len(kept) > VALUES_LIMIT else _iris(kept)
-    pairs = restrict and f"VALUES ?a {{ {restrict} }} VALUES ?b {{ {restrict} }}"
+    # Only one end is bound (two VALUES blocks would make a product of kept x kept); the other end is checked below.
+    pairs = restrict and f"VALUES ?a {{ {restrict} }}"
     # Rows per pair and author-list size: the engine counts, and the fractional weights (1 / pairs of
     # each paper) are summed here from integers, exact whatever the engine's number formatting.
     edges: dict[tuple[str, str], list] = {}
