@@ -181,6 +181,21 @@ class Engine:
         return int(bindings[0]["n"]["value"]) if bindings else 0
 
 
+RETRIES = 3  # a batch the engine rolled back as a deadlock (SQLSTATE 40001) is sent again this many times
+
+
+def _send_batch(engine: Engine, body: bytes) -> None:
+    """POST one batch; again after a deadlock, which the engine rolled back whole (Virtuoso's SR172 under load)."""
+    for attempt in range(RETRIES + 1):
+        try:
+            engine.send("POST", body)
+            return
+        except PublishError as error:
+            if attempt == RETRIES or not ("40001" in str(error) or "deadlock" in str(error).lower()):
+                raise
+            time.sleep(2**attempt)
+
+
 def publish(
     source: Path,
     target: Target,
@@ -206,7 +221,7 @@ def publish(
     for number, body in enumerate(batches(source_triples(source), batch), start=1):
         size = body.count(b"\n")
         try:
-            engine.send("POST", body)
+            _send_batch(engine, body)
         except PublishError as error:
             raise PublishError(
                 f"batch {number} (triples {sent + 1}-{sent + size}) was not loaded: {error}."

@@ -140,6 +140,7 @@ class _FlakyStore(http.server.BaseHTTPRequestHandler):
     """A Graph Store that takes the first POST, refuses the second, and counts what it took."""
 
     posts: list[bytes]
+    deadlocks = 0  # answer this many POSTs with a deadlock first
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
@@ -149,6 +150,11 @@ class _FlakyStore(http.server.BaseHTTPRequestHandler):
             self._reply(200, json.dumps(answer).encode())
             return
         self.posts.append(body)
+        if _FlakyStore.deadlocks:  # rolled back: not counted
+            _FlakyStore.deadlocks -= 1
+            self.posts.pop()
+            self._reply(500, b"Error 40001 SR172: Transaction deadlocked")
+            return
         self._reply(200 if len(self.posts) == 1 else 500, b"" if len(self.posts) == 1 else b"disk full")
 
     def _reply(self, code: int, body: bytes) -> None:
@@ -165,6 +171,7 @@ class _FlakyStore(http.server.BaseHTTPRequestHandler):
 def flaky_store() -> Iterator[str]:
     """The Graph Store URL of a :class:`_FlakyStore` on loopback."""
     _FlakyStore.posts = []
+    _FlakyStore.deadlocks = 0
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FlakyStore)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}/crud"
@@ -317,3 +324,10 @@ def test_blank_nodes_are_refused_before_anything_is_sent(tmp_path, flaky_store) 
     with pytest.raises(PublishError, match="blank node"):
         publish(dump, Target.parse(flaky_store, "urn:g"))
     assert _FlakyStore.posts == []
+
+
+def test_a_deadlocked_batch_is_sent_again(seed_nt, flaky_store) -> None:
+    _FlakyStore.deadlocks = 2
+    with pytest.raises(PublishError, match="batch 2 "):  # the second batch still meets the full disk
+        publish(seed_nt, Target.parse(flaky_store, "urn:g"), batch=100)
+    assert len(_FlakyStore.posts) == 2 and _FlakyStore.deadlocks == 0
