@@ -50,13 +50,19 @@ def write_list(tmp_path: Path) -> Callable[..., Path]:
     return write
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses the Virtuoso fixture carries the ``virtuoso`` marker (``-m "not virtuoso"`` skips them)."""
+    for item in items:
+        if "virtuoso_endpoint" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.virtuoso)
+
+
 @pytest.fixture(scope="session")
 def virtuoso_endpoint(tmp_path_factory, seed_store) -> str:
     """A Virtuoso on loopback holding the seed graph; the endpoint URL names its graph."""
+    from bench.virtuoso import GRAPH, virtuoso
     from bibgraph.graph.dump import write_dump
     from bibgraph.graph.formats import rdf_syntax
-
-    from .virtuoso import GRAPH, virtuoso
 
     directory = tmp_path_factory.mktemp("virtuoso")
     dump = directory / "seeds.ttl"

@@ -36,7 +36,7 @@ GRAPH_TYPES = {
 }
 
 
-@pytest.fixture(scope="module", params=["memory", "virtuoso"])
+@pytest.fixture(scope="module", params=["memory", pytest.param("virtuoso", marks=pytest.mark.virtuoso)])
 def app(request):
     """The protocol matrix runs against the embedded store and, through bibgraph, a real Virtuoso."""
     if request.param == "memory":

@@ -272,6 +272,31 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK if conforms else EXIT_PROBLEMS
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    import os
+
+    from bibgraph.graph.publish import PASSWORD_ENV, PublishError, Target, publish
+
+    try:
+        target = Target.parse(
+            args.to, args.graph or args.base, args.sparql, args.user, os.environ.get(PASSWORD_ENV) or None
+        )
+    except ValueError as error:
+        return _usage_error(str(error))
+    print(f"publishing {args.source} to <{target.graph}> at {target.url}", file=sys.stderr)
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    try:
+        report = publish(Path(args.source), target, args.batch, args.replace, progress=None if args.quiet else progress)
+    except PublishError as error:
+        print(f"bibgraph: error: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    print(report.summary())
+    return EXIT_OK
+
+
 def _write_error(out: str, error: OSError) -> int:
     """One line for a write that failed (full disk, no permission): the old file, if any, is untouched."""
     print(f"bibgraph: error: cannot write {out}: {error.strerror or error}", file=sys.stderr)
@@ -363,6 +388,26 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("inputs", nargs="*", metavar="FILES_OR_DIRS")
     check.add_argument("--base", default=DEFAULT_BASE)
     check.set_defaults(handler=cmd_validate)
+
+    publish = commands.add_parser(
+        "publish",
+        help="load a dump or store into a SPARQL engine (Graph Store Protocol), in batches, and check the count",
+    )
+    publish.add_argument("source", metavar="SOURCE", help="an RDF dump, or an on-disk store directory")
+    publish.add_argument(
+        "--to",
+        required=True,
+        metavar="URL",
+        help="Graph Store endpoint, e.g. http://host:8890/sparql-graph-crud-auth (password: BIBGRAPH_PUBLISH_PASSWORD)",
+    )
+    publish.add_argument("--graph", metavar="IRI", help="the graph to load into (default: the --base IRI)")
+    publish.add_argument("--base", default=DEFAULT_BASE, help=f"the dataset's base IRI (default {DEFAULT_BASE})")
+    publish.add_argument("--sparql", metavar="URL", help="query endpoint that counts the result (default: /sparql)")
+    publish.add_argument("--user", help="user name for digest or basic authentication")
+    publish.add_argument("--batch", type=int, default=100_000, metavar="N", help="triples per request (default 100000)")
+    publish.add_argument("--replace", action="store_true", help="clear the graph first")
+    publish.add_argument("--quiet", action="store_true", help="no progress line per batch")
+    publish.set_defaults(handler=cmd_publish)
     return parser
 
 

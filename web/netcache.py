@@ -23,14 +23,22 @@ from bibgraph.graph.names import normalise
 from bibgraph.graph.networks import (
     Authorship,
     Filters,
+    author_names_from,
     authorships,
     bipartite_graph,
     coauthor_network,
+    coauthor_network_from,
+    collaboration_from,
+    ego_rings_from,
+    pushes_down,
     topic_map,
+    topic_map_from,
     topic_network,
+    topic_network_from,
 )
 from bibgraph.graph.pages import author_facts, search_documents
 from bibgraph.graph.search import SearchIndex
+from bibgraph.graph.stores.store import GraphStore
 
 from .graphstore import get_store
 from .pyvis_views import author_radius, topic_radii
@@ -110,13 +118,22 @@ class NetworkCache:
     def rows(self) -> list[Authorship]:
         """The authorship rows in one order whatever the store (memory and disk stores list them differently),
         so that networks, communities and layouts come out the same from any store holding the same graph."""
-        deadline = float(current_app.config["NETWORK_TIMEOUT"])
 
         def make() -> list[Authorship]:
-            rows = authorships(get_store().with_deadline(deadline))
+            rows = authorships(self._store())
             return sorted(rows, key=lambda row: (row.paper, row.author, row.concept or ""))
 
         return self._get(derived_key("rows"), make)
+
+    @staticmethod
+    def _store() -> GraphStore:
+        """The store for deriving networks, under their (longer) deadline."""
+        return get_store().with_deadline(float(current_app.config["NETWORK_TIMEOUT"]))
+
+    @staticmethod
+    def _pushed() -> bool:
+        """Whether the engine aggregates (a remote store) instead of this process going over every row."""
+        return pushes_down(get_store())
 
     def bipartite(self) -> nx.Graph:
         return self._get(derived_key("bipartite"), lambda: bipartite_graph(self.rows()))
@@ -132,26 +149,40 @@ class NetworkCache:
 
     def author_names(self) -> list[tuple[str, str]]:
         """(normalised, as shown) name of every author, sorted: what the name autocomplete searches."""
-        return self._get(
-            derived_key("author names"),
-            lambda: sorted({(normalise(name), name) for _, name in self.bipartite().nodes(data="name") if name}),
-        )
+
+        def make() -> list[tuple[str, str]]:
+            if self._pushed():
+                names = author_names_from(self._store())
+            else:
+                names = {name for _, name in self.bipartite().nodes(data="name") if name}
+            return sorted((normalise(name), name) for name in names)
+
+        return self._get(derived_key("author names"), make)
 
     def network(self, spec: NetworkSpec) -> nx.Graph:
         """The network of ``spec``; an EGO spec whose author is unknown raises ``KeyError``."""
         return self._get(derived_key("network", spec), lambda: self._derive(spec))
 
     def _derive(self, spec: NetworkSpec) -> nx.Graph:
+        if spec.kind == COAUTHORS and self._pushed():
+            return coauthor_network_from(self._store(), spec.filters, push_down=True)
         if spec.kind == COAUTHORS:
             # the rows are not read when the paper-author graph is given: a dataset's is loaded without them
             return coauthor_network([], spec.filters, self.bipartite_for(spec.filters))
+        if spec.kind == TOPICS and self._pushed():
+            return topic_network_from(self._store(), push_down=True)
         if spec.kind == TOPICS:
             return topic_network(self.rows())
+        if spec.kind == TOPIC_MAP and self._pushed():
+            return topic_map_from(self._store(), spec.expand, RELATED_PER_TOPIC, push_down=True)
         if spec.kind == TOPIC_MAP:
             return topic_map(self.rows(), spec.expand, RELATED_PER_TOPIC)
         if spec.kind == EGO and spec.ego is not None:
             centre, radius, top = spec.ego
-            rings, coauthors = analytics.ego_rings(self.bipartite(), centre, radius, top)
+            if self._pushed():
+                rings, coauthors = ego_rings_from(self._store(), centre, radius, top)
+            else:
+                rings, coauthors = analytics.ego_rings(self.bipartite(), centre, radius, top)
             members = frozenset(node for ring in rings for node in ring)
             network = self.coauthors(Filters(authors=members)).copy()  # a copy: the cached one may serve others
             network.nodes[centre]["ego"] = True
@@ -188,7 +219,10 @@ class NetworkCache:
         def make() -> dict[str, Any]:
             network = self.network(spec)
             stats = analytics.summary(network)
-            counts = analytics.collaboration(self.bipartite_for(spec.filters), list(network))
+            if self._pushed():
+                counts = collaboration_from(self._store(), spec.filters, list(network))
+            else:
+                counts = analytics.collaboration(self.bipartite_for(spec.filters), list(network))
             name = network.nodes
             strongest = sorted(network, key=lambda n: (-counts[n][1], str(name[n].get("name", n))))[:10]
             stats["strongest"] = [(n, name[n]["name"], *counts[n]) for n in strongest]
