@@ -29,19 +29,21 @@ from bibgraph.graph.dataset import build_disk_store
 from bibgraph.graph.networks import (
     Authorship,
     Filters,
-    author_names_from,
     authorships,
     bipartite_graph,
     coauthor_network,
+    topic_map,
+    topic_network,
+)
+from bibgraph.graph.publish import Target, publish
+from bibgraph.graph.pushdown import (
+    author_names_from,
     coauthor_network_from,
     collaboration_from,
     ego_rings_from,
-    topic_map,
     topic_map_from,
-    topic_network,
     topic_network_from,
 )
-from bibgraph.graph.publish import Target, publish
 from bibgraph.graph.stores.remote import RemoteGraphStore
 from bibgraph.graph.stores.store import GraphStore, OxigraphGraphStore
 

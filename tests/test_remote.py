@@ -22,19 +22,21 @@ from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import rdf_syntax
 from bibgraph.graph.networks import (
     Filters,
-    author_names_from,
     authorships,
     bipartite_graph,
     coauthor_network,
+    topic_map,
+    topic_network,
+)
+from bibgraph.graph.publish import PASSWORD_ENV, PublishError, Target, publish, resolve_source
+from bibgraph.graph.pushdown import (
+    author_names_from,
     coauthor_network_from,
     collaboration_from,
     ego_rings_from,
-    topic_map,
     topic_map_from,
-    topic_network,
     topic_network_from,
 )
-from bibgraph.graph.publish import PASSWORD_ENV, PublishError, Target, publish, resolve_source
 from bibgraph.graph.stores.remote import RemoteGraphStore
 from bibgraph.seeds import seed_directory
 from bibgraph.web.cli import main

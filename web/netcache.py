@@ -23,20 +23,22 @@ from bibgraph.graph.names import normalise
 from bibgraph.graph.networks import (
     Authorship,
     Filters,
-    author_names_from,
     authorships,
     bipartite_graph,
     coauthor_network,
+    topic_map,
+    topic_network,
+)
+from bibgraph.graph.pages import author_facts, search_documents
+from bibgraph.graph.pushdown import (
+    author_names_from,
     coauthor_network_from,
     collaboration_from,
     ego_rings_from,
     pushes_down,
-    topic_map,
     topic_map_from,
-    topic_network,
     topic_network_from,
 )
-from bibgraph.graph.pages import author_facts, search_documents
 from bibgraph.graph.search import SearchIndex
 from bibgraph.graph.stores.store import GraphStore
 
