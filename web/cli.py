@@ -5,7 +5,7 @@ Exit codes: 0 ok, 1 input problems under ``--strict`` (or a failed check or writ
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -62,12 +62,29 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def _build_dataset(args: argparse.Namespace) -> int:
+    from .datasets import build_dataset
+
+    report = _write_dataset(
+        args, lambda: build_dataset(_inputs(args.inputs), Path(args.dataset), args.base), "wrote dataset"
+    )
+    if isinstance(report, int):
+        return report
+    if not args.quiet:
+        for line in report.quality_lines():
+            print(line)
+    return EXIT_PROBLEMS if _strict_failure(args.strict, report) else EXIT_OK
+
+
+def _write_dataset(
+    args: argparse.Namespace, write: Callable[[], tuple[Path, BuildReport]], done: str
+) -> BuildReport | int:
+    """Run a dataset write (build or add) and say how it went: its report, or the exit status of its failure."""
     from bibgraph.graph.datadir import DatasetError
 
-    from .datasets import DeriveError, build_dataset
+    from .datasets import DeriveError
 
     try:
-        version, report = build_dataset(_inputs(args.inputs), Path(args.dataset), args.base)
+        version, report = write()
     except (ValueError, DatasetError) as error:
         return _usage_error(str(error))
     except DeriveError as error:
@@ -77,11 +94,8 @@ def _build_dataset(args: argparse.Namespace) -> int:
         return _write_error(args.dataset, error)
     for problem in report.problems:
         print(problem, file=sys.stderr)
-    print(f"wrote dataset {args.dataset} (version {version.name}): {report.summary()}")
-    if not args.quiet:
-        for line in report.quality_lines():
-            print(line)
-    return EXIT_PROBLEMS if _strict_failure(args.strict, report) else EXIT_OK
+    print(f"{done} {args.dataset} (version {version.name}): {report.summary()}")
+    return report
 
 
 STRICT_CHECKS = ("problems", "names")
@@ -156,22 +170,11 @@ def _opened_dataset(args: argparse.Namespace) -> int | None:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from bibgraph.graph.datadir import DatasetError
+    from .datasets import add_to_dataset
 
-    from .datasets import DeriveError, add_to_dataset
-
-    try:
-        version, report = add_to_dataset(Path(args.dataset), _inputs(args.inputs))
-    except (ValueError, DatasetError) as error:
-        return _usage_error(str(error))
-    except DeriveError as error:
-        print(f"bibgraph: error: {error}; the dataset is unchanged", file=sys.stderr)
-        return EXIT_PROBLEMS
-    except OSError as error:
-        return _write_error(args.dataset, error)
-    for problem in report.problems:
-        print(problem, file=sys.stderr)
-    print(f"added to {args.dataset} (version {version.name}): {report.summary()}")
+    report = _write_dataset(args, lambda: add_to_dataset(Path(args.dataset), _inputs(args.inputs)), "added to")
+    if isinstance(report, int):
+        return report
     return EXIT_PROBLEMS if args.strict and report.problems else EXIT_OK
 
 
