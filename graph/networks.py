@@ -183,18 +183,19 @@ def topic_network(rows: list[Authorship]) -> nx.Graph:
     for a, b in combinations(sorted(subject_papers), 2):
         if network.has_edge(a, b):
             continue
-        shared_authors = len(subject_authors[a] & subject_authors[b])
-        shared_papers = len(subject_papers[a] & subject_papers[b])
-        if shared_authors or shared_papers:
-            network.add_edge(
-                a,
-                b,
-                kind="related",
-                shared_authors=shared_authors,
-                shared_papers=shared_papers,
-                weight=shared_authors + shared_papers,
-            )
+        add_related(
+            network, a, b, len(subject_authors[a] & subject_authors[b]), len(subject_papers[a] & subject_papers[b])
+        )
     return ordered(network)
+
+
+def add_related(network: nx.Graph, a: str, b: str, shared_authors: int, shared_papers: int) -> None:
+    """A "related" edge between two topics that share authors or papers (none when they share nothing)."""
+    if shared_authors or shared_papers:
+        weight = shared_authors + shared_papers
+        network.add_edge(
+            a, b, kind="related", shared_authors=shared_authors, shared_papers=shared_papers, weight=weight
+        )
 
 
 def topic_map(rows: list[Authorship], expand: str | None = None, strongest: int = 3) -> nx.Graph:

@@ -16,6 +16,7 @@ from .networks import (
     AREA,
     SUBAREA,
     Filters,
+    add_related,
     authorships,
     coauthor_network,
     ordered,
@@ -250,15 +251,7 @@ def topic_network_from(store: GraphStore, push_down: bool | None = None) -> nx.G
     for a, b in sorted(authors.keys() | papers.keys()):
         if network.has_edge(a, b):
             continue
-        shared_authors, shared_papers = authors.get((a, b), 0), papers.get((a, b), 0)
-        network.add_edge(
-            a,
-            b,
-            kind="related",
-            shared_authors=shared_authors,
-            shared_papers=shared_papers,
-            weight=shared_authors + shared_papers,
-        )
+        add_related(network, a, b, authors.get((a, b), 0), papers.get((a, b), 0))
     return ordered(network)
 
 
