@@ -7,6 +7,7 @@ Usage: ``python -m bench.views --sizes 1000 10000 100000`` (needs Debian's chrom
 
 import argparse
 import contextlib
+import subprocess
 import sys
 import tempfile
 import time
@@ -52,6 +53,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--baseline-timeout", type=float, default=120)
+    parser.add_argument("--dataset", action="store_true", help="also serve a dataset directory built from the lists")
     args = parser.parse_args()
     print("| records | authors | measure | seconds |")
     print("|---:|---:|---|---:|")
@@ -89,6 +91,18 @@ def main() -> None:
                     again = browser_seconds(page, base + view, "document.body.dataset.networkReady", 600)
                     say(f"browser interactive {view}, first (derive + layout + render)", first)
                     say(f"browser interactive {view}, cached", again)
+                if args.dataset:
+                    # built once (`build --dataset`), then served: the first view reads what the build derived
+                    dataset = scratch / "dataset"
+                    command = [sys.executable, "-m", "bibgraph.web.cli", "build", str(scratch / "lists")]
+                    _, t_build = timed(subprocess.run, [*command, "--dataset", str(dataset), "--quiet"], check=True)
+                    say("dataset build (build --dataset: store, dumps, derived views)", t_build)
+                    served = stack.enter_context(bibgraph_server([str(dataset)], scratch / "serve-dataset.log"))
+                    for view in ("/graph/coauthors", "/graph/topics"):
+                        first = browser_seconds(page, served + view, "document.body.dataset.networkReady", 600)
+                        again = browser_seconds(page, served + view, "document.body.dataset.networkReady", 600)
+                        say(f"browser interactive {view} from the dataset, first after start", first)
+                        say(f"browser interactive {view} from the dataset, cached", again)
                 baseline = scratch / "pyvis.html"
                 net = Network(cdn_resources="in_line")
                 net.from_nx(capped)
