@@ -123,6 +123,11 @@ def test_a_failing_write_removes_its_temporary(tmp_path: Path) -> None:
 NOT_FOR_READERS = {
     ("graph/dataset.py", "write_text"): "the completeness marker, written inside the store's temporary directory",
     ("graph/dataset.py", "rename"): "a whole store directory moved into place, as atomic.py moves a file",
+    (
+        "graph/datadir.py",
+        "rename",
+    ): "a whole version directory moved into place, and the symlink switched by one rename",
+    ("web/datasets.py", "write_text"): "the store's completeness marker, inside a version directory not yet published",
     ("graph/serving/worker.py", "mkstemp"): "a private answer spool, read only by the request that made it",
     ("graph/serving/worker.py", "fdopen"): "that spool opened for writing",
     ("graph/serving/sandbox.py", "open"): "the kernel's uid/gid maps (/proc/self/...), not a file on disk",
