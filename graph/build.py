@@ -167,7 +167,7 @@ class LineReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: "WriteableBuffer") -> int:
-        wanted = len(buffer)  # type: ignore[arg-type]
+        wanted = memoryview(buffer).nbytes
         chunks, size = [self.pending], len(self.pending)
         for line in self.lines:
             encoded = line.encode("utf-8")

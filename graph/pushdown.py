@@ -25,7 +25,7 @@ from .networks import (
     with_communities,
 )
 from .ntriples import is_iri
-from .queries import named_query
+from .queries import integer, named_query
 from .stores.store import GraphStore
 
 VALUES_LIMIT = 2000  # above this many authors, pairs are filtered here rather than in a VALUES clause
@@ -79,9 +79,9 @@ def coauthor_network_from(store: GraphStore, filters: Filters = Filters(), push_
     (by default: when the store is remote), else from every authorship row."""
     if not (pushes_down(store) if push_down is None else push_down):
         return coauthor_network(authorships(store), filters)
-    only = filters.authors is not None and len(filters.authors) <= VALUES_LIMIT  # an ego network: count only its own
-    query = _query("coauthor_paper_counts", filters, authors=_iris(filters.authors) if only else "")  # type: ignore[arg-type]
-    counts = {str(row["author"]): int(row["papers"]) for row in store.iter_select(query)}  # type: ignore[arg-type]
+    ego = filters.authors if filters.authors is not None and len(filters.authors) <= VALUES_LIMIT else None
+    query = _query("coauthor_paper_counts", filters, authors=_iris(ego) if ego is not None else "")  # only its own
+    counts = {str(row["author"]): integer(row["papers"]) for row in store.iter_select(query)}
     candidates = counts if filters.authors is None else filters.authors.intersection(counts)
     authors = sorted((a for a in candidates if counts[a] >= filters.min_papers), key=lambda a: (-counts[a], a))
     eligible = len(authors)
@@ -102,7 +102,7 @@ def coauthor_network_from(store: GraphStore, filters: Filters = Filters(), push_
     for row in store.iter_select(_query("coauthor_pairs", filters, pairs=pairs)):
         a, b = str(row["a"]), str(row["b"])
         if a in kept and b in kept:
-            size, papers = int(row["n"]), int(row["papers"])  # type: ignore[arg-type]
+            size, papers = integer(row["n"]), integer(row["papers"])
             edge = edges.setdefault((a, b), [0, 0.0, False])
             edge[0] += papers
             edge[1] += papers * 2.0 / (size * (size - 1))
@@ -160,7 +160,7 @@ def _joint_papers_from(store: GraphStore, authors: Iterable[str]) -> tuple[Count
     names: dict[str, str] = {}
     for row in store.iter_select(_query("coauthor_joint", authors=_iris(authors))):
         other = str(row["other"])
-        joint[other] = int(row["joint"])  # type: ignore[arg-type]
+        joint[other] = integer(row["joint"])
         names[other] = str(row["otherName"])
     return joint, names
 
@@ -190,7 +190,7 @@ def collaboration_from(store: GraphStore, filters: Filters, authors: list[str]) 
     for start in range(0, len(authors), VALUES_LIMIT):
         chunk = _iris(authors[start : start + VALUES_LIMIT])
         for row in store.iter_select(_query("coauthor_collaboration", filters, authors=chunk)):
-            found[str(row["author"])] = (int(row["coauthors"]), int(row["joint"]))  # type: ignore[arg-type]
+            found[str(row["author"])] = (integer(row["coauthors"]), integer(row["joint"]))
     return found
 
 
@@ -215,14 +215,14 @@ def _map_topic(expand: str | None) -> str:
 
 def _topic_counts(store: GraphStore, topic: str) -> dict[str, tuple[int, int]]:
     rows = store.iter_select(_topic_query("topic_counts", topic))
-    return {str(r["topic"]): (int(r["papers"]), int(r["authors"])) for r in rows}  # type: ignore[arg-type]
+    return {str(r["topic"]): (integer(r["papers"]), integer(r["authors"])) for r in rows}
 
 
 def _topic_pairs(store: GraphStore, name: str, topic: str) -> dict[tuple[str, str], int]:
     pairs = {}
     for row in store.iter_select(_topic_query(name, topic)):
         a, b = sorted((str(row["a"]), str(row["b"])))
-        pairs[a, b] = int(row["shared"])  # type: ignore[arg-type]
+        pairs[a, b] = integer(row["shared"])
     return pairs
 
 

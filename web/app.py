@@ -22,6 +22,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     if hops := int(app.config["PROXY_HOPS"]):
         # Behind that many reverse proxies, their X-Forwarded-* headers say the client, scheme, host and
         # path prefix; with none trusted (0) such headers change nothing (the base IRI stays the public URL).
+        # Flask documents wrapping ``wsgi_app`` as the way to add middleware; mypy sees a method replaced.
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops)  # type: ignore[method-assign]
     versions.init_app(app)  # a dataset: pin its version before the store opens
     graphstore.init_app(app)
