@@ -221,7 +221,8 @@ class QueryPool:
         with contextlib.suppress(ProcessLookupError):  # killed first: closing would make it remove the answer files
             os.kill(self._zygote, signal.SIGKILL)
         self._control.close()
-        self._zygote_alive()  # reaps it
+        with contextlib.suppress(ChildProcessError):  # already reaped
+            os.waitpid(self._zygote, 0)  # reaps it: killed, it is gone at once (WNOHANG could leave a zombie)
         self._start_zygote()
         self.restarts["zygote"] += 1
         log.error("the query zygote was gone: a new one was forked")
