@@ -4,6 +4,7 @@ The ground truth of the differential test is the engine itself: a query the guar
 is run by Oxigraph (unsandboxed, in this process) next to a socket that counts connections.
 """
 
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -18,6 +19,8 @@ from bibgraph.graph.serving import guard
 from bibgraph.graph.serving.guard import MAX_COST, CheckedQuery, QueryForbidden, QueryRefused, check_query
 from bibgraph.graph.serving.worker import serialise
 from bibgraph.web.errors import status_of
+
+LONE_CR = re.compile(r"\r(?!\n)")  # the generator's only CRs end comments
 
 
 class Listener:
@@ -76,7 +79,7 @@ def test_the_guard_refuses_every_service_the_engine_would_run(listener, parts) -
         assert connections >= 1 or not ran["ran"], query
     if accepted:
         assert listener.run(lambda: oxigraph_runs(query)) == 0, query
-    elif not live:
+    elif not live and not LONE_CR.search(query):  # a comment ending at a lone CR is refused on purpose
         outcome: dict[str, bool] = {}
         assert listener.run(lambda: outcome.setdefault("ran", oxigraph_runs(query))) == 0
         assert not outcome["ran"], f"refused a benign query Oxigraph runs: {query!r}"

@@ -9,6 +9,7 @@ from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from . import downloads, errors, graphstore, graphviews, operations, pages, resources, sparql, versions
+from .links import AtBase
 from .settings import resolve
 
 
@@ -24,6 +25,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         # path prefix; with none trusted (0) such headers change nothing (the base IRI stays the public URL).
         # Flask documents wrapping ``wsgi_app`` as the way to add middleware; mypy sees a method replaced.
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops)  # type: ignore[method-assign]
+    else:  # werkzeug's own absolute URLs (slash redirects) must not follow a client's Host either
+        app.wsgi_app = AtBase(app.wsgi_app, app.config["BIBGRAPH_BASE"])  # type: ignore[method-assign]
     versions.init_app(app)  # a dataset: pin its version before the store opens
     graphstore.init_app(app)
     errors.init_app(app)

@@ -10,9 +10,16 @@ public root is what the proxy says (scheme, host, port and ``X-Forwarded-Prefix`
 ``Host`` header: an untrusted client must not be able to choose the URLs others are sent to.
 """
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
 from flask import abort, current_app, has_request_context, request
 
 from bibgraph.graph.iris import Iris, iris
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 
 def base_iri() -> str:
@@ -73,3 +80,22 @@ def concept_iri(value: str, status: int = 400) -> str:
     if iri is None:
         abort(status, "not an area of this dataset")
     return iri
+
+
+class AtBase:
+    """WSGI middleware for ``PROXY_HOPS=0``: every request is seen at the base IRI's scheme and host.
+
+    Werkzeug makes some absolute URLs itself from the request (the redirect of a URL missing its
+    trailing slash: ``/download`` to ``http://HOST/download/``, in ``Location`` and in the body), so a
+    forged ``Host`` would otherwise choose them; with this, they name the public root like every other.
+    """
+
+    def __init__(self, app: "WSGIApplication", base: str) -> None:
+        self.app = app
+        parts = urlsplit(base)
+        self.scheme, self.host = parts.scheme, parts.netloc
+
+    def __call__(self, environ: "WSGIEnvironment", start_response: "StartResponse") -> Iterable[bytes]:
+        environ["HTTP_HOST"], environ["wsgi.url_scheme"] = self.host, self.scheme
+        result: Iterable[bytes] = self.app(environ, start_response)
+        return result

@@ -14,7 +14,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 from rdflib import RDF, VOID, BNode, Graph, Literal, Namespace, URIRef
 from werkzeug.wsgi import wrap_file
 
-from bibgraph.graph.expected import explain
+from bibgraph.graph.expected import MAX_QUERY, SyntaxProblem, explain_call
 from bibgraph.graph.formats import ANSWER_FORMAT_IRIS, RDF_SYNTAXES, RESULT_SYNTAXES
 from bibgraph.graph.queries import examples
 from bibgraph.graph.serving.guard import QueryRefused, check_query
@@ -130,13 +130,26 @@ def endpoint() -> Response | str:
     return response
 
 
-PLAIN_EXPLAIN_MAX = 2 * 1024  # explaining costs ~100 parses in this process: ~30 ms at 2 KB, 0.2 s at 6 KB
+PLAIN_EXPLAIN_MAX = 2 * 1024  # explaining costs ~100 parses: ~30 ms at 2 KB, 0.2 s at 6 KB
+
+
+def _explain(query: str, longest: int) -> SyntaxProblem | None:
+    """Where the query goes wrong, worked out in the query worker: the probes are queries the engine
+    evaluates when they parse, so they get the deadline, memory limit and fair share of one (None
+    when the query is longer than ``longest`` or the worker could not explain it in time)."""
+    if len(query) > longest:
+        return None
+    try:
+        problem: SyntaxProblem | None = get_store().run(explain_call, query)
+    except (QueryTimeout, ServerBusy, WorkerFailed, OverShare, QueryCrashed):
+        return None
+    return problem
 
 
 def _syntax_message(query: str, message: str) -> str:
     """The plain-text 400 (YASGUI shows it): for a short query, where it goes wrong and all that the
     engine accepts there; Oxigraph's own message names one keyword at a point past the error."""
-    problem = explain(query) if len(query) <= PLAIN_EXPLAIN_MAX else None
+    problem = _explain(query, PLAIN_EXPLAIN_MAX)
     if problem is None:
         return f"query syntax error: {message}"
     return f"query syntax error at {problem.describe()} (Oxigraph: {message})"
@@ -145,7 +158,7 @@ def _syntax_message(query: str, message: str) -> str:
 def _syntax_error_page(query: str, message: str) -> Response:
     """A browser sent a malformed query: show it with the error's position marked, everything the engine
     accepts there (:mod:`bibgraph.graph.expected`), and a way back to the editor."""
-    problem = explain(query)
+    problem = _explain(query, MAX_QUERY)
     position = (problem.line, problem.column) if problem else error_position(query, message)
     found = (f"found “{problem.found}”" if problem.found else "the query ends") if problem else None
     return error_page(

@@ -28,6 +28,8 @@ def _check_syntax(query: str) -> None:
         ox.Store().query(query)
     except SyntaxError as error:
         raise QueryError(str(error)) from error
+    except RuntimeError as error:  # e.g. an unknown function: refused here as on the embedded stores
+        raise QueryError(f"the query cannot run: {error}") from error
 
 
 def _boolean(value: bool) -> ox.QueryBoolean:

@@ -176,6 +176,8 @@ class OxigraphGraphStore(EngineStore):
             return self.store.query(query)
         except SyntaxError as error:
             raise QueryError(str(error)) from error
+        except RuntimeError as error:  # the engine refused to prepare it (e.g. an unknown function): the query's fault
+            raise QueryError(f"the query cannot run: {error}") from error
 
     def iter_select(self, query: str) -> Iterator[Row]:
         solutions = self._query(query)
