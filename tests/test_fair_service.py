@@ -123,6 +123,8 @@ def test_health_is_503_when_the_pool_cannot_serve() -> None:
         ("::ffff:192.0.2.7", "192.0.2.7"),
         ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"),
         ("2001:db8:1:2::9", "2001:db8:1:2::/64"),
+        ("192.0.2.7:5678", "192.0.2.7"),  # a proxy's address with the client's port
+        ("[2001:db8:1:2::9]:5678", "2001:db8:1:2::/64"),
     ],
 )
 def test_a_client_is_its_address_and_an_ipv6_client_its_64(app, address: str, client: str) -> None:

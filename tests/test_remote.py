@@ -333,3 +333,36 @@ def test_a_deadlocked_batch_is_sent_again(seed_nt, flaky_store) -> None:
     with pytest.raises(PublishError, match="batch 2 "):  # the second batch still meets the full disk
         publish(seed_nt, Target.parse(flaky_store, "urn:g"), batch=100)
     assert len(_FlakyStore.posts) == 2 and _FlakyStore.deadlocks == 0
+
+
+def test_an_engine_failure_reaches_the_client_without_the_engine_text(caplog) -> None:
+    """A 5xx from the engine carries its error codes and the query as it rewrote it: logged, never passed on."""
+    import http.server
+    import threading
+
+    from bibgraph.graph.stores.remote import RemoteGraphStore
+
+    secret = "SR999: define input:default-graph-uri <urn:internal> SELECT ..."
+
+    class Failing(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = secret.encode()
+            self.send_response(500)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Failing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        store = RemoteGraphStore(f"http://127.0.0.1:{server.server_port}/sparql")
+        with caplog.at_level("ERROR", logger="bibgraph.remote"), pytest.raises(OSError) as raised:
+            store.select("SELECT * WHERE { ?s ?p ?o }")
+        assert "SR999" not in str(raised.value) and "500" in str(raised.value)
+        assert "SR999" in caplog.text
+    finally:
+        server.shutdown()

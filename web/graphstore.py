@@ -79,7 +79,12 @@ def client_key() -> str:
     try:
         parsed = ipaddress.ip_address(address)
     except ValueError:
-        return address
+        # a proxy may forward "1.2.3.4:5678" or "[2001:db8::1]:5678": the port differs per connection
+        host = address.rpartition(":")[0].strip("[]") if address.count(":") == 1 or "]:" in address else ""
+        try:
+            parsed = ipaddress.ip_address(host)
+        except ValueError:
+            return address
     if isinstance(parsed, ipaddress.IPv6Address):
         if parsed.ipv4_mapped is not None:
             return str(parsed.ipv4_mapped)

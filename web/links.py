@@ -6,8 +6,9 @@ root and HTTP errors.
 Two roots: the dataset's base IRI (``BIBGRAPH_BASE``), which every minted IRI starts with, and the
 site's public root, which every absolute URL of a page, dump, endpoint or sitemap starts with. They
 are the same unless ``PROXY_HOPS`` trusts a reverse proxy's ``X-Forwarded-*`` headers: then the
-public root is what the proxy says (scheme, host, port and ``X-Forwarded-Prefix``). Never the bare
-``Host`` header: an untrusted client must not be able to choose the URLs others are sent to.
+public root is what the proxy says (scheme, host, port and ``X-Forwarded-Prefix``; the ``Host`` it
+forwards when it sends no ``X-Forwarded-Host``). With no proxy trusted, never the ``Host`` header: an
+untrusted client must not be able to choose the URLs others are sent to.
 """
 
 from collections.abc import Iterable

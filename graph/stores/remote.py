@@ -4,6 +4,7 @@ bibgraph then stays the front end (pages, networks, the guarded endpoint) of a s
 outgrown one machine. Queries are sent with the SPARQL 1.1 Protocol (POST, form-encoded).
 """
 
+import logging
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -16,6 +17,8 @@ from ..formats import RdfSyntax, rdf_syntax, result_syntax
 from ..serving.guard import check_query
 from ..vocab import PREFIXES, prefixed_graph
 from .store import EngineStore, QueryError, Row, rows
+
+log = logging.getLogger("bibgraph.remote")
 
 
 def _check_syntax(query: str) -> None:
@@ -71,7 +74,9 @@ class RemoteGraphStore(EngineStore):
             message = error.read().decode("utf-8", "replace").strip()
             if 400 <= error.code < 500:
                 raise QueryError(message or str(error)) from error
-            raise OSError(f"remote SPARQL store answered {error.code}: {message[:500]}") from error
+            # the engine's text (its codes, the query as it rewrote it) is for the operator's log, not the client
+            log.error("remote SPARQL store answered %d: %s", error.code, message[:2000])
+            raise OSError(f"the remote SPARQL store answered {error.code}") from error
 
     def select(self, query: str) -> list[Row]:
         body, _ = self._post(query, "application/sparql-results+json")
