@@ -155,6 +155,22 @@ def test_a_client_over_its_share_is_refused_at_once_and_others_are_not() -> None
     assert gate.state() == {"running": 0, "waiting": 0, "clients": 2}
 
 
+def test_past_the_waiting_cap_a_call_that_would_wait_is_refused_at_once() -> None:
+    """Waiting calls hold web threads: many clients, each within its share, must not take them all."""
+    gate = FairShare(threads=1, per_client=2, max_waiting=1)
+    far = time.monotonic() + 60
+    holder = gate.enter("a", far)
+    waiter = threading.Thread(target=lambda: gate.leave(gate.enter("b", far)))
+    waiter.start()
+    wait_until(lambda: gate.state()["waiting"] == 1)
+    with pytest.raises(ServerBusy):
+        gate.enter("c", far)  # would wait beside "b": refused, not held
+    gate.leave(holder)
+    waiter.join()
+    gate.leave(gate.enter("c", far))  # nothing waits now: served
+    assert gate.state() == {"running": 0, "waiting": 0, "clients": 3}
+
+
 def test_the_next_free_thread_goes_to_the_client_that_used_the_least() -> None:
     gate = FairShare(threads=1, per_client=3)
     far = time.monotonic() + 60

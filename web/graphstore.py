@@ -47,6 +47,7 @@ def start_pool(app: Flask, opener: Opener, kind: str) -> QueryPool:
         # A remote store's data can change behind our back; an embedded one is read-only while served.
         cache_bytes=0 if kind == "sparql" else int(app.config["RESULT_CACHE_BYTES"]),
         client_calls=int(app.config["CLIENT_QUERIES"]),
+        max_waiting=int(app.config["WAITING_QUERIES"]),
         # The embedded engine federates SERVICE itself: its workers get no network at all. A remote
         # store's worker must reach the remote server (the forwarding is bibgraph's, not an engine's).
         isolate=kind != "sparql",

@@ -70,6 +70,11 @@ SETTINGS: tuple[Setting, ...] = (
         int,
     ),
     Setting("CLIENT_QUERIES", 2, "queries one client may have running or waiting at once (429 above; 0: no limit)"),
+    Setting(
+        "WAITING_QUERIES",
+        24,
+        "queries waiting for a query thread at most, all clients together (503 above; keep below WEB_THREADS; 0: none)",
+    ),
     Setting("WEB_THREADS", 48, "requests waitress handles at once (keep above clients x CLIENT_QUERIES)"),
     Setting("CONNECTION_LIMIT", 1000, "open client connections waitress accepts (more wait in the backlog)"),
     Setting("CHANNEL_TIMEOUT", 30, "seconds an idle or stalled client connection is kept open"),

@@ -2,7 +2,8 @@
 
 Each call enters a :class:`FairShare` gate before it may use a worker thread and leaves it after.
 At most ``threads`` calls are inside at once. A client may have at most ``per_client`` calls inside
-or waiting; one more is refused at once (:class:`OverShare`, HTTP 429) rather than held.
+or waiting; one more is refused at once (:class:`OverShare`, HTTP 429) rather than held. And at most
+``max_waiting`` calls wait in all; one more that cannot start at once is refused (:class:`ServerBusy`).
 
 A query's cost is unknown until it has run, and a running one cannot be paused, so clients are
 told apart by how *present* they have been: a client's use is the number of its calls in the
@@ -74,9 +75,17 @@ class FairShare:
     """The gate in front of the worker's ``threads`` threads."""
 
     def __init__(
-        self, threads: int, per_client: int = 0, half_life: float = 10.0, clock: Callable[[], float] = time.monotonic
+        self,
+        threads: int,
+        per_client: int = 0,
+        half_life: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+        max_waiting: int = 0,
     ) -> None:
         self.threads = threads
+        # 0: no cap. A waiting call holds a web thread, so many clients each with their share waiting could
+        # take every thread the pages and /health need: above the cap, a call that would wait is refused.
+        self.max_waiting = max_waiting
         self.clock = clock
         self.reserved = threads // 4
         self.per_client = per_client  # 0: no per-client limit
@@ -102,6 +111,12 @@ class FairShare:
                     f"too many queries at once from one client (at most {self.per_client}); retry later", RETRY_AFTER
                 )
             ticket = Ticket(client, exclusive, next(self._arrivals))
+            if not again and self.max_waiting and len(self._waiting) >= self.max_waiting:
+                self._waiting.append(ticket)
+                starts_now = self._may_start(ticket)
+                self._waiting.remove(ticket)
+                if not starts_now:
+                    raise ServerBusy(f"too many queries waiting (at most {self.max_waiting}); retry later")
             record.settle(now, self.half_life)
             record.waiting += 1
             self._waiting.append(ticket)

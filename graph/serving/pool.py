@@ -132,13 +132,14 @@ class QueryPool:
         cache_bytes: int = 0,
         client_calls: int = 0,
         isolate: bool = False,
+        max_waiting: int = 0,
     ) -> None:
         """``isolate``: the zygote and workers lose every network (:mod:`bibgraph.graph.serving.sandbox`);
         ``sandbox_error`` says why that failed (None when it did not, or was not asked)."""
         self.deadline = deadline
         self.threads = threads
         self.cache = AnswerCache(cache_bytes) if cache_bytes > 0 else None
-        self.gate = FairShare(threads, per_client=client_calls, half_life=max(1.0, deadline))
+        self.gate = FairShare(threads, per_client=client_calls, half_life=max(1.0, deadline), max_waiting=max_waiting)
         self._idle: queue.SimpleQueue[_Slot] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._closed = False
