@@ -235,6 +235,11 @@ def topic_map(rows: list[Authorship], expand: str | None = None, strongest: int 
         if shared and strength > 1.0:
             candidates[a].append((strength, b, shared))
             candidates[b].append((strength, a, shared))
+    return add_strongest(network, candidates, strongest)
+
+
+def add_strongest(network: nx.Graph, candidates: dict[str, list[tuple[float, str, int]]], strongest: int) -> nx.Graph:
+    """Keep each topic's ``strongest`` related edges (association strength, shared authors) and order the map."""
     for a, found in candidates.items():
         for strength, b, shared in sorted(found, key=lambda item: (-item[0], item[1]))[:strongest]:
             strength = round(strength, 2)

@@ -17,6 +17,7 @@ from .networks import (
     SUBAREA,
     Filters,
     add_related,
+    add_strongest,
     authorships,
     coauthor_network,
     ordered,
@@ -281,8 +282,4 @@ def topic_map_from(
         if strength > 1.0:
             candidates[a].append((strength, b, shared))
             candidates[b].append((strength, a, shared))
-    for a, found in candidates.items():
-        for strength, b, shared in sorted(found, key=lambda item: (-item[0], item[1]))[:strongest]:
-            strength = round(strength, 2)
-            network.add_edge(a, b, kind="related", weight=strength, shared_authors=shared, strength=strength)
-    return ordered(network)
+    return add_strongest(network, candidates, strongest)

@@ -23,7 +23,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     if hops := int(app.config["PROXY_HOPS"]):
         # Behind that many reverse proxies, their X-Forwarded-* headers say the client, scheme, host and
         # path prefix; with none trusted (0) such headers change nothing (the base IRI stays the public URL).
-        # Flask documents wrapping ``wsgi_app`` as the way to add middleware; mypy sees a method replaced.
+        # Flask documents wrapping ``wsgi_app`` as the way to add middleware; mypy sees a method replaced
+        # (hence the two ignores below).
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops)  # type: ignore[method-assign]
     else:  # werkzeug's own absolute URLs (slash redirects) must not follow a client's Host either
         app.wsgi_app = AtBase(app.wsgi_app, app.config["BIBGRAPH_BASE"])  # type: ignore[method-assign]
