@@ -8,7 +8,7 @@ evaluates), all sharing one store and one cache, so memory does not grow with th
 
 At a query's deadline the worker is killed (SIGKILL: its CPU goes back to idle) and a fresh one
 forked. Queries that were running beside the runaway one are read-only, so they are simply sent
-again to the new worker with the time they have left: other clients are served normally.
+again to the new worker, with a whole deadline again (once): other clients are served normally.
 Forking from the zygote, never from the (multi-threaded) web process, keeps forks free of locks
 held by other threads.
 
@@ -296,7 +296,7 @@ class QueryPool:
         """Run the call until it is answered, times out, or is found to kill workers; the pickled reply."""
         ends = time.monotonic() + limit
         fingerprint = hashlib.sha256(payload).digest()
-        deaths, again = 0, False
+        deaths, again, renewed = 0, False, False
         while time.monotonic() < ends:
             if fingerprint in self._poison:
                 self._poison.move_to_end(fingerprint)
@@ -313,6 +313,10 @@ class QueryPool:
                         self._poison.popitem(last=False)
                     continue
                 deaths, again = deaths + ended.died, True
+                if not ended.died and not renewed:
+                    # killed beside another query's runaway, not by its own: a whole deadline again (once), so
+                    # a client that keeps running into the deadline cannot make everyone else's queries fail
+                    ends, renewed = time.monotonic() + limit, True
             finally:
                 self.gate.leave(ticket)
         raise QueryTimeout(f"the query ran past the {limit:g} s deadline (its worker was replaced meanwhile)")
