@@ -29,11 +29,15 @@ def init_app(app: Flask) -> None:
     kind = app.config["BIBGRAPH_STORE"].split(":", 1)[0]
     opener, summary = prepare(inputs, app.config["BIBGRAPH_STORE"], app.config["BIBGRAPH_BASE"])
     release_free_memory()  # before the fork, so the zygote and worker do not inherit the build's garbage
-    pool = start_pool(app, opener, kind)
-    app.extensions[EXTENSION] = PooledStore(pool, kind)
-    app.config["BIBGRAPH_SUMMARY"] = summary
-    atexit.register(pool.close)
+    install(app, start_pool(app, opener, kind), kind, summary)
     app.add_url_rule("/health", "health", health)
+
+
+def install(app: Flask, pool: QueryPool, kind: str, summary: str) -> None:
+    """Make ``pool`` the app's store (at start, and when a dataset's version changes)."""
+    atexit.register(pool.close)
+    app.config["BIBGRAPH_SUMMARY"] = summary
+    app.extensions[EXTENSION] = PooledStore(pool, kind)
 
 
 def start_pool(app: Flask, opener: Opener, kind: str) -> QueryPool:

@@ -256,10 +256,17 @@ class NetworkCache:
 def networks() -> NetworkCache:
     cache = current_app.extensions.get(EXTENSION)
     if cache is None:
-        spec = str(current_app.config["BIBGRAPH_STORE"])
-        derived = None
-        if spec.startswith("dataset:"):
-            version = dataset_version(Path(spec.removeprefix("dataset:")))
-            derived = DerivedFiles(version / DERIVED, bool(current_app.config.get(DERIVED_WRITABLE)))
-        cache = current_app.extensions.setdefault(EXTENSION, NetworkCache(derived))
+        writable = bool(current_app.config.get(DERIVED_WRITABLE))
+        cache = current_app.extensions.setdefault(
+            EXTENSION, cache_for(str(current_app.config["BIBGRAPH_STORE"]), writable)
+        )
     return cache
+
+
+def cache_for(store: str, writable: bool = False) -> NetworkCache:
+    """An empty cache for the store spec ``store``; a dataset's reads its derived files (and keeps new ones if
+    ``writable``: while the dataset is built)."""
+    if not store.startswith("dataset:"):
+        return NetworkCache()
+    version = dataset_version(Path(store.removeprefix("dataset:")))
+    return NetworkCache(DerivedFiles(version / DERIVED, writable))

@@ -7,7 +7,6 @@ data, in one step. Requests keep being answered by the old pool meanwhile, and t
 it finish on it: it is closed only after ``NETWORK_TIMEOUT`` (the longest any call may run).
 """
 
-import atexit
 import os
 import threading
 import time
@@ -15,9 +14,8 @@ from pathlib import Path
 
 from flask import Flask
 
-from bibgraph.graph.datadir import DERIVED, POINTER, is_dataset
+from bibgraph.graph.datadir import POINTER, is_dataset
 from bibgraph.graph.dataset import dataset_version, prepare
-from bibgraph.graph.derived import DerivedFiles
 
 from . import graphstore, netcache
 
@@ -68,13 +66,11 @@ class Watcher:
             version = dataset_version(self.root / name)
             opener, summary = prepare([], f"dataset:{version}", str(app.config["BIBGRAPH_BASE"]))
             pool = graphstore.start_pool(app, opener, "dataset")
-            atexit.register(pool.close)
             old: graphstore.PooledStore = app.extensions[graphstore.EXTENSION]
-            cache = netcache.NetworkCache(DerivedFiles(version / DERIVED))
+            cache = netcache.cache_for(f"dataset:{version}")
             app.config.update({"BIBGRAPH_STORE": f"dataset:{version}", VERSION: str(version)})
-            app.config["BIBGRAPH_SUMMARY"] = summary
             app.extensions[netcache.EXTENSION] = cache
-            app.extensions[graphstore.EXTENSION] = graphstore.PooledStore(pool, "dataset")
+            graphstore.install(app, pool, "dataset", summary)
             self.served = name
             app.logger.info("now serving dataset version %s", version)
             retire = threading.Timer(float(app.config["NETWORK_TIMEOUT"]), old.pool.close)
