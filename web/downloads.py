@@ -3,7 +3,6 @@ as files (so Flask sends Content-Length, ETag, Last-Modified, 304s and HEAD, str
 
 import gzip
 import shutil
-import tempfile
 import threading
 from pathlib import Path
 from typing import BinaryIO
@@ -15,6 +14,7 @@ from bibgraph.graph.atomic import write_atomically
 from bibgraph.graph.dump import dump_file
 from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, RdfSyntax
 from bibgraph.graph.iris import DUMP_STEM
+from bibgraph.graph.scratch import scratch_directory
 
 from .graphstore import get_store
 
@@ -28,7 +28,7 @@ GZIPPED = {f"{DUMP_STEM}.{s.suffix}.gz": f"{DUMP_STEM}.{s.suffix}" for s in RDF_
 def _directory(app: Flask) -> Path:
     directory = app.config.get("DOWNLOAD_DIR")
     if not directory:
-        directory = tempfile.mkdtemp(prefix="bibgraph-downloads-")
+        directory = scratch_directory("bibgraph-downloads-")
         app.config["DOWNLOAD_DIR"] = directory
     version = app.config.get(DATASET_VERSION)
     path = Path(directory) / Path(version).name if version else Path(directory)  # a dataset's: one per version

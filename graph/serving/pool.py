@@ -41,7 +41,6 @@ import queue
 import shutil
 import signal
 import socket
-import tempfile
 import threading
 import time
 from collections import OrderedDict
@@ -50,6 +49,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, BinaryIO
 
+from ..scratch import scratch_directory
 from ..stores.store import Answer, QueryError
 from .cache import AnswerCache
 from .fairshare import FairShare, OverShare, ServerBusy
@@ -151,7 +151,7 @@ class QueryPool:
         self._zygote_args = (opener, threads, max_result_bytes, memory_limit)
         self._isolate = isolate
         self.sandbox_error: str | None = None
-        self.spool_root = tempfile.mkdtemp(prefix="bibgraph-answers-")
+        self.spool_root = scratch_directory("bibgraph-answers-")
         self._start_zygote()
         with self._lock:
             self._start_worker()

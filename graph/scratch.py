@@ -1,0 +1,75 @@
+"""Private scratch directories of a server process that never outlive it for long.
+
+A server writes answers being spooled and dump downloads into temporary directories. Removing
+them at exit is not enough for a service: a process killed by the OOM killer or ``SIGKILL`` runs no
+exit handler, and every such restart would leave its directory behind. So each directory holds a
+lock file locked (``flock``) for as long as any process of the server keeps it open — forked query
+workers inherit the lock — and whoever makes a new scratch directory first removes the ones whose
+lock nobody holds any more. A lock (rather than a recorded process id) is right across process id
+reuse and across containers sharing ``/tmp``.
+"""
+
+import atexit
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+import time
+
+LOCK = ".in-use"
+UNLOCKED_GRACE = 60.0  # seconds a directory may lack its lock file (it is being made, or predates this module)
+_held: list[int] = []  # lock descriptors kept open for the life of the process
+
+
+def scratch_directory(prefix: str) -> str:
+    """A new directory ``<tmp>/<prefix>…``, locked by this process and removed at its exit; abandoned
+    ones with the same prefix (their processes are gone) are removed first."""
+    root = tempfile.gettempdir()
+    remove_abandoned(root, prefix)
+    path = tempfile.mkdtemp(prefix=prefix, dir=root)
+    descriptor = os.open(os.path.join(path, LOCK), os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    _held.append(descriptor)
+    atexit.register(_remove_if_owner, path, os.getpid())
+    return path
+
+
+def remove_abandoned(root: str, prefix: str) -> list[str]:
+    """Remove the directories ``root/prefix*`` no live process holds; the paths removed."""
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith(prefix) or not entry.is_dir(follow_symlinks=False):
+            continue
+        if _abandoned(entry.path):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(entry.path)
+    return removed
+
+
+def _abandoned(path: str) -> bool:
+    try:
+        descriptor = os.open(os.path.join(path, LOCK), os.O_RDWR)
+    except FileNotFoundError:
+        with contextlib.suppress(OSError):
+            return time.time() - os.stat(path).st_mtime > UNLOCKED_GRACE
+        return False
+    except OSError:
+        return False
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False  # a live process holds it
+    finally:
+        os.close(descriptor)  # releases the lock just taken, if it was
+    return True
+
+
+def _remove_if_owner(path: str, owner: int) -> None:
+    """The exit handler: only the process that made the directory removes it (forked children inherit handlers)."""
+    if os.getpid() == owner:
+        shutil.rmtree(path, ignore_errors=True)
