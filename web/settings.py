@@ -54,7 +54,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("BIBGRAPH_INPUTS", None, "paper lists, directories or RDF dumps to load (default: the seeds)", list),
     Setting("BIBGRAPH_STORE", "memory", "`memory`, `disk:PATH` (kept), `dataset:DIR` or `sparql:URL` (remote)"),
     Setting("BIBGRAPH_BASE", None, "base IRI of minted IRIs, the public URL (default: `http://HOST:PORT/`)"),
-    Setting("DOWNLOAD_DIR", None, "where dump downloads are written once (default: a temporary directory, removed when the server stops)"),
+    Setting(
+        "DOWNLOAD_DIR",
+        None,
+        "where dump downloads are written once (default: a temporary directory, removed when the server stops)",
+    ),
     Setting("QUERY_TIMEOUT", 10.0, "seconds a query may run before it is stopped (HTTP 503)"),
     Setting("NETWORK_TIMEOUT", 300.0, "seconds the app's own network derivation may query (large graphs)"),
     Setting("MAX_VIEW_NODES", 1000, "most authors a co-author view draws (the most prolific; a note says so)"),
