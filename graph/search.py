@@ -210,7 +210,7 @@ def open_index(path: Path) -> sqlite3.Connection:
 def _check(connection: sqlite3.Connection, path: Path) -> None:
     try:
         found = connection.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-        connection.execute("SELECT count(*) FROM words WHERE words MATCH '\"a\"*'").fetchone()
+        connection.execute("SELECT rowid FROM words WHERE words MATCH 'a*' LIMIT 1").fetchone()
     except sqlite3.DatabaseError as error:
         raise SearchIndexError(f"{path}: not a readable search index: {error}") from error
     if found is None or found[0] != FORMAT:
