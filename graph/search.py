@@ -1,10 +1,11 @@
 """Search over author names, area labels and abstract words: case- and accent-insensitive, by word prefix.
 
 The index is one SQLite file with an FTS5 full-text table (Python's ``sqlite3``; FTS5 is compiled into
-the SQLite of CPython's builds and of Debian's, and :func:`open_index` says so when it is not), written
-at build time from SPARQL rows streamed in batches and opened read-only by the server, one connection
-per thread. Nothing is held in memory but a page of hits: the work of a request is bounded by SQL
-(``LIMIT``), whatever the size of the corpus.
+the SQLite of CPython's builds and of Debian's; without it opening an index fails with "no such
+module: fts5"), written at build time from SPARQL rows streamed in batches and opened read-only by the
+server, one connection per thread. Nothing is held in memory but a page of hits, and the work of a
+request is bounded whatever the size of the corpus: counts in one pass over the matches, and a query
+matching more than :data:`RANKED` items of a kind ranks them as :meth:`SearchIndex._page` says.
 
 Words are made in Python, not by a SQLite tokenizer: :func:`fold` (Unicode compatibility caseless
 match, accents dropped) and :func:`words` (runs of ``\\w``, and every CJK character on its own, so "欣"
@@ -41,7 +42,9 @@ KIND_ORDER = {"author": 0, "area": 1, "paper": 2}
 KINDS = tuple(KIND_ORDER)
 FILE_NAME = "search.sqlite"  # in a dataset version's ``derived/``
 FORMAT = "bibgraph-search 1"
+RANKED = 20_000  # matches of one kind ranked in full; a broader query's work is bounded (see SearchIndex._page)
 _KIND_BITS = 40  # an item's rowid is its kind's number << 40 | its number: a kind is one rowid range
+AUTHORS_END = 1 << _KIND_BITS  # authors' rowids are below
 
 
 class SearchIndexError(RuntimeError):
@@ -85,6 +88,17 @@ class Results:
     total: int
 
 
+_WHOLE = "WHERE spelling_words MATCH :whole"
+_TIER = f"""CASE WHEN m.id IN (SELECT item FROM spellings WHERE name = :spelling) THEN 0
+    WHEN m.id IN (SELECT s.item FROM spelling_words JOIN spellings s ON s.id = spelling_words.rowid {_WHOLE})
+    THEN 1 ELSE 2 END"""  # an author's tier: see the module's docstring
+
+
+def _tiers(terms: list[str]) -> dict[str, str]:
+    """The values :data:`_TIER` reads: the query as a spelling, and its words as whole words."""
+    return {"spelling": " ".join(terms), "whole": " ".join(f'"{term}"' for term in terms)}
+
+
 def _match(terms: list[str]) -> str:
     """The FTS5 query: every word a prefix (words are runs of ``\\w``: nothing to quote)."""
     return " ".join(f'"{term}"*' for term in terms)
@@ -110,18 +124,23 @@ class SearchIndex:
             connection = self._local.connection = open_index(self.path)
         return connection
 
-    _COUNT = "SELECT count(*) FROM words WHERE words MATCH ? AND rowid BETWEEN ? AND ?"
-
     def counts(self, query: str) -> tuple[int, ...]:
-        """How many authors, areas and papers match ``query``."""
+        """How many authors, areas and papers match ``query`` (one pass over the matches)."""
         terms = words(query)
-        if not terms:
-            return (0,) * len(KINDS)
-        db = self._connection()
-        return tuple(
-            self._read(lambda k=kind: db.execute(self._COUNT, (_match(terms), *kind_range(k))).fetchone()[0])
-            for kind in KINDS
-        )
+        found = dict.fromkeys(range(len(KINDS)), 0)
+        if terms:
+            rows = self._read(
+                lambda: (
+                    self._connection()
+                    .execute(
+                        f"SELECT rowid >> {_KIND_BITS} AS kind, count(*) FROM words WHERE words MATCH ? GROUP BY kind",
+                        (_match(terms),),
+                    )
+                    .fetchall()
+                )
+            )
+            found.update(rows)
+        return tuple(found[number] for number in range(len(KINDS)))
 
     def search(self, query: str, offset: int = 0, limit: int = 20, counts: tuple[int, ...] | None = None) -> Results:
         """Hits ``offset`` to ``offset + limit`` of the items with a word starting with every query word,
@@ -133,7 +152,7 @@ class SearchIndex:
         for kind, count in zip(KINDS, counts, strict=True):
             wanted = min(count - start, limit - len(hits))
             if wanted > 0:
-                hits += self._read(lambda k=kind, s=start, w=wanted: self._page(k, terms, s, w))
+                hits += self._read(lambda k=kind, s=start, w=wanted, c=count: self._page(k, terms, s, w, c))
             start = max(0, start - count)
         return Results(hits, sum(counts))
 
@@ -143,31 +162,75 @@ class SearchIndex:
         except sqlite3.DatabaseError as error:
             raise SearchIndexError(f"{self.path}: the search index cannot be read: {error}") from error
 
-    def _page(self, kind: str, terms: list[str], offset: int, limit: int) -> list[Hit]:
+    def _page(self, kind: str, terms: list[str], offset: int, limit: int, count: int) -> list[Hit]:
+        """Hits of one kind. Past :data:`RANKED` matches (a broad query) the work stays bounded: authors
+        are ordered without BM25 (after tier and papers, by name: read in that order from an index), and
+        areas and papers are the :data:`RANKED` matches indexed last (the most recently added) ranked,
+        then the others from the most recently added on."""
+        if count <= RANKED:
+            return self._ranked(kind, terms, offset, limit, "")
         if kind == "author":
-            whole = " ".join(f'"{term}"' for term in terms)
-            tier = """CASE WHEN m.id IN (SELECT item FROM spellings WHERE name = :spelling) THEN 0
-                WHEN m.id IN (SELECT s.item FROM spelling_words JOIN spellings s ON s.id = spelling_words.rowid
-                              WHERE spelling_words MATCH :whole) THEN 1 ELSE 2 END"""
-        else:
-            whole, tier = "", "2"
-        low, high = kind_range(kind)
-        rows = self._connection().execute(
+            return self._authors_in_order(terms, offset, limit, count)
+        hits = (
+            self._ranked(kind, terms, offset, limit, f"ORDER BY rowid DESC LIMIT {RANKED}") if offset < RANKED else []
+        )
+        if len(hits) < limit:
+            start = max(offset, RANKED)
+            hits += self._rows(
+                kind,
+                """SELECT i.iri, i.title, i.papers, i.areas, 2 FROM items i WHERE i.id IN (
+                SELECT rowid FROM words WHERE words MATCH :match AND rowid BETWEEN :low AND :high
+                ORDER BY rowid DESC LIMIT :limit OFFSET :offset) ORDER BY i.id DESC""",
+                {"match": _match(terms), "limit": limit - len(hits), "offset": start},
+            )
+        return hits
+
+    def _ranked(self, kind: str, terms: list[str], offset: int, limit: int, window: str) -> list[Hit]:
+        """Every match (or those of ``window``) in rank order, as the module's docstring says."""
+        tier = _TIER if kind == "author" else "2"
+        return self._rows(
+            kind,
             f"""SELECT i.iri, i.title, i.papers, i.areas, {tier} AS tier
             FROM (SELECT rowid AS id, bm25(words) AS score FROM words
-                  WHERE words MATCH :match AND rowid BETWEEN :low AND :high) AS m
+                  WHERE words MATCH :match AND rowid BETWEEN :low AND :high {window}) AS m
             JOIN items i ON i.id = m.id
             ORDER BY tier, coalesce(i.papers, 0) DESC, m.score, i.title_key, i.iri LIMIT :limit OFFSET :offset""",
-            {
-                "match": _match(terms),
-                "low": low,
-                "high": high,
-                "spelling": " ".join(terms),
-                "whole": whole,
-                "limit": limit,
-                "offset": offset,
-            },
+            {**_tiers(terms), "match": _match(terms), "limit": limit, "offset": offset},
         )
+
+    def _authors_in_order(self, terms: list[str], offset: int, limit: int, count: int) -> list[Hit]:
+        """Matching authors by (tier, papers, name): each tier read in that order from the index of authors
+        by papers, a row kept when it matches (a probe of the full-text table), until the page is full."""
+        db = self._connection()
+        values = {**_tiers(terms), "match": _match(terms)}
+        exact = f"SELECT item FROM spellings WHERE name = :spelling AND item < {AUTHORS_END}"
+        whole = f"SELECT s.item FROM spelling_words JOIN spellings s ON s.id = spelling_words.rowid {_WHOLE}"
+        first = db.execute(f"SELECT count(DISTINCT item) FROM ({exact})", values).fetchone()[0]
+        second = db.execute(f"SELECT count(DISTINCT item) FROM ({whole}) WHERE item NOT IN ({exact})", values)
+        sizes = (first, second.fetchone()[0])
+        members = (
+            f"i.id IN ({exact})",
+            f"i.id IN ({whole}) AND i.id NOT IN ({exact})",
+            f"EXISTS (SELECT 1 FROM words WHERE words MATCH :match AND rowid = i.id)"
+            f" AND i.id NOT IN ({whole}) AND i.id NOT IN ({exact})",
+        )
+        hits: list[Hit] = []
+        for tier, size in enumerate((*sizes, count - sum(sizes))):
+            wanted = min(size - offset, limit - len(hits))
+            if wanted > 0:
+                hits += self._rows(
+                    "author",
+                    f"""SELECT i.iri, i.title, i.papers, i.areas, {tier} FROM items i INDEXED BY authors_by_papers
+                    WHERE i.id < {AUTHORS_END} AND {members[tier]}
+                    ORDER BY i.papers DESC, i.title_key, i.iri LIMIT :limit OFFSET :offset""",
+                    {**values, "limit": wanted, "offset": offset},
+                )
+            offset = max(0, offset - size)
+        return hits
+
+    def _rows(self, kind: str, sql: str, values: dict[str, object]) -> list[Hit]:
+        low, high = kind_range(kind)
+        rows = self._connection().execute(sql, {"low": low, "high": high, **values})
         return [
             Hit(iri, kind, title, papers, tuple(json.loads(areas)), tier == 0, tier)
             for iri, title, papers, areas, tier in rows

@@ -20,7 +20,7 @@ import pyoxigraph as ox
 from .names import normalise
 from .parse import find_input_files
 from .queries import Term, bind, integer, named_query
-from .search import FORMAT, KINDS, SearchIndexError, kind_range, open_index, words
+from .search import AUTHORS_END, FORMAT, KINDS, SearchIndexError, kind_range, open_index, words
 from .stores.store import GraphStore
 
 T = TypeVar("T")
@@ -34,6 +34,7 @@ CREATE TABLE items (id INTEGER PRIMARY KEY, iri TEXT NOT NULL UNIQUE, title TEXT
 CREATE TABLE spellings (id INTEGER PRIMARY KEY, item INTEGER NOT NULL, name TEXT NOT NULL);
 CREATE INDEX spellings_by_name ON spellings (name);
 CREATE INDEX spellings_by_item ON spellings (item);
+CREATE INDEX authors_by_papers ON items (papers DESC, title_key, iri) WHERE id < {AUTHORS_END};
 CREATE TABLE names (key TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (key, name)) WITHOUT ROWID;
 CREATE VIRTUAL TABLE words USING fts5 (body, content='', tokenize="ascii tokenchars '_'", prefix='1 2 3');
 CREATE VIRTUAL TABLE spelling_words USING fts5 (name, content='', tokenize="ascii tokenchars '_'", detail=none);

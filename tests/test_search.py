@@ -6,11 +6,13 @@ import itertools
 import shutil
 import sqlite3
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bibgraph.graph import search
 from bibgraph.graph.datadir import DERIVED, current_version
 from bibgraph.graph.names import normalise
 from bibgraph.graph.search import FILE_NAME, Hit, SearchIndex, SearchIndexError, fold, words
@@ -107,6 +109,48 @@ def test_with_one_query_word_papers_rank_as_with_the_former_idf(tmp_path: Path, 
     expected = [hit for hit in oracle.search(query) if hit.kind == "paper"]
     hits = [hit for hit in index.search(query, 0, 1000).hits if hit.kind == "paper"]
     assert_ranked_as_oracle(hits, oracle, expected)
+    index.close()
+
+
+@settings(deadline=None, max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data(), st.integers(0, 3), st.integers(1, 4))
+def test_a_broad_query_is_ordered_with_bounded_work(
+    tmp_path: Path, data: st.DataObject, ranked: int, size: int
+) -> None:
+    """Past RANKED matches of a kind: authors by (tier, papers, name) without BM25; areas and papers the
+    RANKED indexed last ranked, then the others from the last indexed on; every page agrees with the whole."""
+    documents, facts = data.draw(corpora())
+    index = index_of(tmp_path / FILE_NAME, documents, facts)
+    oracle = OracleIndex(documents, author_facts(facts))
+    query = data.draw(queries(documents))
+    expected = oracle.search(query)
+    with sqlite3.connect(index.path) as db:
+        rowid = dict(db.execute("SELECT iri, id FROM items"))
+    wanted: list[Hit] = []
+    for kind in ("author", "area", "paper"):
+        hits = [hit for hit in expected if hit.kind == kind]
+        if len(hits) <= ranked:
+            wanted += hits
+        elif kind == "author":
+            wanted += sorted(hits, key=lambda h: (h.tier, -(h.papers or 0), h.title.casefold(), h.iri))
+        else:
+            latest = sorted(hits, key=lambda h: -rowid[h.iri])
+            wanted += sorted(latest[:ranked], key=oracle.key) + latest[ranked:]
+    with patch.object(search, "RANKED", ranked):
+        pages = [index.search(query, start, size).hits for start in range(0, len(expected) + size, size)]
+        found = [hit for page in pages for hit in page]
+    assert {hit.iri: hit for hit in found} == {hit.iri: hit for hit in expected}
+    by_iri = {hit.iri: hit for hit in found}
+    for kind in ("author", "area", "paper"):
+        mine = [hit for hit in found if hit.kind == kind]
+        theirs = [by_iri[hit.iri] for hit in wanted if hit.kind == kind]
+        if len(theirs) <= ranked:  # ranked in full
+            assert_ranked_as_oracle(mine, oracle, theirs)
+        elif kind == "author":
+            assert mine == theirs
+        else:
+            assert_ranked_as_oracle(mine[:ranked], oracle, theirs[:ranked])
+            assert mine[ranked:] == theirs[ranked:]
     index.close()
 
 
