@@ -200,7 +200,7 @@ class SearchIndex:
 
     def _authors_in_order(self, terms: list[str], offset: int, limit: int, count: int) -> list[Hit]:
         """Matching authors by (tier, papers, name): each tier read in that order from the index of authors
-        by papers, a row kept when it matches (a probe of the full-text table), until the page is full."""
+        by papers, a row kept when it is in the tier (the set of matches made once), until the page is full."""
         db = self._connection()
         values = {**_tiers(terms), "match": _match(terms)}
         exact = f"SELECT item FROM spellings WHERE name = :spelling AND item < {AUTHORS_END}"
@@ -211,7 +211,7 @@ class SearchIndex:
         members = (
             f"i.id IN ({exact})",
             f"i.id IN ({whole}) AND i.id NOT IN ({exact})",
-            f"EXISTS (SELECT 1 FROM words WHERE words MATCH :match AND rowid = i.id)"
+            f"i.id IN (SELECT rowid FROM words WHERE words MATCH :match AND rowid < {AUTHORS_END})"
             f" AND i.id NOT IN ({whole}) AND i.id NOT IN ({exact})",
         )
         hits: list[Hit] = []
