@@ -56,6 +56,8 @@ def fold(text: str) -> str:
 
     Unicode's compatibility caseless match (``NFKD(casefold(NFKD(casefold(text))))``), combining marks
     dropped: folding twice changes nothing (black-letter H folds to ``h``, not ``H``)."""
+    if text.isascii():  # most abstracts: the same, an order of magnitude sooner
+        return text.lower()
     once = unicodedata.normalize("NFKD", text.casefold())
     decomposed = unicodedata.normalize("NFKD", once.casefold())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
@@ -65,7 +67,8 @@ def words(text: str) -> list[str]:
     folded = fold(text)
     found = _WORD.findall(folded)
     # CJK has no spaces: index every character of a CJK run too, so "欣" finds "周欣".
-    found += [c for token in found for c in token if unicodedata.east_asian_width(c) == "W"]
+    if not folded.isascii():
+        found += [c for token in found for c in token if unicodedata.east_asian_width(c) == "W"]
     return found
 
 

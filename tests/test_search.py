@@ -5,6 +5,7 @@ dataset (built, added to, damaged)."""
 import itertools
 import shutil
 import sqlite3
+import unicodedata
 from pathlib import Path
 from unittest.mock import patch
 
@@ -190,6 +191,13 @@ def test_cjk_characters_are_found_one_by_one(tmp_path: Path) -> None:
     assert [hit.iri for hit in index.search("研").hits] == ["p:1"]
     assert index.search("周欣").hits[0].exact
     index.close()
+
+
+@given(st.text() | st.text(st.characters(max_codepoint=127)))
+def test_fold_is_the_compatibility_caseless_match_without_marks(value: str) -> None:
+    """Also on its fast path (ASCII text)."""
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", value.casefold()).casefold())
+    assert fold(value) == "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 @given(st.text())
