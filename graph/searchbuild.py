@@ -102,6 +102,7 @@ def _batches(rows: Iterable[T], size: int = BATCH) -> Iterator[list[T]]:
 
 
 def _add_documents(db: sqlite3.Connection, documents: Iterable[Document], numbers: dict[str, int]) -> None:
+    """Index ``documents``: a paper's (adjacent) rows at once, authors' and areas' once all their rows are in."""
     papers: list[tuple[str, str, str, list[str] | None]] = []
     staged: list[tuple[str, str, str, str]] = []
     for iri, group in groupby(documents, key=lambda row: row[0]):
@@ -124,8 +125,7 @@ def _add_documents(db: sqlite3.Connection, documents: Iterable[Document], number
         " GROUP BY iri ORDER BY min(kind), iri"
     )
     for kind, group in groupby(rows, key=lambda row: row[1]):
-        items = [(iri, body, title, json.loads(bodies)) for iri, _, body, title, bodies in group]
-        for batch in _batches(items):
+        for batch in _batches((iri, body, title, json.loads(bodies)) for iri, _, body, title, bodies in group):
             _insert_items(db, kind, batch, numbers)
 
 
