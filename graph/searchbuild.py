@@ -17,6 +17,7 @@ from typing import TypeVar
 
 import pyoxigraph as ox
 
+from .atomic import remove_stale_temporaries, temporary_name
 from .names import normalise
 from .parse import find_input_files
 from .queries import Term, bind, integer, named_query
@@ -61,7 +62,7 @@ def write_index(path: Path, documents: Iterable[Document], facts: Iterable[Fact]
             _fill(db, documents, facts, names)
             db.execute("INSERT INTO words (words) VALUES ('optimize')")  # one b-tree: the fastest to read
             db.commit()
-        os.replace(temporary, path)
+        _publish(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
 
@@ -84,10 +85,16 @@ def _writing(temporary: Path) -> sqlite3.Connection:
 
 
 def _temporary(path: Path) -> Path:
-    """A temporary name beside ``path`` (same file system: renamed into place when complete)."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.unlink(missing_ok=True)
-    return temporary
+    """A temporary name beside ``path``, as :mod:`.atomic` names them (a killed writer's is removed later)."""
+    remove_stale_temporaries(path.parent)
+    return temporary_name(path)
+
+
+def _publish(temporary: Path, path: Path) -> None:
+    """Move the complete index file into place, durably (SQLite wrote it without syncing)."""
+    with temporary.open("rb") as written:
+        os.fsync(written.fileno())
+    os.replace(temporary, path)
 
 
 def _batches(rows: Iterable[T], size: int = BATCH) -> Iterator[list[T]]:
@@ -245,7 +252,7 @@ def update_search_index(store: GraphStore, previous: Path, path: Path, inputs: S
             concepts = ((str(r["item"]), str(r["kind"]), str(r["text"]), str(r["title"])) for r in areas)
             _fill(db, chain(concepts, fresh), store_facts(store, authors), store_names(store, authors))
             db.commit()
-        os.replace(temporary, path)
+        _publish(temporary, path)
     except sqlite3.DatabaseError as error:
         raise SearchIndexError(f"{previous}: the search index cannot be updated: {error}") from error
     finally:
