@@ -96,6 +96,8 @@ def measure(root: Path, log: Path, threads: int) -> list[tuple[str, float]]:
             f"author ({top[0][1]} papers)": author,
             "area": area,
             "search": "/search?q=learning",
+            "search, one letter": "/search?q=a",
+            "author autocomplete": "/graph/authors.json?q=li",
             "co-author map": "/graph/coauthors",
             "co-author map, min 2 papers": "/graph/coauthors?min_papers=2",
             "ego": "/graph/ego" + author,

@@ -6,7 +6,7 @@ Layout (format version :data:`FORMAT_VERSION`)::
     DIR/v-.../manifest.json                      (format, version, base IRI, counts, checksums, build time)
     DIR/v-.../store/                             (the Oxigraph store, RocksDB, opened read-only)
     DIR/v-.../dumps/                             (the dump in N-Triples and Turtle)
-    DIR/v-.../derived/                           (networks, layouts, drawn views, search index, home charts)
+    DIR/v-.../derived/                           (networks, layouts, drawn views, home charts; search.sqlite)
 
 A version is written under a temporary name and renamed when complete; the pointer is switched by
 renaming a new symlink over it. So a reader sees the old version or the new one, never half of one,

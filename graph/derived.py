@@ -1,6 +1,6 @@
 """Derived data kept in a dataset: one file per cache key, written at build time, read when first asked for.
 
-The views derive networks, layouts, drawn views, the search index and the home page's charts from
+The views derive networks, layouts, drawn views and the home page's charts from
 the store; each is a value under a key (what, the spec it is derived from, options). A build computes
 the default ones and keeps them here, so a server opened on the dataset reads a file instead of
 deriving (lazily: nothing is loaded before a request needs it, and a value is read once per process).

@@ -320,27 +320,6 @@ def charts(store: GraphStore, authors: int) -> Charts:
     return Charts(per_concept, per_paper, sorted(histogram.items()))
 
 
-def search_documents(store: GraphStore) -> list[tuple[str, str, str, str]]:
-    """(IRI, kind, text, title) of everything the search box looks in."""
-    rows = store.select(named_query("search_documents").text)
-    return [(str(r["item"]), str(r["kind"]), str(r["text"]), str(r["title"])) for r in rows]
-
-
-def author_facts(store: GraphStore) -> dict[str, tuple[int, list[str]]]:
-    """Every author's paper count and areas (most papers first), shown beside author search results."""
-    per_area: dict[str, Counter[str]] = {}
-    totals: Counter[str] = Counter()
-    for r in store.select(named_query("search_authors").text):
-        author, papers = str(r["author"]), integer(r["papers"])
-        totals[author] += papers  # a paper has one subject, so its author's area groups do not overlap
-        if r["areaLabel"] is not None:
-            per_area.setdefault(author, Counter())[str(r["areaLabel"])] += papers
-    return {
-        author: (total, [label for label, _ in sorted(per_area.get(author, {}).items(), key=lambda i: (-i[1], i[0]))])
-        for author, total in totals.items()
-    }
-
-
 def abstracts(store: GraphStore, iris: list[str]) -> dict[str, str]:
     """The abstracts of a few papers (a page of search results), in one query."""
     if not iris:

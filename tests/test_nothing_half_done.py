@@ -131,6 +131,9 @@ NOT_FOR_READERS = {
     ("graph/serving/worker.py", "mkstemp"): "a private answer spool, read only by the request that made it",
     ("graph/serving/worker.py", "fdopen"): "that spool opened for writing",
     ("graph/serving/sandbox.py", "open"): "the kernel's uid/gid maps (/proc/self/...), not a file on disk",
+    ("graph/searchbuild.py", "rename"): "the search index, written by SQLite under atomic.py's temporary name,"
+    " fsynced and moved into place as atomic.py moves a file",
+    ("graph/searchbuild.py", "mkstemp"): "the search index of a store served without a dataset, private to the process",
 }
 _WRITING_CALLS = {"rename", "write_text", "write_bytes", "mkstemp", "NamedTemporaryFile", "fdopen"}
 

@@ -15,7 +15,6 @@ from bibgraph.graph.names import person_key
 from bibgraph.graph.pages import author_profile, histogram_bins
 from bibgraph.graph.parse import parse_file
 from bibgraph.graph.plaintext import plain_text
-from bibgraph.graph.search import SearchIndex, fold
 from bibgraph.graph.vocab import sparql_prologue
 from bibgraph.seeds import seed_directory
 
@@ -97,36 +96,6 @@ def test_area_page_counts_and_numbered_pages(client, seed_store) -> None:
     )[0]["n"]
     assert re.search(rf'id="concept-papers">{total}<', html)
     assert "Co-author map of Deep Learning" in html and "/graph/coauthors?area=area/deep-learning" in html
-
-
-def test_search_ranks_exact_authors_first_then_by_papers() -> None:
-    documents = [
-        ("a:1", "author", "Wei Wangsky", "Wei Wangsky"),
-        ("a:2", "author", "Wei Wang", "Wei Wang"),
-        ("a:3", "author", "Wei Wangberg", "Wei Wangberg"),
-        ("p:1", "paper", "wang once among many other words here", "P1"),
-        ("p:2", "paper", "wang wang wang in a short text", "P2"),
-    ]
-    index = SearchIndex(documents, {"a:1": (9, ["X"]), "a:2": (1, ["Y"]), "a:3": (4, [])})
-    assert [hit.iri for hit in index.search("wei wang")] == ["a:2", "a:1", "a:3"]
-    assert [hit.iri for hit in index.search("wang")] == ["a:2", "a:1", "a:3", "p:2", "p:1"]
-    assert index.search("wang")[1].papers == 9
-
-
-names = st.lists(st.sampled_from(["wei", "wang", "ana", "li", "lim", "oğuz"]), min_size=1, max_size=3).map(" ".join)
-
-
-@settings(deadline=None)
-@given(st.lists(st.tuples(names, st.integers(1, 30)), min_size=1, max_size=12), names)
-def test_search_order_is_exact_then_paper_count(people, query) -> None:
-    documents = [(f"a:{i}", "author", name, name) for i, (name, _) in enumerate(people)]
-    index = SearchIndex(documents, {f"a:{i}": (n, []) for i, (_, n) in enumerate(people)})
-    hits = index.search(query)
-    keys = [(hit.tier, -(hit.papers or 0)) for hit in hits]
-    assert keys == sorted(keys)
-    wanted = " ".join(fold(query).split())
-    assert all(hit.exact is (fold(hit.title) == wanted) is (hit.tier == 0) for hit in hits)
-    assert all((hit.tier <= 1) is (set(wanted.split()) <= set(fold(hit.title).split())) for hit in hits)
 
 
 def test_search_shows_snippets_counts_areas_and_range(client) -> None:

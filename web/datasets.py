@@ -20,6 +20,8 @@ from bibgraph.graph.dataset import COMPLETE_MARKER, fill
 from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import rdf_syntax
 from bibgraph.graph.iris import DUMP_STEM
+from bibgraph.graph.search import FILE_NAME
+from bibgraph.graph.searchbuild import update_search_index
 from bibgraph.graph.stores.store import OxigraphGraphStore
 
 from .netcache import DERIVED_WRITABLE
@@ -56,7 +58,8 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
     """Add the lists ``inputs`` to the dataset ``root`` as a new version; the version and what was added.
 
     The store is copied with RocksDB's checkpoint (hard links to its immutable files, so the copy costs
-    little whatever its size) and only the new records are written into the copy (:func:`add_lists`).
+    little whatever its size) and only the new records are written into the copy (:func:`add_lists`); the
+    search index is the previous one with the new records' papers and authors (:func:`update_search_index`).
     """
     served = current_version(root)
     before = read_manifest(served)
@@ -66,6 +69,8 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
         del original  # read-only: nothing to flush
         store = OxigraphGraphStore.disk(version / STORE)
         report = add_lists(store, inputs, before["base"])
+        (version / DERIVED).mkdir()
+        update_search_index(store, served / DERIVED / FILE_NAME, version / DERIVED / FILE_NAME, inputs)
         counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
         counts["concepts"], counts["triples"] = report.concepts, report.triples
         _complete(store, version, manifest, counts, sorted([*before["inputs"], *(str(path) for path in inputs)]))

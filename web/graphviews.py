@@ -296,10 +296,7 @@ def author_names() -> Response:
     wanted = normalise(request.args.get("q", ""))
     if len(wanted) < 2:
         return jsonify([])
-    names = networks().author_names()
-    starts = [name for key, name in names if key.startswith(wanted)]
-    contains = [name for key, name in names if wanted in key and not key.startswith(wanted)]
-    return jsonify((starts + contains)[:20])
+    return jsonify(networks().search_index().author_names(wanted, 20))
 
 
 def _topic_style(biggest: int) -> Any:

@@ -4,6 +4,7 @@ Served from a dataset (``bibgraph serve DIR``), a value the build kept is read f
 ``derived/`` files instead of being derived; while a dataset is built, every value derived is kept there.
 """
 
+import atexit
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -19,7 +20,6 @@ from bibgraph.graph.datadir import DERIVED
 from bibgraph.graph.dataset import dataset_version
 from bibgraph.graph.derived import DerivedFiles
 from bibgraph.graph.layout import concentric, layout
-from bibgraph.graph.names import normalise
 from bibgraph.graph.networks import (
     Authorship,
     Filters,
@@ -29,9 +29,7 @@ from bibgraph.graph.networks import (
     topic_map,
     topic_network,
 )
-from bibgraph.graph.pages import author_facts, search_documents
 from bibgraph.graph.pushdown import (
-    author_names_from,
     coauthor_network_from,
     collaboration_from,
     ego_rings_from,
@@ -39,7 +37,8 @@ from bibgraph.graph.pushdown import (
     topic_map_from,
     topic_network_from,
 )
-from bibgraph.graph.search import SearchIndex
+from bibgraph.graph.search import FILE_NAME, SearchIndex
+from bibgraph.graph.searchbuild import build_search_index, temporary_index
 from bibgraph.graph.stores.store import GraphStore
 
 from .graphstore import get_store
@@ -79,6 +78,8 @@ class NetworkCache:
         self._lock = threading.Lock()
         self._entries: OrderedDict[tuple[Hashable, ...], Any] = OrderedDict()
         self._making: dict[tuple[Hashable, ...], threading.Lock] = {}
+        self._search: SearchIndex | None = None
+        self._search_lock = threading.Lock()
 
     def _cached(self, key: tuple[Hashable, ...]) -> tuple[bool, Any]:
         with self._lock:
@@ -148,18 +149,6 @@ class NetworkCache:
         return self._get(
             derived_key("bipartite", NetworkSpec(COAUTHORS, scope)), lambda: bipartite_graph(self.rows(), scope)
         )
-
-    def author_names(self) -> list[tuple[str, str]]:
-        """(normalised, as shown) name of every author, sorted: what the name autocomplete searches."""
-
-        def make() -> list[tuple[str, str]]:
-            if self._pushed():
-                names = author_names_from(self._store())
-            else:
-                names = {name for _, name in self.bipartite().nodes(data="name") if name}
-            return sorted((normalise(name), name) for name in names)
-
-        return self._get(derived_key("author names"), make)
 
     def network(self, spec: NetworkSpec) -> nx.Graph:
         """The network of ``spec``; an EGO spec whose author is unknown raises ``KeyError``."""
@@ -234,9 +223,25 @@ class NetworkCache:
         return self._get(derived_key("summary", spec), make)
 
     def search_index(self) -> SearchIndex:
-        deadline = float(current_app.config["NETWORK_TIMEOUT"])
-        store = get_store().with_deadline(deadline)
-        return self._get(derived_key("search"), lambda: SearchIndex(search_documents(store), author_facts(store)))
+        """The search index (and the author autocomplete's names): a dataset's file, opened read-only (built
+        into it while the dataset is built); served without a dataset, a temporary file built at first use."""
+
+        def make() -> SearchIndex:
+            if self.derived is not None:
+                path = self.derived.directory / FILE_NAME
+                if self.derived.writable and not path.exists():
+                    build_search_index(self._store(), path)
+            else:
+                path = temporary_index()
+                atexit.register(path.unlink, missing_ok=True)
+                build_search_index(self._store(), path)
+            return SearchIndex(path)
+
+        # kept apart from the LRU (a temporary index is costly to build again) and from the pickled values
+        with self._search_lock:
+            if self._search is None:
+                self._search = make()
+            return self._search
 
     def page(self, name: str, make: Callable[[], T]) -> T:
         """Figures of a page that read the whole graph (the home page's charts), computed once."""

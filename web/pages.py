@@ -54,11 +54,13 @@ def home() -> str:
 @blueprint.route("/search")
 def search() -> str:
     query = request.args.get("q", "").strip()[:200]
-    hits = networks().search_index().search(query) if query else []
-    pages = max(1, -(-len(hits) // RESULTS_PER_PAGE))
+    index = networks().search_index() if query else None
+    counts = index.counts(query) if index else (0,)
+    total = sum(counts)
+    pages = max(1, -(-total // RESULTS_PER_PAGE))
     page = page_number(pages)
     first = (page - 1) * RESULTS_PER_PAGE
-    shown = hits[first : first + RESULTS_PER_PAGE]
+    shown = index.search(query, first, RESULTS_PER_PAGE, counts).hits if index else []
     texts = abstracts(get_store(), [hit.iri for hit in shown if hit.kind == "paper"])
     snippets = {iri: snippet(text, query) for iri, text in texts.items()}
     return render_template(
@@ -67,7 +69,7 @@ def search() -> str:
         query=query,
         hits=shown,
         snippets=snippets,
-        total=len(hits),
+        total=total,
         page=page,
         pages=pages,
         first=first + 1,

@@ -1,0 +1,309 @@
+"""The search index (SQLite FTS5): the same hits and order as the former pure-Python index on generated
+documents and queries, paging without materialising every hit, the autocomplete, and the index of a
+dataset (built, added to, damaged)."""
+
+import itertools
+import shutil
+import sqlite3
+import unicodedata
+from pathlib import Path
+from unittest.mock import patch
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bibgraph.graph import search
+from bibgraph.graph.datadir import DERIVED, current_version
+from bibgraph.graph.names import normalise
+from bibgraph.graph.search import FILE_NAME, Hit, SearchIndex, SearchIndexError, fold, words
+from bibgraph.graph.searchbuild import write_index
+from bibgraph.seeds import seed_directory
+from bibgraph.web.cli import main
+
+from .conftest import BASE, make_app
+from .search_oracle import OracleIndex, author_facts, fts5_idf, lucene_idf
+
+# Word material that folds in every way fold() must: accents, ß, compatibility forms, Turkish İ, CJK, _ and digits.
+PIECES = ["wang", "wei", "li", "lim", "ana", "Oğuz", "oguz", "Öz", "straße", "STRASSE", "\u210cilbert", "İz", "ﬁne"]
+PIECES += ["周", "欣", "周欣", "x_y", "e\u0301te", "été", "12", "a1", "ДИМА", "дима", "ᴬb", "Ab"]
+word = st.one_of(st.sampled_from(PIECES), st.text(st.sampled_from("abwéß周_1 "), min_size=1, max_size=4))
+text = st.lists(word, min_size=0, max_size=7).map(lambda parts: " ".join(parts)) | st.lists(word, max_size=4).map(
+    lambda parts: "-".join(parts) + ", …"
+)
+name = st.lists(word, min_size=1, max_size=3).map(" ".join)
+
+
+@st.composite
+def corpora(draw: st.DrawFn) -> tuple[list[tuple[str, str, str, str]], list[tuple[str, str | None, int]]]:
+    """Documents as the store lists them (authors' spellings scattered, a paper's rows together) and facts."""
+    authors = draw(st.lists(st.lists(name, min_size=1, max_size=3), min_size=0, max_size=8))
+    areas = draw(st.lists(name, max_size=3))
+    papers = draw(st.lists(text, max_size=10))
+    rows = [
+        (f"a:{i}", "author", spelling, spellings[0]) for i, spellings in enumerate(authors) for spelling in spellings
+    ]
+    rows += [(f"c:{i}", "area", label, f"Area · {label}") for i, label in enumerate(areas)]
+    rows = draw(st.permutations(rows))
+    rows += [(f"p:{i}", "paper", abstract, f"Paper {abstract[:10]}") for i, abstract in enumerate(papers)]
+    labels = st.one_of(st.none(), st.sampled_from(["Deep Learning", "Vision", "Theory"]))
+    facts = [
+        (f"a:{i}", draw(labels), draw(st.integers(1, 5)))
+        for i in range(len(authors))
+        for _ in range(draw(st.integers(0, 3)))
+    ]
+    return rows, facts
+
+
+def queries(documents: list[tuple[str, str, str, str]]) -> st.SearchStrategy[str]:
+    vocabulary = sorted({w for _, _, t, _ in documents for w in t.split()}) or ["wang"]
+    prefix = st.sampled_from(vocabulary).flatmap(lambda w: st.integers(1, max(1, len(w))).map(lambda n: w[:n]))
+    return st.one_of(prefix, st.lists(prefix, min_size=2, max_size=3).map(" ".join), word, name)
+
+
+def index_of(path: Path, documents: list, facts: list, names: list[str] | None = None) -> SearchIndex:
+    path.unlink(missing_ok=True)
+    write_index(path, documents, facts, names or [])
+    return SearchIndex(path)
+
+
+def assert_ranked_as_oracle(hits: list[Hit], oracle: OracleIndex, expected: list[Hit]) -> None:
+    """The same hits (every field), in the oracle's order; two hits whose scores differ by rounding only
+    may come in either order of score, but then by title."""
+    assert {hit.iri: hit for hit in hits} == {hit.iri: hit for hit in expected}
+    assert len(hits) == len(expected)
+    for one, two in itertools.pairwise(hits):
+        a, b = oracle.key(one), oracle.key(two)
+        assert a[:3] <= b[:3]
+        if a[:3] == b[:3]:
+            assert a[3] <= b[3] + 1e-9 * max(1.0, abs(b[3]))
+            if abs(a[3] - b[3]) <= 1e-9 * max(1.0, abs(b[3])):
+                assert a[4:] <= b[4:]
+
+
+@settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_the_index_finds_and_ranks_as_the_pure_python_index(tmp_path: Path, data: st.DataObject) -> None:
+    documents, facts = data.draw(corpora())
+    index = index_of(tmp_path / FILE_NAME, documents, facts)
+    oracle = OracleIndex(documents, author_facts(facts))
+    for _ in range(4):
+        query = data.draw(queries(documents))
+        expected = oracle.search(query)
+        results = index.search(query, 0, 1000)
+        assert results.total == len(expected) == sum(index.counts(query))
+        assert_ranked_as_oracle(results.hits, oracle, expected)
+        offset, limit = data.draw(st.integers(0, len(expected) + 2)), data.draw(st.integers(0, 6))
+        assert index.search(query, offset, limit).hits == results.hits[offset : offset + limit]
+    index.close()
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_with_one_query_word_papers_rank_as_with_the_former_idf(tmp_path: Path, data: st.DataObject) -> None:
+    """FTS5's idf differs from the former (Lucene's), but with one query word every score is the same
+    positive multiple of the term's weight, so papers come in the former order."""
+    documents, facts = data.draw(corpora())
+    index = index_of(tmp_path / FILE_NAME, documents, facts)
+    oracle = OracleIndex(documents, author_facts(facts), lucene_idf)
+    query = data.draw(queries(documents).filter(lambda q: len(set(words(q))) == 1 and len(words(q)) == 1))
+    expected = [hit for hit in oracle.search(query) if hit.kind == "paper"]
+    hits = [hit for hit in index.search(query, 0, 1000).hits if hit.kind == "paper"]
+    assert_ranked_as_oracle(hits, oracle, expected)
+    index.close()
+
+
+@settings(deadline=None, max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data(), st.integers(0, 3), st.integers(1, 4))
+def test_a_broad_query_is_ordered_with_bounded_work(
+    tmp_path: Path, data: st.DataObject, ranked: int, size: int
+) -> None:
+    """Past RANKED matches of a kind: authors by (tier, papers, name) without BM25; areas and papers the
+    RANKED indexed last ranked, then the others from the last indexed on; every page agrees with the whole."""
+    documents, facts = data.draw(corpora())
+    index = index_of(tmp_path / FILE_NAME, documents, facts)
+    oracle = OracleIndex(documents, author_facts(facts))
+    query = data.draw(queries(documents))
+    expected = oracle.search(query)
+    with sqlite3.connect(index.path) as db:
+        rowid = dict(db.execute("SELECT iri, id FROM items"))
+    wanted: list[Hit] = []
+    for kind in ("author", "area", "paper"):
+        hits = [hit for hit in expected if hit.kind == kind]
+        if len(hits) <= ranked:
+            wanted += hits
+        elif kind == "author":
+            wanted += sorted(hits, key=lambda h: (h.tier, -(h.papers or 0), h.title.casefold(), h.iri))
+        else:
+            latest = sorted(hits, key=lambda h: -rowid[h.iri])
+            wanted += sorted(latest[:ranked], key=oracle.key) + latest[ranked:]
+    with patch.object(search, "RANKED", ranked):
+        pages = [index.search(query, start, size).hits for start in range(0, len(expected) + size, size)]
+        found = [hit for page in pages for hit in page]
+    assert {hit.iri: hit for hit in found} == {hit.iri: hit for hit in expected}
+    by_iri = {hit.iri: hit for hit in found}
+    for kind in ("author", "area", "paper"):
+        mine = [hit for hit in found if hit.kind == kind]
+        theirs = [by_iri[hit.iri] for hit in wanted if hit.kind == kind]
+        if len(theirs) <= ranked:  # ranked in full
+            assert_ranked_as_oracle(mine, oracle, theirs)
+        elif kind == "author":
+            assert mine == theirs
+        else:
+            assert_ranked_as_oracle(mine[:ranked], oracle, theirs[:ranked])
+            assert mine[ranked:] == theirs[ranked:]
+    index.close()
+
+
+def test_the_idf_is_fts5s_where_the_former_differs(tmp_path: Path) -> None:
+    """Documented difference: a word in more than half the items weighs (almost) nothing in FTS5."""
+    documents = [("p:1", "paper", "common rare", "P1"), ("p:2", "paper", "common common", "P2")]
+    documents += [(f"p:{i}", "paper", "common filler words", f"P{i}") for i in range(3, 6)]
+    index = index_of(tmp_path / FILE_NAME, documents, [])
+    assert [hit.iri for hit in index.search("common rare").hits] == ["p:1"]
+    assert fts5_idf(5, 5) == 1e-6 < lucene_idf(5, 5)
+    found = index.search("common", 0, 10).hits
+    oracle = OracleIndex(documents, {})
+    assert_ranked_as_oracle(found, oracle, oracle.search("common"))
+    index.close()
+
+
+def test_search_ranks_exact_authors_first_then_by_papers(tmp_path: Path) -> None:
+    documents = [
+        ("a:1", "author", "Wei Wangsky", "Wei Wangsky"),
+        ("a:2", "author", "Wei Wang", "Wei Wang"),
+        ("a:3", "author", "Wei Wangberg", "Wei Wangberg"),
+        ("p:1", "paper", "wang once among many other words here", "P1"),
+        ("p:2", "paper", "wang wang wang in a short text", "P2"),
+    ]
+    facts = [("a:1", "X", 9), ("a:2", "Y", 1), ("a:3", None, 4)]
+    index = index_of(tmp_path / FILE_NAME, documents, facts)
+    assert [hit.iri for hit in index.search("wei wang").hits] == ["a:2", "a:1", "a:3"]
+    assert [hit.iri for hit in index.search("wang").hits] == ["a:2", "a:1", "a:3", "p:2", "p:1"]
+    assert index.search("wang").hits[1].papers == 9
+    assert index.search("欣").total == 0
+    index.close()
+
+
+def test_cjk_characters_are_found_one_by_one(tmp_path: Path) -> None:
+    index = index_of(tmp_path / FILE_NAME, [("a:1", "author", "周欣", "周欣"), ("p:1", "paper", "関連研究", "P")], [])
+    assert [hit.iri for hit in index.search("欣").hits] == ["a:1"]
+    assert [hit.iri for hit in index.search("研").hits] == ["p:1"]
+    assert index.search("周欣").hits[0].exact
+    index.close()
+
+
+@given(st.text() | st.text(st.characters(max_codepoint=127)))
+def test_fold_is_the_compatibility_caseless_match_without_marks(value: str) -> None:
+    """Also on its fast path (ASCII text)."""
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", value.casefold()).casefold())
+    assert fold(value) == "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@given(st.text())
+def test_fold_is_idempotent_and_leaves_no_ascii_capital(value: str) -> None:
+    folded = fold(value)
+    assert fold(folded) == folded
+    assert not any("A" <= c <= "Z" for c in folded)
+
+
+@settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(name, max_size=30), st.text(st.sampled_from("waliŞş周 "), min_size=2, max_size=4))
+def test_author_names_start_then_contain_as_before(tmp_path: Path, names: list[str], typed: str) -> None:
+    """The autocomplete's former rule over a sorted list of every (normalised, shown) name."""
+    index = index_of(tmp_path / FILE_NAME, [], [], names)
+    wanted = normalise(typed)
+    listed = sorted({(normalise(n), n) for n in names})
+    starts = [shown for key, shown in listed if key.startswith(wanted)]
+    contains = [shown for key, shown in listed if wanted in key and not key.startswith(wanted)]
+    assert index.author_names(wanted, 20) == (starts + contains)[:20]
+    assert index.author_names(wanted, 3) == (starts + contains)[:3]
+    index.close()
+
+
+def test_a_missing_or_damaged_index_is_told_with_its_file(tmp_path: Path) -> None:
+    missing = tmp_path / FILE_NAME
+    with pytest.raises(SearchIndexError, match=rf"{missing}: no search index file"):
+        SearchIndex(missing)
+    missing.write_bytes(b"not a database" * 1000)
+    with pytest.raises(SearchIndexError, match=rf"{missing}: not a readable search index"):
+        SearchIndex(missing)
+    with sqlite3.connect(missing.with_name("other.sqlite")) as other:
+        other.execute("CREATE TABLE meta (key TEXT, value TEXT)")
+    with pytest.raises(SearchIndexError, match="not a readable search index"):
+        SearchIndex(missing.with_name("other.sqlite"))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A dataset built from the first seed list only, and the other lists to add to it."""
+    lists = sorted(seed_directory().glob("*.txt"))
+    root = tmp_path_factory.mktemp("search") / "dataset"
+    assert main(["build", str(lists[0]), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    return root
+
+
+def _search(root: Path, query: str, page: int = 1) -> str:
+    app = make_app(BIBGRAPH_STORE=f"dataset:{root}")
+    try:
+        response = app.test_client().get("/search", query_string={"q": query, "page": page})
+        assert response.status_code == 200
+        return response.get_data(as_text=True)
+    finally:
+        app.extensions["bibgraph"].close()
+
+
+def test_a_dataset_keeps_its_index_as_one_file_and_the_server_reads_it(built: Path, monkeypatch) -> None:
+    path = current_version(built) / DERIVED / FILE_NAME
+    assert path.is_file()
+    with sqlite3.connect(path) as db:
+        papers = db.execute("SELECT count(*) FROM items WHERE iri LIKE ?", (f"{BASE}paper/%",)).fetchone()[0]
+    assert papers > 0
+    monkeypatch.setattr("bibgraph.web.netcache.build_search_index", None)  # read, never built again
+    html = _search(built, "learning")
+    assert "Results 1\u2013" in html and 'class="hit hit-paper"' in html
+
+
+def test_add_indexes_the_new_papers_and_updates_their_authors(built: Path, tmp_path: Path) -> None:
+    """After ``add``: the new paper is found, its known authors count it and are found by their new
+    spelling, and every search answers as the index of one build of all the lists."""
+    first = sorted(seed_directory().glob("*.txt"))[0]
+    area, authors, abstract = [line for line in first.read_text(encoding="utf-8").splitlines() if line.strip()][1:4]
+    more = tmp_path / "lists" / "zz_more.txt"
+    more.parent.mkdir()
+    records = [f"{area}\n\n{authors}\n\n{abstract}", f"{area}\n\n{authors.upper()}\n\nZyxquux quorbal findings."]
+    more.write_text("论文检索\n\n" + "\n\n".join(records) + "\n", encoding="utf-8")
+    root = tmp_path / "dataset"
+    shutil.copytree(built, root, symlinks=True)
+    index = SearchIndex(current_version(root) / DERIVED / FILE_NAME)
+    assert main(["add", str(root), str(more)]) == 0
+    after = SearchIndex(current_version(root) / DERIVED / FILE_NAME)
+    whole = tmp_path / "whole"
+    assert main(["build", str(first), str(more), "--dataset", str(whole), "--base", BASE, "--quiet"]) == 0
+    rebuilt = SearchIndex(current_version(whole) / DERIVED / FILE_NAME)
+    author = authors.split(",")[0].strip()
+    assert index.search("zyxquux").total == 0
+    assert [hit.kind for hit in after.search("zyxquux").hits] == ["paper"]
+    [was] = [hit for hit in index.search(author).hits if hit.exact]
+    [now] = [hit for hit in after.search(author.upper()).hits if hit.exact]
+    assert now.iri == was.iri and now.papers == was.papers + 1
+    for query in ("zyxquux", author, author.upper(), "learning", "fair", "a", "e", "model", "ma"):
+        assert after.search(query, 0, 10_000) == rebuilt.search(query, 0, 10_000), query
+        assert after.author_names(normalise(query)) == rebuilt.author_names(normalise(query)), query
+    for one in (index, after, rebuilt):
+        one.close()
+
+
+def test_a_dataset_with_a_damaged_index_says_so(built: Path, tmp_path: Path) -> None:
+    root = tmp_path / "dataset"
+    shutil.copytree(built, root, symlinks=True)
+    path = current_version(root) / DERIVED / FILE_NAME
+    path.write_bytes(b"\0" * 4096)
+    app = make_app(BIBGRAPH_STORE=f"dataset:{root}")
+    try:
+        with app.app_context(), pytest.raises(SearchIndexError, match=str(path)):
+            from bibgraph.web.netcache import networks
+
+            networks().search_index()
+    finally:
+        app.extensions["bibgraph"].close()
