@@ -163,7 +163,14 @@ class PaperPage:
     by_subject: list["Listed"] = field(default_factory=list)  # other papers of the same subarea
 
 
-def paper_page(store: GraphStore, iri: str) -> PaperPage | None:
+RELATED = 10  # papers listed as sharing authors, and as of the same subarea
+
+
+def paper_page(
+    store: GraphStore, iri: str, subject_papers: Callable[[str, int], list[str] | None] = lambda concept, n: None
+) -> PaperPage | None:
+    """A paper's page. ``subject_papers(concept, n)``: the first ``n`` papers whose subject is ``concept`` in page
+    order, when known (:mod:`.conceptindex`), so that "same subarea" need not sort the whole subarea."""
     iri = _check_iri(iri)
     rows = store.select(bind(named_query("paper").text, paper=iri))
     if not rows:
@@ -198,11 +205,15 @@ def paper_page(store: GraphStore, iri: str) -> PaperPage | None:
         for r in store.select(bind(named_query("related_by_authors").text, paper=iri))
     ]
     shown = {item.iri for item in page.by_authors}
-    page.by_subject = [
-        Listed(str(r["other"]), str(r["label"]))
-        for r in store.select(bind(named_query("related_by_subject").text, paper=iri))
-        if str(r["other"]) not in shown
-    ]
+    first = subject_papers(page.subject, RELATED + 1) if page.subject else None
+    if first is None:
+        rows = store.select(bind(named_query("related_by_subject").text, paper=iri))
+        same = [Listed(str(r["other"]), str(r["label"])) for r in rows]
+    else:
+        same = [
+            Listed(other, label) for other, label, _ in paper_items(store, [p for p in first if p != iri][:RELATED])
+        ]
+    page.by_subject = [item for item in same if item.iri not in shown]
     return page
 
 

@@ -10,8 +10,9 @@ from bench.generate import write_lists
 from bibgraph.graph import conceptindex
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.conceptindex import concept_index
-from bibgraph.graph.pages import concept_tree
+from bibgraph.graph.pages import concept_tree, paper_page
 from bibgraph.graph.queries import bind, integer, named_query
+from bibgraph.graph.vocab import sparql_prologue
 from bibgraph.web import pages
 from bibgraph.web.cli import main
 
@@ -102,3 +103,23 @@ def test_a_dataset_serves_every_page_of_every_area_from_its_kept_pieces(corpus, 
                 )
     finally:
         served.extensions["bibgraph"].close()
+
+
+@pytest.mark.parametrize("which", ["seeds", "corpus"])
+def test_same_subarea_papers_from_the_order_equal_the_sorting_query(which, seed_store, request) -> None:
+    store = seed_store if which == "seeds" else request.getfixturevalue("corpus_store")
+    figures = {concept.iri: (concept, order) for concept, order in concept_index(store)}
+
+    def subject_papers(concept: str, count: int) -> list[str] | None:
+        found, order = figures[concept]
+        return None if found.subareas else order[:count]
+
+    rows = store.select(sparql_prologue() + "SELECT ?p WHERE { ?p a schema:ScholarlyArticle } ORDER BY ?p")
+    papers = [str(r["p"]) for r in rows]
+    used = 0
+    for iri in papers[:: max(1, len(papers) // 60)]:
+        before, after = paper_page(store, iri), paper_page(store, iri, subject_papers)
+        assert before is not None and after is not None
+        used += before.subject is not None and subject_papers(before.subject, 1) is not None
+        assert [item.label for item in after.by_subject] == [item.label for item in before.by_subject], iri
+    assert used > 0, "some papers are in a concept without subareas"

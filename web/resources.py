@@ -105,7 +105,7 @@ def _context(iri: str) -> dict:
 
 
 def _paper(iri: str) -> str | None:
-    paper = paper_page(get_store(), iri)
+    paper = paper_page(get_store(), iri, _subject_papers)
     if paper is None:
         return None
     return render_template(
@@ -119,6 +119,14 @@ def _paper(iri: str) -> str | None:
         meta_tags=cite.meta_tags(paper, public_url(iri)),
         **_context(iri),
     )
+
+
+def _subject_papers(concept: str, count: int) -> list[str] | None:
+    """The first papers of a concept with no subareas (so its papers are exactly those with it as subject)."""
+    figures = concept_figures().get(concept)
+    if figures is None or figures.subareas:
+        return None
+    return concept_papers(concept, 0, min(count, figures.papers))
 
 
 def _author(iri: str) -> str | None:
