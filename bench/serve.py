@@ -82,6 +82,7 @@ def measure(root: Path, log: Path, threads: int) -> list[tuple[str, float]]:
     author, other = (local(base, row[0]) for row in top)
     paper, area, subarea = local(base, paper), local(base, area), local(base, subarea)
     deep = max(1, in_subarea // 50 // 2)  # a page half-way through the biggest subarea
+    last_authors = -(-read_manifest(version)["counts"]["authors"] // 50_000)  # the last sitemap of authors
     port = free_port()
     server = f"http://127.0.0.1:{port}"
     bindir = Path(sys.executable).parent
@@ -109,7 +110,7 @@ def measure(root: Path, log: Path, threads: int) -> list[tuple[str, float]]:
             "dataset": "/dataset",
             "sitemap index": "/sitemap.xml",
             "sitemap, papers 1": "/sitemap-papers-1.xml",
-            "sitemap, authors 2": "/sitemap-authors-2.xml",
+            f"sitemap, authors {last_authors}": f"/sitemap-authors-{last_authors}.xml",
             "search": "/search?q=learning",
             "co-author map": "/graph/coauthors",
             "co-author map, min 2 papers": "/graph/coauthors?min_papers=2",

@@ -1,5 +1,7 @@
 """The collaboration path search (graph/paths.py) against networkx's shortest path on generated networks."""
 
+import re
+
 import networkx as nx
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -84,3 +86,26 @@ def test_batches_give_the_same_path(monkeypatch) -> None:
     whole = paths.collaboration_path(store, author(1), author(9)).chain
     monkeypatch.setattr(paths, "BATCH", 2)
     assert paths.collaboration_path(store, author(1), author(9)).chain == whole and len(whole) == 7
+
+
+def test_the_path_page_tells_a_cut_search_from_no_connection(client, seed_store, monkeypatch) -> None:
+    from bibgraph.graph.names import person_key
+    from bibgraph.graph.networks import authorships, bipartite_graph
+
+    graph = bipartite_graph(authorships(seed_store))
+    people = sorted(n for n, d in graph.nodes(data="bipartite") if d == 1)
+    lengths = {p: nx.single_source_shortest_path_length(graph, p) for p in people}
+    start, far = max(((a, b) for a in people for b in lengths[a]), key=lambda pair: lengths[pair[0]][pair[1]])
+    start_name, far_name = graph.nodes[start]["name"], graph.nodes[far]["name"]
+
+    def page(source: str, target: str) -> str:
+        query = {"from": source, "to": target}
+        return client.get("/graph/path", query_string=query).get_data(as_text=True)
+
+    whole = page(start_name, far_name)
+    distance = int(re.search(r'id="distance">(\d+)<', whole)[1])
+    assert distance >= 2 and whole.count('class="author"') == distance + 1
+    monkeypatch.setattr(paths, "MAX_STEPS", distance - 1)
+    cut = page(start_name, far_name)
+    assert f"No chain of at most {distance - 1} co-authors" in cut and 'id="distance"' not in cut
+    assert "No such author: “Nobody Atall”" in page("Nobody Atall", f"author/{person_key('Ke Wang')}")
