@@ -33,15 +33,8 @@ def resource_counts(store: GraphStore) -> dict[str, int]:
 
 
 def resources(store: GraphStore, kind: str, chunk: int) -> Iterator[str]:
-    """IRIs of chunk ``chunk`` (0-based) of the resources of ``kind``.
-
-    Read as the store's TSV answer (one ``<IRI>`` a line), not as rows: 50,000 rows made into Python values
-    took longer than the query, and the answer, a few MB, is kept by the pool's answer cache."""
+    """IRIs of chunk ``chunk`` (0-based) of the resources of ``kind``."""
     query = bind(named_query("sitemap_resources").text, **{"class": PAGE_CLASSES[kind]})
     query += f"\nLIMIT {SITEMAP_LIMIT} OFFSET {SITEMAP_LIMIT * chunk}"
-    with store.answer(query, "tsv", "nt").open() as answer:
-        next(answer, None)  # the header, ?resource
-        for line in answer:
-            text = line.decode("utf-8").strip()
-            if text.startswith("<") and text.endswith(">"):  # an IRI (TSV writes no escapes inside one)
-                yield text[1:-1]
+    for row in store.iter_select(query):
+        yield str(row["resource"])
