@@ -10,6 +10,8 @@ Usage: ``python -m bench.serve --sizes 10000 100000`` (``--dataset DIR`` measure
 """
 
 import argparse
+import contextlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -21,14 +23,18 @@ from pathlib import Path
 
 from bench.generate import write_lists
 from bench.servers import free_port, stop
-from bench.sparql import MemoryWatch
+from bench.sparql import MemoryWatch, pss_kb
 from bibgraph.graph.datadir import STORE, current_version, read_manifest
 
 COUNT_PAPERS = "SELECT (COUNT(?p) AS ?n) WHERE { ?p <http://purl.org/dc/terms/abstract> ?a }"
 TOP_AUTHOR = """SELECT ?a (COUNT(?p) AS ?n) WHERE { ?p <http://purl.org/dc/terms/creator> ?a }
 GROUP BY ?a ORDER BY DESC(?n) ?a LIMIT 2"""
-ONE_PAPER = "SELECT ?p WHERE { ?p <http://purl.org/dc/terms/abstract> ?a } ORDER BY ?p LIMIT 1"
-ONE_AREA = "SELECT ?c WHERE { ?c <http://www.w3.org/2004/02/skos/core#inScheme> ?s } ORDER BY ?c LIMIT 1"
+ONE_PAPER = "SELECT ?p WHERE { ?p <http://purl.org/dc/terms/abstract> ?a } LIMIT 1"  # unsorted: sorting IRIs is slow
+SKOS = "http://www.w3.org/2004/02/skos/core#"
+BIGGEST_SUBAREA = f"""SELECT ?c (COUNT(?p) AS ?n) WHERE {{
+  ?p <http://purl.org/dc/terms/subject> ?c . ?c <{SKOS}broader> ?a
+}} GROUP BY ?c ORDER BY DESC(?n) ?c LIMIT 1"""
+AREA_OF = f"SELECT ?a WHERE {{ ?c <{SKOS}broader> ?a }}"  # bound to the subarea below
 
 
 def busy(n: int) -> str:
@@ -72,9 +78,11 @@ def local(base: str, iri: str) -> str:
 def measure(root: Path, log: Path, threads: int) -> list[tuple[str, float]]:
     version = current_version(root)
     base = read_manifest(version)["base"]
-    figures, (top, paper, area) = oxigraph(version / STORE, threads)  # also finds the pages to ask for
+    figures, (top, paper, (subarea, area, in_subarea)) = oxigraph(version / STORE, threads)  # pages to ask for
     author, other = (local(base, row[0]) for row in top)
-    paper, area = local(base, paper), local(base, area)
+    paper, area, subarea = local(base, paper), local(base, area), local(base, subarea)
+    deep = max(1, in_subarea // 50 // 2)  # a page half-way through the biggest subarea
+    last_authors = -(-read_manifest(version)["counts"]["authors"] // 50_000)  # the last sitemap of authors
     port = free_port()
     server = f"http://127.0.0.1:{port}"
     bindir = Path(sys.executable).parent
@@ -95,6 +103,14 @@ def measure(root: Path, log: Path, threads: int) -> list[tuple[str, float]]:
             "paper": paper,
             f"author ({top[0][1]} papers)": author,
             "area": area,
+            "area, page 2": f"{area}?page=2",
+            f"subarea ({in_subarea} papers)": subarea,
+            f"subarea, page {deep}": f"{subarea}?page={deep}",
+            "areas": "/areas",
+            "dataset": "/dataset",
+            "sitemap index": "/sitemap.xml",
+            "sitemap, papers 1": "/sitemap-papers-1.xml",
+            f"sitemap, authors {last_authors}": f"/sitemap-authors-{last_authors}.xml",
             "search": "/search?q=learning",
             "search, one letter": "/search?q=a",
             "author autocomplete": "/graph/authors.json?q=li",
@@ -111,14 +127,29 @@ def measure(root: Path, log: Path, threads: int) -> list[tuple[str, float]]:
         with ThreadPoolExecutor(threads) as clients:  # every query thread busy at once
             list(clients.map(lambda n: get(f"{server}/sparql?query={urllib.parse.quote(busy(n))}"), range(threads)))
         figures.append(("bibgraph server peak PSS (MB)", watch.stop()))
+        figures += [(f"PSS at the end (MB): {name}", mb) for name, mb in process_pss(process.pid)]
     finally:
         stop(process, timeout=20)
     return figures
 
 
-def oxigraph(store: Path, threads: int) -> tuple[list[tuple[str, float]], tuple[list[list[str]], str, str]]:
+def process_pss(root: int) -> list[tuple[str, float]]:
+    """PSS of each process of the server's tree (the web process, then its descendants: zygote, worker)."""
+    found, pids = [], [(root, "web process")]
+    while pids:
+        pid, name = pids.pop(0)
+        found.append((f"{name} {pid}", pss_kb(pid, children=False) / 1024))
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with contextlib.suppress(OSError):
+                    children = Path(f"/proc/{pid}/task/{task}/children").read_text().split()
+                    pids += [(int(child), f"child of {pid}") for child in children]
+    return found
+
+
+def oxigraph(store: Path, threads: int) -> tuple[list[tuple[str, float]], tuple[list[list[str]], str, tuple]]:
     """The Oxigraph server on the same store: ready time and peak memory after the same queries as bibgraph's;
-    and what it answered (the two most prolific authors, a paper, an area)."""
+    and what it answered (the two most prolific authors, a paper, the biggest subarea with its area and papers)."""
     port = free_port()
     endpoint = f"http://127.0.0.1:{port}/query"
     bindir = Path(sys.executable).parent
@@ -130,7 +161,9 @@ def oxigraph(store: Path, threads: int) -> tuple[list[tuple[str, float]], tuple[
         wait_until(f"{endpoint}?query={urllib.parse.quote('ASK {}')}", process)
         ready = time.perf_counter() - started
         select(endpoint, COUNT_PAPERS)
-        found = select(endpoint, TOP_AUTHOR), select(endpoint, ONE_PAPER)[0][0], select(endpoint, ONE_AREA)[0][0]
+        subarea, papers = select(endpoint, BIGGEST_SUBAREA)[0]
+        area = select(endpoint, AREA_OF.replace("?c", f"<{subarea}>"))[0][0]
+        found = select(endpoint, TOP_AUTHOR), select(endpoint, ONE_PAPER)[0][0], (subarea, area, int(papers))
         with ThreadPoolExecutor(threads) as clients:  # as many whole-store queries at once as bibgraph gets
             list(clients.map(lambda n: get(f"{endpoint}?query={urllib.parse.quote(busy(n))}"), range(threads)))
         return [("oxigraph server: ready", ready), ("oxigraph server peak PSS (MB)", watch.stop())], found

@@ -69,8 +69,8 @@ def request(endpoint: str, query: str, timeout: float | None = None, cached: boo
         return response.read()
 
 
-def pss_kb(root: int) -> int:
-    """Proportional set size of ``root`` and its descendants."""
+def pss_kb(root: int, children: bool = True) -> int:
+    """Proportional set size of ``root`` and (unless ``children`` is false) its descendants."""
     total = 0
     pids = [root]
     while pids:
@@ -78,6 +78,8 @@ def pss_kb(root: int) -> int:
         with contextlib.suppress(OSError):
             rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
             total += sum(int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:"))
+            if not children:
+                break
             for task in os.listdir(f"/proc/{pid}/task"):
                 with contextlib.suppress(OSError):
                     pids.extend(int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split())

@@ -1,7 +1,9 @@
 """What crawlers are given: the resource pages of the graph, a chunk at a time, for sitemaps.
 
 A sitemap file holds at most 50,000 URLs (sitemaps.org), so the resources are listed per kind in
-chunks of that size, in IRI order, so that a chunk's content is stable between requests.
+chunks of that size, in the order the store lists them: the same on every request while the served
+store is unchanged, so the chunks are disjoint. Not in IRI order: Oxigraph sorts IRIs by reading each
+one's text (2.3 s for 10,000 papers on disk; 0.1 s unsorted), which at a million papers no request can wait for.
 """
 
 from collections.abc import Iterator

@@ -5,10 +5,12 @@ page always agrees with what a SPARQL client sees.
 """
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rdflib import Graph
 
+from .conceptindex import ConceptFigures, paper_items
 from .ntriples import is_iri
 from .queries import bind, integer, named_query
 from .stores.store import GraphStore
@@ -161,7 +163,14 @@ class PaperPage:
     by_subject: list["Listed"] = field(default_factory=list)  # other papers of the same subarea
 
 
-def paper_page(store: GraphStore, iri: str) -> PaperPage | None:
+RELATED = 10  # papers listed as sharing authors, and as of the same subarea
+
+
+def paper_page(
+    store: GraphStore, iri: str, subject_papers: Callable[[str, int], list[str] | None] = lambda concept, n: None
+) -> PaperPage | None:
+    """A paper's page. ``subject_papers(concept, n)``: the first ``n`` papers whose subject is ``concept`` in page
+    order, when known (:mod:`.conceptindex`), so that "same subarea" need not sort the whole subarea."""
     iri = _check_iri(iri)
     rows = store.select(bind(named_query("paper").text, paper=iri))
     if not rows:
@@ -196,11 +205,15 @@ def paper_page(store: GraphStore, iri: str) -> PaperPage | None:
         for r in store.select(bind(named_query("related_by_authors").text, paper=iri))
     ]
     shown = {item.iri for item in page.by_authors}
-    page.by_subject = [
-        Listed(str(r["other"]), str(r["label"]))
-        for r in store.select(bind(named_query("related_by_subject").text, paper=iri))
-        if str(r["other"]) not in shown
-    ]
+    first = subject_papers(page.subject, RELATED + 1) if page.subject else None
+    if first is None:
+        rows = store.select(bind(named_query("related_by_subject").text, paper=iri))
+        same = [Listed(str(r["other"]), str(r["label"])) for r in rows]
+    else:
+        same = [
+            Listed(other, label) for other, label, _ in paper_items(store, [p for p in first if p != iri][:RELATED])
+        ]
+    page.by_subject = [item for item in same if item.iri not in shown]
     return page
 
 
@@ -236,38 +249,32 @@ class ConceptPage:
 PAGE_SIZE = 50
 
 
-def concept_page(store: GraphStore, iri: str, page: int = 1) -> ConceptPage | None:
-    iri = _check_iri(iri)
-    rows = store.select(bind(named_query("concept").text, concept=iri))
-    if not rows:
+def concept_page(
+    store: GraphStore,
+    figures: dict[str, ConceptFigures],
+    iri: str,
+    page: int,
+    papers_at: Callable[[int, int], list[str]],
+) -> ConceptPage | None:
+    """Page ``page`` of a concept, from its figures (:mod:`.conceptindex`) and ``papers_at(offset, count)``, the
+    IRIs of its papers in page order: only the shown papers are read from the store."""
+    concept = figures.get(iri)
+    if concept is None:
         return None
-    first = rows[0]
-    broader = Listed(str(first["broader"]), str(first["broaderLabel"])) if first["broader"] else None
-    narrower = [
-        Listed(str(r["narrower"]), str(r["label"]), integer(r["papers"]))
-        for r in store.select(bind(named_query("concept_subareas").text, concept=iri))
-    ]
-    counts = store.select(bind(named_query("concept_counts").text, concept=iri))[0]
+    broader = figures.get(concept.broader) if concept.broader else None
     offset = (page - 1) * PAGE_SIZE
-    paper_rows = store.select(
-        bind(named_query("concept_papers").text, concept=iri) + f" LIMIT {PAGE_SIZE + 1} OFFSET {offset}"
-    )
-    papers = [Listed(str(r["paper"]), str(r["label"]), str(r["authorList"])) for r in paper_rows[:PAGE_SIZE]]
-    authors = [
-        Listed(str(r["author"]), str(r["name"]), integer(r["papers"]))
-        for r in store.select(bind(named_query("concept_authors").text, concept=iri))
-    ]
+    papers = [Listed(*item) for item in paper_items(store, papers_at(offset, min(PAGE_SIZE, concept.papers - offset)))]
     return ConceptPage(
         iri,
-        str(first["label"]),
-        broader,
-        narrower,
+        concept.label,
+        Listed(broader.iri, broader.label) if broader else None,
+        [Listed(*subarea) for subarea in concept.subareas],
         papers,
-        authors,
+        [Listed(*author) for author in concept.top_authors],
         page,
-        len(paper_rows) > PAGE_SIZE,
-        integer(counts["papers"]),
-        integer(counts["authors"]),
+        offset + PAGE_SIZE < concept.papers,
+        concept.papers,
+        concept.authors,
     )
 
 
@@ -280,19 +287,19 @@ class TreeArea:
     subareas: list["TreeArea"] = field(default_factory=list)
 
 
-def concept_tree(store: GraphStore) -> list[TreeArea]:
-    """Areas (most papers first) with their subareas; an area's counts include its subareas' papers."""
-    rows = store.select(named_query("concept_tree").text)
-    areas = {
-        str(r["concept"]): TreeArea(str(r["concept"]), str(r["label"]), integer(r["papers"]), integer(r["authors"]))
-        for r in rows
-        if r["broader"] is None
-    }
-    for r in rows:
-        if r["broader"] is not None and str(r["broader"]) in areas:
-            areas[str(r["broader"])].subareas.append(
-                TreeArea(str(r["concept"]), str(r["label"]), integer(r["papers"]), integer(r["authors"]))
-            )
+def concept_tree(figures: dict[str, ConceptFigures]) -> list[TreeArea]:
+    """Areas (most papers first, then by label) with their subareas; an area's counts include its subareas'."""
+
+    def ranked(concepts: list[ConceptFigures]) -> list[ConceptFigures]:
+        return sorted(concepts, key=lambda c: (-c.papers, c.label, c.iri))
+
+    def node(concept: ConceptFigures) -> TreeArea:
+        return TreeArea(concept.iri, concept.label, concept.papers, concept.authors)
+
+    areas = {c.iri: node(c) for c in ranked([c for c in figures.values() if c.broader is None])}
+    for concept in ranked([c for c in figures.values() if c.broader is not None]):
+        if concept.broader in areas:
+            areas[concept.broader].subareas.append(node(concept))
     return list(areas.values())
 
 

@@ -170,3 +170,23 @@ def test_python_dash_m_bibgraph_is_the_command():
 
     done = subprocess.run([sys.executable, "-m", "bibgraph", "--version"], capture_output=True, text=True, check=True)
     assert done.stdout.startswith("bibgraph ")
+
+
+def test_sitemap_chunks_are_disjoint_and_cover_every_resource(client, seed_store, monkeypatch):
+    """Chunks read in the store's own order, several per kind: each resource in exactly one, on every request."""
+    from bibgraph.graph import crawl
+
+    monkeypatch.setattr(crawl, "SITEMAP_LIMIT", 7)
+    monkeypatch.setattr("bibgraph.web.operations.SITEMAP_LIMIT", 7)
+    index = ET.fromstring(client.get("/sitemap.xml", headers={"Cache-Control": "no-cache"}).data)
+    locations = [element.text or "" for element in index.iter(f"{SITEMAP}loc")]
+    pages: list[str] = []
+    for location in locations:
+        path = location.removeprefix(BASE.rstrip("/"))
+        chunk = [element.text for element in ET.fromstring(client.get(path).data).iter(f"{SITEMAP}loc")]
+        assert 0 < len(chunk) <= 7 and chunk == [
+            e.text for e in ET.fromstring(client.get(path).data).iter(f"{SITEMAP}loc")
+        ]
+        pages += chunk
+    summary = dataset_summary(seed_store)
+    assert len(pages) == len(set(pages)) == summary["papers"] + summary["authors"] + summary["concepts"]

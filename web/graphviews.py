@@ -12,7 +12,7 @@ from bibgraph.graph import analytics
 from bibgraph.graph.formats import NETWORK_SYNTAXES, network_syntax
 from bibgraph.graph.names import normalise, person_key
 from bibgraph.graph.networks import AREA, Filters
-from bibgraph.graph.pages import paper_page
+from bibgraph.graph.paths import collaboration_path, labels
 
 from .graphstore import get_store
 from .links import app_iris, concept_iri, iri_of, local_url, site_url
@@ -257,27 +257,23 @@ def _author_iri(given: str) -> str:
 
 @blueprint.route("/path")
 def path() -> str:
-    cache = networks()
-    papers_and_authors = cache.bipartite()
     source, target = request.args.get("from", "").strip(), request.args.get("to", "").strip()
     chain: list[dict[str, Any]] = []
     problem = None
     if source and target:
         ends = {given: _author_iri(given) for given in (source, target)}
-        missing = [given for given, iri in ends.items() if iri not in papers_and_authors]
-        if missing:
+        store = get_store()
+        found = collaboration_path(store, ends[source], ends[target])
+        if found.missing:
+            missing = [given for given, iri in ends.items() if iri in found.missing]
             problem = "No such author: " + " and ".join(f"“{given}”" for given in missing) + "."
-        else:
-            found = analytics.bipartite_path(papers_and_authors, ends[source], ends[target])
-            if not found:
-                problem = "These authors are not connected by any chain of co-authors."
-            for step, node in enumerate(found):
-                if step % 2:
-                    page = paper_page(get_store(), node)
-                    chain.append({"kind": "paper", "iri": node, "label": page.label if page else node})
-                else:
-                    name = papers_and_authors.nodes[node]["name"]
-                    chain.append({"kind": "author", "iri": node, "label": name})
+        elif found.exhausted:
+            problem = "These authors are not connected by any chain of co-authors."
+        elif not found.chain:
+            problem = f"No chain of at most {found.steps} co-authors links these authors (the search stops there)."
+        names = labels(store, found.chain)
+        for step, node in enumerate(found.chain):
+            chain.append({"kind": "paper" if step % 2 else "author", "iri": node, "label": names.get(node, node)})
     return render_template(
         "path.html",
         title="Collaboration path",

@@ -3,18 +3,20 @@
 import math
 from typing import Any
 
-from flask import Blueprint, render_template, request, url_for
+from flask import Blueprint, current_app, render_template, request, url_for
 
+from bibgraph.graph.conceptindex import ConceptFigures, concept_index, paper_order
 from bibgraph.graph.pages import abstracts, charts, concept_tree, dataset_summary, histogram_bins
 from bibgraph.graph.search import snippet
 
 from .graphstore import get_store
 from .links import site_url
-from .netcache import networks
+from .netcache import derived_key, networks
 from .text import thousands
 
 blueprint = Blueprint("pages", __name__)
 RESULTS_PER_PAGE = 20
+ORDER_CHUNK = 1000  # papers per kept piece of a concept's paper order (a page reads one piece, or two)
 # For every template, imported macros included: links under the proxy's prefix, counts for people,
 # and the log-scale charts' arithmetic (ticks 1, 10, 100 …).
 blueprint.add_app_template_global(site_url, "site_url")
@@ -32,6 +34,52 @@ def page_number(pages: int | None = None) -> int:
     return min(number, pages) if pages else number
 
 
+def concept_figures() -> dict[str, ConceptFigures]:
+    """Every area's and subarea's figures, computed once (a dataset keeps them). While a dataset is built, every
+    concept's paper order is kept too, in pieces of ``ORDER_CHUNK`` papers, so that no page sorts an area."""
+    cache = networks()
+    store = get_store().with_deadline(float(current_app.config["NETWORK_TIMEOUT"]))
+
+    def make() -> dict[str, ConceptFigures]:
+        figures = {}
+        for concept, order in concept_index(store):
+            figures[concept.iri] = concept
+            if cache.derived is not None and cache.derived.writable:
+                for start in range(0, max(1, len(order)), ORDER_CHUNK):
+                    key = derived_key("page", None, _order_piece(concept.iri, start // ORDER_CHUNK))
+                    cache.derived.save(key, order[start : start + ORDER_CHUNK])
+        return figures
+
+    return cache.page("concept figures", make)
+
+
+def _order_piece(iri: str, piece: int) -> str:
+    return f"concept papers {piece} {iri}"
+
+
+def concept_papers(iri: str, offset: int, count: int) -> list[str]:
+    """The IRIs of ``count`` papers of a concept from ``offset`` on, in page order: read from the pieces a dataset
+    keeps (not cached: a piece is small, and many would push the views' networks out of the cache), or else
+    from the whole order, computed once per concept."""
+    cache = networks()
+    found: list[str] = []
+    while count > 0:
+        piece, start = divmod(offset, ORDER_CHUNK)
+        kept, part = (False, None)
+        if cache.derived is not None:
+            kept, part = cache.derived.load(derived_key("page", None, _order_piece(iri, piece)))
+        if kept and part is not None:
+            taken = part[start : start + count]
+        else:
+            whole = cache.page(f"concept papers {iri}", lambda: paper_order(get_store(), iri))
+            taken = whole[offset : offset + count]
+        if not taken:
+            break
+        found += taken
+        offset, count = offset + len(taken), count - len(taken)
+    return found
+
+
 def _home_figures() -> dict[str, Any]:
     """The home page's numbers (the store never changes while served, so they are computed once)."""
     store = get_store()
@@ -39,7 +87,7 @@ def _home_figures() -> dict[str, Any]:
     figures = charts(store, summary["authors"])
     return {
         "summary": summary,
-        "tree": concept_tree(store),
+        "tree": concept_tree(concept_figures()),
         "authors_per_paper": histogram_bins(figures.authors_per_paper),
         "degrees": histogram_bins(figures.degree_histogram),
     }

@@ -3,6 +3,7 @@ clients (content negotiation, or a ``.ttl``/``.nt``/``.jsonld``/``.rdf`` suffix)
 ``Link`` headers naming the alternates; unknown IRIs get 404."""
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
@@ -11,7 +12,14 @@ from rdflib import VOID, Graph, Literal, URIRef
 
 from bibgraph.graph import cite
 from bibgraph.graph.formats import RDF_SYNTAXES, RdfSyntax
-from bibgraph.graph.pages import author_profile, concept_page, concept_tree, paper_page, resource_description
+from bibgraph.graph.pages import (
+    PAGE_SIZE,
+    author_profile,
+    concept_page,
+    concept_tree,
+    paper_page,
+    resource_description,
+)
 from bibgraph.graph.queries import bind, integer, named_query
 from bibgraph.graph.vocab import PREFIXES
 
@@ -20,7 +28,7 @@ from .graphstore import get_store
 from .links import app_iris, iri_of, local_url, public_root, public_url, site_url
 from .negotiation import NotAcceptable, choose_graph
 from .netcache import networks
-from .pages import page_number
+from .pages import concept_figures, concept_papers, page_number
 from .text import abstract_html
 
 blueprint = Blueprint("resources", __name__)
@@ -97,7 +105,7 @@ def _context(iri: str) -> dict:
 
 
 def _paper(iri: str) -> str | None:
-    paper = paper_page(get_store(), iri)
+    paper = paper_page(get_store(), iri, _subject_papers)
     if paper is None:
         return None
     return render_template(
@@ -113,6 +121,14 @@ def _paper(iri: str) -> str | None:
     )
 
 
+def _subject_papers(concept: str, count: int) -> list[str] | None:
+    """The first papers of a concept with no subareas (so its papers are exactly those with it as subject)."""
+    figures = concept_figures().get(concept)
+    if figures is None or figures.subareas:
+        return None
+    return concept_papers(concept, 0, min(count, figures.papers))
+
+
 def _author(iri: str) -> str | None:
     profile = author_profile(get_store(), iri)
     if profile is None:
@@ -123,11 +139,13 @@ def _author(iri: str) -> str | None:
 
 
 def _concept(iri: str) -> str | None:
-    concept = concept_page(get_store(), iri, page_number())
+    figures = concept_figures()
+    if iri not in figures:
+        return None
+    pages = max(1, -(-figures[iri].papers // PAGE_SIZE))  # a page past the end shows the last, as search does
+    concept = concept_page(get_store(), figures, iri, page_number(pages), partial(concept_papers, iri))
     if concept is None:
         return None
-    if concept.page > concept.pages:  # past the end: the last page, as search does
-        concept = concept_page(get_store(), iri, concept.pages) or concept
     topics = networks().topics()
     neighbours = []
     if iri in topics:
@@ -159,7 +177,7 @@ def _parent_label(topics: Any, node: str) -> str | None:
 
 def _scheme(iri: str) -> str | None:
     """``/areas``: the concept scheme as a tree of areas and subareas with their counts."""
-    tree = concept_tree(get_store())
+    tree = concept_tree(concept_figures())
     return render_template(
         "areas.html",
         title="Areas",

@@ -1,0 +1,85 @@
+"""Figures and paper order of every area and subarea page, computed once, a bounded query per concept.
+
+An area of a million-paper dataset holds 100k+ papers: counting them, ranking its authors and sorting
+its papers by label on every request reads the whole area each time (seconds). So each concept's
+figures (papers, authors, top authors, subareas) and its papers in page order (by label, then IRI) are
+computed once, one concept at a time, and a dataset keeps them in its derived data; a page then reads
+the IRIs of its 50 papers from the order and their labels with one ``VALUES`` query.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .queries import bind, integer, named_query
+from .stores.store import GraphStore
+
+TOP_AUTHORS = 20
+NAME_BATCH = 500  # authors per name query
+
+
+@dataclass(frozen=True)
+class ConceptFigures:
+    """An area or subarea as its page and the concept tree show it (``subareas``: (IRI, label, papers), most
+    papers first; ``top_authors``: (IRI, name, papers), most papers first, then by name)."""
+
+    iri: str
+    label: str
+    broader: str | None
+    papers: int
+    authors: int
+    top_authors: tuple[tuple[str, str, int], ...]
+    subareas: tuple[tuple[str, str, int], ...] = field(default=())
+
+
+def concept_index(store: GraphStore) -> Iterator[tuple[ConceptFigures, list[str]]]:
+    """Every concept's figures with its papers in page order, subareas before their areas, one concept at a
+    time (so no more than one area's papers are held at once)."""
+    concepts = {
+        str(r["concept"]): (str(r["label"]), None if r["broader"] is None else str(r["broader"]))
+        for r in store.select(named_query("concept_list").text)
+    }
+    papers: dict[str, int] = {}
+    for iri in sorted(concepts, key=lambda iri: (concepts[iri][1] is None, iri)):
+        label, broader = concepts[iri]
+        order = paper_order(store, iri)
+        papers[iri] = len(order)
+        counts = {str(r["author"]): integer(r["papers"]) for r in _select(store, "concept_author_counts", iri)}
+        narrower = sorted(
+            ((other, concepts[other][0], papers[other]) for other in concepts if concepts[other][1] == iri),
+            key=lambda item: (-item[2], item[1], item[0]),
+        )
+        top = _top_authors(store, counts)
+        yield ConceptFigures(iri, label, broader, len(order), len(counts), top, tuple(narrower)), order
+
+
+def paper_order(store: GraphStore, iri: str) -> list[str]:
+    """The papers of a concept (an area's through its subareas) as its pages list them: by label, then IRI."""
+    rows = sorted((str(r["label"]), str(r["paper"])) for r in _select(store, "concept_paper_order", iri))
+    return [paper for _, paper in rows]
+
+
+def _select(store: GraphStore, name: str, concept: str) -> Iterator[dict]:
+    return store.iter_select(bind(named_query(name).text, concept=concept))
+
+
+def _top_authors(store: GraphStore, counts: dict[str, int]) -> tuple[tuple[str, str, int], ...]:
+    """The ``TOP_AUTHORS`` authors with most papers (ties by name): only those that can be among them are named."""
+    if not counts:
+        return ()
+    least = sorted(counts.values(), reverse=True)[:TOP_AUTHORS][-1]
+    candidates = sorted(author for author, n in counts.items() if n >= least)
+    names: dict[str, str] = {}
+    for start in range(0, len(candidates), NAME_BATCH):
+        query = bind(named_query("author_name_list").text, author=candidates[start : start + NAME_BATCH])
+        names.update((str(r["author"]), str(r["name"])) for r in store.select(query))
+    ranked = sorted((-counts[a], names[a], a) for a in candidates if a in names)
+    return tuple((author, name, -negated) for negated, name, author in ranked[:TOP_AUTHORS])
+
+
+def paper_items(store: GraphStore, iris: list[str]) -> list[tuple[str, str, str]]:
+    """(IRI, label, author list) of a few papers, in the order given."""
+    if not iris:
+        return []
+    rows = store.select(bind(named_query("paper_list_items").text, paper=iris))
+    found = {str(r["paper"]): (str(r["label"]), str(r["authorList"])) for r in rows}
+    return [(iri, *found[iri]) for iri in iris if iri in found]

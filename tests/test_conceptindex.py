@@ -1,0 +1,125 @@
+"""Area and subarea pages from precomputed figures and paper order (graph/conceptindex.py): the same as the
+whole-area queries they replace, on the seeds and on a generated corpus, and served from a dataset's kept pieces."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bench.generate import write_lists
+from bibgraph.graph import conceptindex
+from bibgraph.graph.build import build_graph
+from bibgraph.graph.conceptindex import concept_index
+from bibgraph.graph.pages import concept_tree, paper_page
+from bibgraph.graph.queries import bind, integer, named_query
+from bibgraph.graph.vocab import sparql_prologue
+from bibgraph.web import pages
+from bibgraph.web.cli import main
+
+from .conftest import BASE, make_app
+
+HTML = {"Accept": "text/html"}
+# the old query of a page's papers, its ties (same label) broken by IRI
+BY_LABEL = named_query("concept_papers").text.replace("ORDER BY ?label", "ORDER BY ?label ?paper")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("corpus")
+    write_lists(directory, 1500, per_file=500, seed=7, messy=0.3)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def corpus_store(corpus: Path):
+    return build_graph([corpus], progress=False)[0]
+
+
+def _old(store, name: str, concept: str, suffix: str = "") -> list[dict]:
+    """The answer of the whole-area query a concept page ran before (the reference)."""
+    return store.select(bind(named_query(name).text, concept=concept) + suffix)
+
+
+@pytest.mark.parametrize("which", ["seeds", "corpus"])
+def test_figures_and_order_equal_the_whole_area_queries(which, seed_store, request) -> None:
+    store = seed_store if which == "seeds" else request.getfixturevalue("corpus_store")
+    figures = {}
+    for concept, order in concept_index(store):
+        figures[concept.iri] = concept
+        counts = _old(store, "concept_counts", concept.iri)[0]
+        assert (concept.papers, concept.authors) == (integer(counts["papers"]), integer(counts["authors"]))
+        assert order == [str(r["paper"]) for r in store.select(bind(BY_LABEL, concept=concept.iri))]
+        top = [(str(r["name"]), integer(r["papers"])) for r in _old(store, "concept_authors", concept.iri)]
+        assert [(name, n) for _, name, n in concept.top_authors] == top
+        subareas = [
+            (str(r["narrower"]), str(r["label"]), integer(r["papers"]))
+            for r in _old(store, "concept_subareas", concept.iri)
+        ]
+        assert list(concept.subareas) == subareas
+    assert len(figures) == len(store.select(named_query("concept_list").text)) > 0
+    rows = store.select(named_query("concept_tree").text)
+    expected = [(str(r["concept"]), integer(r["papers"]), integer(r["authors"])) for r in rows if r["broader"] is None]
+    tree = concept_tree(figures)
+    assert [(area.iri, area.papers, area.authors) for area in tree] == expected
+    for area in tree:
+        inside = [(str(r["concept"]), integer(r["papers"])) for r in rows if str(r["broader"]) == area.iri]
+        assert [(sub.iri, sub.papers) for sub in area.subareas] == inside
+
+
+def test_top_authors_are_named_in_batches(corpus_store, monkeypatch) -> None:
+    whole = [figures.top_authors for figures, _ in concept_index(corpus_store)]
+    monkeypatch.setattr(conceptindex, "NAME_BATCH", 3)
+    assert [figures.top_authors for figures, _ in concept_index(corpus_store)] == whole
+
+
+PAPER_LINK = re.compile(r'<li><a href="/(paper/[^"]+)">')
+
+
+def test_a_dataset_serves_every_page_of_every_area_from_its_kept_pieces(corpus, tmp_path, monkeypatch) -> None:
+    """Pieces smaller than a page, so pages straddle pieces; the dataset's pages equal the lists' pages, and
+    serving them reads neither a whole area's order nor its figures from the store."""
+    monkeypatch.setattr(pages, "ORDER_CHUNK", 7)
+    root = tmp_path / "dataset"
+    assert main(["build", str(corpus), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    served = make_app(BIBGRAPH_STORE=f"dataset:{root}")
+    try:
+        client = served.test_client()
+        areas = client.get("/areas", headers=HTML).get_data(as_text=True)
+        paths = sorted(set(re.findall(r'href="/(area/[^"?#]+)"', areas)))
+        assert len(paths) > 20
+        monkeypatch.setattr(pages, "paper_order", None)  # a page needing the whole order would fail
+        monkeypatch.setattr(pages, "concept_index", None)
+        store = build_graph([corpus], base=BASE, progress=False)[0]
+        for path in paths:
+            iri = BASE + path
+            order = [str(r["paper"]) for r in store.select(bind(BY_LABEL, concept=iri))]
+            pages_count = max(1, -(-len(order) // 50))
+            for number in {1, 2, pages_count, pages_count + 3}:
+                html = client.get(f"/{path}?page={number}", headers=HTML).get_data(as_text=True)
+                shown = min(number, pages_count)
+                assert [BASE + p for p in PAPER_LINK.findall(html)] == order[(shown - 1) * 50 : shown * 50], (
+                    path,
+                    number,
+                )
+    finally:
+        served.extensions["bibgraph"].close()
+
+
+@pytest.mark.parametrize("which", ["seeds", "corpus"])
+def test_same_subarea_papers_from_the_order_equal_the_sorting_query(which, seed_store, request) -> None:
+    store = seed_store if which == "seeds" else request.getfixturevalue("corpus_store")
+    figures = {concept.iri: (concept, order) for concept, order in concept_index(store)}
+
+    def subject_papers(concept: str, count: int) -> list[str] | None:
+        found, order = figures[concept]
+        return None if found.subareas else order[:count]
+
+    rows = store.select(sparql_prologue() + "SELECT ?p WHERE { ?p a schema:ScholarlyArticle } ORDER BY ?p")
+    papers = [str(r["p"]) for r in rows]
+    used = 0
+    for iri in papers[:: max(1, len(papers) // 60)]:
+        before, after = paper_page(store, iri), paper_page(store, iri, subject_papers)
+        assert before is not None and after is not None
+        used += before.subject is not None and subject_papers(before.subject, 1) is not None
+        assert [item.label for item in after.by_subject] == [item.label for item in before.by_subject], iri
+    assert used > 0, "some papers are in a concept without subareas"
