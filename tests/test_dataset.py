@@ -16,7 +16,7 @@ import pytest
 from rdflib import Graph
 
 from bench.servers import bibgraph_server
-from bibgraph.graph import networks
+from bibgraph.graph import incidence
 from bibgraph.graph.datadir import (
     DERIVED,
     FORMAT_VERSION,
@@ -139,7 +139,7 @@ def test_views_read_the_kept_derivations_rather_than_the_store(seed_dataset: Pat
     def refuse(store):
         raise AssertionError("the authorship rows were read again")
 
-    monkeypatch.setattr("bibgraph.web.netcache.authorships", refuse)
+    monkeypatch.setattr("bibgraph.web.netcache.incidence_of", refuse)
     app = make_app(BIBGRAPH_STORE=f"dataset:{seed_dataset}")
     try:
         client = app.test_client()
@@ -147,7 +147,7 @@ def test_views_read_the_kept_derivations_rather_than_the_store(seed_dataset: Pat
             assert client.get(path).status_code == 200, path
     finally:
         app.extensions["bibgraph"].close()
-    assert networks.authorships is not refuse  # only the web cache's reference was replaced
+    assert incidence.incidence_of is not refuse  # only the web cache's reference was replaced
 
 
 def test_a_failed_build_leaves_the_served_version(seed_dataset: Path, tmp_path: Path, monkeypatch) -> None:

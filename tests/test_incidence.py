@@ -2,6 +2,7 @@
 networkx graphs) on generated corpora and on the seeds."""
 
 import tempfile
+from itertools import pairwise
 from pathlib import Path
 
 import networkx as nx
@@ -95,7 +96,7 @@ def check_everything(rows: list[Authorship], incidence: Incidence) -> None:
             chain = incidence.path(author, other)
             expected = analytics.bipartite_path(whole, author, other)
             assert len(chain) == len(expected)
-            assert all(whole.has_edge(a, b) for a, b in zip(chain, chain[1:], strict=False))
+            assert all(whole.has_edge(a, b) for a, b in pairwise(chain))
     with pytest.raises(KeyError):
         incidence.ego_rings(BASE + "author/nobody", 1, 3)
     assert incidence.path(BASE + "author/nobody", authors[0]) == []

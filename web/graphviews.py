@@ -258,17 +258,16 @@ def _author_iri(given: str) -> str:
 @blueprint.route("/path")
 def path() -> str:
     cache = networks()
-    papers_and_authors = cache.bipartite()
     source, target = request.args.get("from", "").strip(), request.args.get("to", "").strip()
     chain: list[dict[str, Any]] = []
     problem = None
     if source and target:
         ends = {given: _author_iri(given) for given in (source, target)}
-        missing = [given for given, iri in ends.items() if iri not in papers_and_authors]
+        missing = [given for given, iri in ends.items() if cache.author_name(iri) is None]
         if missing:
             problem = "No such author: " + " and ".join(f"“{given}”" for given in missing) + "."
         else:
-            found = analytics.bipartite_path(papers_and_authors, ends[source], ends[target])
+            found = cache.path(ends[source], ends[target])
             if not found:
                 problem = "These authors are not connected by any chain of co-authors."
             for step, node in enumerate(found):
@@ -276,8 +275,7 @@ def path() -> str:
                     page = paper_page(get_store(), node)
                     chain.append({"kind": "paper", "iri": node, "label": page.label if page else node})
                 else:
-                    name = papers_and_authors.nodes[node]["name"]
-                    chain.append({"kind": "author", "iri": node, "label": name})
+                    chain.append({"kind": "author", "iri": node, "label": cache.author_name(node)})
     return render_template(
         "path.html",
         title="Collaboration path",
