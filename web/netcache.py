@@ -64,6 +64,9 @@ def derived_key(what: str, spec: NetworkSpec | None = None, *options: Hashable) 
     return (what, spec, *options)
 
 
+PINNED = frozenset({derived_key("incidence")})
+
+
 class NetworkCache:
     """A small LRU of derived networks; rows come from the store once, through SPARQL."""
 
@@ -71,10 +74,13 @@ class NetworkCache:
         self.derived = derived  # the dataset's kept values, if served from (or building) a dataset
         self._lock = threading.Lock()
         self._entries: OrderedDict[tuple[Hashable, ...], Any] = OrderedDict()
+        self._pinned: dict[tuple[Hashable, ...], Any] = {}  # never evicted: what every other value is made from
         self._making: dict[tuple[Hashable, ...], threading.Lock] = {}
 
     def _cached(self, key: tuple[Hashable, ...]) -> tuple[bool, Any]:
         with self._lock:
+            if key in self._pinned:
+                return True, self._pinned[key]
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return True, self._entries[key]
@@ -101,7 +107,10 @@ class NetworkCache:
                     if self.derived:
                         self.derived.save(key, value)
                 with self._lock:
-                    self._entries[key] = value
+                    if key in PINNED:
+                        self._pinned[key] = value
+                    else:
+                        self._entries[key] = value
                     while len(self._entries) > CACHE_ENTRIES:
                         self._entries.popitem(last=False)
         finally:
