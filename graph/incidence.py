@@ -233,14 +233,28 @@ class Incidence:
         return [[self.authors[a] for a in ring] for ring in rings], len(direct)
 
     def collaboration(self, filters: Filters, authors: Iterable[str]) -> dict[str, tuple[int, int]]:
-        """:func:`bibgraph.graph.analytics.collaboration` over the network ``filters`` select."""
+        """:func:`bibgraph.graph.analytics.collaboration` over the network ``filters`` select: distinct
+        co-authors and joint papers of each of ``authors``, counted over every paper under the filters at once."""
+        wanted = list(authors)
+        ids = {iri: self.author_id(iri) for iri in wanted}
+        kept = np.zeros(len(self.authors), dtype=bool)
+        kept[[i for i in ids.values() if i is not None]] = True
+        mine = kept[self.ap_author]
         inside = self.scope(filters)
-        found = {}
-        for iri in authors:
-            author = self.author_id(iri)
-            joint = self.joint_papers(author, inside) if author is not None else Counter()
-            found[iri] = (len(joint), sum(joint.values()))
-        return found
+        if inside is not None:
+            mine &= inside[self.ap_paper]
+        papers, owners = self.ap_paper[mine], self.ap_author[mine]
+        starts, lengths = self.paper_ptr[papers], np.diff(self.paper_ptr)[papers]
+        # every (owner, co-author) row of the owners' papers: positions starts..starts+length-1, end to end
+        offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        others = self.ap_author[np.repeat(starts, lengths) + offsets]
+        owners = np.repeat(owners, lengths)
+        real = others != owners
+        owners, others = owners[real], others[real]
+        joint = np.bincount(owners, minlength=len(self.authors))
+        pairs = np.unique(owners.astype(np.int64) * len(self.authors) + others)
+        distinct = np.bincount(pairs // len(self.authors), minlength=len(self.authors))
+        return {iri: (0, 0) if i is None else (int(distinct[i]), int(joint[i])) for iri, i in ids.items()}
 
     def author_names(self) -> set[str]:
         return set(self.names)
