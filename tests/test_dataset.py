@@ -16,7 +16,7 @@ import pytest
 from rdflib import Graph
 
 from bench.servers import bibgraph_server
-from bibgraph.graph import networks
+from bibgraph.graph import incidence
 from bibgraph.graph.datadir import (
     DERIVED,
     FORMAT_VERSION,
@@ -139,7 +139,7 @@ def test_views_read_the_kept_derivations_rather_than_the_store(seed_dataset: Pat
     def refuse(store):
         raise AssertionError("the authorship rows were read again")
 
-    monkeypatch.setattr("bibgraph.web.netcache.authorships", refuse)
+    monkeypatch.setattr("bibgraph.web.netcache.incidence_of", refuse)
     app = make_app(BIBGRAPH_STORE=f"dataset:{seed_dataset}")
     try:
         client = app.test_client()
@@ -147,7 +147,36 @@ def test_views_read_the_kept_derivations_rather_than_the_store(seed_dataset: Pat
             assert client.get(path).status_code == 200, path
     finally:
         app.extensions["bibgraph"].close()
-    assert networks.authorships is not refuse  # only the web cache's reference was replaced
+    assert incidence.incidence_of is not refuse  # only the web cache's reference was replaced
+
+
+def test_each_areas_and_subareas_default_map_is_kept_and_other_filters_are_computed(
+    seed_dataset: Path, monkeypatch
+) -> None:
+    """The build keeps the default co-author map of every area and subarea and every area's topic map; a
+    map under other filters is computed from the kept incidence when first asked for."""
+
+    def refuse(*arguments):
+        raise AssertionError("a map was computed")
+
+    monkeypatch.setattr(incidence.Incidence, "coauthor_network", refuse)
+    monkeypatch.setattr(incidence.Incidence, "topic_map", refuse)
+    app = make_app(BIBGRAPH_STORE=f"dataset:{seed_dataset}")
+    try:
+        client = app.test_client()
+        topics = client.get("/graph/topics.json").get_json()
+        kinds = {node["id"]: node["kind"] for node in topics["nodes"]}
+        assert "area" in kinds.values() and "subarea" in kinds.values()
+        for iri, kind in kinds.items():
+            where = urllib.parse.quote(iri.removeprefix(BASE), safe="/")
+            assert client.get(f"/graph/coauthors?{kind}={where}").status_code == 200, iri
+            if kind == "area":
+                assert client.get(f"/graph/topics?subareas={where}").status_code == 200, iri
+        assert client.get("/graph/topics?subareas=all").status_code == 200
+        with pytest.raises(AssertionError, match="a map was computed"):
+            client.get(f"/graph/coauthors?{kind}={where}&min_papers=2")
+    finally:
+        app.extensions["bibgraph"].close()
 
 
 def test_a_failed_build_leaves_the_served_version(seed_dataset: Path, tmp_path: Path, monkeypatch) -> None:

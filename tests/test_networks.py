@@ -5,6 +5,8 @@ import xml.etree.ElementTree as ET
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bibgraph.graph import analytics
 from bibgraph.graph.build import build_graph
@@ -166,3 +168,14 @@ def test_export_graph_command(tmp_path) -> None:
     topics = tmp_path / "topics.gexf"
     assert main(["export-graph", "--kind", "topics", "--format", "gexf", "--out", str(topics)]) == 0
     assert nx.read_gexf(topics).number_of_nodes() == 29
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 40), st.floats(0.0, 0.5), st.integers(0, 10_000))
+def test_betweenness_equals_networkx_exact(nodes: int, density: float, seed: int) -> None:
+    """igraph computes it (fast, exact): the same values as networkx's exact normalised betweenness."""
+    network = nx.relabel_nodes(nx.gnp_random_graph(nodes, density, seed=seed), lambda n: f"a{n:03d}")
+    found = analytics.betweenness(network)
+    expected = nx.betweenness_centrality(network, normalized=True)
+    assert found.keys() == expected.keys()
+    assert all(found[node] == pytest.approx(expected[node], abs=1e-12) for node in expected)

@@ -3,15 +3,19 @@ in one new version of a dataset directory.
 
 The derived data is made by the app itself: the build opens the new version as a server would and
 asks for the pages whose data is costly to derive (home charts, the default co-author and topic maps,
-the search index, the author names, the paper-author graph of paths and ego networks); the app's
-network cache keeps every value it derives in the version's ``derived/`` files. So what a server
+each area's and subarea's default co-author map, each area's topic map, the search index, the author
+names, the paper-author incidence of every other map, ego network and path); the app's network cache
+keeps every value it derives in the version's ``derived/`` files. So what a server
 reads later is exactly what it would have derived, by the same code, with the default settings.
 """
 
 import gc
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from flask import Flask
 
 from bibgraph.graph.add import add_lists
 from bibgraph.graph.build import BuildReport
@@ -22,6 +26,7 @@ from bibgraph.graph.formats import rdf_syntax
 from bibgraph.graph.iris import DUMP_STEM
 from bibgraph.graph.search import FILE_NAME
 from bibgraph.graph.searchbuild import update_search_index
+from bibgraph.graph.networks import AREA
 from bibgraph.graph.stores.store import OxigraphGraphStore
 
 from .netcache import DERIVED_WRITABLE
@@ -111,10 +116,25 @@ def derive(version: Path, base: str) -> None:
     )
     try:
         client = app.test_client()
-        for path in WARM_PATHS:
+        for path in (*WARM_PATHS, *_topic_paths(app)):
             response = client.get(path)
             if response.status_code != 200:
                 raise DeriveError(f"deriving the data of {path} failed (HTTP {response.status_code})")
     finally:
         with app.app_context():
             get_store().close()
+
+
+def _topic_paths(app: Flask) -> list[str]:
+    """The default map of each area and subarea, and the topic map with each area's subareas drawn."""
+    from .links import local_url
+    from .netcache import networks
+
+    paths = ["/graph/topics?subareas=all"]
+    with app.test_request_context():
+        for node, kind in networks().topics().nodes(data="kind"):
+            where = urllib.parse.quote((local_url(node) or node).lstrip("/"), safe="/")
+            paths.append(f"/graph/coauthors?{kind}={where}")
+            if kind == AREA:
+                paths.append(f"/graph/topics?subareas={where}")
+    return paths

@@ -19,16 +19,9 @@ from bibgraph.graph import analytics
 from bibgraph.graph.datadir import DERIVED
 from bibgraph.graph.dataset import dataset_version
 from bibgraph.graph.derived import DerivedFiles
+from bibgraph.graph.incidence import Incidence, incidence_of
 from bibgraph.graph.layout import concentric, layout
-from bibgraph.graph.networks import (
-    Authorship,
-    Filters,
-    authorships,
-    bipartite_graph,
-    coauthor_network,
-    topic_map,
-    topic_network,
-)
+from bibgraph.graph.networks import Filters
 from bibgraph.graph.pushdown import (
     coauthor_network_from,
     collaboration_from,
@@ -70,6 +63,9 @@ def derived_key(what: str, spec: NetworkSpec | None = None, *options: Hashable) 
     return (what, spec, *options)
 
 
+PINNED = frozenset({derived_key("incidence")})
+
+
 class NetworkCache:
     """A small LRU of derived networks; rows come from the store once, through SPARQL."""
 
@@ -77,12 +73,15 @@ class NetworkCache:
         self.derived = derived  # the dataset's kept values, if served from (or building) a dataset
         self._lock = threading.Lock()
         self._entries: OrderedDict[tuple[Hashable, ...], Any] = OrderedDict()
+        self._pinned: dict[tuple[Hashable, ...], Any] = {}  # never evicted: what every other value is made from
         self._making: dict[tuple[Hashable, ...], threading.Lock] = {}
         self._search: SearchIndex | None = None
         self._search_lock = threading.Lock()
 
     def _cached(self, key: tuple[Hashable, ...]) -> tuple[bool, Any]:
         with self._lock:
+            if key in self._pinned:
+                return True, self._pinned[key]
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return True, self._entries[key]
@@ -109,7 +108,10 @@ class NetworkCache:
                     if self.derived:
                         self.derived.save(key, value)
                 with self._lock:
-                    self._entries[key] = value
+                    if key in PINNED:
+                        self._pinned[key] = value
+                    else:
+                        self._entries[key] = value
                     while len(self._entries) > CACHE_ENTRIES:
                         self._entries.popitem(last=False)
         finally:
@@ -118,15 +120,11 @@ class NetworkCache:
                     self._making.pop(key, None)
         return value
 
-    def rows(self) -> list[Authorship]:
-        """The authorship rows in one order whatever the store (memory and disk stores list them differently),
-        so that networks, communities and layouts come out the same from any store holding the same graph."""
-
-        def make() -> list[Authorship]:
-            rows = authorships(self._store())
-            return sorted(rows, key=lambda row: (row.paper, row.author, row.concept or ""))
-
-        return self._get(derived_key("rows"), make)
+    def incidence(self) -> Incidence:
+        """The whole graph's paper-author incidence (compact arrays), read in the worker in one streamed pass:
+        every co-author, ego and topic network of an embedded store is computed from it, never from a
+        networkx graph of the whole network."""
+        return self._get(derived_key("incidence"), lambda: self._store().run(incidence_of))
 
     @staticmethod
     def _store() -> GraphStore:
@@ -138,17 +136,11 @@ class NetworkCache:
         """Whether the engine aggregates (a remote store) instead of this process going over every row."""
         return pushes_down(get_store())
 
-    def bipartite(self) -> nx.Graph:
-        return self._get(derived_key("bipartite"), lambda: bipartite_graph(self.rows()))
-
-    def bipartite_for(self, filters: Filters) -> nx.Graph:
-        """The paper-author graph under a view's area and subarea filters."""
-        if not (filters.area or filters.subarea):
-            return self.bipartite()
-        scope = Filters(area=filters.area, subarea=filters.subarea)
-        return self._get(
-            derived_key("bipartite", NetworkSpec(COAUTHORS, scope)), lambda: bipartite_graph(self.rows(), scope)
-        )
+    def author_name(self, author: str) -> str | None:
+        """The name of the author ``author`` (an IRI), or None when no paper has them."""
+        incidence = self.incidence()
+        found = incidence.author_id(author)
+        return None if found is None else incidence.names[found]
 
     def network(self, spec: NetworkSpec) -> nx.Graph:
         """The network of ``spec``; an EGO spec whose author is unknown raises ``KeyError``."""
@@ -158,22 +150,21 @@ class NetworkCache:
         if spec.kind == COAUTHORS and self._pushed():
             return coauthor_network_from(self._store(), spec.filters, push_down=True)
         if spec.kind == COAUTHORS:
-            # the rows are not read when the paper-author graph is given: a dataset's is loaded without them
-            return coauthor_network([], spec.filters, self.bipartite_for(spec.filters))
+            return self.incidence().coauthor_network(spec.filters)
         if spec.kind == TOPICS and self._pushed():
             return topic_network_from(self._store(), push_down=True)
         if spec.kind == TOPICS:
-            return topic_network(self.rows())
+            return self.incidence().topic_network()
         if spec.kind == TOPIC_MAP and self._pushed():
             return topic_map_from(self._store(), spec.expand, RELATED_PER_TOPIC, push_down=True)
         if spec.kind == TOPIC_MAP:
-            return topic_map(self.rows(), spec.expand, RELATED_PER_TOPIC)
+            return self.incidence().topic_map(spec.expand, RELATED_PER_TOPIC)
         if spec.kind == EGO and spec.ego is not None:
             centre, radius, top = spec.ego
             if self._pushed():
                 rings, coauthors = ego_rings_from(self._store(), centre, radius, top)
             else:
-                rings, coauthors = analytics.ego_rings(self.bipartite(), centre, radius, top)
+                rings, coauthors = self.incidence().ego_rings(centre, radius, top)
             members = frozenset(node for ring in rings for node in ring)
             network = self.coauthors(Filters(authors=members)).copy()  # a copy: the cached one may serve others
             network.nodes[centre]["ego"] = True
@@ -213,7 +204,7 @@ class NetworkCache:
             if self._pushed():
                 counts = collaboration_from(self._store(), spec.filters, list(network))
             else:
-                counts = analytics.collaboration(self.bipartite_for(spec.filters), list(network))
+                counts = self.incidence().collaboration(spec.filters, list(network))
             name = network.nodes
             strongest = sorted(network, key=lambda n: (-counts[n][1], str(name[n].get("name", n))))[:10]
             stats["strongest"] = [(n, name[n]["name"], *counts[n]) for n in strongest]

@@ -1,0 +1,131 @@
+"""Differential: every network computed from the compact incidence equals the row path's (whole-network
+networkx graphs) on generated corpora and on the seeds."""
+
+import tempfile
+from itertools import pairwise
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bibgraph.graph import analytics
+from bibgraph.graph.build import build_graph
+from bibgraph.graph.incidence import Incidence, Strings, incidence_of
+from bibgraph.graph.networks import Authorship, Filters, authorships, bipartite_graph, coauthor_network, topic_map
+from bibgraph.graph.networks import topic_network as row_topic_network
+
+from .conftest import BASE
+
+PEOPLE = ["Ann Alpha", "Bob Beta", "Cid Gamma", "Dan Delta", "Eve Epsilon", "Fay Zeta", "Gil Eta", "Hal Theta"]
+SUBJECTS = ["Vision", "Vision · Detection", "Vision · Tracking", "Language · Parsing", "Language", "Robots · Arms"]
+ABSTRACT = "We study problem number {} and improve the state of the art on three benchmarks."
+
+records = st.lists(
+    st.tuples(
+        st.none() | st.sampled_from(SUBJECTS),
+        st.lists(st.sampled_from(PEOPLE), min_size=1, max_size=5, unique=True),
+        st.booleans(),
+    ),
+    min_size=1,
+    max_size=14,
+)
+
+
+def corpus(generated: list[tuple[str | None, list[str], bool]]) -> tuple[list[Authorship], Incidence]:
+    """The generated records as a paper list, built into a store: its rows and its incidence."""
+    blocks = []
+    for number, (subject, authors, cut) in enumerate(generated):
+        line = ", ".join(authors) + (" 等" if cut else "")
+        blocks.append(("" if subject is None else subject + "\n") + line + "\n" + ABSTRACT.format(number))
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "list.txt"
+        path.write_text("\n\n".join(blocks), encoding="utf-8")
+        store, report = build_graph([path], base=BASE, progress=False)
+    assert report.problems == []
+    return authorships(store), incidence_of(store)
+
+
+def same_network(new: nx.Graph, old: nx.Graph) -> None:
+    """Same nodes in the same order with the same attributes, same edges and weights (communities aside:
+    Louvain's result depends on the order edges were added in)."""
+    assert new.graph.get("total_authors") == old.graph.get("total_authors")
+    assert list(new) == list(old)
+    for node in old:
+        mine, theirs = dict(new.nodes[node]), dict(old.nodes[node])
+        mine.pop("community", None), theirs.pop("community", None)
+        assert mine == theirs, node
+    edges = {frozenset((a, b)): data for a, b, data in old.edges(data=True)}
+    assert {frozenset((a, b)) for a, b in new.edges} == set(edges)
+    for a, b, data in new.edges(data=True):
+        expected = edges[frozenset((a, b))]
+        assert (data["weight"], data["lower_bound"]) == (expected["weight"], expected["lower_bound"])
+        assert data["fractional"] == pytest.approx(expected["fractional"])
+
+
+def filter_sets(rows: list[Authorship]) -> list[Filters]:
+    """Every area and subarea alone, and with the other filters."""
+    areas = sorted({row.area for row in rows if row.area})
+    subareas = sorted({row.concept for row in rows if row.concept and row.concept != row.area})
+    authors = sorted({row.author for row in rows})
+    found = [Filters(), Filters(min_papers=2), Filters(min_joint=2), Filters(top=0), Filters(top=3)]
+    found += [Filters(authors=frozenset(authors[::2])), Filters(authors=frozenset([BASE + "author/nobody"]))]
+    for area in areas:
+        found += [Filters(area=area), Filters(area=area, top=2, min_joint=2)]
+    for subarea in subareas:
+        found += [Filters(subarea=subarea), Filters(subarea=subarea, min_papers=2, top=2)]
+    if areas and subareas:
+        found.append(Filters(area=areas[0], subarea=subareas[-1]))
+    return found
+
+
+def check_everything(rows: list[Authorship], incidence: Incidence) -> None:
+    for filters in filter_sets(rows):
+        same_network(incidence.coauthor_network(filters), coauthor_network(rows, filters))
+        scoped = bipartite_graph(rows, filters)
+        present = sorted(n for n, side in scoped.nodes(data="bipartite") if side)
+        assert incidence.collaboration(filters, present) == analytics.collaboration(scoped, present)
+    whole = bipartite_graph(rows)
+    authors = sorted(n for n, side in whole.nodes(data="bipartite") if side)
+    assert incidence.author_names() == {name for _, name in whole.nodes(data="name") if name}
+    for author in authors:
+        for radius, top in ((1, 2), (2, 2), (1, 25)):
+            assert incidence.ego_rings(author, radius, top) == analytics.ego_rings(whole, author, radius, top)
+        for other in authors[:3]:
+            chain = incidence.path(author, other)
+            expected = analytics.bipartite_path(whole, author, other)
+            assert len(chain) == len(expected)
+            assert all(whole.has_edge(a, b) for a, b in pairwise(chain))
+    with pytest.raises(KeyError):
+        incidence.ego_rings(BASE + "author/nobody", 1, 3)
+    assert incidence.path(BASE + "author/nobody", authors[0]) == []
+
+    def same(new: nx.Graph, old: nx.Graph) -> None:
+        assert list(new.nodes(data=True)) == list(old.nodes(data=True))
+        assert list(new.edges(data=True)) == list(old.edges(data=True))
+
+    same(incidence.topic_network(), row_topic_network(rows))
+    for expand in (None, "all", *sorted({row.area for row in rows if row.area})):
+        for strongest in (1, 3):
+            same(incidence.topic_map(expand, strongest), topic_map(rows, expand, strongest))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(records)
+def test_generated_corpora_give_the_row_paths_networks(generated) -> None:
+    check_everything(*corpus(generated))
+
+
+def test_the_seeds_give_the_row_paths_networks(seed_store) -> None:
+    check_everything(authorships(seed_store), incidence_of(seed_store))
+
+
+@given(st.lists(st.text(), unique=True))
+def test_strings_round_trip_and_find(texts: list[str]) -> None:
+    texts = sorted(texts)
+    strings = Strings.of(texts)
+    assert list(strings) == texts
+    for index, text in enumerate(texts):
+        assert strings.find(text) == index
+    assert strings.find("\x00not there") is None or "\x00not there" in texts
