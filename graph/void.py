@@ -9,7 +9,7 @@ from . import queries
 from .formats import RDF_SYNTAXES
 from .iris import Iris
 from .names import ascii_slug
-from .stores.store import GraphStore
+from .stores.store import GraphStore, OxigraphGraphStore
 from .vocab import PREFIXES
 
 
@@ -86,3 +86,18 @@ def _fragment(iri: str) -> str:
         if iri.startswith(namespace):
             return f"{prefix}-{ascii_slug(iri.removeprefix(namespace)) or 'term'}"
     return ascii_slug(iri)
+
+
+def void_quads(store: OxigraphGraphStore, iris: Iris) -> list[ox.Quad]:
+    """The VoID description the store holds now: the dataset's quads and its partitions' (to replace or set aside)."""
+    quads = store.store
+    dataset = ox.NamedNode(iris.dataset)
+    described = list(quads.quads_for_pattern(dataset, None, None))
+    partitions = {
+        quad.object
+        for quad in described
+        if isinstance(quad.object, ox.NamedNode) and quad.object.value.startswith(iris.dataset + "#")
+    }
+    for partition in sorted(partitions, key=lambda node: node.value):
+        described += quads.quads_for_pattern(partition, None, None)
+    return described
