@@ -85,6 +85,26 @@ def write_dataset_dumps(store: OxigraphGraphStore, directory: Path, tail: Sequen
         store.store.extend(tail)
 
 
+def streamed_ntriples(directory: Path) -> BinaryIO:
+    """The N-Triples dump, new, to be filled with the data as it streams (:func:`~.build.build_graph`)."""
+    directory.mkdir(exist_ok=True)
+    return (directory / dump_name(rdf_syntax("nt"))).open("xb")
+
+
+def complete_streamed_dumps(directory: Path, tail: Sequence[ox.Quad]) -> dict[str, dict]:
+    """Make the dumps whole once :func:`streamed_ntriples` holds the data: the Turtle dump converted from
+    it (parsed and written in Rust, no pass over the store), then the ``tail`` (VoID) quads at the end of
+    each. Returns the manifest's ``dumps`` entry."""
+    ntriples = directory / dump_name(rdf_syntax("nt"))
+    turtle = directory / dump_name(rdf_syntax("turtle"))
+    data = ox.parse(path=str(ntriples), format=ox.RdfFormat.N_TRIPLES)
+    ox.serialize(data, str(turtle), format=ox.RdfFormat.TURTLE, prefixes=PREFIXES)
+    paths = (ntriples, turtle)
+    with ExitStack() as files:
+        opened = {path.name: (rdf_syntax(path.suffix[1:]), files.enter_context(path.open("ab"))) for path in paths}
+        return Segments(opened).finish(tail)
+
+
 @contextmanager
 def continued_dumps(previous: Path, directory: Path, ends: dict[str, dict]) -> Iterator[Segments]:
     """The dumps of ``previous`` (a version's dump directory) up to their data's end, copied into ``directory``

@@ -14,9 +14,11 @@ import urllib.request
 from pathlib import Path
 from unittest import mock
 
+import pyoxigraph as ox
 import pytest
 from rdflib import Graph
 
+from bench.generate import write_corpus
 from bench.servers import bibgraph_server
 from bibgraph.graph import datadir, networks
 from bibgraph.graph.datadir import (
@@ -30,6 +32,7 @@ from bibgraph.graph.datadir import (
     is_dataset,
     verify,
 )
+from bibgraph.graph.vocab import BG
 from bibgraph.seeds import seed_directory
 from bibgraph.web import datasets
 from bibgraph.web.cli import main
@@ -403,3 +406,26 @@ def test_an_add_killed_half_way_leaves_the_served_version(tmp_path: Path) -> Non
     assert os.readlink(root / POINTER) == served and verify(root / served) == []
     assert main(["add", str(root), str(SEED_FILES[1])]) == 0
     assert sorted(path.name for path in root.iterdir()) == sorted([POINTER, served, os.readlink(root / POINTER)])
+
+
+def test_the_streamed_dumps_hold_the_store_each_triple_once(tmp_path: Path, monkeypatch) -> None:
+    """The N-Triples dump is written as the data streams into the store, the Turtle one converted from it:
+    both hold exactly the store's triples (a person listed twice on a paper is one creator triple), the
+    data before ``data_bytes`` and the VoID description after."""
+    lists = tmp_path / "lists"
+    write_corpus(lists, 2000)
+    monkeypatch.setattr(datasets, "derive", lambda version, base, previous=None: None)
+    version, _ = datasets.build_dataset([lists], tmp_path / "dataset", BASE)
+    store = ox.Store.read_only(str(version / "store"))
+    twice = f"""PREFIX bg: <{BG}> PREFIX prov: <http://www.w3.org/ns/prov#>
+    ASK {{ ?paper bg:authorship ?a, ?b . ?a prov:agent ?x . ?b prov:agent ?x FILTER(?a != ?b) }}"""
+    assert bool(store.query(twice)), "the corpus has no author listed twice on a paper"
+    held = set(store)
+    void = {quad for quad in held if quad.subject.value.startswith(BASE + "dataset")}
+    ends = json.loads((version / MANIFEST).read_text())["dumps"]
+    for name, syntax in (("bibgraph.nt", ox.RdfFormat.N_TRIPLES), ("bibgraph.ttl", ox.RdfFormat.TURTLE)):
+        data = (version / "dumps" / name).read_bytes()
+        assert set(ox.parse(data, format=syntax)) == held, name
+        head = data[: ends[name]["data_bytes"]]
+        assert set(ox.parse(head, format=syntax)) == held - void and void, name
+    assert len((version / "dumps" / "bibgraph.nt").read_bytes().splitlines()) == len(held)

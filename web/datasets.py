@@ -16,8 +16,8 @@ from typing import Any
 from bibgraph.graph.add import add_lists
 from bibgraph.graph.build import BuildReport
 from bibgraph.graph.datadir import DERIVED, DUMPS, STORE, current_version, new_version, read_manifest
-from bibgraph.graph.dataset import COMPLETE_MARKER, fill
-from bibgraph.graph.dump import continued_dumps, write_dataset_dumps
+from bibgraph.graph.dataset import COMPLETE_MARKER, fill, is_dump
+from bibgraph.graph.dump import complete_streamed_dumps, continued_dumps, streamed_ntriples, write_dataset_dumps
 from bibgraph.graph.iris import Iris
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.graph.void import void_quads
@@ -45,9 +45,14 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
     """Build ``inputs`` into a new version of the dataset ``root`` and switch to it; the version and the report."""
     with new_version(root, base) as (version, manifest):
         store = OxigraphGraphStore.disk(version / STORE)
-        report = fill(store, inputs, base) or BuildReport()
+        if any(is_dump(path) for path in inputs):  # what a dump holds is not streamed: dumped from the store
+            report = fill(store, inputs, base) or BuildReport()
+            manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
+        else:  # the N-Triples dump written as the data streams into the store
+            with streamed_ntriples(version / DUMPS) as ntriples:
+                report = fill(store, inputs, base, ntriples) or BuildReport()
+            manifest["dumps"] = complete_streamed_dumps(version / DUMPS, void_quads(store, Iris(base)))
         counts = {name: getattr(report, name) for name in COUNTS}
-        manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
         _complete(store, version, manifest, counts, sorted(str(path) for path in inputs))
     return root / manifest["name"], report
 
