@@ -122,9 +122,10 @@ def _dataset(directory: Path, out: Path) -> dict:
 
     datasets.derive = lambda version, base, previous=None: None  # the views' data: bench.serve measures it
     stages = Stages()
-    stages.wrap(dataset, "build_graph", "parse and load (overlapped), VoID")
+    stages.wrap(dataset, "build_graph", "parse, load (overlapped) and write N-Triples; VoID")
     stages.wrap(build, "void_ntriples", "  of which VoID statistics")
-    stages.wrap(datasets, "write_dataset_dumps", "dumps (N-Triples, Turtle)")
+    stages.wrap(datasets, "write_dataset_dumps", "dumps from the store (a build from dumps)")
+    stages.wrap(datasets, "complete_streamed_dumps", "Turtle from the streamed N-Triples, VoID appended")
     stages.wrap(datadir, "checksums", "checksums")
     stages.wrap(datadir, "_sync_tree", "fsync")
     start = time.perf_counter()

@@ -4,6 +4,7 @@ Each stage also notes the process's peak RSS when it ends: the peak only grows, 
 whose figure is close to the final peak is the one that set it.
 """
 
+import inspect
 import resource
 import time
 from collections.abc import Callable, Iterator
@@ -27,13 +28,29 @@ class Stages:
         def timed(*args: Any, **kwargs: Any) -> Any:
             start = time.perf_counter()
             try:
-                return original(*args, **kwargs)
+                result = original(*args, **kwargs)
             finally:
-                self.seconds[label] += time.perf_counter() - start
-                self.peak_mb[label] = _peak_mb()
+                self._note(label, start)
+            return self._timed_iteration(result, label) if inspect.isgenerator(result) else result
 
         self._restore.append((owner, name, original))
         setattr(owner, name, timed)
+
+    def _timed_iteration(self, items: Iterator[Any], label: str) -> Iterator[Any]:
+        """A generator's items, the time spent making each counted to ``label``."""
+        while True:
+            start = time.perf_counter()
+            try:
+                item = next(items)
+            except StopIteration:
+                return
+            finally:
+                self._note(label, start)
+            yield item
+
+    def _note(self, label: str, start: float) -> None:
+        self.seconds[label] += time.perf_counter() - start
+        self.peak_mb[label] = _peak_mb()
 
     @contextmanager
     def stage(self, label: str) -> Iterator[None]:
