@@ -21,14 +21,14 @@ def main() -> None:
     parser.add_argument("--whole-dumps", action="store_true", help="write the dumps whole (the baseline)")
     parser.add_argument("--no-derive", action="store_true", help="leave the derived data out (their own stage)")
     args = parser.parse_args()
-    from bibgraph.graph import add, datadir, dump
+    from bibgraph.graph import datadir, dump, void
     from bibgraph.web import datasets
 
     if args.no_derive:
         datasets.derive = lambda version, base, previous=None: None
     stages = Stages()
     stages.wrap(datasets, "add_lists", "add lists (parse, look up, write, append to dumps, VoID)")
-    stages.wrap(add, "_replace_void", "  of which VoID statistics")
+    stages.wrap(void.VoidCounts, "observe", "  of which VoID statistics (updated)")
     stages.wrap(dump.Segments, "append", "  of which appending to the dumps")
     stages.wrap(dump, "_copy_head", "copy the previous dumps' data")
     stages.wrap(datasets, "write_dataset_dumps", "write the dumps whole")

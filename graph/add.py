@@ -6,7 +6,7 @@ up in the store first, so a paper already present keeps its IRI and gains a sour
 its existing ones), a known person keeps the name they were first seen under (a new spelling becomes
 an ``skos:altLabel``), and only then are the new records' triples written: those the store does not hold
 yet, each handed to ``added`` too (the dumps are continued with them). The work is proportional to what is
-added, except the VoID statistics, which describe the whole graph and are computed again.
+added, the VoID statistics included: they are updated from what is added (index look-ups), not counted again.
 """
 
 import gc
@@ -22,7 +22,7 @@ from .names import concept_key, person_key
 from .parse import find_input_files, parse_file, scan_areas
 from .records import Problem, Record
 from .stores.store import OxigraphGraphStore
-from .void import void_ntriples, void_quads
+from .void import recorded_counts, void_lines, void_quads
 
 BATCH = 500  # IRIs per VALUES block of a look-up query
 LOAD_LINES = 20_000  # N-Triples lines parsed, checked against the store and written at a time
@@ -69,7 +69,18 @@ def add_lists(
                 records.append(record)
     existing_papers = _known_papers(store, iris, catalogue, records)
     existing_people = _known_people(store, iris, catalogue, records)
-    _load_new(store, _lines(catalogue, records, iris, report), added or (lambda quads: None))
+    described = void_quads(store, iris)
+    counts = recorded_counts(described, iris)
+    for quad in described:  # set aside while adding: the statistics count the data only
+        store.store.remove(quad)
+
+    def write(quads: list[ox.Quad]) -> None:
+        counts.observe(store.store, quads, iris.base)
+        store.store.extend(quads)
+        if added is not None:
+            added(quads)
+
+    _load_new(store, _lines(catalogue, records, iris, report), write)
     problems.sort(key=lambda problem: (problem.source, problem.line))
     report.files = len(files)
     report.records = catalogue.records
@@ -81,7 +92,7 @@ def add_lists(
     report.duplicate_records = catalogue.records - report.papers
     del catalogue, records
     gc.collect()
-    _replace_void(store, iris)
+    store.load_ntriples(void_lines(counts, iris))
     report.triples = store.triple_count()
     return report
 
@@ -93,23 +104,21 @@ def _lines(catalogue: Catalogue, records: list[Record], iris: Iris, report: Buil
     yield from catalogue.closing(iris)
 
 
-def _load_new(store: OxigraphGraphStore, lines: Iterable[str], added: Callable[[list[ox.Quad]], None]) -> None:
-    """Write the triples of ``lines`` the store does not hold yet (a known person's name, a concept, are
-    stated again by the catalogue), batch by batch, and hand each batch of new ones to ``added``."""
+def _load_new(store: OxigraphGraphStore, lines: Iterable[str], write: Callable[[list[ox.Quad]], None]) -> None:
+    """Hand the triples of ``lines`` the store does not hold yet (a known person's name, a concept, are
+    stated again by the catalogue) to ``write``, batch by batch."""
     batch: list[str] = []
     for line in lines:
         batch.append(line)
         if len(batch) >= LOAD_LINES:
-            _load_batch(store, batch, added)
+            _load_batch(store, batch, write)
             batch.clear()
-    _load_batch(store, batch, added)
+    _load_batch(store, batch, write)
 
 
-def _load_batch(store: OxigraphGraphStore, lines: list[str], added: Callable[[list[ox.Quad]], None]) -> None:
+def _load_batch(store: OxigraphGraphStore, lines: list[str], write: Callable[[list[ox.Quad]], None]) -> None:
     parsed = ox.parse("".join(lines).encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
-    fresh = [quad for quad in dict.fromkeys(parsed) if quad not in store.store]
-    store.store.extend(fresh)
-    added(fresh)
+    write([quad for quad in dict.fromkeys(parsed) if quad not in store.store])
 
 
 def _values(iris: Iterable[str]) -> Iterator[str]:
@@ -155,10 +164,3 @@ def _known_concepts(store: OxigraphGraphStore, iris: Iris, catalogue: Catalogue)
             area = concept_key(labels[str(row["broader"])])
             catalogue.subareas[(area, concept_key(str(row["label"])))] = str(row["label"])
     return set(catalogue.areas.values())
-
-
-def _replace_void(store: OxigraphGraphStore, iris: Iris) -> None:
-    """Compute the VoID description again over the whole graph (it counts everything)."""
-    for quad in void_quads(store, iris):
-        store.store.remove(quad)
-    store.load_ntriples(void_ntriples(store, iris))
