@@ -18,6 +18,7 @@ class Stages:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
         self.peak_mb: dict[str, float] = {}
+        self.peak_before_mb: dict[str, float] = {}
         self._restore: list[tuple[object, str, Any]] = []
 
     def wrap(self, owner: object, name: str, label: str) -> None:
@@ -26,6 +27,7 @@ class Stages:
         self.seconds.setdefault(label, 0.0)
 
         def timed(*args: Any, **kwargs: Any) -> Any:
+            self.peak_before_mb.setdefault(label, _peak_mb())
             start = time.perf_counter()
             try:
                 result = original(*args, **kwargs)
@@ -67,12 +69,13 @@ class Stages:
         self._restore.clear()
 
     def table(self, total: float) -> str:
-        rows = ["| stage | seconds | share | peak MB at its end |", "|---|---:|---:|---:|"]
+        rows = ["| stage | seconds | share | peak MB at its start | at its end |", "|---|---:|---:|---:|---:|"]
         rows += [
-            f"| {label} | {seconds:.1f} | {seconds / total:.0%} | {self.peak_mb.get(label, float('nan')):,.0f} |"
+            f"| {label} | {seconds:.1f} | {seconds / total:.0%} |"
+            f" {self.peak_before_mb.get(label, float('nan')):,.0f} | {self.peak_mb.get(label, float('nan')):,.0f} |"
             for label, seconds in self.seconds.items()
         ]
-        return "\n".join([*rows, f"| total | {total:.1f} | 100% | {_peak_mb():,.0f} |"])
+        return "\n".join([*rows, f"| total | {total:.1f} | 100% | | {_peak_mb():,.0f} |"])
 
 
 def _peak_mb() -> float:
