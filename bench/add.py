@@ -3,7 +3,8 @@
 Stages are timed inclusively (``add lists`` includes appending to the dumps and the VoID); the add
 makes a new version of ``DATASET`` (use a copy to measure again from the same start). Usage:
 ``python -m bench.add /tmp/d100k /tmp/add1k``; ``--whole-dumps`` writes the dumps from the store as
-before the dumps were continued (the baseline, in the same run's conditions).
+before the dumps were continued; ``OTHER/.venv/bin/python -m bench.add …`` run from this checkout times
+another checkout's add (the stages it has).
 """
 
 import argparse
@@ -21,17 +22,19 @@ def main() -> None:
     parser.add_argument("--whole-dumps", action="store_true", help="write the dumps whole (the baseline)")
     parser.add_argument("--no-derive", action="store_true", help="leave the derived data out (their own stage)")
     args = parser.parse_args()
-    from bibgraph.graph import datadir, dump, void
+    from bibgraph.graph import add, datadir, dump, void
     from bibgraph.web import datasets
 
     if args.no_derive:
         datasets.derive = lambda version, base, previous=None: None
     stages = Stages()
     stages.wrap(datasets, "add_lists", "add lists (parse, look up, write, append to dumps, VoID)")
-    stages.wrap(void.VoidCounts, "observe", "  of which VoID statistics (updated)")
-    stages.wrap(dump.Segments, "append", "  of which appending to the dumps")
+    stages.wrap(getattr(void, "VoidCounts", None), "observe", "  of which VoID statistics (updated)")
+    stages.wrap(getattr(dump, "Segments", None), "append", "  of which appending to the dumps")
     stages.wrap(dump, "_copy_head", "copy the previous dumps' data")
     stages.wrap(datasets, "write_dataset_dumps", "write the dumps whole")
+    stages.wrap(datasets, "write_dump", "write the dumps whole (a checkout before the dumps were continued)")
+    stages.wrap(add, "_replace_void", "  of which VoID statistics (counted again: that checkout)")
     stages.wrap(datadir, "checksums", "checksums")
     stages.wrap(datadir, "_sync_tree", "fsync")
     stages.wrap(datasets, "derive", "derive")
