@@ -45,12 +45,8 @@ class VoidCounts:
             and subject.value.startswith(base)
             and _absent(store, subject, _TYPE, None)
         )
-        subjects = dict.fromkeys(quad.subject for quad in quads)
-        self.subjects += sum(
-            1 for subject in subjects if next(store.quads_for_pattern(subject, None, None), None) is None
-        )
-        objects = dict.fromkeys(quad.object for quad in quads)
-        self.objects += sum(1 for value in objects if next(store.quads_for_pattern(None, None, value), None) is None)
+        self.subjects += sum(1 for subject in {quad.subject for quad in quads} if _absent(store, subject, None, None))
+        self.objects += sum(1 for value in {quad.object for quad in quads} if _absent(store, None, None, value))
 
 
 def _absent(store: ox.Store, subject: object, predicate: object, value: object) -> bool:
