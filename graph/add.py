@@ -4,12 +4,13 @@ A build decides identities record by record (:class:`~.model.Catalogue`). Adding
 catalogue where the store left it: the papers, people and concepts the new records name are looked
 up in the store first, so a paper already present keeps its IRI and gains a source (numbered after
 its existing ones), a known person keeps the name they were first seen under (a new spelling becomes
-an ``skos:altLabel``), and only then are the new records' triples written. The work is proportional to
-what is added, except the VoID statistics, which describe the whole graph and are computed again.
+an ``skos:altLabel``), and only then are the new records' triples written: those the store does not hold
+yet, each handed to ``added`` too (the dumps are continued with them). The work is proportional to what is
+added, the VoID statistics included: they are updated from what is added (index look-ups), not counted again.
 """
 
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -21,9 +22,10 @@ from .names import concept_key, person_key
 from .parse import find_input_files, parse_file, scan_areas
 from .records import Problem, Record
 from .stores.store import OxigraphGraphStore
-from .void import void_ntriples
+from .void import recorded_counts, void_lines, void_quads
 
 BATCH = 500  # IRIs per VALUES block of a look-up query
+LOAD_LINES = 20_000  # N-Triples lines parsed, checked against the store and written at a time
 
 _SOURCES = """PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX dcterms: <http://purl.org/dc/terms/>
 SELECT ?paper (COUNT(DISTINCT ?source) AS ?sources) (GROUP_CONCAT(DISTINCT STR(?subject); separator=" ") AS ?subjects)
@@ -37,8 +39,17 @@ SELECT ?concept ?label ?broader WHERE { ?concept skos:inScheme ?scheme ; skos:pr
 OPTIONAL { ?concept skos:broader ?broader } }"""
 
 
-def add_lists(store: OxigraphGraphStore, paths: Sequence[Path], base: str) -> BuildReport:
-    """Add the records of ``paths`` to ``store`` (built from other lists with the same ``base``)."""
+def add_lists(
+    store: OxigraphGraphStore,
+    paths: Sequence[Path],
+    base: str,
+    added: Callable[[list[ox.Quad]], None] | None = None,
+) -> BuildReport:
+    """Add the records of ``paths`` to ``store`` (built from other lists with the same ``base``).
+
+    ``added`` is called with each batch of triples the store did not hold, in the order written (the
+    VoID description, replaced at the end, is not among them).
+    """
     iris = Iris(base)
     problems: list[Problem] = []
     report = BuildReport(problems=problems)
@@ -58,7 +69,18 @@ def add_lists(store: OxigraphGraphStore, paths: Sequence[Path], base: str) -> Bu
                 records.append(record)
     existing_papers = _known_papers(store, iris, catalogue, records)
     existing_people = _known_people(store, iris, catalogue, records)
-    store.load_ntriples(_lines(catalogue, records, iris, report))
+    described = void_quads(store, iris)
+    counts = recorded_counts(described, iris)
+    for quad in described:  # set aside while adding: the statistics count the data only
+        store.store.remove(quad)
+
+    def write(quads: list[ox.Quad]) -> None:
+        counts.observe(store.store, quads, iris.base)
+        store.store.extend(quads)
+        if added is not None:
+            added(quads)
+
+    _load_new(store, _lines(catalogue, records, iris, report), write)
     problems.sort(key=lambda problem: (problem.source, problem.line))
     report.files = len(files)
     report.records = catalogue.records
@@ -70,7 +92,7 @@ def add_lists(store: OxigraphGraphStore, paths: Sequence[Path], base: str) -> Bu
     report.duplicate_records = catalogue.records - report.papers
     del catalogue, records
     gc.collect()
-    _replace_void(store, iris)
+    store.load_ntriples(void_lines(counts, iris))
     report.triples = store.triple_count()
     return report
 
@@ -80,6 +102,23 @@ def _lines(catalogue: Catalogue, records: list[Record], iris: Iris, report: Buil
         report.note(record)
         yield from catalogue.add(record, iris)
     yield from catalogue.closing(iris)
+
+
+def _load_new(store: OxigraphGraphStore, lines: Iterable[str], write: Callable[[list[ox.Quad]], None]) -> None:
+    """Hand the triples of ``lines`` the store does not hold yet (a known person's name, a concept, are
+    stated again by the catalogue) to ``write``, batch by batch."""
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) >= LOAD_LINES:
+            _load_batch(store, batch, write)
+            batch.clear()
+    _load_batch(store, batch, write)
+
+
+def _load_batch(store: OxigraphGraphStore, lines: list[str], write: Callable[[list[ox.Quad]], None]) -> None:
+    parsed = ox.parse("".join(lines).encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
+    write([quad for quad in dict.fromkeys(parsed) if quad not in store.store])
 
 
 def _values(iris: Iterable[str]) -> Iterator[str]:
@@ -125,17 +164,3 @@ def _known_concepts(store: OxigraphGraphStore, iris: Iris, catalogue: Catalogue)
             area = concept_key(labels[str(row["broader"])])
             catalogue.subareas[(area, concept_key(str(row["label"])))] = str(row["label"])
     return set(catalogue.areas.values())
-
-
-def _replace_void(store: OxigraphGraphStore, iris: Iris) -> None:
-    """Compute the VoID description again over the whole graph (it counts everything)."""
-    dataset = ox.NamedNode(iris.dataset)
-    partitions = [
-        quad.object
-        for quad in store.store.quads_for_pattern(dataset, None, None)
-        if isinstance(quad.object, ox.NamedNode)
-    ]
-    for subject in [dataset, *(p for p in partitions if p.value.startswith(iris.dataset + "#"))]:
-        for quad in list(store.store.quads_for_pattern(subject, None, None)):
-            store.store.remove(quad)
-    store.load_ntriples(void_ntriples(store, iris))

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import pyoxigraph as ox
 from tqdm import tqdm
@@ -157,11 +157,15 @@ def graph_lines(
 
 
 class LineReader(io.RawIOBase):
-    """The lines of a generator as a binary stream, for loaders that read files (``bulk_load``)."""
+    """The lines of a generator as a binary stream, for loaders that read files (``bulk_load``).
 
-    def __init__(self, lines: Iterable[str]) -> None:
+    With ``copy``, every byte read is also written there (the N-Triples dump, made as the data streams).
+    """
+
+    def __init__(self, lines: Iterable[str], copy: BinaryIO | None = None) -> None:
         self.lines = iter(lines)
         self.pending = b""
+        self.copy = copy
 
     def readable(self) -> bool:
         return True
@@ -176,10 +180,18 @@ class LineReader(io.RawIOBase):
             if size >= wanted:
                 break
         data = b"".join(chunks)
+        if self.copy is not None:
+            self.copy.write(memoryview(data)[len(self.pending) :])
         self.pending = data[wanted:]
         count = min(wanted, len(data))
         memoryview(buffer).cast("B")[:count] = data[:count]
         return count
+
+
+def _copied(lines: Iterable[str], out: BinaryIO) -> Iterator[str]:
+    for line in lines:
+        out.write(line.encode("utf-8"))
+        yield line
 
 
 def _size(path: Path) -> int:
@@ -190,9 +202,17 @@ def _size(path: Path) -> int:
 
 
 def build_graph(
-    paths: Sequence[Path], base: str = DEFAULT_BASE, store: OxigraphGraphStore | None = None, progress: bool = True
+    paths: Sequence[Path],
+    base: str = DEFAULT_BASE,
+    store: OxigraphGraphStore | None = None,
+    progress: bool = True,
+    ntriples: BinaryIO | None = None,
 ) -> tuple[OxigraphGraphStore, BuildReport]:
-    """Build the graph of the given files or directories (the seeds if none) into ``store`` (new by default)."""
+    """Build the graph of the given files or directories (the seeds if none) into ``store`` (new by default).
+
+    With ``ntriples``, the data (not the VoID description) is also written there as N-Triples as it
+    streams into the store, each triple once: a dump without a second pass over the store.
+    """
     iris = Iris(base)
     store = store or OxigraphGraphStore.memory()
     inputs = list(paths) or [seed_directory()]  # the one place the seeds are the default input
@@ -203,9 +223,10 @@ def build_graph(
     if store.kind == "disk":
         # RocksDB files written directly, parsed on every core while Python makes the next lines:
         # a disk store's order is its keys', so the dump's bytes do not depend on the load.
-        store.store.bulk_load(io.BufferedReader(LineReader(lines), BULK_READ_BYTES), format=ox.RdfFormat.N_TRIPLES)
+        reader = LineReader(lines, ntriples)
+        store.store.bulk_load(io.BufferedReader(reader, BULK_READ_BYTES), format=ox.RdfFormat.N_TRIPLES)
     else:
-        store.load_ntriples(lines)
+        store.load_ntriples(_copied(lines, ntriples) if ntriples else lines)
     problems.sort(key=lambda problem: (problem.source, problem.line))
     report.files = len(list(find_input_files(inputs)))
     report.records = catalogue.records

@@ -31,6 +31,7 @@ FORMAT = "bibgraph-dataset"
 FORMAT_VERSION = 1
 POINTER, MANIFEST = "current", "manifest.json"
 STORE, DUMPS, DERIVED = "store", "dumps", "derived"
+IMMUTABLE_SUFFIX = ".sst"  # RocksDB's table files, never changed once written
 KEPT_VERSIONS = 2  # the one served and the one before it (a server may still be reading it)
 
 
@@ -65,18 +66,34 @@ def read_manifest(version: Path) -> dict[str, Any]:
     return manifest
 
 
-def checksums(version: Path) -> dict[str, str]:
+def checksums(version: Path, previous: Path | None = None) -> dict[str, str]:
     """SHA-256 of every file of a version but the manifest and RocksDB's diagnostic logs (``LOG``,
-    ``LOG.old.*``: rewritten whenever the store is opened, even read-only), by path relative to it."""
+    ``LOG.old.*``: rewritten whenever the store is opened, even read-only), by path relative to it.
+
+    A table file (``*.sst``: RocksDB never changes one once written) that is a hard link to the same
+    file of ``previous`` (an added version's store is a checkpoint of the one before) keeps the checksum
+    ``previous``'s manifest records: an add does not read the whole store again.
+    """
+    known: dict[str, str] = read_manifest(previous)["checksums"] if previous else {}
     sums = {}
     for path in sorted(version.rglob("*")):
-        if path.is_file() and path.name != MANIFEST and not path.name.startswith("LOG"):
+        name = str(path.relative_to(version))
+        if previous and path.suffix == IMMUTABLE_SUFFIX and name in known and _same_file(path, previous / name):
+            sums[name] = known[name]
+        elif path.is_file() and path.name != MANIFEST and not path.name.startswith("LOG"):
             digest = hashlib.sha256()
             with path.open("rb") as data:
                 for block in iter(lambda: data.read(1 << 20), b""):
                     digest.update(block)
-            sums[str(path.relative_to(version))] = digest.hexdigest()
+            sums[name] = digest.hexdigest()
     return sums
+
+
+def _same_file(path: Path, other: Path) -> bool:
+    try:
+        return os.path.samefile(path, other)
+    except OSError:
+        return False
 
 
 def verify(version: Path) -> list[str]:
@@ -97,6 +114,7 @@ def new_version(root: Path, base: str) -> Iterator[tuple[Path, dict[str, Any]]]:
     if root.exists() and not is_dataset(root) and any(root.iterdir()):
         raise DatasetError(f"{root} holds files but is not a bibgraph dataset: give an empty or new directory")
     fresh = not root.exists() or not is_dataset(root)
+    previous = None if fresh else current_version(root)
     target = temporary_name(root) if fresh else root
     target.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(target)
@@ -110,7 +128,7 @@ def new_version(root: Path, base: str) -> Iterator[tuple[Path, dict[str, Any]]]:
     try:
         yield building, manifest
         manifest["built"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        manifest["checksums"] = checksums(building)
+        manifest["checksums"] = checksums(building, previous)
         write_bytes_atomically(building / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True).encode() + b"\n")
         _sync_tree(building)
         os.rename(building, target / name)

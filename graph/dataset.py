@@ -10,7 +10,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pyoxigraph as ox
 
@@ -31,8 +31,14 @@ def is_dump(path: Path) -> bool:
     return path.is_file() and path.suffix.lower() in _DUMP_SUFFIXES
 
 
-def fill(store: OxigraphGraphStore, inputs: Sequence[Path], base: str) -> BuildReport | None:
-    """Load dumps as they are and build the paper lists among ``inputs`` into ``store``."""
+def fill(
+    store: OxigraphGraphStore, inputs: Sequence[Path], base: str, ntriples: BinaryIO | None = None
+) -> BuildReport | None:
+    """Load dumps as they are and build the paper lists among ``inputs`` into ``store``.
+
+    ``ntriples`` receives the built data as N-Triples (:func:`build_graph`); give it only for inputs
+    without dumps (what a loaded dump holds is not copied there).
+    """
     dumps = [path for path in inputs if is_dump(path)]
     lists = [path for path in inputs if not is_dump(path)]
     for path in dumps:
@@ -43,7 +49,7 @@ def fill(store: OxigraphGraphStore, inputs: Sequence[Path], base: str) -> BuildR
         except (SyntaxError, OSError) as error:  # a bad dump is refused in one line, never served half-loaded
             raise ValueError(f"{path}: cannot load this dump: {error}") from error
     if lists or not dumps:  # nothing given at all: build_graph builds its default, the seeds
-        _, report = build_graph(lists, base=base, store=store, progress=True)
+        _, report = build_graph(lists, base=base, store=store, progress=True, ntriples=ntriples)
         for problem in report.problems:
             print(problem, file=sys.stderr)
         return report

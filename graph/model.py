@@ -235,8 +235,11 @@ def _paper_lines(record: Record, paper_iri: str, subject: str | None, iris: Iris
         yield f"{iri} {_DCTERMS_SUBJECT} <{subject}> .\n"
     people = [f"<{iris.person(person_key(name))}>" for name in record.authors]
     authorships = [f"<{iris.authorship(paper_iri, position)}>" for position in range(1, len(people) + 1)]
+    creators = set()  # a person listed twice is one creator (each triple written once: the dump is the stream)
     for person, node in zip(people, authorships, strict=True):
-        yield f"{iri} {_DCTERMS_CREATOR} {person} .\n"
+        if person not in creators:
+            creators.add(person)
+            yield f"{iri} {_DCTERMS_CREATOR} {person} .\n"
         yield f"{iri} {_BG_AUTHORSHIP} {node} .\n"
     source = f"<{Iris.source(paper_iri, 1)}>"
     yield f"{iri} {_PROV_WAS_DERIVED_FROM} {source} .\n"

@@ -1,6 +1,7 @@
 """The VoID description of the dataset, computed from the store itself (so it never drifts)."""
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 from rdflib import DCTERMS, RDF, VOID, XSD
@@ -9,33 +10,112 @@ from . import queries
 from .formats import RDF_SYNTAXES
 from .iris import Iris
 from .names import ascii_slug
-from .stores.store import GraphStore
+from .stores.store import GraphStore, OxigraphGraphStore
 from .vocab import PREFIXES
 
+_TYPE = ox.NamedNode(str(RDF.type))
 
-def void_ntriples(store: GraphStore, iris: Iris) -> Iterator[str]:
-    """VoID statistics of what the store holds now; call before adding them (they describe the data).
 
-    Terms are pyoxigraph's, so every line is valid N-Triples whatever the base IRI or counts hold.
-    """
-    dataset = ox.NamedNode(iris.dataset)
+@dataclass
+class VoidCounts:
+    """The statistics a VoID description states, by IRI where per class or property."""
+
+    triples: int = 0
+    entities: int = 0
+    subjects: int = 0
+    objects: int = 0
+    classes: dict[str, int] = field(default_factory=dict)  # class IRI -> entities
+    properties: dict[str, int] = field(default_factory=dict)  # property IRI -> triples
+
+    def observe(self, store: ox.Store, quads: Sequence[ox.Quad], base: str) -> None:
+        """Count ``quads`` (none of them in ``store`` yet, each once) as about to be added to ``store``:
+        an add updates the statistics with index look-ups of what it adds, not by counting everything again.
+        """
+        self.triples += len(quads)
+        for quad in quads:
+            self.properties[quad.predicate.value] = self.properties.get(quad.predicate.value, 0) + 1
+        typed = {quad.subject for quad in quads if quad.predicate == _TYPE}
+        for quad in quads:
+            if quad.predicate == _TYPE:
+                self.classes[quad.object.value] = self.classes.get(quad.object.value, 0) + 1
+        self.entities += sum(
+            1
+            for subject in typed
+            if isinstance(subject, ox.NamedNode)
+            and subject.value.startswith(base)
+            and _absent(store, subject, _TYPE, None)
+        )
+        self.subjects += sum(1 for subject in {quad.subject for quad in quads} if _absent(store, subject, None, None))
+        self.objects += sum(1 for value in {quad.object for quad in quads} if _absent(store, None, None, value))
+
+
+def _absent(store: ox.Store, subject: object, predicate: object, value: object) -> bool:
+    """Whether no triple of ``store`` matches the pattern (one index seek)."""
+    return next(store.quads_for_pattern(subject, predicate, value), None) is None
+
+
+def void_counts(store: GraphStore, iris: Iris) -> VoidCounts:
+    """The statistics of what the store holds now (before its VoID description is added: they describe the data)."""
     totals = store.select(
         "SELECT (COUNT(*) AS ?triples) (COUNT(DISTINCT ?s) AS ?subjects) (COUNT(DISTINCT ?p) AS ?properties)"
         " (COUNT(DISTINCT ?o) AS ?objects) WHERE { ?s ?p ?o }"
     )[0]
-    classes = store.select(
-        "SELECT ?class (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s a ?class } GROUP BY ?class ORDER BY ?class"
-    )
-    properties = store.select("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY ?p")
+    classes = store.select("SELECT ?class (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s a ?class } GROUP BY ?class")
+    properties = store.select("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p")
     entities = store.select(
         queries.bind(
             "SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s a ?c FILTER(STRSTARTS(STR(?s), ?base)) }",
             base=ox.Literal(iris.base),
         )
     )[0]["n"]
+    return VoidCounts(
+        triples=queries.integer(totals["triples"]),
+        entities=queries.integer(entities),
+        subjects=queries.integer(totals["subjects"]),
+        objects=queries.integer(totals["objects"]),
+        classes={str(row["class"]): queries.integer(row["n"]) for row in classes},
+        properties={str(row["p"]): queries.integer(row["n"]) for row in properties},
+    )
 
-    def integer(value: object) -> ox.Literal:
-        return ox.Literal(queries.integer(value))  # an xsd:integer
+
+def recorded_counts(described: Sequence[ox.Quad], iris: Iris) -> VoidCounts:
+    """The statistics a VoID description (:func:`void_quads`) states: what an add continues from."""
+    dataset = ox.NamedNode(iris.dataset)
+    by_subject: dict[ox.NamedNode | ox.BlankNode, dict[str, ox.NamedNode | ox.Literal]] = {}
+    for quad in described:
+        if isinstance(quad.object, ox.NamedNode | ox.Literal):
+            by_subject.setdefault(quad.subject, {})[quad.predicate.value] = quad.object
+    stated = by_subject.get(dataset, {})
+
+    def number(values: dict, name: str) -> int:
+        return int(values[str(VOID[name])].value) if str(VOID[name]) in values else 0
+
+    counts = VoidCounts(
+        number(stated, "triples"), number(stated, "entities"), number(stated, "distinctSubjects"),
+        number(stated, "distinctObjects"),
+    )  # fmt: skip
+    for values in by_subject.values():
+        if str(VOID["class"]) in values:
+            counts.classes[values[str(VOID["class"])].value] = number(values, "entities")
+        if str(VOID.property) in values:
+            counts.properties[values[str(VOID.property)].value] = number(values, "triples")
+    return counts
+
+
+def void_ntriples(store: GraphStore, iris: Iris) -> Iterator[str]:
+    """VoID statistics of what the store holds now; call before adding them (they describe the data)."""
+    return void_lines(void_counts(store, iris), iris)
+
+
+def void_lines(counts: VoidCounts, iris: Iris) -> Iterator[str]:
+    """The VoID description stating ``counts``, as N-Triples lines.
+
+    Terms are pyoxigraph's, so every line is valid N-Triples whatever the base IRI or counts hold.
+    """
+    dataset = ox.NamedNode(iris.dataset)
+
+    def integer(value: int) -> ox.Literal:
+        return ox.Literal(value)  # an xsd:integer
 
     def term(iri: object) -> ox.NamedNode:
         return ox.NamedNode(str(iri))
@@ -59,23 +139,23 @@ def void_ntriples(store: GraphStore, iris: Iris) -> Iterator[str]:
     namespaces = sorted(set(PREFIXES.values()) - {str(XSD), str(RDF)})
     triples += [(dataset, term(VOID.vocabulary), term(namespace)) for namespace in namespaces]
     triples += [
-        (dataset, term(VOID.triples), integer(totals["triples"])),
-        (dataset, term(VOID.entities), integer(entities)),
-        (dataset, term(VOID.distinctSubjects), integer(totals["subjects"])),
-        (dataset, term(VOID.distinctObjects), integer(totals["objects"])),
-        (dataset, term(VOID.properties), integer(totals["properties"])),
-        (dataset, term(VOID.classes), integer(len(classes))),
+        (dataset, term(VOID.triples), integer(counts.triples)),
+        (dataset, term(VOID.entities), integer(counts.entities)),
+        (dataset, term(VOID.distinctSubjects), integer(counts.subjects)),
+        (dataset, term(VOID.distinctObjects), integer(counts.objects)),
+        (dataset, term(VOID.properties), integer(len(counts.properties))),
+        (dataset, term(VOID.classes), integer(len(counts.classes))),
     ]
-    for row in classes:
-        partition = term(f"{iris.dataset}#class-{_fragment(str(row['class']))}")
+    for iri, entities in sorted(counts.classes.items()):
+        partition = term(f"{iris.dataset}#class-{_fragment(iri)}")
         triples.append((dataset, term(VOID.classPartition), partition))
-        triples.append((partition, term(VOID["class"]), term(row["class"])))
-        triples.append((partition, term(VOID.entities), integer(row["n"])))
-    for row in properties:
-        partition = term(f"{iris.dataset}#property-{_fragment(str(row['p']))}")
+        triples.append((partition, term(VOID["class"]), term(iri)))
+        triples.append((partition, term(VOID.entities), integer(entities)))
+    for iri, count in sorted(counts.properties.items()):
+        partition = term(f"{iris.dataset}#property-{_fragment(iri)}")
         triples.append((dataset, term(VOID.propertyPartition), partition))
-        triples.append((partition, term(VOID.property), term(row["p"])))
-        triples.append((partition, term(VOID.triples), integer(row["n"])))
+        triples.append((partition, term(VOID.property), term(iri)))
+        triples.append((partition, term(VOID.triples), integer(count)))
     for subject, predicate, value in triples:
         yield f"{ox.Triple(subject, predicate, value)} .\n"
 
@@ -86,3 +166,18 @@ def _fragment(iri: str) -> str:
         if iri.startswith(namespace):
             return f"{prefix}-{ascii_slug(iri.removeprefix(namespace)) or 'term'}"
     return ascii_slug(iri)
+
+
+def void_quads(store: OxigraphGraphStore, iris: Iris) -> list[ox.Quad]:
+    """The VoID description the store holds now: the dataset's quads and its partitions' (to replace or set aside)."""
+    quads = store.store
+    dataset = ox.NamedNode(iris.dataset)
+    described = list(quads.quads_for_pattern(dataset, None, None))
+    partitions = {
+        quad.object
+        for quad in described
+        if isinstance(quad.object, ox.NamedNode) and quad.object.value.startswith(iris.dataset + "#")
+    }
+    for partition in sorted(partitions, key=lambda node: node.value):
+        described += quads.quads_for_pattern(partition, None, None)
+    return described

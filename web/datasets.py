@@ -20,19 +20,18 @@ from flask import Flask
 from bibgraph.graph.add import add_lists
 from bibgraph.graph.build import BuildReport
 from bibgraph.graph.datadir import DERIVED, DUMPS, STORE, current_version, new_version, read_manifest
-from bibgraph.graph.dataset import COMPLETE_MARKER, fill
-from bibgraph.graph.dump import write_dump
-from bibgraph.graph.formats import rdf_syntax
-from bibgraph.graph.iris import DUMP_STEM
+from bibgraph.graph.dataset import COMPLETE_MARKER, fill, is_dump
+from bibgraph.graph.dump import complete_streamed_dumps, continued_dumps, streamed_ntriples, write_dataset_dumps
+from bibgraph.graph.iris import Iris
+from bibgraph.graph.networks import AREA
 from bibgraph.graph.search import FILE_NAME
 from bibgraph.graph.searchbuild import update_search_index
-from bibgraph.graph.networks import AREA
 from bibgraph.graph.stores.store import OxigraphGraphStore
+from bibgraph.graph.void import void_quads
 
 from .netcache import DERIVED_WRITABLE
 
 BUILD_TIMEOUT = 24 * 3600.0  # seconds the build's own derivation queries may run
-DUMP_SYNTAXES = ("nt", "turtle")
 COUNTS = ("records", "papers", "authors", "authorships", "concepts", "triples")  # in the manifest
 # Pages and views whose data a build derives ahead (GET paths, answered by the app over the new version).
 WARM_PATHS = (
@@ -53,7 +52,13 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
     """Build ``inputs`` into a new version of the dataset ``root`` and switch to it; the version and the report."""
     with new_version(root, base) as (version, manifest):
         store = OxigraphGraphStore.disk(version / STORE)
-        report = fill(store, inputs, base) or BuildReport()
+        if any(is_dump(path) for path in inputs):  # what a dump holds is not streamed: dumped from the store
+            report = fill(store, inputs, base) or BuildReport()
+            manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
+        else:  # the N-Triples dump written as the data streams into the store
+            with streamed_ntriples(version / DUMPS) as ntriples:
+                report = fill(store, inputs, base, ntriples) or BuildReport()
+            manifest["dumps"] = complete_streamed_dumps(version / DUMPS, void_quads(store, Iris(base)))
         counts = {name: getattr(report, name) for name in COUNTS}
         _complete(store, version, manifest, counts, sorted(str(path) for path in inputs))
     return root / manifest["name"], report
@@ -63,43 +68,60 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
     """Add the lists ``inputs`` to the dataset ``root`` as a new version; the version and what was added.
 
     The store is copied with RocksDB's checkpoint (hard links to its immutable files, so the copy costs
-    little whatever its size) and only the new records are written into the copy (:func:`add_lists`); the
+    little whatever its size; their checksums are carried over, not computed again) and only the new
+    records are written into the copy (:func:`add_lists`). The dumps are the previous version's data
+    (copied by the kernel), the added triples and the new VoID description (:mod:`bibgraph.graph.dump`); the
     search index is the previous one with the new records' papers and authors (:func:`update_search_index`).
     """
     served = current_version(root)
     before = read_manifest(served)
-    with new_version(root, before["base"]) as (version, manifest):
+    base = before["base"]
+    with new_version(root, base) as (version, manifest):
         original = OxigraphGraphStore.disk(served / STORE, read_only=True)
         original.store.backup(version / STORE)
         del original  # read-only: nothing to flush
         store = OxigraphGraphStore.disk(version / STORE)
-        report = add_lists(store, inputs, before["base"])
+        if "dumps" in before:
+            with continued_dumps(served / DUMPS, version / DUMPS, before["dumps"]) as dumps:
+                report = add_lists(store, inputs, base, added=dumps.append)
+                manifest["dumps"] = dumps.finish(void_quads(store, Iris(base)))
+        else:  # a version from before the dumps were continued: written whole this once
+            report = add_lists(store, inputs, base)
+            manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
         (version / DERIVED).mkdir()
         update_search_index(store, served / DERIVED / FILE_NAME, version / DERIVED / FILE_NAME, inputs)
         counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
         counts["concepts"], counts["triples"] = report.concepts, report.triples
-        _complete(store, version, manifest, counts, sorted([*before["inputs"], *(str(path) for path in inputs)]))
+        _complete(
+            store, version, manifest, counts, sorted([*before["inputs"], *(str(path) for path in inputs)]), served
+        )
     return root / manifest["name"], report
 
 
 def _complete(
-    store: OxigraphGraphStore, version: Path, manifest: dict[str, Any], counts: dict[str, int], inputs: list[str]
+    store: OxigraphGraphStore,
+    version: Path,
+    manifest: dict[str, Any],
+    counts: dict[str, int],
+    inputs: list[str],
+    previous: Path | None = None,
 ) -> None:
-    """Write the dumps and the derived data of a filled store, and fill in the manifest."""
-    (version / DUMPS).mkdir()
-    for name in DUMP_SYNTAXES:
-        syntax = rdf_syntax(name)
-        write_dump(store, version / DUMPS / f"{DUMP_STEM}.{syntax.suffix}", syntax)
+    """Close the filled store (its dumps written), derive the views' data, and fill in the manifest."""
     store.close()
     del store
     gc.collect()  # release RocksDB's lock before the app's worker opens the store read-only
     (version / STORE / COMPLETE_MARKER).write_text("complete\n", encoding="utf-8")
     manifest["counts"], manifest["inputs"] = counts, inputs
-    derive(version, manifest["base"])
+    derive(version, manifest["base"], previous=previous)
 
 
-def derive(version: Path, base: str) -> None:
-    """Derive the views' costly data of ``version`` into its ``derived/`` files, through the app."""
+def derive(version: Path, base: str, previous: Path | None = None) -> None:
+    """Derive the views' costly data of ``version`` into its ``derived/`` files, through the app.
+
+    ``previous``, after an add, is the version this one extends: the hook for derived data that can be
+    updated rather than derived again (the triples added are its N-Triples dump's bytes from the previous
+    manifest's ``dumps`` ``data_bytes`` to this one's).
+    """
     from .app import create_app
     from .graphstore import get_store
 

@@ -1,0 +1,87 @@
+"""Wall time by stage of one run: module functions wrapped with timers (inclusive of what they call).
+
+Each stage also notes the process's peak RSS when it ends: the peak only grows, so the first stage
+whose figure is close to the final peak is the one that set it.
+"""
+
+import inspect
+import resource
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+class Stages:
+    """Seconds spent inside named functions, summed over their calls."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.peak_mb: dict[str, float] = {}
+        self.peak_before_mb: dict[str, float] = {}
+        self._restore: list[tuple[object, str, Any]] = []
+
+    def wrap(self, owner: object, name: str, label: str) -> None:
+        """Time every call of ``owner.name`` (a module attribute looked up at call time) as ``label``.
+
+        A name ``owner`` lacks is left out (another checkout, compared by running this bench with its Python).
+        """
+        original: Callable[..., Any] | None = getattr(owner, name, None)
+        if original is None:
+            return
+        self.seconds.setdefault(label, 0.0)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            self.peak_before_mb.setdefault(label, _peak_mb())
+            start = time.perf_counter()
+            try:
+                result = original(*args, **kwargs)
+            finally:
+                self._note(label, start)
+            return self._timed_iteration(result, label) if inspect.isgenerator(result) else result
+
+        self._restore.append((owner, name, original))
+        setattr(owner, name, timed)
+
+    def _timed_iteration(self, items: Iterator[Any], label: str) -> Iterator[Any]:
+        """A generator's items, the time spent making each counted to ``label``."""
+        while True:
+            start = time.perf_counter()
+            try:
+                item = next(items)
+            except StopIteration:
+                return
+            finally:
+                self._note(label, start)
+            yield item
+
+    def _note(self, label: str, start: float) -> None:
+        self.seconds[label] += time.perf_counter() - start
+        self.peak_mb[label] = _peak_mb()
+
+    @contextmanager
+    def stage(self, label: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[label] = self.seconds.get(label, 0.0) + time.perf_counter() - start
+            self.peak_mb[label] = _peak_mb()
+
+    def restore(self) -> None:
+        for owner, name, original in reversed(self._restore):
+            setattr(owner, name, original)
+        self._restore.clear()
+
+    def table(self, total: float) -> str:
+        rows = ["| stage | seconds | share | peak MB at its start | at its end |", "|---|---:|---:|---:|---:|"]
+        rows += [
+            f"| {label} | {seconds:.1f} | {seconds / total:.0%} |"
+            f" {self.peak_before_mb.get(label, float('nan')):,.0f} | {self.peak_mb.get(label, float('nan')):,.0f} |"
+            for label, seconds in self.seconds.items()
+        ]
+        return "\n".join([*rows, f"| total | {total:.1f} | 100% | | {_peak_mb():,.0f} |"])
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
