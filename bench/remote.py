@@ -16,7 +16,6 @@ import os
 import subprocess
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -48,6 +47,7 @@ from bibgraph.graph.pushdown import (
 )
 from bibgraph.graph.stores.remote import RemoteGraphStore
 from bibgraph.graph.stores.store import GraphStore, OxigraphGraphStore
+from bibgraph.graph.vocab import sparql_prologue
 
 BASE = "http://bibgraph.test/"
 VIEW_CAP = 1000  # MAX_VIEW_NODES's default: the co-author map draws at most this many authors
@@ -111,6 +111,19 @@ def views(prolific: str, area: str) -> dict[str, Callable[[GraphStore, list[Auth
     }
 
 
+def most_prolific_and_largest_area(store: GraphStore) -> tuple[str, str]:
+    """The author with most papers (the ego view's centre) and the area with most authorships (the filtered map's)."""
+    author = store.select(
+        sparql_prologue() + "SELECT ?a WHERE { ?p dcterms:creator ?a } GROUP BY ?a ORDER BY DESC(COUNT(?p)) ?a LIMIT 1"
+    )[0]["a"]
+    area = store.select(
+        sparql_prologue() + "SELECT ?area WHERE { ?p dcterms:creator ?a ; dcterms:subject ?c ."
+        " OPTIONAL { ?c skos:broader ?parent } BIND (COALESCE(?parent, ?c) AS ?area) }"
+        " GROUP BY ?area ORDER BY DESC(COUNT(*)) ?area LIMIT 1"
+    )[0]["area"]
+    return str(author), str(area)
+
+
 def coauthors(store: GraphStore, rows: list[Authorship] | None, filters: Filters) -> nx.Graph:
     return coauthor_network_from(store, filters, push_down=True) if rows is None else coauthor_network(rows, filters)
 
@@ -126,6 +139,7 @@ def main() -> None:
     parser.add_argument("--store", type=Path, help="an on-disk store to measure (default: generate and build one)")
     parser.add_argument("--published", action="store_true", help="the Virtuoso database in --scratch is loaded")
     parser.add_argument("--no-views", action="store_true", help="measure the publish only")
+    parser.add_argument("--no-rows", action="store_true", help="skip the row path (push-down only)")
     parser.add_argument("--remote-rows", action="store_true", help="also time fetching every row from Virtuoso")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
@@ -139,14 +153,7 @@ def main() -> None:
         store = OxigraphGraphStore.disk(store_dir, read_only=True)
         triples = store.triple_count()
         print(f"embedded store: {triples} triples, {size_of(store_dir) / 1e9:.2f} GB on disk", flush=True)
-        rows = authorships(store)
-        papers_and_authors = bipartite_graph(rows)
-        prolific = max(
-            (node for node, side in papers_and_authors.nodes(data="bipartite") if side), key=papers_and_authors.degree
-        )
-        per_area = Counter(row.area for row in rows if row.area)
-        area = max(sorted(per_area), key=per_area.__getitem__)
-        del rows, papers_and_authors
+        prolific, area = most_prolific_and_largest_area(store)
 
         database = scratch / "virtuoso"
         database.mkdir(exist_ok=True)
@@ -168,9 +175,11 @@ def main() -> None:
         remote = RemoteGraphStore(f"{endpoint}?default-graph-uri={BASE}", timeout=3600)
 
         print(f"\n{args.size} papers, {triples} triples; machine load {os.getloadavg()[0]:.1f} at start")
-        local_rows, local_seconds = timed(lambda: authorships(store))
-        print(f"authorship rows ({len(local_rows)}), the row path's input, fetched once and cached by the app:")
-        print(f"embedded {local_seconds:.2f} s", flush=True)
+        local_rows: list[Authorship] = []
+        if not args.no_rows:
+            local_rows, local_seconds = timed(lambda: authorships(store))
+            print(f"authorship rows ({len(local_rows)}), the row path's input, fetched once and cached by the app:")
+            print(f"embedded {local_seconds:.2f} s", flush=True)
         if args.remote_rows:
             print(f"Virtuoso {timed(lambda: authorships(remote))[1]:.2f} s")
         print()
@@ -179,13 +188,15 @@ def main() -> None:
         for name, view in views(prolific, area).items():
             if args.only and not any(word in name for word in args.only):
                 continue
-            cells = [timed(partial(view, store, local_rows))[1]]
+            cells = [] if args.no_rows else [timed(partial(view, store, local_rows))[1]]
             if not args.skip_embedded_push_down:
                 cells.append(timed(partial(view, store, None))[1])
             cells.append(timed(partial(view, remote, None))[1])
             shown = [f"{seconds:.2f} s" for seconds in cells]
             if args.skip_embedded_push_down:
-                shown.insert(1, "not run")
+                shown.insert(len(shown) - 1, "not run")
+            if args.no_rows:
+                shown.insert(0, "not run")
             print(f"| {name} | {' | '.join(shown)} |", flush=True)
         print(f"\nvirtuoso peak after the views: {peak_kb(str(database)) / 1e6:.2f} GB resident")
         print(f"machine load {os.getloadavg()[0]:.1f} at the end")
