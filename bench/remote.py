@@ -5,7 +5,9 @@ fetches every authorship row once (timed on both stores), then derives each view
 push-down path has the engine aggregate, per view, on the embedded store and on Virtuoso (what
 ``serve --store sparql:URL`` does). Nothing else is cached between measures.
 Usage: ``python -m bench.remote --size 100000`` (needs Debian's virtuoso-opensource; ``--buffers``
-sizes its cache in 8 kB pages).
+sizes its cache in 8 kB pages). ``--store DIR`` measures an on-disk store already built (say, from
+``/tmp/shared-bench/l100k``) instead of generating one; with ``--scratch DIR`` the Virtuoso database is
+kept there, and ``--published`` serves what an earlier run published into it rather than publishing again.
 """
 
 import argparse
@@ -14,7 +16,6 @@ import os
 import subprocess
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -46,6 +47,7 @@ from bibgraph.graph.pushdown import (
 )
 from bibgraph.graph.stores.remote import RemoteGraphStore
 from bibgraph.graph.stores.store import GraphStore, OxigraphGraphStore
+from bibgraph.graph.vocab import sparql_prologue
 
 BASE = "http://bibgraph.test/"
 VIEW_CAP = 1000  # MAX_VIEW_NODES's default: the co-author map draws at most this many authors
@@ -109,6 +111,19 @@ def views(prolific: str, area: str) -> dict[str, Callable[[GraphStore, list[Auth
     }
 
 
+def most_prolific_and_largest_area(store: GraphStore) -> tuple[str, str]:
+    """The author with most papers (the ego view's centre) and the area with most authorships (the filtered map's)."""
+    author = store.select(
+        sparql_prologue() + "SELECT ?a WHERE { ?p dcterms:creator ?a } GROUP BY ?a ORDER BY DESC(COUNT(?p)) ?a LIMIT 1"
+    )[0]["a"]
+    area = store.select(
+        sparql_prologue() + "SELECT ?area WHERE { ?p dcterms:creator ?a ; dcterms:subject ?c ."
+        " OPTIONAL { ?c skos:broader ?parent } BIND (COALESCE(?parent, ?c) AS ?area) }"
+        " GROUP BY ?area ORDER BY DESC(COUNT(*)) ?area LIMIT 1"
+    )[0]["area"]
+    return str(author), str(area)
+
+
 def coauthors(store: GraphStore, rows: list[Authorship] | None, filters: Filters) -> nx.Graph:
     return coauthor_network_from(store, filters, push_down=True) if rows is None else coauthor_network(rows, filters)
 
@@ -121,11 +136,16 @@ def main() -> None:
     parser.add_argument("--skip-embedded-push-down", action="store_true", help="measure push-down on Virtuoso only")
     parser.add_argument("--only", nargs="+", help="measure only the views whose names contain one of these words")
     parser.add_argument("--scratch", type=Path, help="keep the data here (default: a temporary directory)")
+    parser.add_argument("--store", type=Path, help="an on-disk store to measure (default: generate and build one)")
+    parser.add_argument("--published", action="store_true", help="the Virtuoso database in --scratch is loaded")
+    parser.add_argument("--no-views", action="store_true", help="measure the publish only")
+    parser.add_argument("--no-rows", action="store_true", help="skip the row path (push-down only)")
+    parser.add_argument("--remote-rows", action="store_true", help="also time fetching every row from Virtuoso")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         scratch = args.scratch or Path(stack.enter_context(tempfile.TemporaryDirectory()))
         scratch.mkdir(parents=True, exist_ok=True)
-        store_dir = scratch / "store"
+        store_dir = args.store or scratch / "store"
         if not store_dir.exists():
             lists = write_lists(scratch / "lists", args.size)
             summary, seconds = timed(lambda: build_disk_store(store_dir, lists, BASE))
@@ -133,14 +153,7 @@ def main() -> None:
         store = OxigraphGraphStore.disk(store_dir, read_only=True)
         triples = store.triple_count()
         print(f"embedded store: {triples} triples, {size_of(store_dir) / 1e9:.2f} GB on disk", flush=True)
-        rows = authorships(store)
-        papers_and_authors = bipartite_graph(rows)
-        prolific = max(
-            (node for node, side in papers_and_authors.nodes(data="bipartite") if side), key=papers_and_authors.degree
-        )
-        per_area = Counter(row.area for row in rows if row.area)
-        area = max(sorted(per_area), key=per_area.__getitem__)
-        del rows, papers_and_authors
+        prolific, area = most_prolific_and_largest_area(store)
 
         database = scratch / "virtuoso"
         database.mkdir(exist_ok=True)
@@ -149,32 +162,41 @@ def main() -> None:
         )
         server = endpoint.removesuffix("/sparql")
         target = Target.parse(f"{server}/sparql-graph-crud-auth", BASE, user="dba", password="dba")
-        report, seconds = timed(lambda: publish(store_dir, target, args.batch, replace=True, progress=print))
-        print(f"publish: {report.summary()}", flush=True)
+        if not args.published:
+            report = publish(store_dir, target, args.batch, replace=True, progress=print)
+            print(f"publish (batches of {args.batch}): {report.summary()}", flush=True)
         subprocess.run(["sync"], check=False)
         print(
             f"virtuoso: {size_of(database) / 1e9:.2f} GB on disk, peak {peak_kb(str(database)) / 1e6:.2f} GB resident",
             flush=True,
         )
+        if args.no_views:
+            return
         remote = RemoteGraphStore(f"{endpoint}?default-graph-uri={BASE}", timeout=3600)
 
         print(f"\n{args.size} papers, {triples} triples; machine load {os.getloadavg()[0]:.1f} at start")
-        local_rows, local_seconds = timed(lambda: authorships(store))
-        _, remote_seconds = timed(lambda: authorships(remote))
-        print(f"authorship rows ({len(local_rows)}), the row path's input, fetched once and cached by the app:")
-        print(f"embedded {local_seconds:.2f} s, Virtuoso {remote_seconds:.2f} s\n")
+        local_rows: list[Authorship] = []
+        if not args.no_rows:
+            local_rows, local_seconds = timed(lambda: authorships(store))
+            print(f"authorship rows ({len(local_rows)}), the row path's input, fetched once and cached by the app:")
+            print(f"embedded {local_seconds:.2f} s", flush=True)
+        if args.remote_rows:
+            print(f"Virtuoso {timed(lambda: authorships(remote))[1]:.2f} s")
+        print()
         print("| view | from cached rows (either store) | embedded, push-down | Virtuoso, push-down |")
         print("|---|---:|---:|---:|")
         for name, view in views(prolific, area).items():
             if args.only and not any(word in name for word in args.only):
                 continue
-            cells = [timed(partial(view, store, local_rows))[1]]
+            cells = [] if args.no_rows else [timed(partial(view, store, local_rows))[1]]
             if not args.skip_embedded_push_down:
                 cells.append(timed(partial(view, store, None))[1])
             cells.append(timed(partial(view, remote, None))[1])
             shown = [f"{seconds:.2f} s" for seconds in cells]
             if args.skip_embedded_push_down:
-                shown.insert(1, "not run")
+                shown.insert(len(shown) - 1, "not run")
+            if args.no_rows:
+                shown.insert(0, "not run")
             print(f"| {name} | {' | '.join(shown)} |", flush=True)
         print(f"\nvirtuoso peak after the views: {peak_kb(str(database)) / 1e6:.2f} GB resident")
         print(f"machine load {os.getloadavg()[0]:.1f} at the end")

@@ -8,7 +8,10 @@ counted once). Requests ask for a fresh evaluation (``Cache-Control: no-cache``)
 measured answering repeated queries from its answer cache, the "(cached)" rows. Usage:
 ``python -m bench.sparql --sizes 10000 100000`` (needs ``pip install -e '.[bench]'``). ``--before PYTHON``
 adds "bibgraph-before": the bibgraph that ``PYTHON`` imports (say, a venv holding ``main``), so a change is
-measured against the code before it in the same run.
+measured against the code before it in the same run. ``--store-dir PATH`` measures an existing store instead of
+building one: a bibgraph dataset directory (served by ``bibgraph serve PATH``) or an on-disk store directory
+(``--store disk:PATH``), with Oxigraph's ``serve-read-only`` over the same files; only the two on-disk servers run
+(``bibgraph-disk``, ``oxigraph``; with ``--before``, also ``bibgraph-before``), nothing is written into the store.
 """
 
 import argparse
@@ -30,8 +33,11 @@ from typing import Any
 from bench.generate import write_lists
 from bench.servers import stop
 from bibgraph.graph.build import build_graph
+from bibgraph.graph.datadir import current_version, is_dataset
 from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import rdf_syntax
+from bibgraph.graph.queries import integer
+from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.graph.vocab import sparql_prologue
 
 P = sparql_prologue()
@@ -120,20 +126,30 @@ BEFORE = "bibgraph-before"  # bibgraph as another interpreter imports it (--befo
 BEFORE_PYTHON = ""
 
 
+EXISTING: Path | None = None  # --store-dir: a dataset or store directory measured as it is
+
+
+def oxigraph_location(existing: Path) -> Path:
+    """The store directory of a dataset (its current version's), or ``existing`` when it is a store."""
+    return current_version(existing) / "store" if is_dataset(existing) else existing
+
+
 @contextlib.contextmanager
 def server(kind: str, dump: Path, scratch: Path, port: int) -> Iterator[tuple[str, subprocess.Popen]]:
     bindir = Path(sys.executable).parent
     if kind.startswith("bibgraph"):
         store = f"disk:{scratch / 'bibgraph-store'}" if kind == "bibgraph-disk" else "memory"
+        source = [str(dump)]
+        if EXISTING is not None:
+            source, store = ([str(EXISTING)], "") if is_dataset(EXISTING) else ([], f"disk:{EXISTING}")
         launch = [BEFORE_PYTHON, "-m", "bibgraph"] if kind == BEFORE else [str(bindir / "bibgraph")]
         command = [
             *launch,
             "serve",
-            str(dump),
+            *source,
             "--port",
             str(port),
-            "--store",
-            store,
+            *(["--store", store] if store else []),
             "--timeout",
             "600",
             "--query-threads",
@@ -146,12 +162,13 @@ def server(kind: str, dump: Path, scratch: Path, port: int) -> Iterator[tuple[st
     elif kind == "oxigraph-memory":  # in memory, loaded over HTTP once it listens
         command = [str(bindir / "oxigraph"), "serve", "--bind", f"127.0.0.1:{port}"]
     elif kind == "oxigraph":
-        location = scratch / "oxigraph-store"
-        subprocess.run(
-            [str(bindir / "oxigraph"), "load", "--location", str(location), "--file", str(dump)],
-            check=True,
-            capture_output=True,
-        )
+        location = scratch / "oxigraph-store" if EXISTING is None else oxigraph_location(EXISTING)
+        if EXISTING is None:
+            subprocess.run(
+                [str(bindir / "oxigraph"), "load", "--location", str(location), "--file", str(dump)],
+                check=True,
+                capture_output=True,
+            )
         command = [
             str(bindir / "oxigraph"),
             "serve-read-only",
@@ -262,7 +279,7 @@ def measure(running: list[Running], queries: dict[str, str], args: argparse.Name
     ours = [target for target in running if target.kind.startswith("bibgraph")]
     cacheable = {name: query for name, query in queries.items() if sizes.get(name, 0) < CACHE_LIMIT}
     interleaved_latency(ours, cacheable, args.runs, cached=True)
-    for name in () if args.no_throughput else THROUGHPUT:
+    for name in () if args.no_throughput else [name for name in THROUGHPUT if name in queries]:
         for cached, targets in ((False, running), (True, ours)):
             for target in targets:
                 label = f"{name}{CACHED if cached else ''} req/s"
@@ -281,32 +298,52 @@ def main() -> None:
     parser.add_argument("--request-timeout", type=float, default=REQUEST_TIMEOUT)
     parser.add_argument("--no-throughput", action="store_true")
     parser.add_argument("--before", metavar="PYTHON", help="also measure the bibgraph this interpreter imports")
+    parser.add_argument("--store-dir", type=Path, help="measure this dataset or disk store rather than building one")
+    parser.add_argument("--only", nargs="+", help="measure only the queries whose names contain one of these words")
     args = parser.parse_args()
     globals()["REQUEST_TIMEOUT"] = args.request_timeout
+    if args.only:
+        for name in [name for name in QUERIES if not any(word in name for word in args.only)]:
+            del QUERIES[name]
     if args.before:
         globals()["BEFORE_PYTHON"] = args.before
         args.servers = [BEFORE, *args.servers]
+    if args.store_dir:
+        globals()["EXISTING"] = args.store_dir.resolve()
+        args.servers = [kind for kind in args.servers if kind in (BEFORE, "bibgraph-disk", "oxigraph")]
+        store = OxigraphGraphStore.disk(oxigraph_location(args.store_dir), read_only=True)
+        with tempfile.TemporaryDirectory() as scratch_name, contextlib.ExitStack() as stack:
+            papers = store.select(P + "SELECT (COUNT(?p) AS ?n) WHERE { ?p a schema:ScholarlyArticle }")[0]["n"]
+            run(integer(papers), store, Path(scratch_name) / "unused.nt", Path(scratch_name), stack, args)
+        return
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as scratch_name, contextlib.ExitStack() as stack:
             scratch = Path(scratch_name)
-            store, _ = build_graph(write_lists(scratch / "lists", size), progress=False)
+            built, _ = build_graph(write_lists(scratch / "lists", size), progress=False)
             dump = scratch / "dump.nt"
-            write_dump(store, dump, rdf_syntax("nt"))
-            author = store.select(
-                P + "SELECT ?a WHERE { ?p dcterms:creator ?a } GROUP BY ?a ORDER BY DESC(COUNT(?p)) ?a LIMIT 1"
-            )[0]["a"]
-            paper = store.select(P + "SELECT ?p WHERE { ?p a schema:ScholarlyArticle } ORDER BY ?p LIMIT 1")[0]["p"]
-            del store
-            queries = {n: q.replace("AUTHOR", str(author)).replace("PAPER", str(paper)) for n, q in QUERIES.items()}
-            running = start_all(args.servers, dump, scratch, stack)
-            measure(running, queries, args)
-            results: dict[str, dict[str, Any]] = {kind: {} for kind in args.servers}
-            for target in running:
-                assert target.watch is not None  # start_all watches every server it started
-                target.row["peak MB"] = target.watch.stop()
-                results[target.kind] = target.row
-                print(f"{size} {target.kind}: {target.row}", file=sys.stderr, flush=True)
-            report(size, results)
+            write_dump(built, dump, rdf_syntax("nt"))
+            run(size, built, dump, scratch, stack, args)
+
+
+def run(
+    size: int, store: Any, dump: Path, scratch: Path, stack: contextlib.ExitStack, args: argparse.Namespace
+) -> None:
+    """Measure every server over ``store``'s data (``dump`` of it, unless an existing store is measured)."""
+    author = store.select(
+        P + "SELECT ?a WHERE { ?p dcterms:creator ?a } GROUP BY ?a ORDER BY DESC(COUNT(?p)) ?a LIMIT 1"
+    )[0]["a"]
+    paper = store.select(P + "SELECT ?p WHERE { ?p a schema:ScholarlyArticle } ORDER BY ?p LIMIT 1")[0]["p"]
+    del store
+    queries = {n: q.replace("AUTHOR", str(author)).replace("PAPER", str(paper)) for n, q in QUERIES.items()}
+    running = start_all(args.servers, dump, scratch, stack)
+    measure(running, queries, args)
+    results: dict[str, dict[str, Any]] = {kind: {} for kind in args.servers}
+    for target in running:
+        assert target.watch is not None  # start_all watches every server it started
+        target.row["peak MB"] = target.watch.stop()
+        results[target.kind] = target.row
+        print(f"{size} {target.kind}: {target.row}", file=sys.stderr, flush=True)
+    report(size, results)
 
 
 PAIRS = (  # (ours, theirs): each bibgraph store next to the Oxigraph server with the same kind of storage

@@ -76,7 +76,7 @@ def virtuoso(
     )
     endpoint = f"http://127.0.0.1:{http_port}/sparql"
     try:
-        _isql(sql_port, "status();", wait=60)
+        _isql(sql_port, "status();", wait=900)  # a database loaded without checkpoints replays its log first
         if dump is not None:
             load = f"DB.DBA.TTLP_MT(file_to_string_output('{directory}/dump.ttl'), '', '{GRAPH}', 0); checkpoint;"
             _isql(sql_port, load)

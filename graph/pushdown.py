@@ -80,20 +80,18 @@ def coauthor_network_from(store: GraphStore, filters: Filters = Filters(), push_
     (by default: when the store is remote), else from every authorship row."""
     if not (pushes_down(store) if push_down is None else push_down):
         return coauthor_network(authorships(store), filters)
-    ego = filters.authors if filters.authors is not None and len(filters.authors) <= VALUES_LIMIT else None
-    query = _query("coauthor_paper_counts", filters, authors=_iris(ego) if ego is not None else "")  # only its own
-    counts = {str(row["author"]): integer(row["papers"]) for row in store.iter_select(query)}
+    counts, everyone_counted = _paper_counts(store, filters)
     candidates = counts if filters.authors is None else filters.authors.intersection(counts)
     authors = sorted((a for a in candidates if counts[a] >= filters.min_papers), key=lambda a: (-counts[a], a))
-    eligible = len(authors)
+    eligible = len(authors) if everyone_counted is None else everyone_counted
     if filters.top is not None:
         authors = authors[: filters.top]
     if not authors:
         return nx.Graph(total_authors=eligible)
     kept = set(authors)
     network = nx.Graph(total_authors=eligible)
-    _add_authors(store, network, authors, counts, filters, everyone=filters.authors is None and eligible == len(counts))
-    everyone = filters.authors is None and len(kept) == len(counts)
+    everyone = filters.authors is None and everyone_counted is None and len(kept) == len(counts)
+    _add_authors(store, network, authors, counts, filters, everyone=everyone)
     restrict = "" if everyone or len(kept) > VALUES_LIMIT else _iris(kept)
     # Only one end is bound (two VALUES blocks would make a product of kept x kept); the other end is checked below.
     pairs = restrict and f"VALUES ?a {{ {restrict} }}"
@@ -112,6 +110,37 @@ def coauthor_network_from(store: GraphStore, filters: Filters = Filters(), push_
         if weight >= filters.min_joint:
             network.add_edge(a, b, weight=weight, fractional=fractional, lower_bound=lower_bound)
     return with_communities(network, filters)
+
+
+def _paper_counts(store: GraphStore, filters: Filters) -> tuple[dict[str, int], int | None]:
+    """Papers per author for the authors ``filters`` may draw, and (for a top-N view) how many pass ``min_papers``.
+
+    A top-N view of every author reads the cut-off from the engine's histogram of papers per author
+    (a few dozen rows), then only the authors at or above it: at 100k papers that is about N rows
+    rather than one per author (184,726). Ties at the cut-off all come, so the order is the row
+    path's (most papers, then IRI). Otherwise (``None``): every counted author is returned.
+    """
+    ego = filters.authors if filters.authors is not None and len(filters.authors) <= VALUES_LIMIT else None
+    having = ""
+    eligible: int | None = None
+    if filters.authors is None and filters.top is not None:
+        histogram = {
+            integer(r["papers"]): integer(r["authors"])
+            for r in store.iter_select(_query("coauthor_paper_histogram", filters))
+        }
+        eligible = sum(n for papers, n in histogram.items() if papers >= filters.min_papers)
+        cut, above = filters.min_papers, 0
+        for papers in sorted(histogram, reverse=True):
+            above += histogram[papers]
+            if above >= filters.top:
+                cut = max(papers, filters.min_papers)
+                break
+        having = f"HAVING (COUNT(DISTINCT ?paper) >= {cut})"
+    query = _query("coauthor_paper_counts", filters, authors=_iris(ego) if ego is not None else "")  # only its own
+    counts = {
+        str(row["author"]): integer(row["papers"]) for row in store.iter_select(query.replace("# having", having))
+    }
+    return counts, eligible
 
 
 def _add_authors(

@@ -366,3 +366,49 @@ def test_an_engine_failure_reaches_the_client_without_the_engine_text(caplog) ->
         assert "SR999" in caplog.text
     finally:
         server.shutdown()
+
+
+class _ControlCharacterEndpoint(http.server.BaseHTTPRequestHandler):
+    """A SPARQL endpoint whose one answer holds U+0000: written ``&#0;`` in XML, which no XML 1.0 reader accepts."""
+
+    accepts: list[str]
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        accept = self.headers["Accept"]
+        self.accepts.append(accept)
+        if "xml" in accept:
+            body = (
+                b'<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head>'
+                b'<variable name="x"/></head><results><result><binding name="x"><literal>a&#0;b</literal>'
+                b"</binding></result></results></sparql>"
+            )
+        else:
+            answer = {"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"type": "literal", "value": "a\x00b"}}]}}
+            body = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", accept)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_an_answer_xml_cannot_carry_is_read_as_json() -> None:
+    """Solutions are asked for as XML (Virtuoso writes it faster), and again as JSON when the XML is unreadable."""
+    _ControlCharacterEndpoint.accepts = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ControlCharacterEndpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        store = RemoteGraphStore(f"http://127.0.0.1:{server.server_port}/sparql")
+        assert store.select("SELECT ?x WHERE { ?s ?p ?x }") == [{"x": "a\x00b"}]
+        xml, json_results = "application/sparql-results+xml", "application/sparql-results+json"
+        assert _ControlCharacterEndpoint.accepts == [xml, json_results]
+        answer = store.answer("SELECT ?x WHERE { ?s ?p ?x }", "json", "nt")  # what the endpoint serves
+        assert json.loads(answer.body)["results"]["bindings"] == [{"x": {"type": "literal", "value": "a\x00b"}}]
+        assert _ControlCharacterEndpoint.accepts == [xml, json_results] * 2
+    finally:
+        server.shutdown()
+        server.server_close()

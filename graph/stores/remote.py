@@ -8,7 +8,8 @@ import logging
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import BinaryIO
+from collections.abc import Callable
+from typing import BinaryIO, TypeVar
 
 import pyoxigraph as ox
 from rdflib import Graph
@@ -19,6 +20,13 @@ from ..vocab import PREFIXES, prefixed_graph
 from .store import EngineStore, QueryError, Row, rows
 
 log = logging.getLogger("bibgraph.remote")
+T = TypeVar("T")
+# Virtuoso writes SPARQL XML results several times faster than JSON (measured at 10k papers on
+# 4,000 rows of two IRIs: 0.27 s against 1.94 s; never slower for literals): solutions are asked
+# for in XML, and in JSON again only when the XML cannot be read (XML 1.0 cannot carry U+0000,
+# which bibgraph's own graphs never hold but an engine's other data may).
+XML_RESULTS = "application/sparql-results+xml"
+JSON_RESULTS = "application/sparql-results+json"
 
 
 def _check_syntax(query: str) -> None:
@@ -78,15 +86,26 @@ class RemoteGraphStore(EngineStore):
             log.error("remote SPARQL store answered %d: %s", error.code, message[:2000])
             raise OSError(f"the remote SPARQL store answered {error.code}") from error
 
+    def _solutions(self, query: str, read: Callable[[ox.QuerySolutions | ox.QueryBoolean], T]) -> T:
+        """``read`` of the engine's answer to a SELECT or ASK query: XML results, JSON if the XML is unreadable
+        (the parser stops at the bad character while ``read`` consumes the solutions, so ``read`` starts again)."""
+        body, _ = self._post(query, XML_RESULTS)
+        try:
+            return read(ox.parse_query_results(body, format=ox.QueryResultsFormat.XML))
+        except SyntaxError:
+            body, _ = self._post(query, JSON_RESULTS)
+            return read(ox.parse_query_results(body, format=ox.QueryResultsFormat.JSON))
+
     def select(self, query: str) -> list[Row]:
-        body, _ = self._post(query, "application/sparql-results+json")
-        solutions = ox.parse_query_results(body, format=ox.QueryResultsFormat.JSON)
-        if not isinstance(solutions, ox.QuerySolutions):
-            raise QueryError("expected a SELECT query")
-        return list(rows(solutions))
+        def read(solutions: ox.QuerySolutions | ox.QueryBoolean) -> list[Row]:
+            if not isinstance(solutions, ox.QuerySolutions):
+                raise QueryError("expected a SELECT query")
+            return list(rows(solutions))
+
+        return self._solutions(query, read)
 
     def write_answer(self, query: str, results: str, graphs: str, out: BinaryIO) -> tuple[str, str]:
-        """Fetch JSON results or N-Triples, re-serialised here by pyoxigraph in the syntax asked for.
+        """Fetch XML (or JSON) results or N-Triples, re-serialised here by pyoxigraph in the syntax asked for.
 
         Servers differ in their CSV, TSV and Turtle (Virtuoso's CSV quotes everything and ends
         lines with LF); re-serialising gives clients the same bytes whatever the backend.
@@ -101,12 +120,16 @@ class RemoteGraphStore(EngineStore):
             ox.serialize(triples, output=out, format=syntax.oxigraph, prefixes=prefixes)
             return "graph", syntax.media_type
         result_format = result_syntax(results)
-        body, _ = self._post(query, "application/sparql-results+json")
-        parsed = ox.parse_query_results(body, format=ox.QueryResultsFormat.JSON)
-        if checked.form == "ask" and isinstance(parsed, ox.QuerySolutions):
-            parsed = _boolean(any(True for _ in parsed))  # Virtuoso answers ASK as a one-column SELECT
-        form = "ask" if isinstance(parsed, ox.QueryBoolean) else "select"
-        parsed.serialize(output=out, format=result_format.oxigraph)
+
+        def read(parsed: ox.QuerySolutions | ox.QueryBoolean) -> tuple[str, bytes]:
+            if checked.form == "ask" and isinstance(parsed, ox.QuerySolutions):
+                parsed = _boolean(any(True for _ in parsed))  # Virtuoso answers ASK as a one-column SELECT
+            written = parsed.serialize(format=result_format.oxigraph)
+            assert written is not None  # no output file given: the bytes are returned
+            return "ask" if isinstance(parsed, ox.QueryBoolean) else "select", written
+
+        form, written = self._solutions(query, read)
+        out.write(written)  # whole, once read: nothing half-written when the XML turns out unreadable
         return form, result_format.media_type
 
     def construct(self, query: str) -> Graph:
