@@ -6,19 +6,17 @@ exit handler, and every such restart would leave its directory behind. So each d
 lock file locked (``flock``) for as long as any process of the server keeps it open — forked query
 workers inherit the lock — and whoever makes a new scratch directory first removes the ones whose
 lock nobody holds any more. A lock (rather than a recorded process id) is right across process id
-reuse and across containers sharing ``/tmp``.
+reuse and across containers sharing ``/tmp``. A directory without a lock file is never removed: it
+may belong to a running process of a bibgraph from before this module (seen during a rolling upgrade).
 """
 
 import atexit
-import contextlib
 import fcntl
 import os
 import shutil
 import tempfile
-import time
 
 LOCK = ".in-use"
-UNLOCKED_GRACE = 60.0  # seconds a directory may lack its lock file (it is being made, or predates this module)
 _held: list[int] = []  # lock descriptors kept open for the life of the process
 
 
@@ -28,8 +26,10 @@ def scratch_directory(prefix: str) -> str:
     root = tempfile.gettempdir()
     remove_abandoned(root, prefix)
     path = tempfile.mkdtemp(prefix=prefix, dir=root)
-    descriptor = os.open(os.path.join(path, LOCK), os.O_CREAT | os.O_RDWR, 0o600)
+    making = os.path.join(path, LOCK + ".new")
+    descriptor = os.open(making, os.O_CREAT | os.O_RDWR, 0o600)
     fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.rename(making, os.path.join(path, LOCK))  # the lock file appears locked: no one can take it for abandoned
     _held.append(descriptor)
     atexit.register(_remove_if_owner, path, os.getpid())
     return path
@@ -54,11 +54,7 @@ def remove_abandoned(root: str, prefix: str) -> list[str]:
 def _abandoned(path: str) -> bool:
     try:
         descriptor = os.open(os.path.join(path, LOCK), os.O_RDWR)
-    except FileNotFoundError:
-        with contextlib.suppress(OSError):
-            return time.time() - os.stat(path).st_mtime > UNLOCKED_GRACE
-        return False
-    except OSError:
+    except OSError:  # no lock file: being made, or made by a bibgraph that does not lock (it may still run)
         return False
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
