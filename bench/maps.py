@@ -114,12 +114,12 @@ def synthetic(papers: int, seed: int = 7) -> None:
     started = time.perf_counter()
     author_ids = {f"{base}author/a{i:07d}": i for i in range(authors)}
     paper_ids = {f"{base}paper/p{i:07d}": i for i in range(papers)}
-    concepts = {}
-    for area in range(10):
-        concepts[Concept(f"{base}area/a{area}", f"Area {area}", f"{base}area/a{area}", f"Area {area}")] = len(concepts)
-    for sub in range(22):
-        area = sub % 10
-        key = Concept(f"{base}area/a{area}/s{sub}", f"Sub {sub}", f"{base}area/a{area}", f"Area {area}")
+    concepts: dict[Concept, int] = {}
+    for a in range(10):
+        concepts[Concept(f"{base}area/a{a}", f"Area {a}", f"{base}area/a{a}", f"Area {a}")] = len(concepts)
+    for s in range(22):
+        a = s % 10
+        key = Concept(f"{base}area/a{a}/s{s}", f"Sub {s}", f"{base}area/a{a}", f"Area {a}")
         concepts[key] = len(concepts)
     ap = array("q", np.column_stack([paper_of, chosen]).ravel().tolist())
     pc = array("q", np.column_stack([np.arange(papers), rng.integers(0, len(concepts), papers)]).ravel().tolist())

@@ -9,7 +9,7 @@ parses to the same graph as a dump written whole, only in another order.
 """
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -43,7 +43,7 @@ def dump_name(syntax: RdfSyntax) -> str:
 class Segments:
     """A dataset version's dump files open for appending: added triples, then the VoID tail."""
 
-    def __init__(self, files: dict[str, tuple[RdfSyntax, BinaryIO]]) -> None:
+    def __init__(self, files: Mapping[str, tuple[RdfSyntax, BinaryIO]]) -> None:
         self.files = files
 
     def append(self, quads: Sequence[ox.Quad]) -> None:

@@ -21,6 +21,7 @@ at 1e-6 for a word in more than half the items, where Lucene's variant adds 1 in
 so for several query words a frequent one weighs less than it would there (one word: the same order).
 """
 
+import functools
 import json
 import re
 import sqlite3
@@ -155,7 +156,7 @@ class SearchIndex:
         for kind, count in zip(KINDS, counts, strict=True):
             wanted = min(count - start, limit - len(hits))
             if wanted > 0:
-                hits += self._read(lambda k=kind, s=start, w=wanted, c=count: self._page(k, terms, s, w, c))
+                hits += self._read(functools.partial(self._page, kind, terms, start, wanted, count))
             start = max(0, start - count)
         return Results(hits, sum(counts))
 

@@ -127,12 +127,12 @@ def _add_documents(db: sqlite3.Connection, documents: Iterable[Document], number
     _insert_items(db, "paper", papers, numbers)
     db.executemany("INSERT INTO texts VALUES (?, ?, ?, ?)", staged)
     db.execute("CREATE INDEX temp.texts_by_iri ON texts (iri)")
-    rows = db.execute(
+    grouped = db.execute(
         "SELECT iri, min(kind), group_concat(body, ' '), min(title), json_group_array(body) FROM texts"
         " GROUP BY iri ORDER BY min(kind), iri"
     )
-    for kind, group in groupby(rows, key=lambda row: row[1]):
-        for batch in _batches((iri, body, title, json.loads(bodies)) for iri, _, body, title, bodies in group):
+    for kind, same_kind in groupby(grouped, key=lambda row: row[1]):
+        for batch in _batches((iri, body, title, json.loads(bodies)) for iri, _, body, title, bodies in same_kind):
             _insert_items(db, kind, batch, numbers)
 
 

@@ -36,7 +36,7 @@ class VoidCounts:
             self.properties[quad.predicate.value] = self.properties.get(quad.predicate.value, 0) + 1
         typed = {quad.subject for quad in quads if quad.predicate == _TYPE}
         for quad in quads:
-            if quad.predicate == _TYPE:
+            if quad.predicate == _TYPE and isinstance(quad.object, ox.NamedNode):
                 self.classes[quad.object.value] = self.classes.get(quad.object.value, 0) + 1
         self.entities += sum(
             1
@@ -49,7 +49,12 @@ class VoidCounts:
         self.objects += sum(1 for value in {quad.object for quad in quads} if _absent(store, None, None, value))
 
 
-def _absent(store: ox.Store, subject: object, predicate: object, value: object) -> bool:
+def _absent(
+    store: ox.Store,
+    subject: ox.NamedNode | ox.BlankNode | ox.Triple | None,
+    predicate: ox.NamedNode | None,
+    value: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple | None,
+) -> bool:
     """Whether no triple of ``store`` matches the pattern (one index seek)."""
     return next(store.quads_for_pattern(subject, predicate, value), None) is None
 
@@ -81,7 +86,7 @@ def void_counts(store: GraphStore, iris: Iris) -> VoidCounts:
 def recorded_counts(described: Sequence[ox.Quad], iris: Iris) -> VoidCounts:
     """The statistics a VoID description (:func:`void_quads`) states: what an add continues from."""
     dataset = ox.NamedNode(iris.dataset)
-    by_subject: dict[ox.NamedNode | ox.BlankNode, dict[str, ox.NamedNode | ox.Literal]] = {}
+    by_subject: dict[ox.NamedNode | ox.BlankNode | ox.Triple, dict[str, ox.NamedNode | ox.Literal]] = {}
     for quad in described:
         if isinstance(quad.object, ox.NamedNode | ox.Literal):
             by_subject.setdefault(quad.subject, {})[quad.predicate.value] = quad.object

@@ -21,7 +21,7 @@ from rdflib import Graph
 
 from bench.generate import write_corpus
 from bench.servers import bibgraph_server
-from bibgraph.graph import datadir, incidence, networks
+from bibgraph.graph import datadir, incidence
 from bibgraph.graph.datadir import (
     DERIVED,
     FORMAT_VERSION,

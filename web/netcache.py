@@ -32,6 +32,7 @@ from bibgraph.graph.pushdown import (
 )
 from bibgraph.graph.search import FILE_NAME, SearchIndex
 from bibgraph.graph.searchbuild import build_search_index, temporary_index
+from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.stores.store import GraphStore
 
 from .graphstore import get_store
@@ -124,7 +125,7 @@ class NetworkCache:
         """The whole graph's paper-author incidence (compact arrays), read in the worker in one streamed pass:
         every co-author, ego and topic network of an embedded store is computed from it, never from a
         networkx graph of the whole network."""
-        return self._get(derived_key("incidence"), lambda: self._store().run(incidence_of))
+        return self._get(derived_key("incidence"), lambda: _engine(self._store()).run(incidence_of))
 
     @staticmethod
     def _store() -> GraphStore:
@@ -266,3 +267,10 @@ def cache_for(store: str, writable: bool = False) -> NetworkCache:
         return NetworkCache()
     version = dataset_version(Path(store.removeprefix("dataset:")))
     return NetworkCache(DerivedFiles(version / DERIVED, writable))
+
+
+def _engine(store: GraphStore) -> PooledStore:
+    """The embedded store's query workers, which compute a value next to the data (a remote store pushes down)."""
+    if not isinstance(store, PooledStore):
+        raise TypeError(f"{type(store).__name__} runs no functions next to its data")
+    return store
