@@ -307,3 +307,25 @@ def test_a_dataset_with_a_damaged_index_says_so(built: Path, tmp_path: Path) -> 
             networks().search_index()
     finally:
         app.extensions["bibgraph"].close()
+
+
+def test_a_dataset_built_before_the_index_was_kept_is_searched_from_a_temporary_index(
+    built: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "dataset"
+    shutil.copytree(built, root, symlinks=True)
+    kept = current_version(root) / DERIVED / FILE_NAME
+    expected = SearchIndex(kept)
+    wanted = expected.search("learning", 0, 50)
+    expected.close()
+    kept.unlink()
+    app = make_app(BIBGRAPH_STORE=f"dataset:{root}")
+    try:
+        with app.app_context():
+            from bibgraph.web.netcache import networks
+
+            index = networks().search_index()
+            assert index.search("learning", 0, 50) == wanted and wanted.hits
+            assert not kept.exists()  # the published version is not written into
+    finally:
+        app.extensions["bibgraph"].close()

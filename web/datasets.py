@@ -25,7 +25,7 @@ from bibgraph.graph.dump import complete_streamed_dumps, continued_dumps, stream
 from bibgraph.graph.iris import Iris
 from bibgraph.graph.networks import AREA
 from bibgraph.graph.search import FILE_NAME
-from bibgraph.graph.searchbuild import update_search_index
+from bibgraph.graph.searchbuild import build_search_index, update_search_index
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.graph.void import void_quads
 
@@ -89,7 +89,10 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
             report = add_lists(store, inputs, base)
             manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
         (version / DERIVED).mkdir()
-        update_search_index(store, served / DERIVED / FILE_NAME, version / DERIVED / FILE_NAME, inputs)
+        if (served / DERIVED / FILE_NAME).exists():
+            update_search_index(store, served / DERIVED / FILE_NAME, version / DERIVED / FILE_NAME, inputs)
+        else:  # a version from before the index was a file: written whole this once
+            build_search_index(store, version / DERIVED / FILE_NAME)
         counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
         counts["concepts"], counts["triples"] = report.concepts, report.triples
         _complete(

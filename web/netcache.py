@@ -216,14 +216,16 @@ class NetworkCache:
 
     def search_index(self) -> SearchIndex:
         """The search index (and the author autocomplete's names): a dataset's file, opened read-only (built
-        into it while the dataset is built); served without a dataset, a temporary file built at first use."""
+        into it while the dataset is built); served without a dataset (or from a dataset built before the index
+        was kept), a temporary file built at first use."""
 
         def make() -> SearchIndex:
-            if self.derived is not None:
+            kept = self.derived is not None and (self.derived.directory / FILE_NAME).exists()
+            if self.derived is not None and (kept or self.derived.writable):
                 path = self.derived.directory / FILE_NAME
-                if self.derived.writable and not path.exists():
+                if not kept:
                     build_search_index(self._store(), path)
-            else:
+            else:  # no dataset, or one built before the index was kept: built once per server
                 path = temporary_index()
                 atexit.register(path.unlink, missing_ok=True)
                 build_search_index(self._store(), path)
