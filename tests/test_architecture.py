@@ -23,3 +23,14 @@ def test_the_domain_stores_serving_and_web_are_all_mapped() -> None:
 
 def test_the_readme_links_the_architecture() -> None:
     assert "](docs/architecture.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_every_named_query_is_used() -> None:
+    """A ``.rq`` file nothing names is dead code (the reference queries of differential tests count as used)."""
+    names = {path.stem for path in (ROOT / "graph" / "queries").glob("*.rq")}
+    sources = " ".join(
+        path.read_text(encoding="utf-8")
+        for folder in ("graph", "web", "tests", "bench")
+        for path in (ROOT / folder).rglob("*.py")
+    )
+    assert names and {name for name in names if f'"{name}"' not in sources} == set()

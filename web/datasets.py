@@ -40,7 +40,6 @@ WARM_PATHS = (
     "/graph/topics",
     "/search?q=a",
     "/graph/authors.json?q=zz",
-    "/graph/path?from=a&to=b",
 )
 
 
