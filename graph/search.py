@@ -252,6 +252,9 @@ class SearchIndex:
     def author_names(self, wanted: str, limit: int = 20) -> list[str]:
         """Up to ``limit`` author names whose normalised form (:func:`~.names.normalise`) starts with
         ``wanted``, then names containing it, each in the order of their normalised forms."""
+        return self._read(functools.partial(self._author_names, wanted, limit))
+
+    def _author_names(self, wanted: str, limit: int) -> list[str]:
         db = self._connection()
         found: list[str] = []
         for key, name in db.execute("SELECT key, name FROM names WHERE key >= ? ORDER BY key, name", (wanted,)):

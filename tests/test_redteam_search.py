@@ -6,12 +6,14 @@ FTS5 over its prefix matches and a BM25 term per hit, so ``q=th th th …`` cost
 first :data:`~bibgraph.graph.search.MAX_QUERY_WORDS`.
 """
 
+import sqlite3
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.search import FILE_NAME, MAX_QUERY_WORDS, SearchIndex, query_terms, words
+from bibgraph.graph.search import FILE_NAME, MAX_QUERY_WORDS, SearchIndex, SearchIndexError, query_terms, words
 
 from .search_oracle import OracleIndex, author_facts
 from .test_search import assert_ranked_as_oracle, corpora, index_of, queries
@@ -71,4 +73,22 @@ def test_a_query_of_many_distinct_words_is_matched_with_the_first(tmp_path: Path
     index = index_of(tmp_path / FILE_NAME, documents, [])
     assert index.search(text, 0, 10).total == 2  # the last word, missing from urn:p2, is past the limit
     assert len(words(text)) > MAX_QUERY_WORDS
+    index.close()
+
+
+def test_a_damaged_table_of_names_is_told_with_its_file(tmp_path: Path) -> None:
+    """The autocomplete's names table damaged (the rest readable): the error names the file, as a search's does."""
+    path = tmp_path / FILE_NAME
+    names = [f"Name{number} Family" for number in range(3000)]
+    index_of(path, [("p:1", "paper", "words", "one")], [], names).close()
+    with sqlite3.connect(path) as connection:
+        page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+        (root,) = connection.execute("SELECT rootpage FROM sqlite_master WHERE name = 'names'").fetchone()
+    connection.close()
+    with open(path, "r+b") as file:
+        file.seek((root - 1) * page_size)
+        file.write(b"\xff" * page_size)
+    index = SearchIndex(path)  # opens: the words table is whole
+    with pytest.raises(SearchIndexError, match=str(path)):
+        index.author_names("name1", 20)
     index.close()
