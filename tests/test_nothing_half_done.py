@@ -134,6 +134,7 @@ NOT_FOR_READERS = {
     ("graph/searchbuild.py", "rename"): "the search index, written by SQLite under atomic.py's temporary name,"
     " fsynced and moved into place as atomic.py moves a file",
     ("graph/searchbuild.py", "mkstemp"): "the search index of a store served without a dataset, private to the process",
+    ("graph/scratch.py", "rename"): "a scratch directory's lock file given its name once locked, inside that directory",
 }
 _WRITING_CALLS = {"rename", "write_text", "write_bytes", "mkstemp", "NamedTemporaryFile", "fdopen"}
 
