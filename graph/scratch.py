@@ -8,12 +8,17 @@ workers inherit the lock — and whoever makes a new scratch directory first rem
 lock nobody holds any more. A lock (rather than a recorded process id) is right across process id
 reuse and across containers sharing ``/tmp``. A directory without a lock file is never removed: it
 may belong to a running process of a bibgraph from before this module (seen during a rolling upgrade).
+
+``/tmp`` is shared with every local user: only directories this user owns are candidates, and the
+lock file is opened without following a symlink and only when it is a regular file, so another user's
+``bibgraph-…`` directory never makes the server empty it, nor open a path (a FIFO, a device) of their choosing.
 """
 
 import atexit
 import fcntl
 import os
 import shutil
+import stat
 import tempfile
 
 LOCK = ".in-use"
@@ -45,18 +50,29 @@ def remove_abandoned(root: str, prefix: str) -> list[str]:
     for entry in entries:
         if not entry.name.startswith(prefix) or not entry.is_dir(follow_symlinks=False):
             continue
-        if _abandoned(entry.path):
+        if _ours(entry) and _abandoned(entry.path):
             shutil.rmtree(entry.path, ignore_errors=True)
             removed.append(entry.path)
     return removed
 
 
+def _ours(entry: os.DirEntry[str]) -> bool:
+    """Whether this user owns the directory (not a symlink to one): another local user's is never touched."""
+    try:
+        return entry.stat(follow_symlinks=False).st_uid == os.geteuid()
+    except OSError:
+        return False
+
+
 def _abandoned(path: str) -> bool:
     try:
-        descriptor = os.open(os.path.join(path, LOCK), os.O_RDWR)
+        # not through a symlink, and without waiting (a FIFO would block a plain open)
+        descriptor = os.open(os.path.join(path, LOCK), os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:  # no lock file: being made, or made by a bibgraph that does not lock (it may still run)
         return False
     try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return False  # not a lock file this module made
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return False  # a live process holds it

@@ -46,6 +46,7 @@ FORMAT = "bibgraph-search 1"
 RANKED = 20_000  # matches of one kind ranked in full; a broader query's work is bounded (see SearchIndex._page)
 _KIND_BITS = 40  # an item's rowid is its kind's number << 40 | its number: a kind is one rowid range
 AUTHORS_END = 1 << _KIND_BITS  # authors' rowids are below
+MAX_QUERY_WORDS = 10  # distinct words a query is matched with: the work of a search grows with their number
 
 
 class SearchIndexError(RuntimeError):
@@ -98,14 +99,22 @@ _TIER = f"""CASE WHEN m.id IN (SELECT item FROM spellings WHERE name = :spelling
     THEN 1 ELSE 2 END"""  # an author's tier: see the module's docstring
 
 
+def query_terms(terms: list[str]) -> list[str]:
+    """The words a query is matched and ranked with: each once, the first :data:`MAX_QUERY_WORDS`.
+
+    Each word costs a pass over its matches (and a BM25 term per hit), and a repeated word selects
+    nothing more: ``q=th th th …`` (a hundred times in 200 characters) cost 50 times one ``th``."""
+    return list(dict.fromkeys(terms))[:MAX_QUERY_WORDS]
+
+
 def _tiers(terms: list[str]) -> dict[str, str]:
     """The values :data:`_TIER` reads: the query as a spelling, and its words as whole words."""
-    return {"spelling": " ".join(terms), "whole": " ".join(f'"{term}"' for term in terms)}
+    return {"spelling": " ".join(terms), "whole": " ".join(f'"{term}"' for term in query_terms(terms))}
 
 
 def _match(terms: list[str]) -> str:
     """The FTS5 query: every word a prefix (words are runs of ``\\w``: nothing to quote)."""
-    return " ".join(f'"{term}"*' for term in terms)
+    return " ".join(f'"{term}"*' for term in query_terms(terms))
 
 
 def kind_range(kind: str) -> tuple[int, int]:
@@ -243,6 +252,9 @@ class SearchIndex:
     def author_names(self, wanted: str, limit: int = 20) -> list[str]:
         """Up to ``limit`` author names whose normalised form (:func:`~.names.normalise`) starts with
         ``wanted``, then names containing it, each in the order of their normalised forms."""
+        return self._read(functools.partial(self._author_names, wanted, limit))
+
+    def _author_names(self, wanted: str, limit: int) -> list[str]:
         db = self._connection()
         found: list[str] = []
         for key, name in db.execute("SELECT key, name FROM names WHERE key >= ? ORDER BY key, name", (wanted,)):

@@ -8,7 +8,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 
-from bibgraph.graph.search import Hit, words
+from bibgraph.graph.search import Hit, query_terms, words
 
 KIND_ORDER = {"author": 0, "area": 1, "paper": 2}
 BM25_K1, BM25_B = 1.2, 0.75
@@ -77,7 +77,8 @@ class OracleIndex:
 
     def search(self, query: str) -> list[Hit]:
         """The hits in the oracle's order; their BM25 scores are left in :attr:`scores`."""
-        terms = words(query)
+        spelling = words(query)
+        terms = query_terms(spelling)
         if not terms:
             return []
         per_term = [self._prefixed(term) for term in terms]
@@ -93,7 +94,7 @@ class OracleIndex:
                 norm = BM25_K1 * (1 - BM25_B + BM25_B * self._lengths[iri] / self._mean_length)
                 score += self._idf(total, len(matches)) * tf * (BM25_K1 + 1) / (tf + norm)
             self.scores[iri] = score
-        wanted = " ".join(terms)
+        wanted = " ".join(spelling)
         hits = []
         for iri in found:
             kind, title = self._documents[iri]

@@ -3,10 +3,11 @@
 import re
 
 import networkx as nx
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bibgraph.graph import paths, vocab
+from bibgraph.graph.ntriples import is_iri
 from bibgraph.graph.stores.store import OxigraphGraphStore
 
 BASE = "http://example.org/"
@@ -109,3 +110,15 @@ def test_the_path_page_tells_a_cut_search_from_no_connection(client, seed_store,
     cut = page(start_name, far_name)
     assert f"No chain of at most {distance - 1} co-authors" in cut and 'id="distance"' not in cut
     assert "No such author: “Nobody Atall”" in page("Nobody Atall", f"author/{person_key('Ke Wang')}")
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["http://", "https://"]), st.text(st.characters(blacklist_categories=("Cc", "Cs"))))
+def test_an_end_given_as_any_text_after_http_is_an_iri_or_refused(client, scheme: str, rest: str) -> None:
+    """Red team: ``from=http://x> ?s ?p ?o . <`` reached the path query's binding and failed there (500)."""
+    given = scheme + rest
+    answer = client.get("/graph/path", query_string={"from": given, "to": "Ke Wang"})
+    if is_iri(given.strip()):
+        assert answer.status_code == 200
+    else:
+        assert answer.status_code == 400 and "not an IRI" in answer.get_data(as_text=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bibgraph.graph.scratch import remove_abandoned, scratch_directory
+from bibgraph.graph.scratch import LOCK, remove_abandoned, scratch_directory
 
 MAKE = textwrap.dedent(
     """
@@ -79,3 +79,37 @@ def test_a_directory_without_lock_is_never_removed(tmp_path: Path, monkeypatch: 
     made = Path(scratch_directory("bibgraph-probe-"))
     assert made.is_dir() and fresh.is_dir() and old.is_dir()
     assert remove_abandoned(str(tmp_path), "bibgraph-probe-") == []  # this process holds its own
+
+
+def _abandoned_directory(tmp_path: Path, name: str) -> Path:
+    """What a killed server leaves: a directory with a lock file nobody holds."""
+    path = tmp_path / name
+    path.mkdir()
+    (path / LOCK).touch()
+    (path / "answer").write_bytes(b"spooled")
+    return path
+
+
+def test_another_users_directory_is_never_emptied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/tmp is shared: a local user's own ``bibgraph-…`` directory (made to look abandoned) stays whole."""
+    theirs = _abandoned_directory(tmp_path, "bibgraph-probe-theirs")
+    monkeypatch.setattr(os, "geteuid", lambda: theirs.stat().st_uid + 1)  # the server runs as someone else
+    assert remove_abandoned(str(tmp_path), "bibgraph-probe-") == []
+    assert (theirs / "answer").read_bytes() == b"spooled"
+    monkeypatch.undo()
+    assert remove_abandoned(str(tmp_path), "bibgraph-probe-") == [str(theirs)]  # its owner's server cleans it
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_a_lock_that_is_not_a_regular_file_is_not_opened_through(tmp_path: Path, kind: str) -> None:
+    """A lock file replaced by a symlink (to any path the server may open) or a FIFO is not this module's."""
+    path = _abandoned_directory(tmp_path, f"bibgraph-probe-{kind}")
+    (path / LOCK).unlink()
+    if kind == "symlink":
+        target = tmp_path / "elsewhere"
+        target.write_bytes(b"someone else's file")
+        (path / LOCK).symlink_to(target)
+    else:
+        os.mkfifo(path / LOCK)
+    assert remove_abandoned(str(tmp_path), "bibgraph-probe-") == []
+    assert (path / "answer").read_bytes() == b"spooled"

@@ -12,6 +12,7 @@ from bibgraph.graph import analytics
 from bibgraph.graph.formats import NETWORK_SYNTAXES, network_syntax
 from bibgraph.graph.names import normalise, person_key
 from bibgraph.graph.networks import AREA, Filters
+from bibgraph.graph.ntriples import is_iri
 from bibgraph.graph.paths import collaboration_path, labels
 
 from .graphstore import get_store
@@ -249,6 +250,8 @@ def _author_iri(given: str) -> str:
     if any(unicodedata.category(char) in ("Cc", "Cs") for char in given):
         abort(400, "an author's name or IRI holds no control characters")
     if given.startswith(("http://", "https://")):
+        if not is_iri(given):  # it would end up between < and > in a query
+            abort(400, f"not an IRI: {given[:200]!r}")
         return given
     if given.startswith(("author/", "/author/")):
         return iri_of(given, 400)

@@ -1,0 +1,86 @@
+"""Red team: a ``sparql:`` store's engine is a server on the network; what it answers is not trusted.
+
+Its SPARQL XML results are read by pyoxigraph's parser, which knows no DTD entities: an entity-expansion
+bomb ("billion laughs") or an external entity (XXE, a local file named in the DOCTYPE) is a syntax
+error, never expanded and never read, and the store then asks for the same answer in JSON.
+"""
+
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bibgraph.graph.stores.remote import RemoteGraphStore
+
+HEAD = b'<?xml version="1.0"?>\n'
+RESULTS = b"""<sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="x"/></head>
+<results><result><binding name="x"><literal>%s</literal></binding></result></results></sparql>"""
+LAUGHS = b"<!ENTITY l0 'ha'>" + b"".join(
+    b"<!ENTITY l%d '%s'>" % (level, b"".join(b"&l%d;" % (level - 1) for _ in range(10))) for level in range(1, 10)
+)
+BOMB = HEAD + b"<!DOCTYPE sparql [" + LAUGHS + b"]>\n" + RESULTS % b"&l9;"  # 2 * 10**9 bytes if expanded
+JSON_ANSWER = {"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"type": "literal", "value": "honest"}}]}}
+
+
+class _Hostile(http.server.BaseHTTPRequestHandler):
+    """Answers XML requests with ``xml`` and JSON requests with ``json_body``."""
+
+    xml = b""
+    json_body = json.dumps(JSON_ANSWER).encode()
+    accepts: list[str]
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        accept = self.headers["Accept"]
+        self.accepts.append(accept)
+        body = self.xml if "xml" in accept else self.json_body
+        self.send_response(200)
+        self.send_header("Content-Type", accept)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def hostile() -> Iterator[type[_Hostile]]:
+    _Hostile.accepts = []
+    _Hostile.json_body = json.dumps(JSON_ANSWER).encode()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _Hostile.url = f"http://127.0.0.1:{server.server_port}/sparql"  # type: ignore[attr-defined]
+    yield _Hostile
+    server.shutdown()
+    server.server_close()
+
+
+def _values(hostile: type[_Hostile]) -> list[str]:
+    store = RemoteGraphStore(hostile.url, timeout=10)  # type: ignore[attr-defined]
+    return [str(row["x"]) for row in store.select("SELECT ?x WHERE { ?x ?p ?o }")]
+
+
+def test_an_entity_expansion_bomb_is_not_expanded(hostile: type[_Hostile]) -> None:
+    hostile.xml = BOMB
+    assert _values(hostile) == ["honest"]  # the JSON answer: the XML was refused, not expanded
+    assert [accept.split("+")[-1] for accept in hostile.accepts] == ["xml", "json"]
+
+
+def test_an_external_entity_is_not_read(hostile: type[_Hostile], tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("the server's secret")
+    hostile.xml = HEAD + b'<!DOCTYPE sparql [<!ENTITY x SYSTEM "%s">]>\n' % secret.as_uri().encode() + RESULTS % b"&x;"
+    hostile.json_body = b"not json"  # no honest fallback either: the error must not carry the file
+    with pytest.raises(SyntaxError) as refused:
+        _values(hostile)
+    assert "secret" not in str(refused.value)
+
+
+def test_a_plain_answer_is_read(hostile: type[_Hostile]) -> None:
+    """The fixture's honest XML is read as XML: the two refusals above are about the entities alone."""
+    hostile.xml = HEAD + RESULTS % b"plain"
+    assert _values(hostile) == ["plain"] and len(hostile.accepts) == 1
