@@ -133,6 +133,8 @@ NOT_FOR_READERS = {
     ("graph/serving/sandbox.py", "open"): "the kernel's uid/gid maps (/proc/self/...), not a file on disk",
     ("graph/searchbuild.py", "rename"): "the search index, written by SQLite under atomic.py's temporary name,"
     " fsynced and moved into place as atomic.py moves a file",
+    ("graph/scratch.py", "rename"): "a scratch directory's lock file, made under another name and renamed so that"
+    " it appears locked; no reader reads it",
     ("graph/searchbuild.py", "mkstemp"): "the search index of a store served without a dataset, private to the process",
 }
 _WRITING_CALLS = {"rename", "write_text", "write_bytes", "mkstemp", "NamedTemporaryFile", "fdopen"}
