@@ -24,6 +24,7 @@ from pathlib import Path
 from bench.generate import write_lists
 from bench.servers import free_port, stop
 from bench.sparql import MemoryWatch, pss_kb
+from bibgraph.graph.crawl import SITEMAP_LIMIT
 from bibgraph.graph.datadir import STORE, current_version, read_manifest
 
 COUNT_PAPERS = "SELECT (COUNT(?p) AS ?n) WHERE { ?p <http://purl.org/dc/terms/abstract> ?a }"
@@ -82,7 +83,7 @@ def measure(root: Path, log: Path, threads: int) -> list[tuple[str, float]]:
     author, other = (local(base, row[0]) for row in top)
     paper, area, subarea = local(base, paper), local(base, area), local(base, subarea)
     deep = max(1, in_subarea // 50 // 2)  # a page half-way through the biggest subarea
-    last_authors = -(-read_manifest(version)["counts"]["authors"] // 50_000)  # the last sitemap of authors
+    last_authors = -(-read_manifest(version)["counts"]["authors"] // SITEMAP_LIMIT)  # the last sitemap of authors
     port = free_port()
     server = f"http://127.0.0.1:{port}"
     bindir = Path(sys.executable).parent

@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from bibgraph.seeds import seed_directory
 
-from .iris import Iris
+from .iris import DEFAULT_BASE, Iris
 from .model import Catalogue
 from .ntriples import unpublishable
 from .parse import find_input_files, parse_file, scan_areas
@@ -24,7 +24,6 @@ from .void import void_ntriples
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-DEFAULT_BASE = "http://127.0.0.1:5000/"
 PROGRESS_MIN_BYTES = 2_000_000
 EXAMPLES_PER_CLASS = 5
 BULK_READ_BYTES = 1 << 20

@@ -10,17 +10,19 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import pyoxigraph as ox
 
 from .atomic import remove_stale_temporaries, temporary_name
-from .build import BuildReport, build_graph
 from .datadir import MANIFEST, STORE, DatasetError, current_version, is_dataset, read_manifest
 from .formats import RDF_SYNTAXES, rdf_syntax
 from .serving.pool import Opener
 from .stores.remote import RemoteGraphStore
 from .stores.store import OxigraphGraphStore
+
+if TYPE_CHECKING:
+    from .build import BuildReport
 
 COMPLETE_MARKER = "bibgraph-store-complete"  # written last: a store directory without it is half-built
 LARGE_GRAPH_TRIPLES = 1_000_000  # above this, suggest the disk store (100k records: 1.2 GB on disk, 3.8 GB in memory)
@@ -33,7 +35,7 @@ def is_dump(path: Path) -> bool:
 
 def fill(
     store: OxigraphGraphStore, inputs: Sequence[Path], base: str, ntriples: BinaryIO | None = None
-) -> BuildReport | None:
+) -> "BuildReport | None":
     """Load dumps as they are and build the paper lists among ``inputs`` into ``store``.
 
     ``ntriples`` receives the built data as N-Triples (:func:`build_graph`); give it only for inputs
@@ -49,6 +51,8 @@ def fill(
         except (SyntaxError, OSError) as error:  # a bad dump is refused in one line, never served half-loaded
             raise ValueError(f"{path}: cannot load this dump: {error}") from error
     if lists or not dumps:  # nothing given at all: build_graph builds its default, the seeds
+        from .build import build_graph  # here, not at the top: serving a dataset never builds (nor loads the parser)
+
         _, report = build_graph(lists, base=base, store=store, progress=True, ntriples=ntriples)
         for problem in report.problems:
             print(problem, file=sys.stderr)

@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from .ntriples import is_iri
 
+DEFAULT_BASE = "http://127.0.0.1:5000/"  # what a build mints under when no --base is given
 DUMP_STEM = "bibgraph"  # the dumps are BASE/download/bibgraph.{suffix}
 
 # The first path segment of each kind of IRI (a subarea's is its area's: ``area/{area}/{subarea}``).

@@ -98,6 +98,33 @@ class AuthorProfile:
             groups.append((None, rest))
         return groups
 
+    @property
+    def pages(self) -> int:
+        """Pages of ``AUTHOR_PAGE_SIZE`` papers (at least one): a prolific author's list is paged, as an area's is."""
+        return max(1, -(-len(self.papers) // AUTHOR_PAGE_SIZE))
+
+    def page_span(self, page: int) -> tuple[int, int]:
+        """The 1-based numbers of the first and last paper shown on page ``page``."""
+        first = (page - 1) * AUTHOR_PAGE_SIZE + 1
+        return first, min(len(self.papers), first - 1 + AUTHOR_PAGE_SIZE)
+
+    def page_groups(self, page: int) -> list[tuple[AreaCount | None, list[AuthorPaper], int]]:
+        """Page ``page`` (1-based) of the papers in :attr:`by_area` order, still grouped, each group with its
+        whole size: a group cut by a page boundary shows its part here and the rest on the next page."""
+        start = (page - 1) * AUTHOR_PAGE_SIZE
+        end = start + AUTHOR_PAGE_SIZE
+        shown = []
+        seen = 0
+        for area, papers in self.by_area:
+            part = papers[max(0, start - seen) : max(0, end - seen)]
+            if part:
+                shown.append((area, part, len(papers)))
+            seen += len(papers)
+        return shown
+
+
+AUTHOR_PAGE_SIZE = 100  # papers per author page (at 100k papers, 919 papers and 4,400 co-authors took 0.3 s to render)
+
 
 def _check_iri(iri: str) -> str:
     """``iri``, checked before it is written between ``<`` and ``>`` in a query."""

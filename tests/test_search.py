@@ -259,7 +259,7 @@ def test_a_dataset_keeps_its_index_as_one_file_and_the_server_reads_it(built: Pa
     with sqlite3.connect(path) as db:
         papers = db.execute("SELECT count(*) FROM items WHERE iri LIKE ?", (f"{BASE}paper/%",)).fetchone()[0]
     assert papers > 0
-    monkeypatch.setattr("bibgraph.web.netcache.build_search_index", None)  # read, never built again
+    monkeypatch.setattr("bibgraph.graph.searchbuild.build_search_index", None)  # read, never built again
     html = _search(built, "learning")
     assert "Results 1\u2013" in html and 'class="hit hit-paper"' in html
 

@@ -11,14 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bibgraph.graph.atomic import write_bytes_atomically
-from bibgraph.graph.build import DEFAULT_BASE, BuildReport, build_graph
-from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, network_syntax, rdf_syntax
-from bibgraph.graph.iris import Iris
+from bibgraph.graph.iris import DEFAULT_BASE, Iris
 
 from .settings import SETTINGS, resolve
 
 if TYPE_CHECKING:
+    from bibgraph.graph.build import BuildReport
     from bibgraph.graph.stores.store import OxigraphGraphStore
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
@@ -43,6 +42,10 @@ def _usage_error(message: str) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     if args.dataset:
         return _build_dataset(args)
+    # imported here, not at the top: `serve` never builds, and the build pulls in the name parser
+    from bibgraph.graph.build import build_graph
+    from bibgraph.graph.dump import write_dump
+
     syntax = rdf_syntax(args.format)
     try:
         store, report = build_graph(_inputs(args.inputs), base=args.base, progress=not args.quiet)
@@ -76,8 +79,8 @@ def _build_dataset(args: argparse.Namespace) -> int:
 
 
 def _write_dataset(
-    args: argparse.Namespace, write: Callable[[], tuple[Path, BuildReport]], done: str
-) -> BuildReport | int:
+    args: argparse.Namespace, write: Callable[[], tuple[Path, "BuildReport"]], done: str
+) -> "BuildReport | int":
     """Run a dataset write (build or add) and say how it went: its report, or the exit status of its failure."""
     from bibgraph.graph.datadir import DatasetError
 
@@ -109,7 +112,7 @@ def _strict(value: str) -> frozenset[str]:
     return checks
 
 
-def _strict_failure(checks: frozenset[str], report: BuildReport) -> bool:
+def _strict_failure(checks: frozenset[str], report: "BuildReport") -> bool:
     return bool(
         ("problems" in checks and report.problems)
         or ("names" in checks and (report.repaired_names or report.name_warnings))

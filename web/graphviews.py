@@ -10,7 +10,6 @@ from werkzeug.datastructures import MultiDict
 
 from bibgraph.graph import analytics
 from bibgraph.graph.formats import NETWORK_SYNTAXES, network_syntax
-from bibgraph.graph.names import normalise, person_key
 from bibgraph.graph.networks import AREA, Filters
 from bibgraph.graph.ntriples import is_iri
 from bibgraph.graph.paths import collaboration_path, labels
@@ -255,6 +254,8 @@ def _author_iri(given: str) -> str:
         return given
     if given.startswith(("author/", "/author/")):
         return iri_of(given, 400)
+    from bibgraph.graph.names import person_key  # here, not at the top: nameparser is slow to load at start
+
     return app_iris().person(person_key(given))
 
 
@@ -292,6 +293,8 @@ def path() -> str:
 @blueprint.route("/authors.json")
 def author_names() -> Response:
     """Up to 20 author names starting with (then containing) ``q``: the autocomplete of the path form."""
+    from bibgraph.graph.names import normalise  # here, not at the top: nameparser is slow to load at start
+
     wanted = normalise(request.args.get("q", ""))
     if len(wanted) < 2:
         return jsonify([])

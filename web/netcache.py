@@ -10,7 +10,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import networkx as nx
 from flask import current_app
@@ -19,8 +19,6 @@ from bibgraph.graph import analytics
 from bibgraph.graph.datadir import DERIVED
 from bibgraph.graph.dataset import dataset_version
 from bibgraph.graph.derived import DerivedFiles
-from bibgraph.graph.incidence import Incidence, incidence_of
-from bibgraph.graph.layout import concentric, layout
 from bibgraph.graph.networks import Filters
 from bibgraph.graph.pushdown import (
     coauthor_network_from,
@@ -31,12 +29,14 @@ from bibgraph.graph.pushdown import (
     topic_network_from,
 )
 from bibgraph.graph.search import FILE_NAME, SearchIndex
-from bibgraph.graph.searchbuild import build_search_index, temporary_index
 from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.stores.store import GraphStore
 
 from .graphstore import get_store
 from .pyvis_views import author_radius, topic_radii
+
+if TYPE_CHECKING:
+    from bibgraph.graph.incidence import Incidence
 
 T = TypeVar("T")
 EXTENSION = "bibgraph.networks"
@@ -121,10 +121,12 @@ class NetworkCache:
                     self._making.pop(key, None)
         return value
 
-    def incidence(self) -> Incidence:
+    def incidence(self) -> "Incidence":
         """The whole graph's paper-author incidence (compact arrays), read in the worker in one streamed pass:
         every co-author, ego and topic network of an embedded store is computed from it, never from a
         networkx graph of the whole network."""
+        from bibgraph.graph.incidence import incidence_of  # here, not at the top: numpy and scipy cost ~1 s at start
+
         return self._get(derived_key("incidence"), lambda: _engine(self._store()).run(incidence_of))
 
     @staticmethod
@@ -184,6 +186,8 @@ class NetworkCache:
         network in rings around its author. One layout per spec: the map and its VOSviewer download agree."""
 
         def make() -> dict[str, tuple[float, float]]:
+            from bibgraph.graph.layout import concentric, layout  # here, not at the top: igraph and scipy load slowly
+
             network = self.network(spec)
             if spec.kind in (TOPICS, TOPIC_MAP):
                 radii = topic_radii(network)
@@ -220,6 +224,8 @@ class NetworkCache:
         was kept), a temporary file built at first use."""
 
         def make() -> SearchIndex:
+            from bibgraph.graph.searchbuild import build_search_index, temporary_index  # only when the index is built
+
             kept = self.derived is not None and (self.derived.directory / FILE_NAME).exists()
             if self.derived is not None and (kept or self.derived.writable):
                 path = self.derived.directory / FILE_NAME

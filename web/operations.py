@@ -54,7 +54,7 @@ def _sitemap_document(root: str, items: list[str]) -> Response:
 
 @blueprint.route("/sitemap.xml")
 def sitemap_index() -> Response:
-    """A sitemap index naming one sitemap per 50,000 resources of each kind."""
+    """A sitemap index naming one sitemap per ``SITEMAP_LIMIT`` (10,000) resources of each kind."""
     counts = resource_counts(get_store())
     entries = [
         f"<sitemap><loc>{escape(public_root())}sitemap-{kind}-{chunk + 1}.xml</loc></sitemap>"

@@ -14,8 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
-from pyvis.edge import Edge
-from pyvis.node import Node
 
 from bibgraph.graph.networks import AREA
 
@@ -86,6 +84,9 @@ def view_data(
     edge_style: Callable[[str, str, dict[str, Any]], dict[str, Any]],
 ) -> dict[str, Any]:
     """Nodes, edges and options for vis-network, assembled with pyvis's records."""
+    from pyvis.edge import Edge  # here, not at the top: pyvis pulls in IPython, which `serve` need not load to start
+    from pyvis.node import Node
+
     nodes = []
     for node, data in network.nodes(data=True):
         x, y = positions[node]

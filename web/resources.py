@@ -129,13 +129,32 @@ def _subject_papers(concept: str, count: int) -> list[str] | None:
     return concept_papers(concept, 0, min(count, figures.papers))
 
 
+COAUTHORS_LISTED = 200  # co-authors listed under "show all"; the rest through the SPARQL link beside it
+
+
 def _author(iri: str) -> str | None:
     profile = author_profile(get_store(), iri)
     if profile is None:
         return None
     minted = app_iris().parse(iri)
     key = minted.keys[0] if minted is not None and minted.keys else iri
-    return render_template("author.html", title=profile.name, profile=profile, key=key, **_context(iri))
+    page = page_number(profile.pages)  # a page past the end shows the last, as an area's does
+    first_shown, last_shown = profile.page_span(page)
+    coauthors_query = bind(named_query("author_coauthors").text, author=iri)
+    return render_template(
+        "author.html",
+        title=profile.name,
+        profile=profile,
+        key=key,
+        page=page,
+        groups=profile.page_groups(page),
+        first_shown=first_shown,
+        last_shown=last_shown,
+        page_url=lambda n: f"?page={n}",
+        coauthors_listed=COAUTHORS_LISTED,
+        coauthors_query=url_for("sparql.endpoint") + "#" + urlencode({"query": coauthors_query}),
+        **{**_context(iri), "canonical": public_url(iri) + (f"?page={page}" if page > 1 else "")},
+    )
 
 
 def _concept(iri: str) -> str | None:
