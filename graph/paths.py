@@ -3,9 +3,11 @@
 A bidirectional breadth-first search over the co-author relation: each step asks the store for the
 co-authors of one side's whole frontier (``VALUES``, in batches), always growing the smaller side, so
 no process ever holds the paper-author graph. A frontier larger than ``FRONTIER_CAP`` authors, or a
-chain longer than ``MAX_STEPS`` co-author steps, ends the search with an answer that says so.
+chain longer than ``MAX_STEPS`` co-author steps, ends the search with an answer that says so; so does
+the request's time budget (each query has its own deadline in the pool, but a search is many queries).
 """
 
+import time
 from dataclasses import dataclass, field
 
 from .queries import bind, named_query
@@ -20,18 +22,26 @@ BATCH = 500  # authors per query
 class PathResult:
     """``chain``: author, paper, author, ... (empty when none was found); ``missing``: the ends that are no
     author; ``exhausted``: the search saw every author reachable from one end (so "not connected" is certain);
-    ``steps``: the collaboration distance searched when the search gave up (``exhausted`` false)."""
+    ``steps``: the collaboration distance searched when the search gave up (``exhausted`` false);
+    ``out_of_time``: it gave up because its time budget was spent."""
 
     chain: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     exhausted: bool = False
     steps: int = 0
+    out_of_time: bool = False
 
 
-def _coauthors(store: GraphStore, authors: list[str]) -> list[tuple[str, str, str]]:
+class _OutOfTime(Exception):
+    pass
+
+
+def _coauthors(store: GraphStore, authors: list[str], deadline: float) -> list[tuple[str, str, str]]:
     """(author, co-author, a joint paper) for every co-author of ``authors``, the paper the smallest IRI."""
     found: list[tuple[str, str, str]] = []
     for start in range(0, len(authors), BATCH):
+        if time.monotonic() >= deadline:
+            raise _OutOfTime
         query = bind(named_query("path_coauthors").text, author=authors[start : start + BATCH])
         found += [(str(r["author"]), str(r["coauthor"]), str(r["via"])) for r in store.select(query)]
     return found
@@ -44,8 +54,10 @@ def labels(store: GraphStore, iris: list[str]) -> dict[str, str]:
     return {str(r["item"]): str(r["label"]) for r in store.select(bind(named_query("path_labels").text, item=iris))}
 
 
-def collaboration_path(store: GraphStore, source: str, target: str) -> PathResult:
-    """The shortest chain author, paper, author, ... from ``source`` to ``target`` (IRIs of people)."""
+def collaboration_path(store: GraphStore, source: str, target: str, seconds: float = float("inf")) -> PathResult:
+    """The shortest chain author, paper, author, ... from ``source`` to ``target`` (IRIs of people), searched
+    for at most ``seconds`` (checked before each query)."""
+    deadline = time.monotonic() + seconds
     known = labels(store, [source, target])
     missing = [iri for iri in dict.fromkeys((source, target)) if iri not in known]
     if missing:
@@ -64,7 +76,11 @@ def collaboration_path(store: GraphStore, source: str, target: str) -> PathResul
             break
         mine, theirs = parents[side], parents[1 - side]
         grown: list[str] = []
-        for author, coauthor, paper in sorted(_coauthors(store, frontiers[side])):
+        try:
+            found = _coauthors(store, frontiers[side], deadline)
+        except _OutOfTime:
+            return PathResult(steps=depth[0] + depth[1], out_of_time=True)
+        for author, coauthor, paper in sorted(found):
             if coauthor not in mine:
                 mine[coauthor] = (author, paper)
                 grown.append(coauthor)

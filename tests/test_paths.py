@@ -81,6 +81,24 @@ def test_unknown_ends_are_named_and_a_long_chain_is_cut(monkeypatch) -> None:
     assert not paths.collaboration_path(store, author(0), author(6)).exhausted
 
 
+def test_a_spent_time_budget_ends_the_search_and_says_so(client, seed_store) -> None:
+    chain = [frozenset({n, n + 1}) for n in range(6)]
+    store = store_of(chain, 7)
+    assert len(paths.collaboration_path(store, author(0), author(6), seconds=60).chain) == 13
+    spent = paths.collaboration_path(store, author(0), author(6), seconds=0)
+    assert (spent.chain, spent.out_of_time, spent.exhausted, spent.steps) == ([], True, False, 0)
+    assert paths.collaboration_path(store, author(0), author(0), seconds=0).chain == [author(0)]  # no query needed
+    before = client.application.config["QUERY_TIMEOUT"]
+    client.application.config["QUERY_TIMEOUT"] = 0
+    try:
+        query = f"SELECT DISTINCT ?a WHERE {{ ?p <{CREATOR}> ?a }} LIMIT 2"
+        people = [str(r["a"]) for r in seed_store.select(query)]
+        text = client.get("/graph/path", query_string={"from": people[0], "to": people[1]}).get_data(as_text=True)
+    finally:
+        client.application.config["QUERY_TIMEOUT"] = before
+    assert "the search stopped there, after 0 seconds" in text
+
+
 def test_batches_give_the_same_path(monkeypatch) -> None:
     star = [frozenset({0, n}) for n in range(1, 9)] + [frozenset({8, 9})]
     store = store_of(star, 10)

@@ -267,12 +267,18 @@ def path() -> str:
     if source and target:
         ends = {given: _author_iri(given) for given in (source, target)}
         store = get_store()
-        found = collaboration_path(store, ends[source], ends[target])
+        budget = float(current_app.config["QUERY_TIMEOUT"])  # the whole search, as long as one query may run
+        found = collaboration_path(store, ends[source], ends[target], budget)
         if found.missing:
             missing = [given for given, iri in ends.items() if iri in found.missing]
             problem = "No such author: " + " and ".join(f"“{given}”" for given in missing) + "."
         elif found.exhausted:
             problem = "These authors are not connected by any chain of co-authors."
+        elif found.out_of_time:
+            problem = (
+                f"No chain of at most {found.steps} co-authors links these authors; the search stopped there,"
+                f" after {budget:g} seconds."
+            )
         elif not found.chain:
             problem = f"No chain of at most {found.steps} co-authors links these authors (the search stops there)."
         names = labels(store, found.chain)
