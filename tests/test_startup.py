@@ -57,3 +57,14 @@ def test_serving_a_dataset_starts_without_the_build_layout_or_drawing_libraries(
 def test_the_check_sees_a_module_the_start_loads(dataset: Path) -> None:
     """The same check, run with one of those modules loaded first, finds it (the check itself can fail)."""
     assert "nameparser" in started_modules(dataset, first="import nameparser")
+
+
+def test_a_version_switch_first_imports_what_the_start_leaves_for_later() -> None:
+    """web/versions.py imports these before forking a new pool while requests may be importing them."""
+    script = (
+        "import importlib, json, sys\nfrom bibgraph.web.versions import FIRST_USE_IMPORTS\n"
+        "for name in FIRST_USE_IMPORTS:\n    importlib.import_module(name)\nprint(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    assert [name for name in NOT_AT_START if name not in loaded] == []

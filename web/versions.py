@@ -7,6 +7,7 @@ data, in one step. Requests keep being answered by the old pool meanwhile, and t
 it finish on it: it is closed only after ``NETWORK_TIMEOUT`` (the longest any call may run).
 """
 
+import importlib
 import os
 import threading
 import time
@@ -21,6 +22,21 @@ from . import graphstore, netcache
 
 ROOT, VERSION = "BIBGRAPH_DATASET_ROOT", "BIBGRAPH_DATASET_VERSION"  # app config (not settings)
 CHECK_SECONDS = 1.0
+# What requests import on first use, so that ``serve`` starts fast (tests/test_startup.py). A switch forks the new
+# pool's zygote from this process while requests run; a module another thread is importing at that moment would
+# keep its import lock held for ever in the forked child (a query worker then hangs on that import: seen once in
+# CI, the switch never completed). Importing them in the switching thread first waits for any such import to
+# finish and leaves none to start.
+FIRST_USE_IMPORTS = (
+    "bibgraph.graph.incidence",
+    "bibgraph.graph.layout",
+    "bibgraph.graph.names",
+    "bibgraph.graph.searchbuild",
+    "bibgraph.graph.build",
+    "pyvis.network",
+    "pyvis.node",
+    "pyvis.edge",
+)
 
 
 def init_app(app: Flask) -> None:
@@ -63,6 +79,8 @@ class Watcher:
             return
         try:
             app = self.app
+            for module in FIRST_USE_IMPORTS:
+                importlib.import_module(module)
             version = dataset_version(self.root / name)
             opener, summary = prepare([], f"dataset:{version}", str(app.config["BIBGRAPH_BASE"]))
             pool = graphstore.start_pool(app, opener, "dataset")
