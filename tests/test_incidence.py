@@ -17,6 +17,7 @@ from bibgraph.graph.networks import Authorship, Filters, authorships, bipartite_
 from bibgraph.graph.networks import topic_network as row_topic_network
 
 from .conftest import BASE
+from .networks_compare import same_network
 
 PEOPLE = ["Ann Alpha", "Bob Beta", "Cid Gamma", "Dan Delta", "Eve Epsilon", "Fay Zeta", "Gil Eta", "Hal Theta"]
 SUBJECTS = ["Vision", "Vision · Detection", "Vision · Tracking", "Language · Parsing", "Language", "Robots · Arms"]
@@ -45,23 +46,6 @@ def corpus(generated: list[tuple[str | None, list[str], bool]]) -> tuple[list[Au
         store, report = build_graph([path], base=BASE, progress=False)
     assert report.problems == []
     return authorships(store), incidence_of(store)
-
-
-def same_network(new: nx.Graph, old: nx.Graph) -> None:
-    """Same nodes in the same order with the same attributes, same edges and weights (communities aside:
-    Louvain's result depends on the order edges were added in)."""
-    assert new.graph.get("total_authors") == old.graph.get("total_authors")
-    assert list(new) == list(old)
-    for node in old:
-        mine, theirs = dict(new.nodes[node]), dict(old.nodes[node])
-        mine.pop("community", None), theirs.pop("community", None)
-        assert mine == theirs, node
-    edges = {frozenset((a, b)): data for a, b, data in old.edges(data=True)}
-    assert {frozenset((a, b)) for a, b in new.edges} == set(edges)
-    for a, b, data in new.edges(data=True):
-        expected = edges[frozenset((a, b))]
-        assert (data["weight"], data["lower_bound"]) == (expected["weight"], expected["lower_bound"])
-        assert data["fractional"] == pytest.approx(expected["fractional"])
 
 
 def filter_sets(rows: list[Authorship]) -> list[Filters]:

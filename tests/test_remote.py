@@ -42,6 +42,7 @@ from bibgraph.seeds import seed_directory
 from bibgraph.web.cli import main
 
 from .conftest import BASE, make_app
+from .networks_compare import same_network
 
 PUBLISHED = "urn:bibgraph:published"
 
@@ -189,23 +190,6 @@ def test_a_failed_batch_is_named_with_what_stays_loaded(seed_nt, flaky_store) ->
     assert "500: disk full" in message and "Batches 1-1 (100 triples)" in message and "--replace" in message
 
 
-def _same_network(pushed: nx.Graph, pulled: nx.Graph) -> None:
-    """Same nodes with the same attributes, same edges with the same weights (communities aside:
-    Louvain's result depends on the order edges were added in)."""
-    assert pushed.graph.get("total_authors") == pulled.graph.get("total_authors")
-    assert list(pushed) == list(pulled)
-    for node in pulled:
-        mine, theirs = dict(pushed.nodes[node]), dict(pulled.nodes[node])
-        mine.pop("community", None), theirs.pop("community", None)
-        assert mine == theirs, node
-    edges = {frozenset((a, b)): data for a, b, data in pulled.edges(data=True)}
-    assert {frozenset((a, b)) for a, b in pushed.edges} == set(edges)
-    for a, b, data in pushed.edges(data=True):
-        expected = edges[frozenset((a, b))]
-        assert (data["weight"], data["lower_bound"]) == (expected["weight"], expected["lower_bound"])
-        assert data["fractional"] == pytest.approx(expected["fractional"])
-
-
 def _filters(rows) -> st.SearchStrategy[Filters]:
     areas = sorted({row.area for row in rows if row.area})
     subareas = sorted({row.concept for row in rows if row.concept and row.concept != row.area})
@@ -229,7 +213,7 @@ def test_pushed_down_networks_equal_the_row_path(request, where: str, seed_store
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(_filters(rows))
     def check(filters: Filters) -> None:
-        _same_network(coauthor_network_from(store, filters, push_down=True), coauthor_network(rows, filters))
+        same_network(coauthor_network_from(store, filters, push_down=True), coauthor_network(rows, filters))
 
     check()
 
@@ -317,7 +301,7 @@ def test_every_page_and_view_agrees_with_the_embedded_store(client, remote_clien
 def test_coauthor_downloads_agree(client, remote_client, query: str) -> None:
     local = nx.node_link_graph(client.get(f"/graph/coauthors.json?{query}").get_json(), edges="links")
     far = nx.node_link_graph(remote_client.get(f"/graph/coauthors.json?{query}").get_json(), edges="links")
-    _same_network(far, local)
+    same_network(far, local)
 
 
 def test_blank_nodes_are_refused_before_anything_is_sent(tmp_path, flaky_store) -> None:
