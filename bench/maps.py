@@ -25,8 +25,8 @@ from urllib.parse import quote
 
 import numpy as np
 
-from bench.serve import COUNT_PAPERS, TOP_AUTHOR, get, local, select, wait_until
-from bench.servers import free_port, stop
+from bench.serve import COUNT_PAPERS, TOP_AUTHOR, get, local, select
+from bench.servers import free_port, stop, wait_for_http
 from bench.sparql import MemoryWatch
 from bibgraph.graph import analytics
 from bibgraph.graph.datadir import MANIFEST, STORE, read_manifest
@@ -68,7 +68,7 @@ def views(root: Path) -> None:
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     try:
         watch = MemoryWatch(process.pid)
-        wait_until(f"{server}/health", process)
+        wait_for_http(f"{server}/health", process, timeout=600)
         endpoint = f"{server}/sparql"
         base = base or server + "/"
         top = select(endpoint, TOP_AUTHOR)

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench.generate import write_lists
-from bench.servers import free_port, stop
+from bench.servers import free_port, stop, wait_for_http
 from bench.sparql import MemoryWatch, pss_kb
 from bibgraph.graph.crawl import SITEMAP_LIMIT
 from bibgraph.graph.datadir import STORE, current_version, read_manifest
@@ -58,19 +58,6 @@ def select(endpoint: str, query: str) -> list[list[str]]:
     return [line.split(",") for line in lines]
 
 
-def wait_until(url: str, process: subprocess.Popen, timeout: float = 600) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}")
-        try:
-            get(url, timeout=5)
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(url)
-
-
 def local(base: str, iri: str) -> str:
     """The app path of an IRI minted under ``base``."""
     return "/" + iri.removeprefix(base)
@@ -94,7 +81,7 @@ def measure(root: Path, log: Path, threads: int) -> list[tuple[str, float]]:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
     try:
         watch = MemoryWatch(process.pid)
-        wait_until(f"{server}/health", process)
+        wait_for_http(f"{server}/health", process, timeout=600)
         figures.append(("serve: /health answers", time.perf_counter() - started))
         for path in ("/", f"/sparql?query={urllib.parse.quote(COUNT_PAPERS)}", "/graph/coauthors", author):
             figures.append((f"serve: first {path.split('?')[0]}", get(server + path)))
@@ -159,7 +146,7 @@ def oxigraph(store: Path, threads: int) -> tuple[list[tuple[str, float]], tuple[
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         watch = MemoryWatch(process.pid)
-        wait_until(f"{endpoint}?query={urllib.parse.quote('ASK {}')}", process)
+        wait_for_http(f"{endpoint}?query={urllib.parse.quote('ASK {}')}", process, timeout=600)
         ready = time.perf_counter() - started
         select(endpoint, COUNT_PAPERS)
         subarea, papers = select(endpoint, BIGGEST_SUBAREA)[0]
