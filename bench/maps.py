@@ -123,8 +123,8 @@ def synthetic(papers: int, seed: int = 7) -> None:
         concepts[key] = len(concepts)
     ap = array("q", np.column_stack([paper_of, chosen]).ravel().tolist())
     pc = array("q", np.column_stack([np.arange(papers), rng.integers(0, len(concepts), papers)]).ravel().tolist())
-    names = [f"Name {i}" for i in range(authors)]
-    incidence = _arrays(author_ids, names, paper_ids, (rng.random(papers) < 0.05).tolist(), concepts, ap, pc)
+    names: list[str | None] = [f"Name {i}" for i in range(authors)]
+    incidence = _arrays(author_ids, names, paper_ids, rng.random(papers) < 0.05, concepts, ap, pc)
     built = time.perf_counter() - started
     del author_ids, paper_ids, names, ap, pc
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -334,24 +334,23 @@ def concept_tree(figures: dict[str, ConceptFigures]) -> list[TreeArea]:
 class Charts:
     """Figures of the home page."""
 
-    per_concept: list[tuple[str, str, str | None, int]]  # (concept IRI, label, area label, papers)
     authors_per_paper: list[tuple[int, int]]  # (listed authors, papers)
     degree_histogram: list[tuple[int, int]]  # (co-authors, authors)
 
 
-def charts(store: GraphStore, authors: int) -> Charts:
-    per_concept = [
-        (str(r["concept"]), str(r["label"]), _text(r["areaLabel"]), integer(r["papers"]))
-        for r in store.select(named_query("papers_per_concept").text)
-    ]
+def charts(store: GraphStore, authors: int, degrees: Counter[int] | None = None) -> Charts:
+    """The home page's charts; ``authors`` counts every person, ``degrees`` are the co-author degrees of those with
+    papers when the caller has them (from the incidence); else the engine counts them (a push-down store)."""
     per_paper = [
         (integer(r["listed"]), integer(r["papers"])) for r in store.select(named_query("authors_per_paper").text)
     ]
-    degrees = [integer(r["degree"]) for r in store.select(named_query("coauthor_degrees").text)]
+    if degrees is None:
+        degrees = Counter(integer(r["degree"]) for r in store.select(named_query("coauthor_degrees").text))
     histogram = Counter(degrees)
-    if authors > len(degrees):
-        histogram[0] += authors - len(degrees)
-    return Charts(per_concept, per_paper, sorted(histogram.items()))
+    listed = sum(histogram.values())
+    if authors > listed:
+        histogram[0] += authors - listed
+    return Charts(per_paper, sorted(histogram.items()))
 
 
 def abstracts(store: GraphStore, iris: list[str]) -> dict[str, str]:

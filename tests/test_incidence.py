@@ -2,6 +2,7 @@
 networkx graphs) on generated corpora and on the seeds."""
 
 import tempfile
+from collections import Counter
 from itertools import pairwise
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from bibgraph.graph.build import build_graph
 from bibgraph.graph.incidence import Incidence, Strings, incidence_of
 from bibgraph.graph.networks import Authorship, Filters, authorships, bipartite_graph, coauthor_network, topic_map
 from bibgraph.graph.networks import topic_network as row_topic_network
+from bibgraph.graph.queries import integer, named_query
+from bibgraph.graph.stores.store import OxigraphGraphStore
 
 from .conftest import BASE
 from .networks_compare import same_network
@@ -36,6 +39,12 @@ records = st.lists(
 
 def corpus(generated: list[tuple[str | None, list[str], bool]]) -> tuple[list[Authorship], Incidence]:
     """The generated records as a paper list, built into a store: its rows and its incidence."""
+    store = built(generated)
+    return authorships(store), incidence_of(store)
+
+
+def built(generated: list[tuple[str | None, list[str], bool]]) -> OxigraphGraphStore:
+    """The generated records as a paper list, built into a store."""
     blocks = []
     for number, (subject, authors, cut) in enumerate(generated):
         line = ", ".join(authors) + (" 等" if cut else "")
@@ -45,7 +54,7 @@ def corpus(generated: list[tuple[str | None, list[str], bool]]) -> tuple[list[Au
         path.write_text("\n\n".join(blocks), encoding="utf-8")
         store, report = build_graph([path], base=BASE, progress=False)
     assert report.problems == []
-    return authorships(store), incidence_of(store)
+    return store
 
 
 def filter_sets(rows: list[Authorship]) -> list[Filters]:
@@ -99,6 +108,29 @@ def check_everything(rows: list[Authorship], incidence: Incidence) -> None:
 @given(records)
 def test_generated_corpora_give_the_row_paths_networks(generated) -> None:
     check_everything(*corpus(generated))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(records, st.sets(st.sampled_from(PEOPLE), max_size=3))
+def test_authors_without_a_name_are_left_out_as_by_the_row_path(generated, nameless) -> None:
+    """The incidence is read pattern by pattern: a person whose name is missing (data loaded from elsewhere) and a
+    paper left with no named author drop out exactly as from the one-query row path."""
+    store = built(generated)
+    for person in nameless:
+        store.store.update(f'DELETE WHERE {{ ?author <http://xmlns.com/foaf/0.1/name> "{person}" }}')
+    check_everything(authorships(store), incidence_of(store))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(records, st.integers(1, 4))
+def test_coauthor_degrees_are_the_engines_count(generated, block) -> None:
+    """The home chart's degrees, multiplied out ``block`` authors at a time, equal the SPARQL count (which lists
+    only authors with a co-author)."""
+    store = built(generated)
+    incidence = incidence_of(store)
+    expected = Counter(integer(r["degree"]) for r in store.select(named_query("coauthor_degrees").text))
+    expected[0] += len(incidence.authors) - sum(expected.values())
+    assert incidence.coauthor_degrees(block) == +expected
 
 
 def test_the_seeds_give_the_row_paths_networks(seed_store) -> None:

@@ -7,6 +7,7 @@ from flask import Blueprint, current_app, render_template, request, url_for
 
 from bibgraph.graph.conceptindex import ConceptFigures, concept_index, paper_order
 from bibgraph.graph.pages import abstracts, charts, concept_tree, dataset_summary, histogram_bins
+from bibgraph.graph.pushdown import pushes_down
 from bibgraph.graph.search import snippet
 
 from .graphstore import get_store
@@ -84,7 +85,9 @@ def _home_figures() -> dict[str, Any]:
     """The home page's numbers (the store never changes while served, so they are computed once)."""
     store = get_store()
     summary = dataset_summary(store)
-    figures = charts(store, summary["authors"])
+    cache = networks()
+    degrees = None if pushes_down(store) else cache.incidence().coauthor_degrees()
+    figures = charts(store, summary["authors"], degrees)
     return {
         "summary": summary,
         "tree": concept_tree(concept_figures()),
