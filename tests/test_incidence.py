@@ -7,13 +7,15 @@ from itertools import pairwise
 from pathlib import Path
 
 import networkx as nx
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bibgraph.graph import analytics
+from bibgraph.graph.add import add_lists
 from bibgraph.graph.build import build_graph
-from bibgraph.graph.incidence import Incidence, Strings, incidence_of
+from bibgraph.graph.incidence import Incidence, Strings, extended, incidence_of, incidence_part
 from bibgraph.graph.networks import Authorship, Filters, authorships, bipartite_graph, coauthor_network, topic_map
 from bibgraph.graph.networks import topic_network as row_topic_network
 from bibgraph.graph.queries import integer, named_query
@@ -43,15 +45,20 @@ def corpus(generated: list[tuple[str | None, list[str], bool]]) -> tuple[list[Au
     return authorships(store), incidence_of(store)
 
 
-def built(generated: list[tuple[str | None, list[str], bool]]) -> OxigraphGraphStore:
-    """The generated records as a paper list, built into a store."""
+def paper_list(generated: list[tuple[str | None, list[str], bool]], first: int = 0) -> str:
+    """The generated records as a paper list's text (abstracts numbered from ``first``)."""
     blocks = []
-    for number, (subject, authors, cut) in enumerate(generated):
+    for number, (subject, authors, cut) in enumerate(generated, start=first):
         line = ", ".join(authors) + (" 等" if cut else "")
         blocks.append(("" if subject is None else subject + "\n") + line + "\n" + ABSTRACT.format(number))
+    return "\n\n".join(blocks)
+
+
+def built(generated: list[tuple[str | None, list[str], bool]]) -> OxigraphGraphStore:
+    """The generated records as a paper list, built into a store."""
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "list.txt"
-        path.write_text("\n\n".join(blocks), encoding="utf-8")
+        path.write_text(paper_list(generated), encoding="utf-8")
         store, report = build_graph([path], base=BASE, progress=False)
     assert report.problems == []
     return store
@@ -92,7 +99,7 @@ def check_everything(rows: list[Authorship], incidence: Incidence) -> None:
             assert all(whole.has_edge(a, b) for a, b in pairwise(chain))
     with pytest.raises(KeyError):
         incidence.ego_rings(BASE + "author/nobody", 1, 3)
-    assert incidence.path(BASE + "author/nobody", authors[0]) == []
+    assert incidence.path(BASE + "author/nobody", (authors or [BASE + "author/nobody"])[0]) == []
 
     def same(new: nx.Graph, old: nx.Graph) -> None:
         assert list(new.nodes(data=True)) == list(old.nodes(data=True))
@@ -131,6 +138,34 @@ def test_coauthor_degrees_are_the_engines_count(generated, block) -> None:
     expected = Counter(integer(r["degree"]) for r in store.select(named_query("coauthor_degrees").text))
     expected[0] += len(incidence.authors) - sum(expected.values())
     assert incidence.coauthor_degrees(block) == +expected
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(records, records, st.integers(0, 3))
+def test_an_incidence_extended_by_an_add_equals_the_incidence_read_again(first, second, again) -> None:
+    """After ``bibgraph add``, the previous incidence with the triples the add wrote (the part it reads) equals the
+    whole store's incidence read from scratch (new papers, new authors, new areas, records seen again)."""
+    store = built(first)
+    before = incidence_of(store)
+    added = OxigraphGraphStore.memory()
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "more.txt"
+        # the second list repeats some records of the first (seen again: only a source is added)
+        path.write_text(paper_list(first[:again]) + "\n\n" + paper_list(second, len(first)), encoding="utf-8")
+        report = add_lists(store, [path], BASE, added=lambda quads: added.store.extend(incidence_part(quads)))
+    assert report.problems == []
+    same_incidence(extended(before, added, store), incidence_of(store))
+
+
+def same_incidence(found: Incidence, expected: Incidence) -> None:
+    for name, value in vars(expected).items():
+        other = getattr(found, name)
+        if isinstance(value, np.ndarray):
+            assert np.array_equal(other, value), name
+        elif isinstance(value, Strings):
+            assert list(other) == list(value), name
+        else:
+            assert other == value, name
 
 
 def test_the_seeds_give_the_row_paths_networks(seed_store) -> None:

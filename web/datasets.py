@@ -15,12 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pyoxigraph as ox
 from flask import Flask
 
 from bibgraph.graph.add import add_lists
 from bibgraph.graph.build import BuildReport
 from bibgraph.graph.datadir import DERIVED, DUMPS, STORE, current_version, new_version, read_manifest
 from bibgraph.graph.dataset import COMPLETE_MARKER, fill, is_dump
+from bibgraph.graph.derived import DerivedFiles
 from bibgraph.graph.dump import complete_streamed_dumps, continued_dumps, streamed_ntriples, write_dataset_dumps
 from bibgraph.graph.iris import Iris
 from bibgraph.graph.networks import AREA
@@ -29,7 +31,7 @@ from bibgraph.graph.searchbuild import build_search_index, update_search_index
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.graph.void import void_quads
 
-from .netcache import DERIVED_WRITABLE
+from .netcache import DERIVED_WRITABLE, derived_key
 
 BUILD_TIMEOUT = 24 * 3600.0  # seconds the build's own derivation queries may run
 COUNTS = ("records", "papers", "authors", "authorships", "concepts", "triples")  # in the manifest
@@ -72,6 +74,8 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
     (copied by the kernel), the added triples and the new VoID description (:mod:`bibgraph.graph.dump`); the
     search index is the previous one with the new records' papers and authors (:func:`update_search_index`).
     """
+    from bibgraph.graph.incidence import incidence_part  # numpy and scipy: not imported by a server's start
+
     served = current_version(root)
     before = read_manifest(served)
     base = before["base"]
@@ -80,12 +84,22 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
         original.store.backup(version / STORE)
         del original  # read-only: nothing to flush
         store = OxigraphGraphStore.disk(version / STORE)
+        additions = OxigraphGraphStore.memory()  # what the views' incidence reads of the added triples
+
+        def keep(quads: list[ox.Quad]) -> None:
+            additions.store.extend(incidence_part(quads))
+
         if "dumps" in before:
             with continued_dumps(served / DUMPS, version / DUMPS, before["dumps"]) as dumps:
-                report = add_lists(store, inputs, base, added=dumps.append)
+
+                def write(quads: list[ox.Quad]) -> None:
+                    dumps.append(quads)
+                    keep(quads)
+
+                report = add_lists(store, inputs, base, added=write)
                 manifest["dumps"] = dumps.finish(void_quads(store, Iris(base)))
         else:  # a version from before the dumps were continued: written whole this once
-            report = add_lists(store, inputs, base)
+            report = add_lists(store, inputs, base, added=keep)
             manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
         (version / DERIVED).mkdir()
         if (served / DERIVED / FILE_NAME).exists():
@@ -95,7 +109,12 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
         counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
         counts["concepts"], counts["triples"] = report.concepts, report.triples
         _complete(
-            store, version, manifest, counts, sorted([*before["inputs"], *(str(path) for path in inputs)]), served
+            store,
+            version,
+            manifest,
+            counts,
+            sorted([*before["inputs"], *(str(path) for path in inputs)]),
+            (served, additions),
         )
     return root / manifest["name"], report
 
@@ -106,9 +125,10 @@ def _complete(
     manifest: dict[str, Any],
     counts: dict[str, int],
     inputs: list[str],
-    previous: Path | None = None,
+    previous: tuple[Path, OxigraphGraphStore] | None = None,
 ) -> None:
-    """Close the filled store (its dumps written), derive the views' data, and fill in the manifest."""
+    """Close the filled store (its dumps written), derive the views' data, and fill in the manifest; ``previous``,
+    after an add, is the version added to and the part of the added triples :func:`derive` needs."""
     store.close()
     del store
     gc.collect()  # release RocksDB's lock before the app's worker opens the store read-only
@@ -117,17 +137,19 @@ def _complete(
     derive(version, manifest["base"], previous=previous)
 
 
-def derive(version: Path, base: str, previous: Path | None = None) -> None:
+def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] | None = None) -> None:
     """Derive the views' costly data of ``version`` into its ``derived/`` files, through the app.
 
-    ``previous``, after an add, is the version this one extends: the hook for derived data that can be
-    updated rather than derived again (the triples added are its N-Triples dump's bytes from the previous
-    manifest's ``dumps`` ``data_bytes`` to this one's).
+    ``previous``, after an add, is the version this one extends and the added triples' part the incidence reads:
+    the previous incidence is extended with them (:func:`~bibgraph.graph.incidence.extended`) instead of read again
+    from the whole store. The other derived data is derived again from the incidence and the store.
     """
     from .app import create_app
     from .graphstore import get_store
 
     (version / DERIVED).mkdir(exist_ok=True)
+    if previous is not None:
+        _extend_incidence(version, *previous)
     app = create_app(
         {
             "BIBGRAPH_STORE": f"dataset:{version}",
@@ -147,6 +169,22 @@ def derive(version: Path, base: str, previous: Path | None = None) -> None:
     finally:
         with app.app_context():
             get_store().close()
+
+
+def _extend_incidence(version: Path, served: Path, additions: OxigraphGraphStore) -> None:
+    """Keep the incidence of ``version`` as the previous version's extended by ``additions`` (when it kept one)."""
+    from bibgraph.graph.incidence import extended
+
+    key = derived_key("incidence")
+    kept, before = DerivedFiles(served / DERIVED).load(key)
+    if not kept:
+        return  # derived from the whole store by the app, as by a build
+    store = OxigraphGraphStore.disk(version / STORE, read_only=True)
+    try:
+        DerivedFiles(version / DERIVED, writable=True).save(key, extended(before, additions, store))
+    finally:
+        del store  # read-only: nothing to flush
+        gc.collect()  # release RocksDB's files before the app's worker opens the store
 
 
 def _topic_paths(app: Flask) -> list[str]:
