@@ -36,6 +36,9 @@ FIRST_USE_IMPORTS = (
     "pyvis.network",
     "pyvis.node",
     "pyvis.edge",
+    "rdflib.plugins.sparql.parser",
+    "oxrdflib",
+    "bibgraph.graph.stores.remote",
 )
 
 
