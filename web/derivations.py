@@ -8,8 +8,9 @@ pool's own :class:`~bibgraph.graph.serving.fairshare.FairShare` (a client with m
 with none). One that finds ``MAP_WAITING`` others already waiting, or waits ``MAP_WAIT`` seconds without
 getting a slot, is refused: HTTP 503 with ``Retry-After``, logged with its cause and counted in
 ``/metrics``. Identical requests share one derivation (the network cache makes a value once), so only
-distinct ones take slots. A derivation made inside another (a map's network inside its drawing) uses its
-thread's slot. The dataset build derives with no limit.
+distinct ones take slots, and a map already kept is served without one. A request keeps the slot it took until
+it is answered, so the map's network, analytics and drawing, derived one after the other, count once and never
+queue again halfway. The dataset build derives with no limit.
 """
 
 import logging
@@ -60,24 +61,37 @@ class DerivationGate:
         """Whether this thread holds a slot (it is inside a derivation)."""
         return bool(getattr(self._held, "slot", False))
 
-    @contextmanager
-    def slot(self, client: str = "", until: float | None = None) -> Iterator[None]:
-        """Hold a slot while the ``with`` block derives (this thread's own, if it holds one already); wait until
-        the monotonic time ``until`` (default: ``wait`` seconds from now), then raise :class:`DerivationsBusy`."""
+    def acquire(self, client: str = "", until: float | None = None) -> bool:
+        """Take a slot for this thread, waiting until the monotonic time ``until`` (default: ``wait`` seconds from
+        now), else raise :class:`DerivationsBusy`; False when there is nothing to take (no limit, or this thread
+        holds a slot already)."""
         if self._share is None or self.holds():
-            yield
-            return
+            return False
         until = time.monotonic() + self.wait if until is None else until
         try:
-            ticket = self._share.enter(client, until)
+            self._held.ticket = self._share.enter(client, until)
         except ServerBusy as busy:
             raise self.refusal(until) from busy
         self._held.slot = True
+        return True
+
+    def release(self) -> None:
+        """Give back this thread's slot, if it holds one."""
+        if self._share is not None and self.holds():
+            self._held.slot = False
+            self._share.leave(self._held.ticket)
+
+    @contextmanager
+    def slot(self, client: str = "", until: float | None = None, keep: bool = False) -> Iterator[None]:
+        """Hold a slot while the ``with`` block derives (this thread's own, if it holds one already); ``keep``:
+        hold it on after the block, until :meth:`release` (a request keeps its turn until it is answered, so a
+        page that derives its map, then the map's analytics and drawing, never queues twice)."""
+        taken = self.acquire(client, until)
         try:
             yield
         finally:
-            self._held.slot = False
-            self._share.leave(ticket)
+            if taken and not keep:
+                self.release()
 
     def refusal(self, until: float) -> DerivationsBusy:
         """The refusal of a call that waited until ``until`` (or found the queue full), counted by its cause."""

@@ -133,7 +133,7 @@ class NetworkCache:
                     return value
                 found, value = self.derived.load(key) if self.derived else (False, None)
                 if not found:
-                    with self.gate.slot(_client(), until) if self.gate else nullcontext():
+                    with self.gate.slot(_client(), until, keep=has_request_context()) if self.gate else nullcontext():
                         making.running.set()
                         value = make()
                     if self.derived:
@@ -179,7 +179,7 @@ class NetworkCache:
 
     def derivation(self) -> AbstractContextManager[None]:
         """A turn at the gate for work on a map that is not kept (an export's body, a path): ``with`` it."""
-        return self.gate.slot(_client()) if self.gate else nullcontext()
+        return self.gate.slot(_client(), keep=has_request_context()) if self.gate else nullcontext()
 
     def sizes(self) -> dict[str, int]:
         """Estimated bytes kept: the evictable entries and the pinned ones."""
@@ -351,6 +351,7 @@ def init_app(app: Flask) -> None:
     gate = DerivationGate(limit, int(app.config["MAP_WAITING"]), float(app.config["MAP_WAIT"]))
     app.extensions[GATE] = gate
     app.register_error_handler(DerivationsBusy, answer_busy)
+    app.teardown_request(lambda _: gate.release())  # the turn a request took, given back once it is answered
 
     def sizes() -> dict[str, int]:
         cache = app.extensions.get(EXTENSION)
