@@ -43,8 +43,10 @@ def coauthor_networks(draw: st.DrawFn) -> nx.Graph:
             iri, name=f"Name {'n' * length}", papers=node % 17 + 1, areas=["Area · Sub"], community=node % 9
         )
     names = list(network)
+    # edges named by the nodes' own strings, or (as from query rows) by equal strings of their own
+    named = (lambda text: text) if draw(st.booleans()) else (lambda text: "".join(list(text)))
     for a, b in graph.edges:
-        network.add_edge(names[a], names[b], weight=(a + b) % 5 + 1, fractional=1 / (a % 7 + 1))
+        network.add_edge(named(names[a]), named(names[b]), weight=(a + b) % 5 + 1, fractional=1 / (a % 7 + 1))
     return network
 
 
@@ -52,7 +54,7 @@ def coauthor_networks(draw: st.DrawFn) -> nx.Graph:
 @given(coauthor_networks())
 def test_a_network_is_estimated_within_a_factor_of_what_it_holds(network: nx.Graph) -> None:
     estimate, real = estimate_bytes(network), allocated(network)
-    assert 0.6 * real <= estimate <= 1.6 * real, (estimate, real)
+    assert 0.7 * real <= estimate <= 1.4 * real, (estimate, real)
 
 
 @settings(max_examples=25, deadline=None)
