@@ -280,3 +280,16 @@ def test_the_cache_stays_under_its_byte_bound_and_keeps_the_incidence(case: tupl
         assert cache.sizes() == {"evictable": sum(model.values()), "pinned": estimate_bytes(incidence)}
         assert cache.sizes()["evictable"] <= bound
         assert cache._cached(INCIDENCE) == (True, incidence)
+
+
+def test_the_metrics_say_what_the_cache_keeps(one_map_app) -> None:
+    from bibgraph.web.netcache import EXTENSION
+
+    client = one_map_app.test_client()
+    assert client.get("/graph/coauthors.json?min_papers=1").status_code == 200
+    text = client.get("/metrics").get_data(as_text=True)
+    kept = dict(re.findall(r'^bibgraph_map_cache_bytes\{part="(\w+)"\} (\S+)$', text, re.M))
+    sizes = one_map_app.extensions[EXTENSION].sizes()
+    assert {part: int(float(value)) for part, value in kept.items()} == sizes
+    assert sizes["pinned"] > 0 and 0 < sizes["evictable"] <= one_map_app.config["MAP_CACHE_BYTES"]
+    assert re.search(r"^bibgraph_map_derivations_running 0\.0$", text, re.M)
