@@ -17,6 +17,7 @@ from it, beside the baseline of one vectorised count of papers per author over t
 
 import argparse
 import pickle
+import re
 import resource
 import subprocess
 import sys
@@ -121,15 +122,16 @@ def burst(root: Path, requests: int, against: list[str], rounds: int) -> None:
     print("|---|---:|---:|---:|---:|---|---:|")
     for round_ in range(rounds):
         for name, python in (("this checkout", sys.executable), *((f"{p} (against)", p) for p in against)):
-            warm, peak, statuses, seconds = _burst(python, root, paths)
+            warm, peak, statuses, seconds, refused = _burst(python, root, paths)
             answers = ", ".join(f"{statuses.count(code)}x {code}" for code in sorted(set(statuses)))
+            answers += f" ({refused})" if refused else ""
             row = [name, str(round_ + 1), f"{warm:.0f}", f"{peak:.0f}", f"{peak - warm:.0f}", answers, f"{seconds:.1f}"]
             print("| " + " | ".join(row) + " |", flush=True)
 
 
-def _burst(python: str, root: Path, paths: list[str]) -> tuple[float, float, list[int], float]:
+def _burst(python: str, root: Path, paths: list[str]) -> tuple[float, float, list[int], float, str]:
     """Serve ``root`` with ``python``; PSS once warm, peak PSS while ``paths`` are asked at once, their statuses,
-    and the seconds until all are answered."""
+    the seconds until all are answered, and the refusals by cause (as ``/metrics`` counts them, if it does)."""
     port = free_port()
     server = f"http://127.0.0.1:{port}"
     command = [python, "-m", "bibgraph.web.cli", "serve", str(root), "--port", str(port), "--client-queries", "0"]
@@ -149,7 +151,13 @@ def _burst(python: str, root: Path, paths: list[str]) -> tuple[float, float, lis
         started = time.perf_counter()
         for thread in threads:
             thread.join()
-        return warm, watch.stop(), statuses, time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        with urllib.request.urlopen(server + "/metrics", timeout=60) as answer:  # the refusals by cause, if counted
+            causes = re.findall(
+                r'^bibgraph_map_derivations_refused_total\{cause="(\w+)"\} (\S+)$', answer.read().decode(), re.M
+            )
+        refused = ", ".join(f"{float(count):.0f} {cause}" for cause, count in causes if float(count))
+        return warm, watch.stop(), statuses, seconds, refused
     finally:
         stop(process, timeout=20)
 
