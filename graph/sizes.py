@@ -24,7 +24,6 @@ from itertools import islice
 from typing import Any
 
 import networkx as nx
-import numpy as np
 
 SAMPLE = 64  # items of a container looked at; the rest are assumed alike
 _ATOMS = (str, bytes, int, float, complex, bool, type(None))
@@ -41,8 +40,9 @@ def _size(value: Any, seen: set[int]) -> float:
     seen.add(id(value))
     if isinstance(value, _ATOMS):
         return sys.getsizeof(value)
-    if isinstance(value, np.ndarray):
-        return _array(value, seen)
+    numpy = sys.modules.get("numpy")  # not imported here: a server starts without it (none of its arrays exist then)
+    if numpy is not None and isinstance(value, numpy.ndarray):
+        return _array(value, seen, numpy.ndarray)
     if isinstance(value, nx.Graph):
         return _graph(value, seen)
     if isinstance(value, dict):
@@ -86,11 +86,11 @@ def _graph(graph: nx.Graph, seen: set[int]) -> float:
     return own + _size(graph.graph, seen) + _size(graph._node, seen)
 
 
-def _array(value: np.ndarray, seen: set[int]) -> float:
+def _array(value: Any, seen: set[int], array: type) -> float:
     """An array's header, and its data once however many views share it (an unpickled array's data is a
     buffer under one or two views: getsizeof counts the data of an array that owns it, not of a view)."""
     root = value
-    while isinstance(root.base, np.ndarray):
+    while isinstance(root.base, array):
         root = root.base
     if root.base is None:  # root owns the data: getsizeof counts it
         return sys.getsizeof(value) + (_size(root, seen) if root is not value else 0)
