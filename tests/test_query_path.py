@@ -15,8 +15,9 @@ import pytest
 from waitress.buffers import ReadOnlyFileBasedBuffer
 
 from bench.servers import bibgraph_process
-from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.graph.serving.worker import SPOOL_AFTER
+from bibgraph.graph.stores.store import OxigraphGraphStore
+
 from .conftest import BASE, make_app
 
 COPIES = 48  # the seeds' 2,725 triples 48 times over: about 19 MB of TSV, far over any socket or server buffer
