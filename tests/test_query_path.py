@@ -4,18 +4,24 @@ without a copy, complete, for GET and HEAD alike, and a client that leaves mid-a
 import http.client
 import io
 import os
+import pickle
+import signal
 import socket
 import time
 import urllib.parse
 from collections.abc import Iterator
+from pathlib import Path
 from subprocess import Popen
 
 import pyoxigraph as ox
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from waitress.buffers import ReadOnlyFileBasedBuffer
 
 from bench.servers import bibgraph_process
-from bibgraph.graph.serving.worker import SPOOL_AFTER
+from bibgraph.graph.serving import worker
+from bibgraph.graph.serving.worker import SPOOL_AFTER, Call, Serialised, serialise
 from bibgraph.graph.stores.store import OxigraphGraphStore
 
 from .conftest import BASE, make_app
@@ -66,7 +72,7 @@ def _until_none_held(pid: int, seconds: float = 30.0) -> list[str]:
 def test_a_large_answer_arrives_whole_and_its_file_is_closed(served, seed_store: OxigraphGraphStore) -> None:
     base, process = served
     expected = seed_store.store.query(LARGE).serialize(format=ox.QueryResultsFormat.TSV)
-    assert len(expected) > 16 * SPOOL_AFTER  # spooled by the worker, and larger than waitress's 1 MiB buffer
+    assert len(expected) > 16 * 1024 * 1024  # spooled by the worker, larger than waitress's and the sockets' buffers
     for headers in ({}, {"Cache-Control": "no-cache"}, {"Range": "bytes=0-99"}):  # no ranges: always the whole answer
         response = _get(base, LARGE, headers=headers)
         body = response.read()
@@ -151,5 +157,57 @@ def test_a_spooled_answer_reaches_waitress_as_its_file_wrapper(monkeypatch, hops
         assert started[0][0].startswith("200") and headers["Access-Control-Allow-Origin"] == "*"
         assert int(headers["Content-Length"]) == body.prepare() > 10_000
         body.close()
+    finally:
+        app.extensions["bibgraph"].close()
+
+
+def _socket_buffer() -> int:
+    """What one write to a fresh socket pair (the worker's kind of connection) can hold at once."""
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        return ours.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.integers(0, 2725),
+    form=st.sampled_from(["SELECT ?s ?p ?o WHERE { ?s ?p ?o }", "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"]),
+    results=st.sampled_from(["json", "xml", "tsv"]),
+    graphs=st.sampled_from(["nt", "turtle"]),
+)
+def test_a_reply_fits_in_one_write_to_the_workers_socket(
+    monkeypatch, tmp_path: Path, seed_store: OxigraphGraphStore, rows: int, form: str, results: str, graphs: str
+) -> None:
+    """Whatever the answer's size, the worker's reply fits in the socket's buffer (half of it: the kernel
+    counts its own overhead too), so it is sent in one write; a larger answer comes as a file, byte for byte."""
+    monkeypatch.setattr(worker, "_limits", worker._Limits(1 << 40, str(tmp_path)))
+    query = f"{form} LIMIT {rows}"
+    raw = worker._run(seed_store, pickle.dumps(Call(serialise, (query, results, graphs))))
+    assert len(raw) <= _socket_buffer() // 2
+    reply = pickle.loads(raw)
+    assert isinstance(reply, Serialised)
+    body = Path(reply.path).read_bytes() if reply.path else reply.body
+    expected = io.BytesIO()
+    seed_store.write_answer(query, results, graphs, expected)
+    assert body == expected.getvalue()
+    assert (reply.path is not None) == (len(body) > SPOOL_AFTER)
+
+
+def test_a_spooled_answer_up_to_a_mebibyte_is_cached_and_a_larger_one_is_not() -> None:
+    """Answers past ``SPOOL_AFTER`` come as files but are kept in the answer cache as before (up to 1 MiB):
+    with the worker stopped, the cache still answers a 393 KB answer, and only the cache could."""
+    app = make_app(QUERY_THREADS=1, QUERY_TIMEOUT=1.0)
+    client = app.test_client()
+    pool = app.extensions["bibgraph"].pool
+    middle = {"query": "SELECT ?s ?p ?o WHERE { ?s ?p ?o }", "format": "tsv"}
+    large = {"query": LARGE, "format": "tsv"}
+    try:
+        first = client.get("/sparql", query_string=middle)
+        assert first.status_code == 200 and SPOOL_AFTER < len(first.data) < 1024 * 1024
+        assert client.get("/sparql", query_string=large).status_code == 200
+        os.kill(pool.worker_pid, signal.SIGSTOP)  # from now on only the cache can answer
+        again = client.get("/sparql", query_string=middle)
+        assert again.status_code == 200 and again.data == first.data
+        assert client.get("/sparql", query_string=large).status_code == 503  # evaluated again: past the deadline
     finally:
         app.extensions["bibgraph"].close()
