@@ -22,7 +22,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -84,12 +85,12 @@ def measure(queries: dict[str, str], store: OxigraphGraphStore, runs: int, scrat
         floor = stack.enter_context(floor_server(bodies))
         table = {}
         for index, (name, query) in enumerate(queries.items()):
-            calls = {
-                "engine": lambda q=query: store.answer(q, "json", "nt"),
-                "waitress": lambda q=query, i=index: sparql.request(f"{floor}{i}", q),
-                "cached": lambda q=query: sparql.request(ours, q, cached=True),
-                "bibgraph": lambda q=query: sparql.request(ours, q),
-                "oxigraph": lambda q=query: sparql.request(theirs, q),
+            calls: dict[str, Callable[[], object]] = {
+                "engine": partial(store.answer, query, "json", "nt"),
+                "waitress": partial(sparql.request, f"{floor}{index}", query),
+                "cached": partial(sparql.request, ours, query, cached=True),
+                "bibgraph": partial(sparql.request, ours, query),
+                "oxigraph": partial(sparql.request, theirs, query),
             }
             for call in calls.values():  # warm-up, for all alike (and the answer cache filled)
                 call()
