@@ -52,6 +52,15 @@ def wait_for_http(url: str, process: subprocess.Popen, timeout: float = 60) -> N
 @contextlib.contextmanager
 def bibgraph_server(args: Sequence[str], log: Path, port: int | None = None) -> Iterator[str]:
     """``bibgraph serve ARGS`` on a free loopback port; yields its base URL (also the base IRI)."""
+    with bibgraph_process(args, log, port) as (base, _):
+        yield base
+
+
+@contextlib.contextmanager
+def bibgraph_process(
+    args: Sequence[str], log: Path, port: int | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """As :func:`bibgraph_server`, with the web process as well (its pid is the server's, for /proc)."""
     port = port or free_port()
     command = [sys.executable, "-m", "bibgraph.web.cli", "serve", "--host", "127.0.0.1", "--port", str(port), *args]
     with log.open("w") as output:
@@ -59,6 +68,6 @@ def bibgraph_server(args: Sequence[str], log: Path, port: int | None = None) -> 
         try:
             base = f"http://127.0.0.1:{port}"
             wait_for_http(f"{base}/sparql?query=ASK%7B%7D", process)
-            yield base
+            yield base, process
         finally:
             stop(process)

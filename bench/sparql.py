@@ -351,12 +351,14 @@ PAIRS = (  # (ours, theirs): each bibgraph store next to the Oxigraph server wit
     ("bibgraph", "oxigraph-memory"),
     ("bibgraph-disk", "oxigraph"),
 )
+EXISTING_PAIRS = ((BEFORE, "oxigraph"), ("bibgraph-disk", "oxigraph"))  # --store-dir: both serve that store
 
 
 def report(size: int, results: dict[str, dict[str, float]]) -> None:
     """One markdown table; ratios compare like with like, cached rows against the others' evaluation."""
     kinds = list(results)
-    pairs = [(ours, theirs) for ours, theirs in PAIRS if results.get(ours) and results.get(theirs)]
+    known = PAIRS if EXISTING is None else EXISTING_PAIRS
+    pairs = [(ours, theirs) for ours, theirs in known if results.get(ours) and results.get(theirs)]
     rdflib = results.get("rdflib-endpoint", {})
     print(f"\n### {size} records: median latency (ms), throughput (req/s, 8 clients), peak memory (MB)\n")
     ratios = [f"{ours} / {theirs}" for ours, theirs in pairs] + ["rdflib-endpoint / bibgraph"]

@@ -65,7 +65,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("QUERY_THREADS", 4, "queries the worker process answers at the same time"),
     Setting("MAX_CONTENT_LENGTH", 1024 * 1024, "largest request body in bytes (HTTP 413 above)"),
     Setting("MAX_URL_LENGTH", 16 * 1024, "longest request URL in bytes (HTTP 414 above)"),
-    Setting("MAX_RESULT_BYTES", 256 * 1024 * 1024, "largest answer in bytes (HTTP 422 above; over 1 MiB: on disk)"),
+    Setting("MAX_RESULT_BYTES", 256 * 1024 * 1024, "largest answer in bytes (HTTP 422 above; over 64 KiB: on disk)"),
     Setting("RESULT_CACHE_BYTES", 32 * 1024 * 1024, "answers kept for repeated queries, bytes (0: none)"),
     Setting(
         "WORKER_MEMORY_LIMIT",

@@ -54,7 +54,7 @@ def _query_text() -> str | Response | None:
         sent += 1
     if sent > 1:  # SPARQL 1.1 Protocol §2.1.4: exactly one query string
         return plain("send exactly one query: this request has several (in the URL, the form or the body)", 400)
-    if request.method == "GET":
+    if request.method in ("GET", "HEAD"):  # HEAD: the GET's answer without its body (RFC 9110 §9.3.2)
         if "update" in request.args:
             return plain("this endpoint is read-only: SPARQL Update is refused", 403)
         return request.args.get("query")

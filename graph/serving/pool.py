@@ -92,6 +92,7 @@ __all__ = [
 POISON_KEPT = 1024  # texts of queries known to kill the worker, least recently seen dropped first
 SUSPECT_AFTER = 2  # worker deaths a query sees before it is run alone (one can be bad luck: a kill from outside)
 WORKER_START_SECONDS = 120.0  # longest a new worker may take to open the store before it counts as failed
+CACHED_SPOOLS = 1024 * 1024  # spooled answers up to this size are read back into the cache (within its own limit)
 
 
 class _Ended(Exception):
@@ -283,8 +284,8 @@ class QueryPool:
         else:
             payload = pickle.dumps(Call(function, args), protocol=pickle.HIGHEST_PROTOCOL)
             received = self._run(payload, self.deadline if deadline is None else deadline, client)
-            if kept is not None and received.spooled is None and not isinstance(received.reply, Raised):
-                kept.put(key, received.raw)
+            if kept is not None and (cacheable := _cacheable(received, kept.capacity // 8)) is not None:
+                kept.put(key, cacheable)
         reply = received.reply
         if isinstance(reply, Raised):
             raise reply.error
@@ -403,6 +404,21 @@ class QueryPool:
         except (ProcessLookupError, ChildProcessError):
             pass
         shutil.rmtree(self.spool_root, ignore_errors=True)
+
+
+def _cacheable(received: _Received, largest: int) -> bytes | None:
+    """The reply as the cache keeps it, or None: never an error; a spooled answer up to ``CACHED_SPOOLS``
+    (and ``largest``) bytes read back from its file (left at its start, for the caller to stream)."""
+    reply = received.reply
+    if isinstance(reply, Raised):
+        return None
+    if received.spooled is None or not isinstance(reply, Serialised):
+        return received.raw
+    if os.fstat(received.spooled.fileno()).st_size > min(CACHED_SPOOLS, largest):
+        return None
+    body = received.spooled.read()
+    received.spooled.seek(0)
+    return pickle.dumps(Serialised(reply.form, reply.media_type, body, None), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _alive(pid: int) -> bool:
