@@ -36,7 +36,7 @@ def main() -> None:
     if args.compare:
         compare(args.dataset, args.files)
         return
-    from bibgraph.graph import add, datadir, dump, void
+    from bibgraph.graph import add, conceptupdate, datadir, dump, void
     from bibgraph.web import datasets, pages
 
     if args.no_derive:
@@ -49,10 +49,18 @@ def main() -> None:
     stages.wrap(datasets, "write_dataset_dumps", "write the dumps whole")
     stages.wrap(datasets, "write_dump", "write the dumps whole (a checkout before the dumps were continued)")
     stages.wrap(add, "_replace_void", "  of which VoID statistics (counted again: that checkout)")
+    stages.wrap(datasets, "update_search_index", "search index (updated)")
     stages.wrap(datadir, "checksums", "checksums")
     stages.wrap(datadir, "_sync_tree", "fsync")
     stages.wrap(datasets, "derive", "derive")
     stages.wrap(datasets, "_update_concept_index", "  of which the concept index (updated)")
+    stages.wrap(conceptupdate, "updated_index", "    of which the update (the rest: writing the order pieces)")
+    stages.wrap(conceptupdate, "_new_in_concepts", "      of which finding the papers new to each concept")
+    stages.wrap(conceptupdate, "_creators", "      of which their creators")
+    stages.wrap(conceptupdate, "_concept_counts", "      of which counting the touched authors' papers")
+    stages.wrap(conceptupdate, "author_names", "      of which naming the touched authors")
+    stages.wrap(conceptupdate, "_places", "      of which placing the new papers (pieces read, labels probed)")
+    stages.wrap(conceptupdate.KeptOrder, "between", "      of which reading the rest of the kept orders")
     stages.wrap(pages, "concept_index", "  of which the concept index (derived in full)")
     if args.full_concepts:
         datasets._update_concept_index = lambda version, served, additions: None
