@@ -6,6 +6,10 @@ first (cold) and repeated (warm) answer from a served dataset.
 it), as ``build --dataset`` does, and prints its time and the peak PSS of its process tree (the web process
 and its query workers). ``python -m bench.maps views DIR`` serves the dataset ``DIR`` and asks each map view
 twice; the baseline, measured in the same run on the same server, is a one-row SPARQL query.
+``python -m bench.maps burst DIR --requests K --against OTHER/.venv/bin/python`` serves the dataset ``DIR`` with
+this checkout and with the other interpreter's (e.g. main's), in turn, and sends each K distinct map requests at
+once (co-author maps and whole-network GraphML exports, every one a filter combination not kept): the peak PSS
+of the server's process tree over its PSS once warm, the answers by status, and the time until all are answered.
 ``python -m bench.maps synthetic --papers N`` builds the incidence of N generated papers in this process
 (no store: skewed productivity, 1-20 authors a paper, 32 subjects) and times each map's computation
 from it, beside the baseline of one vectorised count of papers per author over the same arrays.
@@ -13,10 +17,14 @@ from it, beside the baseline of one vectorised count of papers per author over t
 
 import argparse
 import pickle
+import re
 import resource
 import subprocess
 import sys
+import threading
 import time
+import urllib.error
+import urllib.request
 from array import array
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +35,7 @@ import numpy as np
 
 from bench.serve import COUNT_PAPERS, TOP_AUTHOR, get, local, select
 from bench.servers import free_port, stop, wait_for_http
-from bench.sparql import MemoryWatch
+from bench.sparql import MemoryWatch, pss_kb
 from bibgraph.graph import analytics
 from bibgraph.graph.datadir import MANIFEST, STORE, read_manifest
 from bibgraph.graph.dataset import dataset_version
@@ -101,6 +109,74 @@ def views(root: Path) -> None:
         print(f"| server peak PSS (MB) | {watch.stop():.0f} | |")
     finally:
         stop(process, timeout=20)
+
+
+def burst(root: Path, requests: int, against: list[str], rounds: int) -> None:
+    """K distinct map requests at once, against a server of each interpreter in turn (see the module docstring)."""
+    # even: a drawn map of (about) 1,000 authors with its layout (not the default 1,000: a dataset keeps that one);
+    # odd: the whole co-author network exported
+    paths = [
+        f"/graph/coauthors?top={999 - i}" if i % 2 == 0 else f"/graph/coauthors.graphml?top={1_000_000 - i}"
+        for i in range(requests)
+    ]
+    print("| server | round | PSS warm (MB) | peak PSS (MB) | peak - warm (MB) | answers | all answered (s) |")
+    print("|---|---:|---:|---:|---:|---|---:|")
+    for round_ in range(rounds):
+        for name, python in (("this checkout", sys.executable), *((f"{p} (against)", p) for p in against)):
+            warm, peak, statuses, seconds, refused = _burst(python, root, paths)
+            answers = ", ".join(f"{statuses.count(code)}x {code}" for code in sorted(set(statuses)))
+            answers += f" ({refused})" if refused else ""
+            row = [name, str(round_ + 1), f"{warm:.0f}", f"{peak:.0f}", f"{peak - warm:.0f}", answers, f"{seconds:.1f}"]
+            print("| " + " | ".join(row) + " |", flush=True)
+
+
+def _burst(python: str, root: Path, paths: list[str]) -> tuple[float, float, list[int], float, str]:
+    """Serve ``root`` with ``python``; PSS once warm, peak PSS while ``paths`` are asked at once, their statuses,
+    the seconds until all are answered, and the refusals by cause (as ``/metrics`` counts them, if it does)."""
+    port = free_port()
+    server = f"http://127.0.0.1:{port}"
+    command = [python, "-m", "bibgraph.web.cli", "serve", str(root), "--port", str(port), "--client-queries", "0"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        wait_for_http(f"{server}/health", process, timeout=600)
+        _status(server + "/graph/coauthors?min_papers=9&min_joint=9")  # the incidence, loaded once
+        time.sleep(1)
+        warm = pss_kb(process.pid) / 1024
+        watch = MemoryWatch(process.pid)
+        statuses: list[int] = []
+        start = threading.Barrier(len(paths) + 1)
+        threads = [threading.Thread(target=_ask, args=(start, server + path, statuses)) for path in paths]
+        for thread in threads:
+            thread.start()
+        start.wait()
+        started = time.perf_counter()
+        for thread in threads:
+            thread.join()
+        seconds = time.perf_counter() - started
+        with urllib.request.urlopen(server + "/metrics", timeout=60) as answer:  # the refusals by cause, if counted
+            causes = re.findall(
+                r'^bibgraph_map_derivations_refused_total\{cause="(\w+)"\} (\S+)$', answer.read().decode(), re.M
+            )
+        refused = ", ".join(f"{float(count):.0f} {cause}" for cause, count in causes if float(count))
+        return warm, watch.stop(), statuses, seconds, refused
+    finally:
+        stop(process, timeout=20)
+
+
+def _ask(start: threading.Barrier, url: str, statuses: list[int]) -> None:
+    start.wait()
+    statuses.append(_status(url))
+
+
+def _status(url: str) -> int:
+    """The HTTP status of ``url``, its body read."""
+    try:
+        with urllib.request.urlopen(url, timeout=900) as answer:
+            answer.read()
+            return int(answer.status)
+    except urllib.error.HTTPError as error:
+        error.read()
+        return int(error.code)
 
 
 def synthetic(papers: int, seed: int = 7) -> None:
@@ -183,6 +259,11 @@ def main() -> None:
     deriving.add_argument("--base", required=True)
     serving = commands.add_parser("views")
     serving.add_argument("dataset", type=Path)
+    bursting = commands.add_parser("burst")
+    bursting.add_argument("dataset", type=Path)
+    bursting.add_argument("--requests", type=int, default=6)
+    bursting.add_argument("--against", nargs="*", default=[], help="other interpreters (checkouts) to serve with")
+    bursting.add_argument("--rounds", type=int, default=1)
     generated = commands.add_parser("synthetic")
     generated.add_argument("--papers", type=int, default=1_000_000)
     args = parser.parse_args()
@@ -190,6 +271,8 @@ def main() -> None:
         derive(args.store, args.out, args.base)
     elif args.command == "views":
         views(args.dataset)
+    elif args.command == "burst":
+        burst(args.dataset, args.requests, args.against, args.rounds)
     else:
         synthetic(args.papers)
 

@@ -16,7 +16,9 @@ import time
 from pathlib import Path
 
 QUERIES = ("a", "learning", "wang", "wei wang", "deep learn", "zzzz", "li")
-NAMES = ("li", "wa", "zh", "xq")
+# autocomplete: 1-, 2- and 3-letter prefixes, then texts that begin no name (generated names: no "wa…" given or
+# family name) and are found inside names (a scan in key order until 20 are found), the last two by a whole scan
+NAMES = ("w", "li", "ahm", "wa", "wan", "ngxi", "jqxk", "zzzzz")
 
 _PROBE = """
 import json, sys, time

@@ -18,7 +18,6 @@ from .atomic import remove_stale_temporaries, temporary_name
 from .datadir import MANIFEST, STORE, DatasetError, current_version, is_dataset, read_manifest
 from .formats import RDF_SYNTAXES, rdf_syntax
 from .serving.pool import Opener
-from .stores.remote import RemoteGraphStore
 from .stores.store import OxigraphGraphStore
 
 if TYPE_CHECKING:
@@ -66,6 +65,8 @@ def prepare(inputs: Sequence[Path], spec: str, base: str) -> tuple[Opener, str]:
         if inputs:
             raise ValueError("a remote store serves its own data: load it there, not through bibgraph")
         endpoint = spec.removeprefix("sparql:")
+        from .stores.remote import RemoteGraphStore  # here: urllib.request and its TLS stack cost ~0.3 s at start
+
         RemoteGraphStore(endpoint)  # validates the URL now rather than in a worker
         return (lambda: RemoteGraphStore(endpoint)), f"remote SPARQL store {endpoint}"
     if spec.startswith("dataset:"):

@@ -525,11 +525,15 @@ def _arrays(
     papers, paper_new = _renumbered(paper_ids, used_papers)
     author_ids.clear()  # consumed: at a million papers these dicts are ~0.6 GB, and the arrays are built next
     paper_ids.clear()
-    concepts = sorted(concept_ids, key=lambda c: (c.concept, c.area))
-    concept_new = np.empty(len(concepts), dtype=np.int64)
-    concept_new[[concept_ids[c] for c in concepts]] = np.arange(len(concepts), dtype=np.int64)
     subjects = np.frombuffer(pc, dtype=np.int64).reshape(-1, 2)
     subjects = subjects[used_papers[subjects[:, 0]]]
+    used_concepts = np.zeros(len(concept_ids), dtype=bool)
+    used_concepts[subjects[:, 1]] = True  # a concept only of papers left out is left out too
+    concepts = sorted(
+        (c for c, number in concept_ids.items() if used_concepts[number]), key=lambda c: (c.concept, c.area)
+    )
+    concept_new = np.full(len(concept_ids), -1, dtype=np.int64)
+    concept_new[[concept_ids[c] for c in concepts]] = np.arange(len(concepts), dtype=np.int64)
     ap_paper, ap_author = _pairs(pairs, paper_new, author_new, max(len(authors), 1))
     pc_paper, pc_concept = _pairs(subjects, paper_new, concept_new, max(len(concepts), 1))
     by_author = np.lexsort((ap_paper, ap_author))

@@ -185,6 +185,26 @@ def test_search_ranks_exact_authors_first_then_by_papers(tmp_path: Path) -> None
     index.close()
 
 
+def test_a_repeated_query_is_answered_without_reading_the_file_again(tmp_path: Path) -> None:
+    """An open index never changes: the counts and pages of recent queries are kept, keyed by the words matched
+    (so case and spacing do not matter), and are what reading the file gives."""
+    documents = [("a:1", "author", "Wei Wang", "Wei Wang")] + [
+        (f"p:{i}", "paper", f"wang number {i}", f"P{i}") for i in range(30)
+    ]
+    index = index_of(tmp_path / FILE_NAME, documents, [("a:1", "X", 3)])
+    fresh = SearchIndex(tmp_path / FILE_NAME)
+    with patch.object(index, "_read", wraps=index._read) as read:
+        first = index.search("wang", 5, 10)
+        reads = read.call_count
+        assert reads > 0
+        assert index.search("  WANG ", 5, 10) == first and index.counts("Wang") == (1, 0, 30)
+        assert read.call_count == reads
+        assert index.search("wang", 10, 10) != first and read.call_count > reads  # another page is read
+    assert first == fresh.search("wang", 5, 10)
+    index.close()
+    fresh.close()
+
+
 def test_cjk_characters_are_found_one_by_one(tmp_path: Path) -> None:
     index = index_of(tmp_path / FILE_NAME, [("a:1", "author", "周欣", "周欣"), ("p:1", "paper", "関連研究", "P")], [])
     assert [hit.iri for hit in index.search("欣").hits] == ["a:1"]

@@ -18,6 +18,8 @@ from bibgraph.web.cli import main
 from .conftest import BASE
 
 NOT_AT_START = ("scipy", "numpy", "pyvis", "IPython", "nameparser", "bibgraph.graph.build", "bibgraph.graph.layout")
+# rdflib's SPARQL engine and grammar (oxrdflib, syntax-error positions) and the remote store's HTTP client
+NOT_AT_START += ("oxrdflib", "rdflib.plugins.sparql", "bibgraph.graph.stores.remote")
 
 # Runs ``bibgraph serve DIR`` up to the moment it would listen, then prints the modules loaded by then.
 STARTED = """

@@ -8,7 +8,7 @@ from flask.json.provider import DefaultJSONProvider
 from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from . import downloads, errors, graphstore, graphviews, operations, pages, resources, sparql, versions
+from . import downloads, errors, graphstore, graphviews, netcache, operations, pages, resources, sparql, versions
 from .links import AtBase
 from .settings import resolve
 
@@ -37,6 +37,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(resources.blueprint)
     app.register_blueprint(downloads.blueprint)
     operations.init_app(app)
+    netcache.init_app(app)  # after the metrics: its gate's figures join them
     CORS(app, resources={r"/sparql": {"origins": "*"}}, send_wildcard=True, expose_headers=["Content-Type", "Vary"])
 
     @app.before_request

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from flask import Flask, Request, Response, current_app, render_template, request
 from markupsafe import Markup, escape
 from pyparsing import ParseException
-from rdflib.plugins.sparql.parser import parseQuery
 from werkzeug.exceptions import HTTPException
 
 from bibgraph.graph.serving.fairshare import OverShare, ServerBusy
@@ -109,6 +108,8 @@ def error_position(query: str, message: str) -> tuple[int, int] | None:
     So rdflib's position when it finds an error, else the engine's (``at LINE:COLUMN``).
     """
     if len(query) <= RDFLIB_POSITION_MAX:  # rdflib's parser is slow and runs here, in the web process
+        from rdflib.plugins.sparql.parser import parseQuery  # here: building its grammar costs ~0.3 s at start
+
         try:
             parseQuery(query)
         except ParseException as error:

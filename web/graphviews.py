@@ -268,7 +268,8 @@ def path() -> str:
         ends = {given: _author_iri(given) for given in (source, target)}
         store = get_store()
         budget = float(current_app.config["QUERY_TIMEOUT"])  # the whole search, as long as one query may run
-        found = collaboration_path(store, ends[source], ends[target], budget)
+        with networks().derivation():  # its frontiers are held here: one of the map computations at once
+            found = collaboration_path(store, ends[source], ends[target], budget)
         if found.missing:
             missing = [given for given, iri in ends.items() if iri in found.missing]
             problem = "No such author: " + " and ".join(f"“{given}”" for given in missing) + "."
@@ -379,7 +380,8 @@ def download(kind: str, fmt: str) -> Response:
     spec = NetworkSpec(COAUTHORS, filters_from_request()) if kind == COAUTHORS else NetworkSpec(TOPICS)
     network = networks().network(spec)
     weight = _weighting() if kind == COAUTHORS else "weight"
-    body = syntax.export(network, lambda: networks().positions(spec), weight=weight)
+    with networks().derivation():  # the body is made for each download: a turn like a map's
+        body = syntax.export(network, lambda: networks().positions(spec), weight=weight)
     response = Response(body, content_type=f"{syntax.media_type}; charset=utf-8")
     response.headers["Content-Disposition"] = f'attachment; filename="bibgraph-{kind}.{syntax.suffix}"'
     return response

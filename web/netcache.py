@@ -6,14 +6,16 @@ Served from a dataset (``bibgraph serve DIR``), a value the build kept is read f
 
 import atexit
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import networkx as nx
-from flask import current_app
+from flask import Flask, current_app, has_request_context, request
 
 from bibgraph.graph import analytics
 from bibgraph.graph.datadir import DERIVED
@@ -30,8 +32,10 @@ from bibgraph.graph.pushdown import (
 )
 from bibgraph.graph.search import FILE_NAME, SearchIndex
 from bibgraph.graph.serving.pooled import PooledStore
+from bibgraph.graph.sizes import estimate_bytes
 from bibgraph.graph.stores.store import GraphStore
 
+from .derivations import DerivationCollector, DerivationGate, DerivationsBusy, answer_busy
 from .graphstore import get_store
 from .pyvis_views import author_radius, topic_radii
 
@@ -40,7 +44,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 EXTENSION = "bibgraph.networks"
-CACHE_ENTRIES = 64
+GATE = "bibgraph.derivations"
+MAX_BYTES = 128 * 1024 * 1024  # the MAP_CACHE_BYTES default, for a cache made outside an app
 DERIVED_WRITABLE = "BIBGRAPH_DERIVED_WRITABLE"  # app config (not a setting): a dataset build keeps what it derives
 COAUTHORS, TOPICS, TOPIC_MAP, EGO = "coauthors", "topics", "topic map", "ego"
 RELATED_PER_TOPIC = 3  # strongest "related" edges kept per topic on the topic map
@@ -67,59 +72,119 @@ def derived_key(what: str, spec: NetworkSpec | None = None, *options: Hashable) 
 PINNED = frozenset({derived_key("incidence")})
 
 
-class NetworkCache:
-    """A small LRU of derived networks; rows come from the store once, through SPARQL."""
+@dataclass(eq=False)
+class _Making:
+    """A value being made: ``lock`` is held by the request making it, ``running`` set once it derives (it has a
+    slot, or none was needed), so a request asking for the same value waits for it without a bound."""
 
-    def __init__(self, derived: DerivedFiles | None = None) -> None:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    running: threading.Event = field(default_factory=threading.Event)
+
+
+class NetworkCache:
+    """An LRU of derived values bounded by their estimated size in bytes (``max_bytes``); rows come from the
+    store once, through SPARQL. The :data:`PINNED` values (the incidence every map is made from) are kept
+    apart, outside the bound: their size grows with the dataset, not with the requests, and a map needs them.
+    A value larger than the whole bound is returned but not kept. Each value is derived through ``gate`` (at
+    most ``MAP_DERIVATIONS`` at once; none: no limit)."""
+
+    def __init__(
+        self, derived: DerivedFiles | None = None, gate: DerivationGate | None = None, max_bytes: int = MAX_BYTES
+    ) -> None:
         self.derived = derived  # the dataset's kept values, if served from (or building) a dataset
+        self.gate = gate
+        self.max_bytes = max_bytes
         self._lock = threading.Lock()
-        self._entries: OrderedDict[tuple[Hashable, ...], Any] = OrderedDict()
-        self._pinned: dict[tuple[Hashable, ...], Any] = {}  # never evicted: what every other value is made from
-        self._making: dict[tuple[Hashable, ...], threading.Lock] = {}
+        self._entries: OrderedDict[tuple[Hashable, ...], tuple[Any, int]] = OrderedDict()  # value, bytes
+        self._bytes = 0  # of the entries
+        self._pinned: dict[tuple[Hashable, ...], tuple[Any, int]] = {}  # never evicted
+        self._making: dict[tuple[Hashable, ...], _Making] = {}
         self._search: SearchIndex | None = None
         self._search_lock = threading.Lock()
 
     def _cached(self, key: tuple[Hashable, ...]) -> tuple[bool, Any]:
         with self._lock:
             if key in self._pinned:
-                return True, self._pinned[key]
+                return True, self._pinned[key][0]
             if key in self._entries:
                 self._entries.move_to_end(key)
-                return True, self._entries[key]
+                return True, self._entries[key][0]
             return False, None
 
     def _get(self, key: tuple[Hashable, ...], make: Callable[[], T]) -> T:
         """The cached value, made once even when several requests ask at the same time.
 
-        A ``make`` that fails leaves nothing behind: the next request tries again.
+        A request waits at most the gate's ``wait`` for the value to start being derived (by it, or by another
+        request asking for the same value); then it is refused (:class:`DerivationsBusy`). Once derived, it
+        waits for it however long it takes. A ``make`` that fails leaves nothing behind: the next request tries
+        again.
         """
         found, value = self._cached(key)
         if found:
             return value
+        until = time.monotonic() + (self.gate.wait if self.gate else 0.0)
         with self._lock:
-            making = self._making.setdefault(key, threading.Lock())
+            making = self._making.setdefault(key, _Making())
         try:
-            with making:
+            self._wait_for(making, until)
+            try:
                 found, value = self._cached(key)
                 if found:
                     return value
                 found, value = self.derived.load(key) if self.derived else (False, None)
                 if not found:
-                    value = make()
+                    with self.gate.slot(_client(), until, keep=has_request_context()) if self.gate else nullcontext():
+                        making.running.set()
+                        value = make()
                     if self.derived:
                         self.derived.save(key, value)
-                with self._lock:
-                    if key in PINNED:
-                        self._pinned[key] = value
-                    else:
-                        self._entries[key] = value
-                    while len(self._entries) > CACHE_ENTRIES:
-                        self._entries.popitem(last=False)
+                self._keep(key, value)
+            finally:
+                making.lock.release()
         finally:
             with self._lock:
                 if self._making.get(key) is making:
                     self._making.pop(key, None)
         return value
+
+    def _wait_for(self, making: _Making, until: float) -> None:
+        """Take ``making``'s lock: until ``until`` while nobody derives its value, then as long as that takes.
+        A thread inside a derivation (its slot held) waits without a bound: whoever holds the lock either
+        derives or is refused within its own wait, and a refusal here would fail a map already being drawn."""
+        if self.gate is None or self.gate.holds():
+            making.lock.acquire()
+            return
+        if making.lock.acquire(timeout=max(0.0, until - time.monotonic())):
+            return
+        if making.running.is_set():
+            making.lock.acquire()
+            return
+        raise self.gate.refusal(until)
+
+    def _keep(self, key: tuple[Hashable, ...], value: Any) -> None:
+        """Keep ``value`` (its size estimated outside the lock), evicting the least recently used past the bound."""
+        size = estimate_bytes(value)
+        with self._lock:
+            if key in PINNED:
+                self._pinned[key] = (value, size)
+                return
+            if size > self.max_bytes:
+                return
+            previous = self._entries.pop(key, None)
+            self._bytes += size - (previous[1] if previous else 0)
+            self._entries[key] = (value, size)
+            while self._bytes > self.max_bytes:
+                _, (_, evicted) = self._entries.popitem(last=False)
+                self._bytes -= evicted
+
+    def derivation(self) -> AbstractContextManager[None]:
+        """A turn at the gate for work on a map that is not kept (an export's body, a path): ``with`` it."""
+        return self.gate.slot(_client(), keep=has_request_context()) if self.gate else nullcontext()
+
+    def sizes(self) -> dict[str, int]:
+        """Estimated bytes kept: the evictable entries and the pinned ones."""
+        with self._lock:
+            return {"evictable": self._bytes, "pinned": sum(size for _, size in self._pinned.values())}
 
     def incidence(self) -> "Incidence":
         """The whole graph's paper-author incidence (compact arrays), read in the worker in one streamed pass:
@@ -261,20 +326,43 @@ class NetworkCache:
 def networks() -> NetworkCache:
     cache = current_app.extensions.get(EXTENSION)
     if cache is None:
-        writable = bool(current_app.config.get(DERIVED_WRITABLE))
-        cache = current_app.extensions.setdefault(
-            EXTENSION, cache_for(str(current_app.config["BIBGRAPH_STORE"]), writable)
-        )
+        cache = current_app.extensions.setdefault(EXTENSION, cache_for(str(current_app.config["BIBGRAPH_STORE"])))
     return cache
 
 
-def cache_for(store: str, writable: bool = False) -> NetworkCache:
-    """An empty cache for the store spec ``store``; a dataset's reads its derived files (and keeps new ones if
-    ``writable``: while the dataset is built)."""
+def cache_for(store: str, app: Flask | None = None) -> NetworkCache:
+    """An empty cache of ``app`` (default: the current one) for the store spec ``store``, bounded by its settings
+    and deriving through its gate; a dataset's reads its derived files (and keeps new ones while the dataset is
+    built: ``DERIVED_WRITABLE``)."""
+    app = app or current_app._get_current_object()  # type: ignore[attr-defined]
+    gate: DerivationGate = app.extensions[GATE]
+    max_bytes = int(app.config["MAP_CACHE_BYTES"])
     if not store.startswith("dataset:"):
-        return NetworkCache()
+        return NetworkCache(None, gate, max_bytes)
     version = dataset_version(Path(store.removeprefix("dataset:")))
-    return NetworkCache(DerivedFiles(version / DERIVED, writable))
+    writable = bool(app.config.get(DERIVED_WRITABLE))
+    return NetworkCache(DerivedFiles(version / DERIVED, writable), gate, max_bytes)
+
+
+def init_app(app: Flask) -> None:
+    """The app's derivation gate (none while a dataset is built: the build derives everything it keeps), its
+    503 answer, and the gate's and cache's figures in ``/metrics`` (so after the metrics are made)."""
+    limit = 0 if app.config.get(DERIVED_WRITABLE) else int(app.config["MAP_DERIVATIONS"])
+    gate = DerivationGate(limit, int(app.config["MAP_WAITING"]), float(app.config["MAP_WAIT"]))
+    app.extensions[GATE] = gate
+    app.register_error_handler(DerivationsBusy, answer_busy)
+    app.teardown_request(lambda _: gate.release())  # the turn a request took, given back once it is answered
+
+    def sizes() -> dict[str, int]:
+        cache = app.extensions.get(EXTENSION)
+        return cache.sizes() if cache is not None else {"evictable": 0, "pinned": 0}
+
+    app.extensions["bibgraph-metrics"].registry.register(DerivationCollector(gate, sizes))
+
+
+def _client() -> str:
+    """Who asks: the request's client address (turns between clients at the gate), or the app itself."""
+    return (request.remote_addr or "") if has_request_context() else ""
 
 
 def _engine(store: GraphStore) -> PooledStore:

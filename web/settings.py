@@ -91,6 +91,10 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("SLOW_QUERY_SECONDS", 1.0, "a SPARQL query that takes this long is logged with its text"),
     Setting("SPARQL_UNSANDBOXED", False, "serve SPARQL even when the query worker cannot be cut off from the network"),
+    Setting("MAP_DERIVATIONS", 2, "maps, ego networks, exports and paths computed at once (0: no limit)"),
+    Setting("MAP_WAITING", 8, "map computations waiting for a turn at most; one more gets 503 (0: no cap)"),
+    Setting("MAP_WAIT", 30.0, "seconds a map computation waits for its turn before 503 with Retry-After"),
+    Setting("MAP_CACHE_BYTES", 128 * 1024 * 1024, "derived maps kept in memory, estimated bytes (the incidence apart)"),
 )
 
 

@@ -36,6 +36,9 @@ FIRST_USE_IMPORTS = (
     "pyvis.network",
     "pyvis.node",
     "pyvis.edge",
+    "rdflib.plugins.sparql.parser",
+    "oxrdflib",
+    "bibgraph.graph.stores.remote",
 )
 
 
@@ -85,7 +88,7 @@ class Watcher:
             opener, summary = prepare([], f"dataset:{version}", str(app.config["BIBGRAPH_BASE"]))
             pool = graphstore.start_pool(app, opener, "dataset")
             old: graphstore.PooledStore = app.extensions[graphstore.EXTENSION]
-            cache = netcache.cache_for(f"dataset:{version}")
+            cache = netcache.cache_for(f"dataset:{version}", app)
             app.config.update({"BIBGRAPH_STORE": f"dataset:{version}", VERSION: str(version)})
             app.extensions[netcache.EXTENSION] = cache
             graphstore.install(app, pool, "dataset", summary)

@@ -1,0 +1,145 @@
+"""At most ``MAP_DERIVATIONS`` network derivations at once: maps, ego networks, exports and paths.
+
+Each map computed for a request (a filter combination not yet cached, an ego network, a whole-network
+export, a collaboration path) runs in the request's web thread and holds its network, layout and drawing in
+this process's memory while it runs; six at once took a 10,000-paper server from 650 MB to 1.2 GB. So a
+derivation first takes one of ``MAP_DERIVATIONS`` slots, handed out in turn between clients by the query
+pool's own :class:`~bibgraph.graph.serving.fairshare.FairShare` (a client with many waiting goes after one
+with none). One that finds ``MAP_WAITING`` others already waiting, or waits ``MAP_WAIT`` seconds without
+getting a slot, is refused: HTTP 503 with ``Retry-After``, logged with its cause and counted in
+``/metrics``. Identical requests share one derivation (the network cache makes a value once), so only
+distinct ones take slots, and a map already kept is served without one. A request keeps the slot it took until
+it is answered, so the map's network, analytics and drawing, derived one after the other, count once and never
+queue again halfway. The dataset build derives with no limit.
+"""
+
+import logging
+import math
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from flask import Response, request
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from bibgraph.graph.serving.fairshare import FairShare, ServerBusy
+
+from .errors import error_response
+
+log = logging.getLogger("bibgraph.maps")
+WAITED, QUEUE_FULL = "waited", "queue full"  # the causes of a refusal
+
+
+class DerivationsBusy(ServerBusy):
+    """No derivation slot could be had: ``cause`` is :data:`WAITED` or :data:`QUEUE_FULL`."""
+
+    def __init__(self, message: str, cause: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.cause = cause
+        self.retry_after = retry_after
+
+
+class DerivationGate:
+    """``limit`` derivation slots (0: no limit); at most ``waiting`` calls wait (0: no cap), ``wait`` seconds each."""
+
+    def __init__(self, limit: int, waiting: int = 0, wait: float = 10.0) -> None:
+        self.limit, self.waiting, self.wait = limit, waiting, wait
+        self._share = FairShare(limit, max_waiting=waiting, half_life=max(1.0, wait)) if limit > 0 else None
+        self._held = threading.local()  # this thread's slot, while it derives
+        self._lock = threading.Lock()
+        self.refused: Counter[str] = Counter()  # by cause
+
+    @property
+    def retry_after(self) -> int:
+        """Seconds a refused client is asked to wait: as long as it could have waited here."""
+        return max(1, math.ceil(self.wait))
+
+    def holds(self) -> bool:
+        """Whether this thread holds a slot (it is inside a derivation)."""
+        return bool(getattr(self._held, "slot", False))
+
+    def acquire(self, client: str = "", until: float | None = None) -> bool:
+        """Take a slot for this thread, waiting until the monotonic time ``until`` (default: ``wait`` seconds from
+        now), else raise :class:`DerivationsBusy`; False when there is nothing to take (no limit, or this thread
+        holds a slot already)."""
+        if self._share is None or self.holds():
+            return False
+        until = time.monotonic() + self.wait if until is None else until
+        try:
+            self._held.ticket = self._share.enter(client, until)
+        except ServerBusy as busy:
+            raise self.refusal(until) from busy
+        self._held.slot = True
+        return True
+
+    def release(self) -> None:
+        """Give back this thread's slot, if it holds one."""
+        if self._share is not None and self.holds():
+            self._held.slot = False
+            self._share.leave(self._held.ticket)
+
+    @contextmanager
+    def slot(self, client: str = "", until: float | None = None, keep: bool = False) -> Iterator[None]:
+        """Hold a slot while the ``with`` block derives (this thread's own, if it holds one already); ``keep``:
+        hold it on after the block, until :meth:`release` (a request keeps its turn until it is answered, so a
+        page that derives its map, then the map's analytics and drawing, never queues twice)."""
+        taken = self.acquire(client, until)
+        try:
+            yield
+        finally:
+            if taken and not keep:
+                self.release()
+
+    def refusal(self, until: float) -> DerivationsBusy:
+        """The refusal of a call that waited until ``until`` (or found the queue full), counted by its cause."""
+        cause = WAITED if time.monotonic() >= until else QUEUE_FULL
+        with self._lock:
+            self.refused[cause] += 1
+        if cause == WAITED:
+            message = f"no map could be computed within {self.wait:g} s: {self.limit} are being computed"
+        else:
+            message = f"too many maps waiting to be computed (at most {self.waiting})"
+        return DerivationsBusy(f"{message}; retry in {self.retry_after} s", cause, self.retry_after)
+
+    def state(self) -> dict[str, int]:
+        """Slots in use and calls waiting (0 with no limit)."""
+        return self._share.state() if self._share is not None else {"running": 0, "waiting": 0, "clients": 0}
+
+
+class DerivationCollector(Collector):
+    """The gate's figures and the size of what the network cache keeps, read at each scrape."""
+
+    def __init__(self, gate: DerivationGate, sizes: Callable[[], dict[str, int]]) -> None:
+        self.gate, self.sizes = gate, sizes
+
+    def collect(self) -> Iterator[Metric]:
+        refused = CounterMetricFamily(
+            "bibgraph_map_derivations_refused", "map derivations refused (503), by cause", labels=["cause"]
+        )
+        for cause in (WAITED, QUEUE_FULL):
+            refused.add_metric([cause.replace(" ", "_")], self.gate.refused[cause])
+        yield refused
+        state = self.gate.state()
+        yield GaugeMetricFamily("bibgraph_map_derivations_running", "map derivations running", state["running"])
+        yield GaugeMetricFamily("bibgraph_map_derivations_waiting", "map derivations waiting", state["waiting"])
+        kept = GaugeMetricFamily(
+            "bibgraph_map_cache_bytes", "estimated bytes of derived data kept in memory", labels=["part"]
+        )
+        for part, size in self.sizes().items():
+            kept.add_metric([part], size)
+        yield kept
+
+
+def answer_busy(error: DerivationsBusy) -> Response:
+    """A refused derivation: 503 with ``Retry-After``, logged with its cause (counted by the gate)."""
+    log.warning(
+        "map derivation refused (%s) for %s: %s %s",
+        error.cause,
+        request.remote_addr,
+        request.method,
+        request.full_path.rstrip("?"),
+    )
+    return error_response(str(error), 503, error.retry_after)
