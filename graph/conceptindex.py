@@ -86,7 +86,9 @@ def best_authors(candidates: dict[str, tuple[str, int]]) -> tuple[tuple[str, str
     return tuple((author, name, -negated) for negated, name, author in ranked[:TOP_AUTHORS])
 
 
-def narrower(concepts: dict[str, tuple[str, str | None]], papers: dict[str, int], iri: str) -> tuple:
+def narrower(
+    concepts: dict[str, tuple[str, str | None]], papers: dict[str, int], iri: str
+) -> tuple[tuple[str, str, int], ...]:
     """The subareas of ``iri`` as :attr:`ConceptFigures.subareas` lists them (``concepts``: IRI: (label, broader))."""
     return tuple(
         sorted(

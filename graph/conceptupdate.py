@@ -123,10 +123,10 @@ def _new_in_concepts(
     store: GraphStore, added: set[tuple[str, str]]
 ) -> tuple[defaultdict[str, set[str]], dict[str, str]]:
     """The papers newly under each concept (through a subject added to them and no subject they had) and the
-    labels of those that have one (as :func:`~.conceptindex.paper_order` lists only those)."""
+    labels of those listed in an order (as :func:`~.conceptindex.paper_order`: those with a label and an author
+    list; looked up apart: an ``OPTIONAL`` label joined every paper of the store)."""
     now: defaultdict[str, set[str]] = defaultdict(set)
     before: defaultdict[str, set[str]] = defaultdict(set)
-    labels: dict[str, str] = {}
     for block in _values(sorted({paper for paper, _ in added})):
         query = bind(named_query("concept_paper_subjects").text, paper=block)
         for row in store.iter_select(query):
@@ -134,12 +134,14 @@ def _new_in_concepts(
             now[paper].add(concept)
             if (paper, subject) not in added:
                 before[paper].add(concept)
-            if row["label"] is not None:
-                labels[paper] = str(row["label"])
     new_papers: defaultdict[str, set[str]] = defaultdict(set)
     for paper, concepts in now.items():
         for concept in concepts - before[paper]:
             new_papers[concept].add(paper)
+    labels: dict[str, str] = {}
+    for block in _values(sorted({paper for papers in new_papers.values() for paper in papers})):
+        rows = store.select(bind(named_query("paper_list_items").text, paper=block))
+        labels.update((str(r["paper"]), str(r["label"])) for r in rows)
     return new_papers, labels
 
 
