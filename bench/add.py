@@ -3,12 +3,21 @@
 Stages are timed inclusively (``add lists`` includes appending to the dumps and the VoID); the add
 makes a new version of ``DATASET`` (use a copy to measure again from the same start). Usage:
 ``python -m bench.add /tmp/d100k /tmp/add1k``; ``--whole-dumps`` writes the dumps from the store as
-before the dumps were continued; ``OTHER/.venv/bin/python -m bench.add …`` run from this checkout times
-another checkout's add (the stages it has).
+before the dumps were continued; ``--full-concepts`` derives the concept index (each area's figures and paper
+order) over the whole store again as before it was updated; ``--compare`` runs the add twice on copies of
+``DATASET``, in a process each, with ``--full-concepts`` (the baseline) and without, and prints both, the ratio of
+their derive times and what the concept index keeps. ``OTHER/.venv/bin/python -m bench.add …`` run from this
+checkout times another checkout's add (the stages it has).
 """
 
 import argparse
+import os
+import re
 import resource
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,9 +30,14 @@ def main() -> None:
     parser.add_argument("files", type=Path, nargs="+")
     parser.add_argument("--whole-dumps", action="store_true", help="write the dumps whole (the baseline)")
     parser.add_argument("--no-derive", action="store_true", help="leave the derived data out (their own stage)")
+    parser.add_argument("--full-concepts", action="store_true", help="derive the concept index in full (the baseline)")
+    parser.add_argument("--compare", action="store_true", help="the add with --full-concepts and without, on copies")
     args = parser.parse_args()
-    from bibgraph.graph import add, datadir, dump, void
-    from bibgraph.web import datasets
+    if args.compare:
+        compare(args.dataset, args.files)
+        return
+    from bibgraph.graph import add, conceptupdate, datadir, dump, void
+    from bibgraph.web import datasets, pages
 
     if args.no_derive:
         datasets.derive = lambda version, base, previous=None: None
@@ -35,9 +49,21 @@ def main() -> None:
     stages.wrap(datasets, "write_dataset_dumps", "write the dumps whole")
     stages.wrap(datasets, "write_dump", "write the dumps whole (a checkout before the dumps were continued)")
     stages.wrap(add, "_replace_void", "  of which VoID statistics (counted again: that checkout)")
+    stages.wrap(datasets, "update_search_index", "search index (updated)")
     stages.wrap(datadir, "checksums", "checksums")
     stages.wrap(datadir, "_sync_tree", "fsync")
     stages.wrap(datasets, "derive", "derive")
+    stages.wrap(datasets, "_update_concept_index", "  of which the concept index (updated)")
+    stages.wrap(conceptupdate, "updated_index", "    of which the update (the rest: writing the order pieces)")
+    stages.wrap(conceptupdate, "_new_in_concepts", "      of which finding the papers new to each concept")
+    stages.wrap(conceptupdate, "_creators", "      of which their creators")
+    stages.wrap(conceptupdate, "_concept_counts", "      of which counting the touched authors' papers")
+    stages.wrap(conceptupdate, "author_names", "      of which naming the touched authors")
+    stages.wrap(conceptupdate, "_places", "      of which placing the new papers (pieces read, labels probed)")
+    stages.wrap(conceptupdate.KeptOrder, "between", "      of which reading the rest of the kept orders")
+    stages.wrap(pages, "concept_index", "  of which the concept index (derived in full)")
+    if args.full_concepts:
+        datasets._update_concept_index = lambda version, served, additions: None
     if args.whole_dumps:
         original = datasets.read_manifest
         datasets.read_manifest = lambda version: {k: v for k, v in original(version).items() if k != "dumps"}
@@ -53,6 +79,49 @@ def main() -> None:
         f"CPU {usage.ru_utime + usage.ru_stime - cpu:.1f} s (this process; derive's worker not counted),"
         f" peak RSS {usage.ru_maxrss / 1024:,.0f} MB"
     )
+    print(kept_index(version))
+
+
+def kept_index(version: Path) -> str:
+    """The size of the concept index ``version`` keeps: its figures and order pieces, and how many pieces are
+    hard links to the previous version's (kept as they were by the update)."""
+    from bibgraph.graph.datadir import DERIVED
+    from bibgraph.graph.derived import DerivedFiles, file_name
+    from bibgraph.web.netcache import derived_key
+    from bibgraph.web.pages import CONCEPT_FIGURES, ORDER_CHUNK, order_piece_key
+
+    derived = version / DERIVED
+    key = derived_key("page", None, CONCEPT_FIGURES)
+    found, figures = DerivedFiles(derived).load(key)
+    if not found:
+        return "concept index: not kept"
+    pieces = [
+        derived / file_name(order_piece_key(concept.iri, number))
+        for concept in figures.values()
+        for number in range(max(1, -(-concept.papers // ORDER_CHUNK)))
+    ]
+    linked = sum(os.stat(path).st_nlink > 1 for path in pieces)
+    size = (derived / file_name(key)).stat().st_size
+    return (
+        f"concept index kept: {len(figures)} concepts, figures {size / 1e3:,.0f} kB,"
+        f" {len(pieces):,} order pieces of {sum(path.stat().st_size for path in pieces) / 1e6:,.1f} MB"
+        f" ({sum(concept.papers for concept in figures.values()):,} entries), {linked:,} of them hard links"
+    )
+
+
+def compare(dataset: Path, files: list[Path]) -> None:
+    """The add with the concept index derived in full (as before) and updated, on a copy of ``dataset`` each."""
+    derive = {}
+    for variant, flags in (("before: concept index derived in full", ["--full-concepts"]), ("after: updated", [])):
+        with tempfile.TemporaryDirectory(dir=dataset.parent, prefix=".bench-add-") as scratch:
+            copy = Path(scratch) / dataset.name
+            shutil.copytree(dataset, copy, symlinks=True)
+            command = [sys.executable, "-m", "bench.add", str(copy), *map(str, files), *flags]
+            out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        print(f"## {variant}\n{out}")
+        derive[variant] = float(re.search(r"^\| derive \| ([0-9.]+) \|", out, re.MULTILINE)[1])  # type: ignore[index]
+    before, after = derive.values()
+    print(f"derive: {before:.1f} s before, {after:.1f} s after ({before / after:.1f}x less)")
 
 
 if __name__ == "__main__":

@@ -34,22 +34,15 @@ class ConceptFigures:
 def concept_index(store: GraphStore) -> Iterator[tuple[ConceptFigures, list[str]]]:
     """Every concept's figures with its papers in page order, subareas before their areas, one concept at a
     time (so no more than one area's papers are held at once)."""
-    concepts = {
-        str(r["concept"]): (str(r["label"]), None if r["broader"] is None else str(r["broader"]))
-        for r in store.select(named_query("concept_list").text)
-    }
+    concepts = concept_list(store)
     papers: dict[str, int] = {}
-    for iri in sorted(concepts, key=lambda iri: (concepts[iri][1] is None, iri)):
+    for iri in index_order(concepts):
         label, broader = concepts[iri]
         order = paper_order(store, iri)
         papers[iri] = len(order)
         counts = {str(r["author"]): integer(r["papers"]) for r in _select(store, "concept_author_counts", iri)}
-        narrower = sorted(
-            ((other, concepts[other][0], papers[other]) for other in concepts if concepts[other][1] == iri),
-            key=lambda item: (-item[2], item[1], item[0]),
-        )
         top = _top_authors(store, counts)
-        yield ConceptFigures(iri, label, broader, len(order), len(counts), top, tuple(narrower)), order
+        yield ConceptFigures(iri, label, broader, len(order), len(counts), top, narrower(concepts, papers, iri)), order
 
 
 def paper_order(store: GraphStore, iri: str) -> list[str]:
@@ -63,17 +56,59 @@ def _select(store: GraphStore, name: str, concept: str) -> Iterator[dict]:
 
 
 def _top_authors(store: GraphStore, counts: dict[str, int]) -> tuple[tuple[str, str, int], ...]:
-    """The ``TOP_AUTHORS`` authors with most papers (ties by name): only those that can be among them are named."""
-    if not counts:
-        return ()
-    least = sorted(counts.values(), reverse=True)[:TOP_AUTHORS][-1]
-    candidates = sorted(author for author, n in counts.items() if n >= least)
+    """The ``TOP_AUTHORS`` named authors with most papers (ties by name, then IRI). Authors are named one count at
+    a time from the highest until that many have a name, so only those that can be among them are looked up (a
+    nameless author, from data loaded from elsewhere, is passed over: the next count is named)."""
+    ranked = sorted(counts, key=lambda author: -counts[author])
     names: dict[str, str] = {}
-    for start in range(0, len(candidates), NAME_BATCH):
-        query = bind(named_query("author_name_list").text, author=candidates[start : start + NAME_BATCH])
+    start = 0
+    while start < len(ranked) and len(names) < TOP_AUTHORS:
+        end = start
+        while end < len(ranked) and counts[ranked[end]] == counts[ranked[start]]:
+            end += 1
+        names.update(author_names(store, ranked[start:end]))
+        start = end
+    return best_authors({author: (name, counts[author]) for author, name in names.items()})
+
+
+def author_names(store: GraphStore, authors: list[str]) -> dict[str, str]:
+    """The names of ``authors`` (those that have one)."""
+    names: dict[str, str] = {}
+    for start in range(0, len(authors), NAME_BATCH):
+        query = bind(named_query("author_name_list").text, author=sorted(authors[start : start + NAME_BATCH]))
         names.update((str(r["author"]), str(r["name"])) for r in store.select(query))
-    ranked = sorted((-counts[a], names[a], a) for a in candidates if a in names)
+    return names
+
+
+def best_authors(candidates: dict[str, tuple[str, int]]) -> tuple[tuple[str, str, int], ...]:
+    """The ``TOP_AUTHORS`` of ``candidates`` (IRI: (name, papers)) with most papers, then by name, then IRI."""
+    ranked = sorted((-papers, name, author) for author, (name, papers) in candidates.items())
     return tuple((author, name, -negated) for negated, name, author in ranked[:TOP_AUTHORS])
+
+
+def narrower(
+    concepts: dict[str, tuple[str, str | None]], papers: dict[str, int], iri: str
+) -> tuple[tuple[str, str, int], ...]:
+    """The subareas of ``iri`` as :attr:`ConceptFigures.subareas` lists them (``concepts``: IRI: (label, broader))."""
+    return tuple(
+        sorted(
+            ((other, concepts[other][0], papers[other]) for other in concepts if concepts[other][1] == iri),
+            key=lambda item: (-item[2], item[1], item[0]),
+        )
+    )
+
+
+def concept_list(store: GraphStore) -> dict[str, tuple[str, str | None]]:
+    """Every concept: IRI: (label, broader concept or None)."""
+    return {
+        str(r["concept"]): (str(r["label"]), None if r["broader"] is None else str(r["broader"]))
+        for r in store.select(named_query("concept_list").text)
+    }
+
+
+def index_order(concepts: dict[str, tuple[str, str | None]]) -> list[str]:
+    """The concepts in the order :func:`concept_index` gives them: subareas before their areas."""
+    return sorted(concepts, key=lambda iri: (concepts[iri][1] is None, iri))
 
 
 def paper_items(store: GraphStore, iris: list[str]) -> list[tuple[str, str, str]]:

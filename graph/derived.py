@@ -13,6 +13,7 @@ never uploaded by clients); the manifest's checksums tell a damaged file.
 import dataclasses
 import hashlib
 import json
+import os
 import pickle
 from collections.abc import Hashable
 from pathlib import Path
@@ -62,3 +63,11 @@ class DerivedFiles:
         """Keep ``value`` (atomically) when this is a dataset being built; otherwise nothing."""
         if self.writable:
             write_bytes_atomically(self.directory / file_name(key), pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+
+    def link(self, previous: "DerivedFiles", key: tuple[Hashable, ...]) -> None:
+        """Keep ``previous``'s value of ``key`` as this one's: a hard link to its file, never copied or read (a value
+        is never written in place, :meth:`save` replaces the file); ``FileNotFoundError`` when it has none."""
+        if self.writable:
+            target = self.directory / file_name(key)
+            target.unlink(missing_ok=True)
+            os.link(previous.directory / file_name(key), target)

@@ -72,6 +72,22 @@ def test_top_authors_are_named_in_batches(corpus_store, monkeypatch) -> None:
     assert [figures.top_authors for figures, _ in concept_index(corpus_store)] == whole
 
 
+def test_a_nameless_author_does_not_hide_a_named_one(tmp_path) -> None:
+    """Top authors are the top named ones, as the whole-area query has them, when the most prolific authors have no
+    name (data loaded from elsewhere): a nameless author is passed over, the next one named."""
+    write_lists(tmp_path, 400, per_file=400, seed=11)
+    store = build_graph([tmp_path], progress=False)[0]
+    prolific = store.select(
+        sparql_prologue() + "SELECT ?author (COUNT(?paper) AS ?n) WHERE { ?paper dcterms:creator ?author }"
+        " GROUP BY ?author ORDER BY DESC(?n) ?author LIMIT 30"
+    )
+    for row in prolific:
+        store.store.update(f"DELETE WHERE {{ <{row['author']}> <http://xmlns.com/foaf/0.1/name> ?name }}")
+    for concept, _ in concept_index(store):
+        top = [(str(r["name"]), integer(r["papers"])) for r in _old(store, "concept_authors", concept.iri)]
+        assert [(name, n) for _, name, n in concept.top_authors] == top != []
+
+
 PAPER_LINK = re.compile(r'<li><a href="/(paper/[^"]+)">')
 
 

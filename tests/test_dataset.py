@@ -36,7 +36,7 @@ from bibgraph.graph.datadir import (
 from bibgraph.graph.derived import DerivedFiles
 from bibgraph.graph.vocab import BG
 from bibgraph.seeds import seed_directory
-from bibgraph.web import datasets
+from bibgraph.web import datasets, pages
 from bibgraph.web.cli import main
 from bibgraph.web.netcache import derived_key
 
@@ -274,6 +274,7 @@ def _sorted_dump(root: Path) -> list[str]:
     return sorted((current_version(root) / "dumps" / "bibgraph.nt").read_text(encoding="utf-8").splitlines())
 
 
+@mock.patch.object(pages, "ORDER_CHUNK", 3)  # orders of several pieces, some kept as they were
 def test_add_equals_a_build_of_all_the_lists(lists: Path, tmp_path: Path, capsys) -> None:
     """Papers keep their IRIs, a record seen again gains a source, a known person keeps their name:
     the graph, the counts and every view after build + add are those of one build of all the lists."""
@@ -283,11 +284,19 @@ def test_add_equals_a_build_of_all_the_lists(lists: Path, tmp_path: Path, capsys
     before = set(_sorted_dump(added))
     for path in rest:  # one add at a time: the second continues dumps that were continued already
         served = current_version(added)
-        # the views' incidence is the previous one extended with what was added, not read again from the store
-        with mock.patch.object(incidence, "incidence_of", side_effect=AssertionError("read again")):
+        # the views' incidence is the previous one extended with what was added, not read again from the store,
+        # and the concepts' figures and orders are the previous ones updated, not derived again
+        with (
+            mock.patch.object(incidence, "incidence_of", side_effect=AssertionError("read again")),
+            mock.patch.object(pages, "concept_index", side_effect=AssertionError("concept index derived again")),
+        ):
             assert main(["add", str(added), str(path)]) == 0
         assert "added to" in capsys.readouterr().out
         _assert_continued(served, current_version(added))
+        pieces = [(path, served / DERIVED / path.name) for path in (current_version(added) / DERIVED).glob("*.pickle")]
+        assert any(old.exists() and os.path.samefile(path, old) for path, old in pieces), (
+            "no order piece kept as it was"
+        )
     assert main(["build", str(lists), "--dataset", str(whole), "--base", BASE, "--quiet"]) == 0
     dump = _sorted_dump(added)
     assert dump == _sorted_dump(whole)
@@ -300,10 +309,19 @@ def test_add_equals_a_build_of_all_the_lists(lists: Path, tmp_path: Path, capsys
     same_incidence(incidences[0][1], incidences[1][1])
     manifests = [json.loads((current_version(root) / MANIFEST).read_text()) for root in (added, whole)]
     assert manifests[0]["counts"] == manifests[1]["counts"]
+    kept = [DerivedFiles(current_version(root) / DERIVED) for root in (added, whole)]
+    figures = [files.load(derived_key("page", None, pages.CONCEPT_FIGURES)) for files in kept]
+    assert figures[0] == figures[1] and figures[1][0]
+    concepts = figures[1][1].values()
+    for concept in concepts:  # the orders, piece by piece (hard links to the previous pieces before the changes)
+        for number in range(max(1, -(-concept.papers // pages.ORDER_CHUNK))):
+            found = [files.load(pages.order_piece_key(concept.iri, number)) for files in kept]
+            assert found[0] == found[1] and found[1][0], (concept.iri, number)
     apps = [make_app(BIBGRAPH_STORE=f"dataset:{root}") for root in (added, whole)]
     try:
         clients = [app.test_client() for app in apps]
-        for path in (*PAGES, *_author_paths(clients[1])):
+        areas = [concept.iri.removeprefix(BASE.rstrip("/")) for concept in concepts]
+        for path in (*PAGES, *_author_paths(clients[1]), *areas, *(f"{area}?page=2" for area in areas)):
             one, other = (client.get(path) for client in clients)
             assert one.status_code == other.status_code == 200, path
             if path.startswith("/download/"):  # a continued dump: the same graph, in another order

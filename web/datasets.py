@@ -142,7 +142,8 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
 
     ``previous``, after an add, is the version this one extends and the added triples' part the incidence reads:
     the previous incidence is extended with them (:func:`~bibgraph.graph.incidence.extended`) instead of read again
-    from the whole store. The other derived data is derived again from the incidence and the store.
+    from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`). The
+    other derived data is derived again from the incidence and the store.
     """
     from .app import create_app
     from .graphstore import get_store
@@ -150,6 +151,7 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
     (version / DERIVED).mkdir(exist_ok=True)
     if previous is not None:
         _extend_incidence(version, *previous)
+        _update_concept_index(version, *previous)
     app = create_app(
         {
             "BIBGRAPH_STORE": f"dataset:{version}",
@@ -182,6 +184,46 @@ def _extend_incidence(version: Path, served: Path, additions: OxigraphGraphStore
     store = OxigraphGraphStore.disk(version / STORE, read_only=True)
     try:
         DerivedFiles(version / DERIVED, writable=True).save(key, extended(before, additions, store))
+    finally:
+        del store  # read-only: nothing to flush
+        gc.collect()  # release RocksDB's files before the app's worker opens the store
+
+
+def _update_concept_index(version: Path, served: Path, additions: OxigraphGraphStore) -> None:
+    """Keep the concepts' figures and paper orders of ``version`` as the previous version's updated with
+    ``additions`` (:func:`~bibgraph.graph.conceptupdate.updated_index`), when it kept them: the pieces of an order
+    before its first new paper are hard links to the previous ones. Else the app derives them from the whole store.
+    The figures are written last, so a version whose update failed half-way has its orders derived again in full."""
+    from bibgraph.graph.conceptupdate import updated_index
+
+    from .pages import CONCEPT_FIGURES, ORDER_CHUNK, order_piece_key
+
+    before, after = DerivedFiles(served / DERIVED), DerivedFiles(version / DERIVED, writable=True)
+    kept, figures = before.load(derived_key("page", None, CONCEPT_FIGURES))
+    if not kept:
+        return
+
+    def piece(iri: str, number: int) -> list[str]:
+        found, part = before.load(order_piece_key(iri, number))
+        if not found:
+            raise LookupError(f"the previous version kept no piece {number} of the order of {iri}")
+        return part
+
+    store = OxigraphGraphStore.disk(version / STORE, read_only=True)
+    try:
+        updated = {}
+        for update in updated_index(figures, piece, ORDER_CHUNK, additions, store):
+            iri = update.figures.iri
+            for number in range(update.kept):
+                after.link(before, order_piece_key(iri, number))
+            for start in range(0, len(update.tail), ORDER_CHUNK):
+                after.save(
+                    order_piece_key(iri, update.kept + start // ORDER_CHUNK), update.tail[start : start + ORDER_CHUNK]
+                )
+            updated[iri] = update.figures
+        after.save(derived_key("page", None, CONCEPT_FIGURES), updated)
+    except (LookupError, FileNotFoundError):
+        return  # a previous version missing a piece: derived in full by the app
     finally:
         del store  # read-only: nothing to flush
         gc.collect()  # release RocksDB's files before the app's worker opens the store

@@ -18,6 +18,7 @@ from .text import thousands
 blueprint = Blueprint("pages", __name__)
 RESULTS_PER_PAGE = 20
 ORDER_CHUNK = 1000  # papers per kept piece of a concept's paper order (a page reads one piece, or two)
+CONCEPT_FIGURES = "concept figures"  # the page value of every concept's figures
 # For every template, imported macros included: links under the proxy's prefix, counts for people,
 # and the log-scale charts' arithmetic (ticks 1, 10, 100 …).
 blueprint.add_app_template_global(site_url, "site_url")
@@ -47,15 +48,17 @@ def concept_figures() -> dict[str, ConceptFigures]:
             figures[concept.iri] = concept
             if cache.derived is not None and cache.derived.writable:
                 for start in range(0, max(1, len(order)), ORDER_CHUNK):
-                    key = derived_key("page", None, _order_piece(concept.iri, start // ORDER_CHUNK))
-                    cache.derived.save(key, order[start : start + ORDER_CHUNK])
+                    cache.derived.save(
+                        order_piece_key(concept.iri, start // ORDER_CHUNK), order[start : start + ORDER_CHUNK]
+                    )
         return figures
 
-    return cache.page("concept figures", make)
+    return cache.page(CONCEPT_FIGURES, make)
 
 
-def _order_piece(iri: str, piece: int) -> str:
-    return f"concept papers {piece} {iri}"
+def order_piece_key(iri: str, piece: int) -> tuple:
+    """The derived-data key of piece ``piece`` of a concept's paper order."""
+    return derived_key("page", None, f"concept papers {piece} {iri}")
 
 
 def concept_papers(iri: str, offset: int, count: int) -> list[str]:
@@ -68,7 +71,7 @@ def concept_papers(iri: str, offset: int, count: int) -> list[str]:
         piece, start = divmod(offset, ORDER_CHUNK)
         kept, part = (False, None)
         if cache.derived is not None:
-            kept, part = cache.derived.load(derived_key("page", None, _order_piece(iri, piece)))
+            kept, part = cache.derived.load(order_piece_key(iri, piece))
         if kept and part is not None:
             taken = part[start : start + count]
         else:
