@@ -27,6 +27,8 @@ from .stores.store import GraphStore
 T = TypeVar("T")
 BATCH = 5000  # rows per executemany
 VALUES_BATCH = 500  # IRIs per VALUES block of a query
+# The texts to search, one kind per query (``graph/queries/search_papers.rq`` says why not one UNION)
+DOCUMENT_QUERIES = ("search_author_names", "search_author_spellings", "search_areas", "search_papers")
 
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -212,8 +214,9 @@ def _rows(store: GraphStore, name: str, variable: str, values: Sequence[Term] | 
 
 def store_documents(store: GraphStore, items: Sequence[str] | None = None) -> Iterator[Document]:
     """(IRI, kind, text, title) of everything the search box looks in (or of ``items`` only)."""
-    for r in _rows(store, "search_documents", "item", items):
-        yield str(r["item"]), str(r["kind"]), str(r["text"]), str(r["title"])
+    for name in DOCUMENT_QUERIES:
+        for r in _rows(store, name, "item", items):
+            yield str(r["item"]), str(r["kind"]), str(r["text"]), str(r["title"])
 
 
 def store_facts(store: GraphStore, authors: Sequence[str] | None = None) -> Iterator[Fact]:
