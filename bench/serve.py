@@ -21,10 +21,8 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import numpy as np
-
 from bench.generate import write_lists
-from bench.servers import free_port, stop, wait_for_http
+from bench.servers import free_port, kept_top_authors, stop, wait_for_http
 from bench.sparql import MemoryWatch, pss_kb
 from bibgraph.graph.crawl import SITEMAP_LIMIT
 from bibgraph.graph.datadir import STORE, current_version, read_manifest
@@ -135,21 +133,6 @@ def process_pss(root: int) -> list[tuple[str, float]]:
                     children = Path(f"/proc/{pid}/task/{task}/children").read_text().split()
                     pids += [(int(child), f"child of {pid}") for child in children]
     return found
-
-
-def kept_top_authors(version: Path) -> list[list[str]]:
-    """The two most prolific authors (IRI, papers) from the incidence the dataset keeps, if it keeps one: at a
-    million papers the Oxigraph server's GROUP BY over every creator took over 600 s on this loaded machine."""
-    from bibgraph.graph.datadir import DERIVED
-    from bibgraph.graph.derived import DerivedFiles
-    from bibgraph.web.netcache import derived_key
-
-    kept, incidence = DerivedFiles(version / DERIVED).load(derived_key("incidence"))
-    if not kept:
-        return []
-    counts = np.diff(incidence.author_ptr)
-    ranked = np.lexsort((np.arange(len(counts)), -counts))[:2]
-    return [[incidence.authors[int(a)], str(int(counts[a]))] for a in ranked]
 
 
 def oxigraph(store: Path, threads: int) -> tuple[list[tuple[str, float]], tuple[list[list[str]], str, tuple]]:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.generate import write_lists
-from bench.servers import stop
+from bench.servers import kept_top_authors, stop
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.datadir import current_version, is_dataset
 from bibgraph.graph.dump import write_dump
@@ -329,9 +329,14 @@ def run(
     size: int, store: Any, dump: Path, scratch: Path, stack: contextlib.ExitStack, args: argparse.Namespace
 ) -> None:
     """Measure every server over ``store``'s data (``dump`` of it, unless an existing store is measured)."""
-    author = store.select(
-        P + "SELECT ?a WHERE { ?p dcterms:creator ?a } GROUP BY ?a ORDER BY DESC(COUNT(?p)) ?a LIMIT 1"
-    )[0]["a"]
+    kept = kept_top_authors(oxigraph_location(EXISTING).parent) if EXISTING is not None else []
+    author = (
+        kept[0][0]
+        if kept
+        else store.select(
+            P + "SELECT ?a WHERE { ?p dcterms:creator ?a } GROUP BY ?a ORDER BY DESC(COUNT(?p)) ?a LIMIT 1"
+        )[0]["a"]
+    )
     paper = store.select(P + "SELECT ?p WHERE { ?p a schema:ScholarlyArticle } ORDER BY ?p LIMIT 1")[0]["p"]
     del store
     queries = {n: q.replace("AUTHOR", str(author)).replace("PAPER", str(paper)) for n, q in QUERIES.items()}
