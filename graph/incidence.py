@@ -401,7 +401,7 @@ def incidence_of(store: GraphStore) -> Incidence:
     """The incidence of ``store``'s papers and authors, read in streamed passes (no row list is kept).
 
     Each part is one triple pattern (``incidence_*.rq``), joined here by IRI: on a large store a query
-    joining them all costs ~20x more per row (0.57 ms vs ~30 us at a million papers). As in the row path of
+    joining them all costs ~20x more per row (0.57 ms vs 14-48 us a row at a million papers). As in the row path of
     :mod:`.networks`, an author without a name is left out, and so is a paper left without authors.
     """
     reader = _Reader()
