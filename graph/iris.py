@@ -115,7 +115,8 @@ class Iris:
 
     def concept(self, value: str) -> str | None:
         """An area or subarea named as the site's URLs and filters show it: by its path (``area/theory``,
-        ``/area/theory/sub``) or by its slug alone (``theory``, ``theory/sub``); ``None`` when it names none."""
+        ``/area/theory/sub``) or by its slug alone (``theory``, ``theory/sub``); ``None`` when it names none.
+        A value starting with ``area/`` is a path: the subareas of an area keyed ``area`` are named by path."""
         path = value.strip().strip("/")
         if not path.startswith(f"{AREA}/"):
             path = f"{AREA}/{path}"
