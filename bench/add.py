@@ -63,7 +63,7 @@ def main() -> None:
     stages.wrap(conceptupdate.KeptOrder, "between", "      of which reading the rest of the kept orders")
     stages.wrap(pages, "concept_index", "  of which the concept index (derived in full)")
     if args.full_concepts:
-        datasets._update_concept_index = lambda version, served, additions: None
+        datasets._update_concept_index = lambda version, served, additions, store: None
     if args.whole_dumps:
         original = datasets.read_manifest
         datasets.read_manifest = lambda version: {k: v for k, v in original(version).items() if k != "dumps"}

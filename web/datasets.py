@@ -150,8 +150,14 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
 
     (version / DERIVED).mkdir(exist_ok=True)
     if previous is not None:
-        _extend_incidence(version, *previous)
-        _update_concept_index(version, *previous)
+        served, additions = previous
+        store = OxigraphGraphStore.disk(version / STORE, read_only=True)  # opened once for both updates
+        try:
+            _extend_incidence(version, served, additions, store)
+            _update_concept_index(version, served, additions, store)
+        finally:
+            del store  # read-only: nothing to flush
+            gc.collect()  # release RocksDB's files before the app's worker opens the store
     app = create_app(
         {
             "BIBGRAPH_STORE": f"dataset:{version}",
@@ -173,23 +179,20 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
             get_store().close()
 
 
-def _extend_incidence(version: Path, served: Path, additions: OxigraphGraphStore) -> None:
-    """Keep the incidence of ``version`` as the previous version's extended by ``additions`` (when it kept one)."""
+def _extend_incidence(version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore) -> None:
+    """Keep the incidence of ``version`` (its ``store``) as the previous version's extended by ``additions`` (when it
+    kept one)."""
     from bibgraph.graph.incidence import extended
 
     key = derived_key("incidence")
     kept, before = DerivedFiles(served / DERIVED).load(key)
-    if not kept:
-        return  # derived from the whole store by the app, as by a build
-    store = OxigraphGraphStore.disk(version / STORE, read_only=True)
-    try:
+    if kept:  # else derived from the whole store by the app, as by a build
         DerivedFiles(version / DERIVED, writable=True).save(key, extended(before, additions, store))
-    finally:
-        del store  # read-only: nothing to flush
-        gc.collect()  # release RocksDB's files before the app's worker opens the store
 
 
-def _update_concept_index(version: Path, served: Path, additions: OxigraphGraphStore) -> None:
+def _update_concept_index(
+    version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore
+) -> None:
     """Keep the concepts' figures and paper orders of ``version`` as the previous version's updated with
     ``additions`` (:func:`~bibgraph.graph.conceptupdate.updated_index`), when it kept them: the pieces of an order
     before its first new paper are hard links to the previous ones. Else the app derives them from the whole store.
@@ -209,7 +212,6 @@ def _update_concept_index(version: Path, served: Path, additions: OxigraphGraphS
             raise LookupError(f"the previous version kept no piece {number} of the order of {iri}")
         return part
 
-    store = OxigraphGraphStore.disk(version / STORE, read_only=True)
     try:
         updated = {}
         for update in updated_index(figures, piece, ORDER_CHUNK, additions, store):
@@ -224,9 +226,6 @@ def _update_concept_index(version: Path, served: Path, additions: OxigraphGraphS
         after.save(derived_key("page", None, CONCEPT_FIGURES), updated)
     except (LookupError, FileNotFoundError):
         return  # a previous version missing a piece: derived in full by the app
-    finally:
-        del store  # read-only: nothing to flush
-        gc.collect()  # release RocksDB's files before the app's worker opens the store
 
 
 def _topic_paths(app: Flask) -> list[str]:
