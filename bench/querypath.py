@@ -133,12 +133,8 @@ def main() -> None:
         parser.error("--store-dir is required")
     sparql.EXISTING = args.store_dir.resolve()
     store = OxigraphGraphStore.disk(sparql.oxigraph_location(sparql.EXISTING), read_only=True)
-    author = store.select(
-        sparql.P + "SELECT ?a WHERE { ?p dcterms:creator ?a } GROUP BY ?a ORDER BY DESC(COUNT(?p)) ?a LIMIT 1"
-    )[0]["a"]
-    paper = store.select(sparql.P + "SELECT ?p WHERE { ?p a schema:ScholarlyArticle } ORDER BY ?p LIMIT 1")[0]["p"]
     names = [name for name in sparql.QUERIES if any(word in name for word in args.only or CHEAP)]
-    queries = {n: sparql.QUERIES[n].replace("AUTHOR", str(author)).replace("PAPER", str(paper)) for n in names}
+    queries = sparql.bound_queries({n: sparql.QUERIES[n] for n in names}, store)
     with tempfile.TemporaryDirectory() as scratch:
         report(measure(queries, store, args.runs, Path(scratch)))
 

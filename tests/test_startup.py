@@ -14,6 +14,7 @@ import pytest
 from bench.servers import free_port
 from bibgraph.seeds import seed_directory
 from bibgraph.web.cli import main
+from bibgraph.web.versions import VIEW_IMPORTS
 
 from .conftest import BASE
 
@@ -27,6 +28,8 @@ import json, sys
 from bibgraph.web import cli, server
 
 def listen(app, host, port):
+    if WARM:
+        server.warm_up(app).join()
     app.extensions["bibgraph"].close()
     print(json.dumps(sorted(sys.modules)))
 
@@ -42,9 +45,10 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def started_modules(dataset: Path, first: str = "") -> set[str]:
-    """The modules loaded when ``serve DIR`` is about to listen (``first``: code run before it)."""
-    script = f"{first}\n{STARTED}"
+def started_modules(dataset: Path, first: str = "", warm: bool = False) -> set[str]:
+    """The modules loaded when ``serve DIR`` is about to listen (``first``: code run before it; ``warm``: once
+    its background warm-up is done)."""
+    script = f"{first}\nWARM = {warm}\n{STARTED}"
     command = [sys.executable, "-c", script, str(dataset), str(free_port())]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=True)
     return set(json.loads(done.stdout.splitlines()[-1]))
@@ -54,6 +58,14 @@ def test_serving_a_dataset_starts_without_the_build_layout_or_drawing_libraries(
     loaded = started_modules(dataset)
     assert "bibgraph.web.app" in loaded and "pyoxigraph" in loaded  # the app was made and the store opened
     assert sorted(name for name in NOT_AT_START if name in loaded) == []
+
+
+def test_the_warm_up_after_listening_loads_what_the_views_import(dataset: Path) -> None:
+    """Once it listens, ``serve`` imports the views' modules in the background, so a first filtered map does not."""
+    loaded = started_modules(dataset, warm=True)
+    assert [name for name in VIEW_IMPORTS if name not in loaded] == []
+    assert {"numpy", "scipy", "pyvis", "IPython"} <= loaded
+    assert "bibgraph.graph.build" not in loaded and "nameparser" not in loaded  # only what the views need
 
 
 def test_the_check_sees_a_module_the_start_loads(dataset: Path) -> None:

@@ -27,15 +27,13 @@ CHECK_SECONDS = 1.0
 # keep its import lock held for ever in the forked child (a query worker then hangs on that import: seen once in
 # CI, the switch never completed). Importing them in the switching thread first waits for any such import to
 # finish and leaves none to start.
+# The views' share (numpy, scipy, pyvis: ~0.8 s) is loaded by ``serve``'s warm-up once it listens (web/server.py).
+VIEW_IMPORTS = ("bibgraph.graph.incidence", "bibgraph.graph.layout", "pyvis.network", "pyvis.node", "pyvis.edge")
 FIRST_USE_IMPORTS = (
-    "bibgraph.graph.incidence",
-    "bibgraph.graph.layout",
+    *VIEW_IMPORTS,
     "bibgraph.graph.names",
     "bibgraph.graph.searchbuild",
     "bibgraph.graph.build",
-    "pyvis.network",
-    "pyvis.node",
-    "pyvis.edge",
     "rdflib.plugins.sparql.parser",
     "oxrdflib",
     "bibgraph.graph.stores.remote",
