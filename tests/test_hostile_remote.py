@@ -5,15 +5,15 @@ bomb ("billion laughs") or an external entity (XXE, a local file named in the DO
 error, never expanded and never read, and the store then asks for the same answer in JSON.
 """
 
-import http.server
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bibgraph.graph.stores.remote import RemoteGraphStore
+
+from .loopback import Handler, serving
 
 HEAD = b'<?xml version="1.0"?>\n'
 RESULTS = b"""<sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="x"/></head>
@@ -25,42 +25,32 @@ BOMB = HEAD + b"<!DOCTYPE sparql [" + LAUGHS + b"]>\n" + RESULTS % b"&l9;"  # 2 
 JSON_ANSWER = {"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"type": "literal", "value": "honest"}}]}}
 
 
-class _Hostile(http.server.BaseHTTPRequestHandler):
+class _Hostile(Handler):
     """Answers XML requests with ``xml`` and JSON requests with ``json_body``."""
 
     xml = b""
     json_body = json.dumps(JSON_ANSWER).encode()
     accepts: list[str]
+    url: str
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["Content-Length"]))
+        self.request_body()
         accept = self.headers["Accept"]
         self.accepts.append(accept)
-        body = self.xml if "xml" in accept else self.json_body
-        self.send_response(200)
-        self.send_header("Content-Type", accept)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.reply(200, self.xml if "xml" in accept else self.json_body, accept)
 
 
 @pytest.fixture
 def hostile() -> Iterator[type[_Hostile]]:
     _Hostile.accepts = []
     _Hostile.json_body = json.dumps(JSON_ANSWER).encode()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    _Hostile.url = f"http://127.0.0.1:{server.server_port}/sparql"  # type: ignore[attr-defined]
-    yield _Hostile
-    server.shutdown()
-    server.server_close()
+    with serving(_Hostile) as address:
+        _Hostile.url = f"{address}/sparql"
+        yield _Hostile
 
 
 def _values(hostile: type[_Hostile]) -> list[str]:
-    store = RemoteGraphStore(hostile.url, timeout=10)  # type: ignore[attr-defined]
+    store = RemoteGraphStore(hostile.url, timeout=10)
     return [str(row["x"]) for row in store.select("SELECT ?x WHERE { ?x ?p ?o }")]
 
 

@@ -4,9 +4,7 @@ Differential: the seeds published through the Graph Store Protocol, then every n
 view read back through the remote store, must equal what the embedded store gives.
 """
 
-import http.server
 import json
-import threading
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +40,7 @@ from bibgraph.seeds import seed_directory
 from bibgraph.web.cli import main
 
 from .conftest import BASE, make_app
+from .loopback import Handler, serving
 from .networks_compare import same_network
 
 PUBLISHED = "urn:bibgraph:published"
@@ -139,35 +138,26 @@ def test_a_source_that_is_neither_dump_nor_store_is_refused(tmp_path) -> None:
         publish(tmp_path, Target.parse("http://127.0.0.1:9/crud", "urn:g"))
 
 
-class _FlakyStore(http.server.BaseHTTPRequestHandler):
+class _FlakyStore(Handler):
     """A Graph Store that takes the first POST, refuses the second, and counts what it took."""
 
     posts: list[bytes]
     deadlocks = 0  # answer this many POSTs with a deadlock first
 
     def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["Content-Length"]))
+        body = self.request_body()
         if self.path.startswith("/sparql"):
             count = sum(post.count(b"\n") for post in self.posts)
             answer = {"head": {"vars": ["n"]}, "results": {"bindings": [{"n": {"type": "literal", "value": count}}]}}
-            self._reply(200, json.dumps(answer).encode())
+            self.reply(200, json.dumps(answer).encode())
             return
         self.posts.append(body)
         if _FlakyStore.deadlocks:  # rolled back: not counted
             _FlakyStore.deadlocks -= 1
             self.posts.pop()
-            self._reply(500, b"Error 40001 SR172: Transaction deadlocked")
+            self.reply(500, b"Error 40001 SR172: Transaction deadlocked")
             return
-        self._reply(200 if len(self.posts) == 1 else 500, b"" if len(self.posts) == 1 else b"disk full")
-
-    def _reply(self, code: int, body: bytes) -> None:
-        self.send_response(code)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.reply(200 if len(self.posts) == 1 else 500, b"" if len(self.posts) == 1 else b"disk full")
 
 
 @pytest.fixture
@@ -175,11 +165,8 @@ def flaky_store() -> Iterator[str]:
     """The Graph Store URL of a :class:`_FlakyStore` on loopback."""
     _FlakyStore.posts = []
     _FlakyStore.deadlocks = 0
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FlakyStore)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/crud"
-    server.shutdown()
-    server.server_close()
+    with serving(_FlakyStore) as address:
+        yield f"{address}/crud"
 
 
 def test_a_failed_batch_is_named_with_what_stays_loaded(seed_nt, flaky_store) -> None:
@@ -321,44 +308,28 @@ def test_a_deadlocked_batch_is_sent_again(seed_nt, flaky_store) -> None:
 
 def test_an_engine_failure_reaches_the_client_without_the_engine_text(caplog) -> None:
     """A 5xx from the engine carries its error codes and the query as it rewrote it: logged, never passed on."""
-    import http.server
-    import threading
-
-    from bibgraph.graph.stores.remote import RemoteGraphStore
-
     secret = "SR999: define input:default-graph-uri <urn:internal> SELECT ..."
 
-    class Failing(http.server.BaseHTTPRequestHandler):
+    class Failing(Handler):
         def do_POST(self) -> None:
-            self.rfile.read(int(self.headers["Content-Length"]))
-            body = secret.encode()
-            self.send_response(500)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.request_body()
+            self.reply(500, secret.encode())
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Failing)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        store = RemoteGraphStore(f"http://127.0.0.1:{server.server_port}/sparql")
+    with serving(Failing) as address:
+        store = RemoteGraphStore(f"{address}/sparql")
         with caplog.at_level("ERROR", logger="bibgraph.remote"), pytest.raises(OSError) as raised:
             store.select("SELECT * WHERE { ?s ?p ?o }")
         assert "SR999" not in str(raised.value) and "500" in str(raised.value)
         assert "SR999" in caplog.text
-    finally:
-        server.shutdown()
 
 
-class _ControlCharacterEndpoint(http.server.BaseHTTPRequestHandler):
+class _ControlCharacterEndpoint(Handler):
     """A SPARQL endpoint whose one answer holds U+0000: written ``&#0;`` in XML, which no XML 1.0 reader accepts."""
 
     accepts: list[str]
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["Content-Length"]))
+        self.request_body()
         accept = self.headers["Accept"]
         self.accepts.append(accept)
         if "xml" in accept:
@@ -370,29 +341,17 @@ class _ControlCharacterEndpoint(http.server.BaseHTTPRequestHandler):
         else:
             answer = {"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"type": "literal", "value": "a\x00b"}}]}}
             body = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", accept)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.reply(200, body, accept)
 
 
 def test_an_answer_xml_cannot_carry_is_read_as_json() -> None:
     """Solutions are asked for as XML (Virtuoso writes it faster), and again as JSON when the XML is unreadable."""
     _ControlCharacterEndpoint.accepts = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ControlCharacterEndpoint)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        store = RemoteGraphStore(f"http://127.0.0.1:{server.server_port}/sparql")
+    with serving(_ControlCharacterEndpoint) as address:
+        store = RemoteGraphStore(f"{address}/sparql")
         assert store.select("SELECT ?x WHERE { ?s ?p ?x }") == [{"x": "a\x00b"}]
         xml, json_results = "application/sparql-results+xml", "application/sparql-results+json"
         assert _ControlCharacterEndpoint.accepts == [xml, json_results]
         answer = store.answer("SELECT ?x WHERE { ?s ?p ?x }", "json", "nt")  # what the endpoint serves
         assert json.loads(answer.body)["results"]["bindings"] == [{"x": {"type": "literal", "value": "a\x00b"}}]
         assert _ControlCharacterEndpoint.accepts == [xml, json_results] * 2
-    finally:
-        server.shutdown()
-        server.server_close()

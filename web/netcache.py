@@ -200,7 +200,7 @@ class NetworkCache:
         return get_store().with_deadline(float(current_app.config["NETWORK_TIMEOUT"]))
 
     @staticmethod
-    def _pushed() -> bool:
+    def pushed() -> bool:
         """Whether the engine aggregates (a remote store) instead of this process going over every row."""
         return pushes_down(get_store())
 
@@ -215,21 +215,21 @@ class NetworkCache:
         return self._get(derived_key("network", spec), lambda: self._derive(spec))
 
     def _derive(self, spec: NetworkSpec) -> nx.Graph:
-        if spec.kind == COAUTHORS and self._pushed():
+        if spec.kind == COAUTHORS and self.pushed():
             return coauthor_network_from(self._store(), spec.filters, push_down=True)
         if spec.kind == COAUTHORS:
             return self.incidence().coauthor_network(spec.filters)
-        if spec.kind == TOPICS and self._pushed():
+        if spec.kind == TOPICS and self.pushed():
             return topic_network_from(self._store(), push_down=True)
         if spec.kind == TOPICS:
             return self.incidence().topic_network()
-        if spec.kind == TOPIC_MAP and self._pushed():
+        if spec.kind == TOPIC_MAP and self.pushed():
             return topic_map_from(self._store(), spec.expand, RELATED_PER_TOPIC, push_down=True)
         if spec.kind == TOPIC_MAP:
             return self.incidence().topic_map(spec.expand, RELATED_PER_TOPIC)
         if spec.kind == EGO and spec.ego is not None:
             centre, radius, top = spec.ego
-            if self._pushed():
+            if self.pushed():
                 rings, coauthors = ego_rings_from(self._store(), centre, radius, top)
             else:
                 rings, coauthors = self.incidence().ego_rings(centre, radius, top)
@@ -271,7 +271,7 @@ class NetworkCache:
         def make() -> dict[str, Any]:
             network = self.network(spec)
             stats = analytics.summary(network)
-            if self._pushed():
+            if self.pushed():
                 counts = collaboration_from(self._store(), spec.filters, list(network))
             else:
                 counts = self.incidence().collaboration(spec.filters, list(network))

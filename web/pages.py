@@ -7,7 +7,6 @@ from flask import Blueprint, current_app, render_template, request, url_for
 
 from bibgraph.graph.conceptindex import ConceptFigures, concept_index, paper_order
 from bibgraph.graph.pages import abstracts, charts, concept_tree, dataset_summary, histogram_bins
-from bibgraph.graph.pushdown import pushes_down
 from bibgraph.graph.search import snippet
 
 from .graphstore import get_store
@@ -89,7 +88,7 @@ def _home_figures() -> dict[str, Any]:
     store = get_store()
     summary = dataset_summary(store)
     cache = networks()
-    degrees = None if pushes_down(store) else cache.incidence().coauthor_degrees()
+    degrees = None if cache.pushed() else cache.incidence().coauthor_degrees()
     figures = charts(store, summary["authors"], degrees)
     return {
         "summary": summary,
