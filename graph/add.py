@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pyoxigraph as ox
+from rdflib import PROV
 
 from .build import BuildReport, _unpublishable
 from .iris import Iris
@@ -37,6 +38,19 @@ OPTIONAL { ?person skos:altLabel ?variant } }"""
 _CONCEPTS = """PREFIX skos: <http://www.w3.org/2004/02/skos/core#>
 SELECT ?concept ?label ?broader WHERE { ?concept skos:inScheme ?scheme ; skos:prefLabel ?label
 OPTIONAL { ?concept skos:broader ?broader } }"""
+
+
+_DERIVED_FROM = ox.NamedNode(str(PROV.wasDerivedFrom))
+
+
+def papers_read(quads: Iterable[ox.Quad]) -> Iterator[str]:
+    """The papers of the records behind an ``added`` batch of :func:`add_lists`: each record read gives its paper
+    a new source (``prov:wasDerivedFrom``), a record seen again too; a paper no record was read of has none."""
+    return (
+        quad.subject.value
+        for quad in quads
+        if quad.predicate == _DERIVED_FROM and isinstance(quad.subject, ox.NamedNode)
+    )
 
 
 def add_lists(

@@ -15,11 +15,8 @@ from itertools import chain, groupby
 from pathlib import Path
 from typing import TypeVar
 
-import pyoxigraph as ox
-
 from .atomic import remove_stale_temporaries, temporary_name
 from .names import normalise
-from .parse import find_input_files
 from .queries import Term, bind, integer, named_query
 from .search import AUTHORS_END, FORMAT, KINDS, SearchIndexError, kind_range, open_index, words
 from .stores.store import GraphStore
@@ -236,13 +233,13 @@ def build_search_index(store: GraphStore, path: Path) -> None:
     write_index(path, store_documents(store), store_facts(store), store_names(store))
 
 
-def update_search_index(store: GraphStore, previous: Path, path: Path, inputs: Sequence[Path]) -> None:
-    """Write at ``path`` the index ``previous`` plus what reading the lists ``inputs`` added to ``store``:
-    their new papers, every author of one of their papers (new, or with a new spelling, paper count or
-    area: removed and indexed again), and new areas. The work is proportional to what was added; a paper
-    already indexed keeps its entry (a record seen again changes no text)."""
-    files = [ox.Literal(name) for _, name in find_input_files(inputs)]
-    papers = sorted({str(r["paper"]) for r in _rows(store, "papers_from_files", "file", files)})
+def update_search_index(store: GraphStore, previous: Path, path: Path, papers: Iterable[str]) -> None:
+    """Write at ``path`` the index ``previous`` plus what an add wrote into ``store``: ``papers`` are those it
+    wrote a triple about (new ones, and those of records seen again: a new source, maybe a new area). They are
+    indexed if new, every author of one of them is removed and indexed again (new, or with a new spelling, paper
+    count or area), and new areas are indexed. The work is proportional to what was added; a paper already
+    indexed keeps its entry (a record seen again changes no text)."""
+    papers = sorted(set(papers))
     authors = sorted({str(r["author"]) for r in _rows(store, "paper_creators", "paper", papers)})
     open_index(previous).close()  # a missing or damaged previous index is told as such
     temporary = _temporary(path)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph import search
+from bibgraph.graph import search, searchbuild
 from bibgraph.graph.datadir import DERIVED, current_version
 from bibgraph.graph.names import normalise
 from bibgraph.graph.search import FILE_NAME, Hit, SearchIndex, SearchIndexError, fold, words
@@ -312,6 +312,33 @@ def test_add_indexes_the_new_papers_and_updates_their_authors(built: Path, tmp_p
         assert after.author_names(normalise(query)) == rebuilt.author_names(normalise(query)), query
     for one in (index, after, rebuilt):
         one.close()
+
+
+def test_add_indexes_only_what_it_wrote_even_from_a_list_named_like_an_older_one(built: Path, tmp_path: Path) -> None:
+    """The papers to index are those the add wrote a source for, not those of every list with the same file name:
+    a new list named like the one built first re-indexes its one new paper and that paper's authors only."""
+    first = sorted(seed_directory().glob("*.txt"))[0]
+    area = [line for line in first.read_text(encoding="utf-8").splitlines() if line.strip()][1]
+    more = tmp_path / "elsewhere" / first.name
+    more.parent.mkdir()
+    more.write_text(f"论文检索\n\n{area}\n\nQuorra Vexley, Tamsin Oduya\n\nGlimmerfen estimates.\n", encoding="utf-8")
+    root = tmp_path / "dataset"
+    shutil.copytree(built, root, symlinks=True)
+    asked: list[str] = []
+    documents = searchbuild.store_documents
+
+    def recorded(store, items=None):  # type: ignore[no-untyped-def]
+        asked.extend(items or ["every item"])
+        return documents(store, items)
+
+    with patch.object(searchbuild, "store_documents", recorded):
+        assert main(["add", str(root), str(more)]) == 0
+    after = SearchIndex(current_version(root) / DERIVED / FILE_NAME)
+    [paper] = [hit.iri for hit in after.search("glimmerfen").hits]
+    authors = [hit.iri for name in ("quorra", "tamsin") for hit in after.search(name).hits if hit.kind == "author"]
+    assert len(authors) == 2
+    assert sorted(asked) == sorted([paper, *authors])  # the lists built before were not read again
+    after.close()
 
 
 def test_a_dataset_with_a_damaged_index_says_so(built: Path, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import pyoxigraph as ox
 from flask import Flask
 
-from bibgraph.graph.add import add_lists
+from bibgraph.graph.add import add_lists, papers_read
 from bibgraph.graph.build import BuildReport
 from bibgraph.graph.datadir import DERIVED, DUMPS, STORE, current_version, new_version, read_manifest
 from bibgraph.graph.dataset import COMPLETE_MARKER, fill, is_dump
@@ -85,9 +85,11 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
         del original  # read-only: nothing to flush
         store = OxigraphGraphStore.disk(version / STORE)
         additions = OxigraphGraphStore.memory()  # what the views' incidence reads of the added triples
+        touched: set[str] = set()  # the papers of the records read: each record adds a source to its paper
 
         def keep(quads: list[ox.Quad]) -> None:
             additions.store.extend(incidence_part(quads))
+            touched.update(papers_read(quads))
 
         if "dumps" in before:
             with continued_dumps(served / DUMPS, version / DUMPS, before["dumps"]) as dumps:
@@ -103,7 +105,7 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
             manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
         (version / DERIVED).mkdir()
         if (served / DERIVED / FILE_NAME).exists():
-            update_search_index(store, served / DERIVED / FILE_NAME, version / DERIVED / FILE_NAME, inputs)
+            update_search_index(store, served / DERIVED / FILE_NAME, version / DERIVED / FILE_NAME, touched)
         else:  # a version from before the index was a file: written whole this once
             build_search_index(store, version / DERIVED / FILE_NAME)
         counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
