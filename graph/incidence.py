@@ -32,24 +32,31 @@ from .vocab import BG, DCTERMS, FOAF
 
 
 class Strings(Sequence[str]):
-    """Many strings in one UTF-8 buffer with offsets: ~1 byte per character instead of ~60 bytes per object."""
+    """Many strings in one UTF-8 buffer with offsets: ~1 byte per character instead of ~60 bytes per object.
 
-    def __init__(self, blob: np.ndarray, offsets: np.ndarray) -> None:
+    The prefix they all share (an IRI's base and kind: ~29 bytes of each at a million papers) is held once."""
+
+    prefix = ""  # a value kept before prefixes were held apart has none
+
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray, prefix: str = "") -> None:
         self.blob = blob
         self.offsets = offsets
+        self.prefix = prefix
 
     @classmethod
     def of(cls, strings: Iterable[str]) -> "Strings":
-        encoded = [text.encode("utf-8") for text in strings]
+        texts = list(strings)
+        prefix = _shared_prefix(texts)
+        encoded = [text[len(prefix) :].encode("utf-8") for text in texts]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(data) for data in encoded], out=offsets[1:])
-        return cls(np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), offsets)
+        return cls(np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), offsets, prefix)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
     def __getitem__(self, index: int) -> str:  # type: ignore[override]
-        return self.blob[self.offsets[index] : self.offsets[index + 1]].tobytes().decode("utf-8")
+        return self.prefix + self.blob[self.offsets[index] : self.offsets[index + 1]].tobytes().decode("utf-8")
 
     def __iter__(self) -> Iterator[str]:
         for index in range(len(self)):
@@ -59,6 +66,17 @@ class Strings(Sequence[str]):
         """The index of ``text`` in these strings, which must be sorted (binary search), or None."""
         index = bisect.bisect_left(self, text)
         return index if index < len(self) and self[index] == text else None
+
+
+def _shared_prefix(texts: list[str]) -> str:
+    """The longest prefix of every text: that of the least and the greatest, which share the least."""
+    if not texts:
+        return ""
+    least, greatest = min(texts), max(texts)
+    size = next(
+        (i for i, (a, b) in enumerate(zip(least, greatest, strict=False)) if a != b), min(len(least), len(greatest))
+    )
+    return least[:size]
 
 
 @dataclass(frozen=True)

@@ -40,9 +40,11 @@ def _size(value: Any, seen: set[int]) -> float:
     seen.add(id(value))
     if isinstance(value, _ATOMS):
         return sys.getsizeof(value)
-    numpy = sys.modules.get("numpy")  # not imported here: a server starts without it (none of its arrays exist then)
-    if numpy is not None and isinstance(value, numpy.ndarray):
-        return _array(value, seen, numpy.ndarray)
+    # numpy is not imported here (a server starts without it); while another thread is importing it, the module is
+    # there without ``ndarray`` yet (seen when serve's warm-up imported it), and no array exists either way
+    ndarray = getattr(sys.modules.get("numpy"), "ndarray", None)
+    if ndarray is not None and isinstance(value, ndarray):
+        return _array(value, seen, ndarray)
     if isinstance(value, nx.Graph):
         return _graph(value, seen)
     if isinstance(value, dict):

@@ -180,3 +180,32 @@ def test_strings_round_trip_and_find(texts: list[str]) -> None:
     for index, text in enumerate(texts):
         assert strings.find(text) == index
     assert strings.find("\x00not there") is None or "\x00not there" in texts
+
+
+@given(
+    st.lists(st.text(max_size=6), max_size=30),
+    st.sampled_from(["", "http://b/author/", "é-", "\U0001f600"]),
+    st.text(max_size=6),
+)
+def test_strings_hold_their_shared_prefix_once_and_read_back_and_find_as_given(
+    texts: list[str], prefix: str, absent: str
+) -> None:
+    """Whatever the texts (sharing a prefix or not, empty, astral), each reads back and is found where it is."""
+    given_texts = sorted({prefix + text for text in texts})
+    strings = Strings.of(given_texts)
+    assert list(strings) == given_texts
+    if len(given_texts) > 1:
+        assert given_texts[0].startswith(strings.prefix) and len(strings.prefix) >= len(prefix)
+        assert strings.blob.nbytes == sum(len(t.encode()) - len(strings.prefix.encode()) for t in given_texts)
+    for index, text in enumerate(given_texts):
+        assert strings.find(text) == index
+    assert strings.find(prefix + absent) == (
+        given_texts.index(prefix + absent) if prefix + absent in given_texts else None
+    )
+
+
+def test_strings_kept_before_prefixes_were_held_apart_still_read() -> None:
+    """A value pickled by an older bibgraph has no ``prefix`` attribute: it reads as the whole strings."""
+    old = Strings.__new__(Strings)
+    old.__dict__.update(blob=np.frombuffer(b"ab", dtype=np.uint8), offsets=np.array([0, 1, 2]))
+    assert list(old) == ["a", "b"] and old.find("b") == 1

@@ -2,7 +2,9 @@
 
 import gc
 import pickle
+import sys
 import tracemalloc
+import types
 from typing import Any
 
 import networkx as nx
@@ -93,3 +95,10 @@ def test_a_large_container_is_sampled_and_scaled() -> None:
     real_small, real_large = allocated(small), allocated(large)
     assert 0.7 * real_small <= estimate_bytes(small) <= 1.6 * real_small
     assert 0.7 * real_large <= estimate_bytes(large) <= 1.6 * real_large
+
+
+def test_a_value_is_estimated_while_another_thread_is_still_importing_numpy(monkeypatch) -> None:
+    """Mid-import, ``sys.modules`` holds numpy without ``ndarray`` yet (serve's warm-up imports it while requests
+    run: the home page once failed with AttributeError); no array can exist then, and the estimate goes on."""
+    monkeypatch.setitem(sys.modules, "numpy", types.ModuleType("numpy"))
+    assert estimate_bytes({"papers": [1, 2, 3], "name": "x"}) > 0
