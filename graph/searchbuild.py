@@ -234,8 +234,8 @@ def build_search_index(store: GraphStore, path: Path) -> None:
 
 
 def update_search_index(store: GraphStore, previous: Path, path: Path, papers: Iterable[str]) -> None:
-    """Write at ``path`` the index ``previous`` plus what an add wrote into ``store``: ``papers`` are those it
-    wrote a triple about (new ones, and those of records seen again: a new source, maybe a new area). They are
+    """Write at ``path`` the index ``previous`` plus what an add wrote into ``store``: ``papers`` are those it read
+    a record of (:func:`~.add.papers_read`: new ones, and those seen again, maybe under a new area). They are
     indexed if new, every author of one of them is removed and indexed again (new, or with a new spelling, paper
     count or area), and new areas are indexed. The work is proportional to what was added; a paper already
     indexed keeps its entry (a record seen again changes no text)."""
