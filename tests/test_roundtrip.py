@@ -1,6 +1,7 @@
 """The dump read back by an independent parser (pyoxigraph) gives back the graph and every record."""
 
 import io
+import re
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -109,7 +110,9 @@ def test_dump_gives_back_every_seed_record(seed_store) -> None:
 _word = st.text(alphabet=st.characters(categories=("Lu", "Ll", "Lo")), min_size=1, max_size=8).filter(
     lambda word: word.casefold() != "and"
 )
-_name = st.lists(_word, min_size=1, max_size=3).map(" ".join)
+# a name never ends like the marks of a cut list (" 等", "et al"): a line ending so is read as cut (found by CI: "A 等")
+_CUT_ENDING = re.compile(r"(?:^|\s)(?:等|et\.?\s*al(?:ii)?)$", re.IGNORECASE)
+_name = st.lists(_word, min_size=1, max_size=3).map(" ".join).filter(lambda name: not _CUT_ENDING.search(name))
 _label = st.lists(st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8), min_size=1, max_size=3)
 _area = st.tuples(_label.map(" ".join).map(str.title), st.one_of(st.none(), _label.map(", ".join)))
 _abstract = st.lists(
