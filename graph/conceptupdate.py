@@ -148,7 +148,7 @@ def _new_in_concepts(
 def _creators(store: GraphStore, papers: list[str]) -> dict[str, list[str]]:
     found: defaultdict[str, list[str]] = defaultdict(list)
     for block in _values(papers):
-        for row in store.iter_select(bind(named_query("concept_paper_creators").text, paper=block)):
+        for row in store.iter_select(bind(named_query("paper_creators").text, paper=block)):
             found[str(row["paper"])].append(str(row["author"]))
     return found
 

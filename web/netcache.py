@@ -133,7 +133,7 @@ class NetworkCache:
                     return value
                 found, value = self.derived.load(key) if self.derived else (False, None)
                 if not found:
-                    with self.gate.slot(_client(), until, keep=has_request_context()) if self.gate else nullcontext():
+                    with self.derivation(until):
                         making.running.set()
                         value = make()
                     if self.derived:
@@ -177,9 +177,10 @@ class NetworkCache:
                 _, (_, evicted) = self._entries.popitem(last=False)
                 self._bytes -= evicted
 
-    def derivation(self) -> AbstractContextManager[None]:
-        """A turn at the gate for work on a map that is not kept (an export's body, a path): ``with`` it."""
-        return self.gate.slot(_client(), keep=has_request_context()) if self.gate else nullcontext()
+    def derivation(self, until: float | None = None) -> AbstractContextManager[None]:
+        """A turn at the gate (waiting until the monotonic time ``until``, default the gate's wait) for deriving a
+        value, or for work on a map that is not kept (an export's body, a path): ``with`` it."""
+        return self.gate.slot(_client(), until, keep=has_request_context()) if self.gate else nullcontext()
 
     def sizes(self) -> dict[str, int]:
         """Estimated bytes kept: the evictable entries and the pinned ones."""
