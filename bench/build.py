@@ -116,14 +116,15 @@ def run_variant(variant: str, directory: Path, out: Path, store: str) -> dict:
 def _dataset(directory: Path, out: Path) -> dict:
     """``build --dataset`` without the derived data, timed by stage: the table, and the triples."""
     from bench.stages import Stages
-    from bibgraph.graph import build, datadir
+    from bibgraph.graph import build, datadir, void
     from bibgraph.graph.build import DEFAULT_BASE
     from bibgraph.web import datasets
 
     datasets.derive = lambda version, base, previous=None: None  # the views' data: bench.serve measures it
     stages = Stages()
     stages.wrap(build, "build_graph", "parse, load (overlapped) and write N-Triples; VoID")
-    stages.wrap(build, "void_ntriples", "  of which VoID statistics")
+    stages.wrap(build, "void_ntriples", "  of which VoID statistics (the engine's counts: older checkouts)")
+    stages.wrap(getattr(void, "VoidTally", None), "counts", "  of which VoID distinct counts (after the stream)")
     stages.wrap(datasets, "write_dataset_dumps", "dumps from the store (a build from dumps)")
     stages.wrap(datasets, "complete_streamed_dumps", "Turtle from the streamed N-Triples, VoID appended")
     stages.wrap(datadir, "checksums", "checksums")

@@ -19,7 +19,7 @@ from .ntriples import unpublishable
 from .parse import find_input_files, parse_file, scan_areas
 from .records import Problem, Record, Repair
 from .stores.store import OxigraphGraphStore
-from .void import void_ntriples
+from .void import VoidTally, void_lines
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -218,27 +218,29 @@ def build_graph(
     catalogue = Catalogue()
     problems: list[Problem] = []
     report = BuildReport(problems=problems)
-    lines = graph_lines(inputs, iris, catalogue, problems, progress, report)
-    if store.kind == "disk":
-        # RocksDB files written directly, parsed on every core while Python makes the next lines:
-        # a disk store's order is its keys', so the dump's bytes do not depend on the load.
-        reader = LineReader(lines, ntriples)
-        store.store.bulk_load(io.BufferedReader(reader, BULK_READ_BYTES), format=ox.RdfFormat.N_TRIPLES)
-    else:
-        store.load_ntriples(_copied(lines, ntriples) if ntriples else lines)
-    problems.sort(key=lambda problem: (problem.source, problem.line))
-    report.files = len(list(find_input_files(inputs)))
-    report.records = catalogue.records
-    report.papers = catalogue.papers
-    report.authors = len(catalogue.people)
-    report.authorships = catalogue.authorships
-    report.concepts = len(catalogue.areas) + len(catalogue.subareas)
-    report.truncated = catalogue.truncated
-    report.merged_names = [(person.name, person.variants) for person in catalogue.merged_people]
-    report.duplicate_records = catalogue.duplicate_records
-    del catalogue
-    gc.collect()
-    store.load_ntriples(void_ntriples(store, iris))
+    with VoidTally(iris.base) as tally:  # the statistics counted as the lines pass, not from the store afterwards
+        lines = tally.lines(graph_lines(inputs, iris, catalogue, problems, progress, report))
+        if store.kind == "disk":
+            # RocksDB files written directly, parsed on every core while Python makes the next lines:
+            # a disk store's order is its keys', so the dump's bytes do not depend on the load.
+            reader = LineReader(lines, ntriples)
+            store.store.bulk_load(io.BufferedReader(reader, BULK_READ_BYTES), format=ox.RdfFormat.N_TRIPLES)
+        else:
+            store.load_ntriples(_copied(lines, ntriples) if ntriples else lines)
+        problems.sort(key=lambda problem: (problem.source, problem.line))
+        report.files = len(list(find_input_files(inputs)))
+        report.records = catalogue.records
+        report.papers = catalogue.papers
+        report.authors = len(catalogue.people)
+        report.authorships = catalogue.authorships
+        report.concepts = len(catalogue.areas) + len(catalogue.subareas)
+        report.truncated = catalogue.truncated
+        report.merged_names = [(person.name, person.variants) for person in catalogue.merged_people]
+        report.duplicate_records = catalogue.duplicate_records
+        del catalogue
+        gc.collect()  # the catalogue's memory back before the distinct terms are counted
+        counts = tally.counts()
+    store.load_ntriples(void_lines(counts, iris))
     report.triples = store.triple_count()
     return store, report
 

@@ -20,7 +20,7 @@ from bibgraph.graph.names import person_key
 from bibgraph.graph.ntriples import iri, literal, typed, unpublishable
 from bibgraph.graph.records import Record
 from bibgraph.graph.stores.store import OxigraphGraphStore
-from bibgraph.graph.void import void_ntriples
+from bibgraph.graph.void import VoidTally, void_lines
 
 from .conftest import BASE
 
@@ -74,9 +74,10 @@ def build(records: list[Record]) -> OxigraphGraphStore:
     """The graph of ``records`` made through the model directly (paper lists cannot carry line breaks)."""
     iris, catalogue = Iris(BASE), Catalogue()
     store = OxigraphGraphStore.memory()
-    store.load_ntriples(chain.from_iterable(catalogue.add(record, iris) for record in records))
-    store.load_ntriples(catalogue.closing(iris))
-    store.load_ntriples(void_ntriples(store, iris))
+    with VoidTally(iris.base) as tally:  # as build_graph counts them
+        store.load_ntriples(tally.lines(chain.from_iterable(catalogue.add(record, iris) for record in records)))
+        store.load_ntriples(tally.lines(catalogue.closing(iris)))
+        store.load_ntriples(void_lines(tally.counts(), iris))
     return store
 
 

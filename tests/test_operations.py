@@ -3,15 +3,18 @@
 import io
 import json
 import logging
+import os
+import signal
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from bibgraph.graph.pages import dataset_summary
+from bibgraph.graph.serving.pooled import LOGGED_QUERY_CHARACTERS
 from bibgraph.web import logs
 from bibgraph.web.cli import main
 
-from .conftest import BASE
+from .conftest import BASE, make_app
 
 SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 
@@ -190,3 +193,65 @@ def test_sitemap_chunks_are_disjoint_and_cover_every_resource(client, seed_store
         pages += chunk
     summary = dataset_summary(seed_store)
     assert len(pages) == len(set(pages)) == summary["papers"] + summary["authors"] + summary["concepts"]
+
+
+@pytest.fixture(scope="module")
+def logging_app():
+    """The app with every query logged as slow (``SLOW_QUERY_SECONDS`` 0) and a one-second deadline."""
+    application = make_app(SLOW_QUERY_SECONDS=0.0, QUERY_TIMEOUT=1.0, QUERY_THREADS=1)
+    yield application
+    application.extensions["bibgraph"].close()
+
+
+def _logged(caplog: pytest.LogCaptureFixture, start: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "bibgraph.queries" and r.getMessage().startswith(start)]
+
+
+def test_slow_queries_are_logged_with_text_and_client_from_the_endpoint_and_from_pages(
+    logging_app, caplog, seed_store
+) -> None:
+    client = logging_app.test_client()
+    query = "SELECT  ?p\n WHERE { ?p a <https://schema.org/ScholarlyArticle> } LIMIT 3"
+    with caplog.at_level(logging.WARNING, logger="bibgraph.queries"):
+        assert (
+            client.get("/sparql", query_string={"query": query}, headers={"Cache-Control": "no-cache"}).status_code
+            == 200
+        )
+    endpoint = _logged(caplog, "slow query")
+    assert len(endpoint) == 1
+    assert endpoint[0].endswith(" for 127.0.0.1: " + " ".join(query.split()))
+    caplog.clear()
+    author = "/" + seed_store.select("SELECT ?a WHERE { ?p <http://purl.org/dc/terms/creator> ?a } LIMIT 1")[0][
+        "a"
+    ].removeprefix(BASE)
+    with caplog.at_level(logging.WARNING, logger="bibgraph.queries"):
+        assert client.get(author).status_code == 200
+    pages = _logged(caplog, "slow query")
+    assert pages and all(" for 127.0.0.1: " in line and ("SELECT" in line or "ASK" in line) for line in pages)
+
+
+def test_a_long_query_is_logged_on_one_line_cut_and_marked(logging_app, caplog) -> None:
+    text = "A" * 5000
+    query = f'ASK {{ FILTER(STRLEN("{text}") > 0) }}'
+    with caplog.at_level(logging.WARNING, logger="bibgraph.queries"):
+        response = logging_app.test_client().get(
+            "/sparql", query_string={"query": query}, headers={"Cache-Control": "no-cache"}
+        )
+    assert response.status_code == 200
+    (line,) = _logged(caplog, "slow query")
+    logged = line.split(": ", 1)[1]
+    assert logged.endswith("…") and len(logged) == LOGGED_QUERY_CHARACTERS and query.startswith(logged[:-1])
+
+
+def test_a_query_stopped_at_its_deadline_is_logged_with_its_text(logging_app, caplog) -> None:
+    pool = logging_app.extensions["bibgraph"].pool
+    query = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+    os.kill(pool.worker_pid, signal.SIGSTOP)  # the worker answers nothing: the query meets its deadline
+    with caplog.at_level(logging.WARNING, logger="bibgraph.queries"):
+        response = logging_app.test_client().get(
+            "/sparql", query_string={"query": query}, headers={"Cache-Control": "no-cache"}
+        )
+    assert response.status_code == 503
+    (line,) = _logged(caplog, "query stopped")
+    assert line.endswith(f" for 127.0.0.1: {query}")
+    assert not _logged(caplog, "slow query")

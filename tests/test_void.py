@@ -1,12 +1,25 @@
-"""The VoID statistics an add updates from what it adds equal those counted over the whole graph again."""
+"""The VoID statistics a build counts from its lines, and those an add updates from what it adds, equal the
+engine's counts over the whole graph (:mod:`tests.void_oracle`)."""
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import pyoxigraph as ox
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bibgraph.graph import void
+from bibgraph.graph.build import build_graph
 from bibgraph.graph.iris import Iris
 from bibgraph.graph.stores.store import OxigraphGraphStore
-from bibgraph.graph.void import recorded_counts, void_counts, void_lines, void_quads
+from bibgraph.graph.void import DistinctTerms, VoidTally, recorded_counts, void_lines, void_quads
+from bibgraph.seeds import seed_directory
+
+from .conftest import BASE as SITE
+from .test_roundtrip import _record, render
+from .void_oracle import void_counts
 
 BASE = "http://example.org/"
 TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
@@ -45,3 +58,85 @@ def test_updated_statistics_equal_counted_ones(built: list[ox.Quad], batches: li
         counts.observe(store.store, fresh, BASE)
         store.store.extend(fresh)
     assert counts == void_counts(store, iris)
+
+
+def _stated_and_counted(store: OxigraphGraphStore, iris: Iris) -> tuple[void.VoidCounts, void.VoidCounts]:
+    """What the build's VoID description states, and the engine's counts over the data (the description set aside)."""
+    described = void_quads(store, iris)
+    stated = recorded_counts(described, iris)
+    for quad in described:
+        store.store.remove(quad)
+    return stated, void_counts(store, iris)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_record, min_size=1, max_size=6), st.integers(min_value=1, max_value=3))
+def test_a_build_states_the_statistics_the_engine_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generated: list, copies: int
+) -> None:
+    """Generated lists (records repeated across files, so the same papers, authors and areas recur), the
+    distinct counts spilled to their temporary files after every few digests: the stated figures are the
+    engine's."""
+    monkeypatch.setattr(void, "SPILL_BYTES", 16 * 8)
+    monkeypatch.setattr(void, "RECENT", 4)
+    folder = tmp_path / f"lists-{len(list(tmp_path.iterdir()))}"
+    folder.mkdir()
+    for number in range(copies):
+        (folder / f"list{number}.txt").write_text(render(generated[number:] or generated), encoding="utf-8")
+    iris = Iris(SITE)
+    store, _ = build_graph([folder], base=SITE, progress=False)
+    stated, counted = _stated_and_counted(store, iris)
+    assert stated == counted
+    assert stated.subjects > 0 and stated.objects > 0 and stated.entities > 0
+
+
+def test_a_disk_build_of_the_seeds_states_the_engines_statistics(tmp_path: Path) -> None:
+    iris = Iris(SITE)
+    store, _ = build_graph(
+        [seed_directory()], base=SITE, store=OxigraphGraphStore.disk(tmp_path / "store"), progress=False
+    )
+    stated, counted = _stated_and_counted(store, iris)
+    assert stated == counted
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(max_size=6), max_size=200), st.integers(min_value=1, max_value=6))
+def test_distinct_terms_are_counted_exactly_whatever_spills(terms: list[str], spill_digests: int) -> None:
+    """Any texts (empty, astral, repeated) are counted once each, through the buffers, the memory of recent
+    digests and the spilled files alike; the files are gone once closed."""
+    terms = [term.encode("utf-8", "surrogatepass").decode("utf-8", "replace") for term in terms]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(void, "SPILL_BYTES", 16 * spill_digests)
+        patch.setattr(void, "RECENT", 3)
+        counter = DistinctTerms()
+        for term in terms:
+            counter.add(term)
+        spilled = counter.directory
+        assert counter.count() == len(set(terms))
+        counter.close()
+    assert spilled is None or not spilled.exists()
+    if len(set(terms)) > spill_digests + 3:  # more distinct digests than the buffers and the recent ones hold
+        assert spilled is not None
+
+
+def test_a_failed_build_leaves_no_temporary_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[Path] = []
+    original = tempfile.mkdtemp
+
+    def mkdtemp(**options: str) -> str:
+        made.append(Path(original(**options)))
+        return str(made[-1])
+
+    monkeypatch.setattr(void, "SPILL_BYTES", 16)
+    monkeypatch.setattr(void.tempfile, "mkdtemp", mkdtemp)
+
+    def lines() -> Iterator[str]:
+        for number in range(50):
+            yield f"<{SITE}s{number}> <{TYPE.value}> <{SITE}C{number}> .\n"
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"), VoidTally(SITE) as tally:
+        for _ in tally.lines(lines()):
+            pass
+    assert len(made) == 3  # subjects, objects and entities each spilled
+    assert not any(path.exists() for path in made)

@@ -168,6 +168,7 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
             # the build's own queries: no public deadline (a large graph's home charts take a while)
             "QUERY_TIMEOUT": BUILD_TIMEOUT,
             "NETWORK_TIMEOUT": BUILD_TIMEOUT,
+            "SLOW_QUERY_SECONDS": BUILD_TIMEOUT,  # a large graph's derivation queries are slow by nature: not logged
         }
     )
     try:

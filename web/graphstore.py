@@ -37,7 +37,7 @@ def install(app: Flask, pool: QueryPool, kind: str, summary: str) -> None:
     """Make ``pool`` the app's store (at start, and when a dataset's version changes)."""
     atexit.register(pool.close)
     app.config["BIBGRAPH_SUMMARY"] = summary
-    app.extensions[EXTENSION] = PooledStore(pool, kind)
+    app.extensions[EXTENSION] = PooledStore(pool, kind, slow=float(app.config["SLOW_QUERY_SECONDS"]))
 
 
 def start_pool(app: Flask, opener: Opener, kind: str) -> QueryPool:

@@ -89,7 +89,11 @@ SETTINGS: tuple[Setting, ...] = (
         0,
         "reverse proxies in front whose X-Forwarded-For/-Proto/-Host/-Port/-Prefix are trusted (0: none)",
     ),
-    Setting("SLOW_QUERY_SECONDS", 1.0, "a SPARQL query that takes this long is logged with its text"),
+    Setting(
+        "SLOW_QUERY_SECONDS",
+        1.0,
+        "a SPARQL query that takes this long (the endpoint's or a page's) is logged with its text",
+    ),
     Setting("SPARQL_UNSANDBOXED", False, "serve SPARQL even when the query worker cannot be cut off from the network"),
     Setting("MAP_DERIVATIONS", 2, "maps, ego networks, exports and paths computed at once (0: no limit)"),
     Setting("MAP_WAITING", 8, "map computations waiting for a turn at most; one more gets 503 (0: no cap)"),

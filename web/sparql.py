@@ -7,10 +7,9 @@ before a worker runs it under the deadline (:mod:`bibgraph.graph.serving`).
 import contextlib
 import logging
 import re
-import time
 from urllib.parse import urlencode
 
-from flask import Blueprint, Response, current_app, render_template, request, url_for
+from flask import Blueprint, Response, render_template, request, url_for
 from rdflib import RDF, VOID, BNode, Graph, Literal, Namespace, URIRef
 from werkzeug.wsgi import wrap_file
 
@@ -101,11 +100,7 @@ def endpoint() -> Response | str:
             graphs, results = choose_graph(request) or RDF_SYNTAXES[0], RESULT_SYNTAXES[0]
         else:
             graphs, results = RDF_SYNTAXES[0], choose_results(request)
-        started = time.perf_counter()
-        answer = _store().answer(checked.text, results.name, graphs.name)
-        seconds = time.perf_counter() - started
-        if seconds >= float(current_app.config["SLOW_QUERY_SECONDS"]):
-            log.warning("slow query (%.2f s) from %s: %s", seconds, request.remote_addr, " ".join(text.split())[:2000])
+        answer = _store().answer(checked.text, results.name, graphs.name)  # logged there when slow
     except QueryRefused as refused:
         log.info("query refused (%d) from %s: %s", status_of(refused).code, request.remote_addr, refused)
         return answer_exception(refused, page=False)

@@ -1,6 +1,8 @@
 """The store the web app reads: every call runs in the query pool, under its deadline and fair share."""
 
+import logging
 import shutil
+import time
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
@@ -9,35 +11,58 @@ from rdflib import Graph
 from ..formats import RdfSyntax
 from ..stores.store import Answer, GraphStore
 from ..vocab import prefixed_graph
-from .pool import QueryPool
+from .pool import QueryPool, QueryTimeout
 from .worker import serialise
 
 EVERYTHING = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"
+LOGGED_QUERY_CHARACTERS = 4000  # of a query's text in the log (its spaces collapsed); longer ones end with "…"
+log = logging.getLogger("bibgraph.queries")
+
+
+def logged_text(query: str) -> str:
+    """A query's text on one line, as the slow-query log writes it."""
+    text = " ".join(query.split())
+    return text if len(text) <= LOGGED_QUERY_CHARACTERS else text[: LOGGED_QUERY_CHARACTERS - 1] + "…"
 
 
 class PooledStore(GraphStore):
-    """A :class:`GraphStore` whose queries run in a pool worker; answers are cached unless ``fresh``."""
+    """A :class:`GraphStore` whose queries run in a pool worker; answers are cached unless ``fresh``.
+
+    Every query that takes ``slow`` seconds or more, or is stopped at its deadline, is logged with its text
+    and client, whoever asked: the SPARQL endpoint's clients and the pages alike (a slow author page shows
+    which of its queries is slow)."""
 
     def __init__(
-        self, pool: QueryPool, kind: str, deadline: float | None = None, fresh: bool = False, client: str = ""
+        self,
+        pool: QueryPool,
+        kind: str,
+        deadline: float | None = None,
+        fresh: bool = False,
+        client: str = "",
+        slow: float | None = None,
     ) -> None:
         self.pool = pool
         self.kind = kind
         self.deadline = deadline  # None: the pool's (the public query deadline)
         self.fresh = fresh  # True: evaluate again rather than answer from the cache
         self.client = client  # whose share of the query threads the calls use
+        self.slow = slow  # seconds from which a query is logged; None: never
+
+    def _copy(self, **changes: Any) -> "PooledStore":
+        state = {name: getattr(self, name) for name in ("deadline", "fresh", "client", "slow")} | changes
+        return PooledStore(self.pool, self.kind, **state)
 
     def with_deadline(self, seconds: float) -> "PooledStore":
         """The same store for trusted internal work (deriving networks) that may run longer."""
-        return PooledStore(self.pool, self.kind, seconds, self.fresh, self.client)
+        return self._copy(deadline=seconds)
 
     def uncached(self) -> "PooledStore":
         """The same store evaluating every query again (a client sent ``Cache-Control: no-cache``)."""
-        return PooledStore(self.pool, self.kind, self.deadline, True, self.client)
+        return self._copy(fresh=True)
 
     def for_client(self, client: str) -> "PooledStore":
         """The same store charging its calls to ``client``."""
-        return PooledStore(self.pool, self.kind, self.deadline, self.fresh, client)
+        return self._copy(client=client)
 
     def run(self, function: Callable[..., Any], *args: Any) -> Any:
         """``function(store, *args)`` in the worker, never cached (e.g. :func:`bibgraph.graph.dump.dump_file`)."""
@@ -45,9 +70,25 @@ class PooledStore(GraphStore):
 
     def answer(self, query: str, results: str, graphs: str) -> Answer:
         """Small answers come in memory, large ones as a temporary file (``Answer.spooled``)."""
-        answer: Answer = self.pool.call(
-            serialise, query, results, graphs, cache=True, deadline=self.deadline, fresh=self.fresh, client=self.client
-        )
+        started = time.perf_counter()
+        try:
+            answer: Answer = self.pool.call(
+                serialise,
+                query,
+                results,
+                graphs,
+                cache=True,
+                deadline=self.deadline,
+                fresh=self.fresh,
+                client=self.client,
+            )
+        except QueryTimeout:
+            seconds = time.perf_counter() - started
+            log.warning("query stopped (%.2f s) for %s: %s", seconds, self.client or "the server", logged_text(query))
+            raise
+        seconds = time.perf_counter() - started
+        if self.slow is not None and seconds >= self.slow:
+            log.warning("slow query (%.2f s) for %s: %s", seconds, self.client or "the server", logged_text(query))
         return answer
 
     def construct(self, query: str) -> Graph:
