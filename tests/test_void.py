@@ -79,6 +79,7 @@ def test_a_build_states_the_statistics_the_engine_counts(
     engine's."""
     monkeypatch.setattr(void, "SPILL_BYTES", 16 * 8)
     monkeypatch.setattr(void, "RECENT", 4)
+    monkeypatch.setattr(void, "BATCH_LINES", 5)  # runs of a subject cut across batches, too
     folder = tmp_path / f"lists-{len(list(tmp_path.iterdir()))}"
     folder.mkdir()
     for number in range(copies):
@@ -109,8 +110,8 @@ def test_distinct_terms_are_counted_exactly_whatever_spills(terms: list[str], sp
         patch.setattr(void, "SPILL_BYTES", 16 * spill_digests)
         patch.setattr(void, "RECENT", 3)
         counter = DistinctTerms()
-        for term in terms:
-            counter.add(term)
+        for start in range(0, len(terms), 7):  # batches of a few terms, so the recent ones are forgotten often
+            counter.update(terms[start : start + 7])
         spilled = counter.directory
         assert counter.count() == len(set(terms))
         counter.close()
@@ -128,6 +129,7 @@ def test_a_failed_build_leaves_no_temporary_files(monkeypatch: pytest.MonkeyPatc
         return str(made[-1])
 
     monkeypatch.setattr(void, "SPILL_BYTES", 16)
+    monkeypatch.setattr(void, "BATCH_LINES", 10)
     monkeypatch.setattr(void.tempfile, "mkdtemp", mkdtemp)
 
     def lines() -> Iterator[str]:
