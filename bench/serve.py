@@ -5,12 +5,15 @@ the dataset holds, answering a SPARQL query; memory is the proportional set size
 whole process tree, sampled every 0.2 s. "Ready" is the time from starting ``bibgraph serve DIR`` until
 ``/``, ``/sparql``, ``/graph/coauthors`` and an author page have all answered.
 Each server run uses ``--query-threads N`` (one run per N) and ends with N whole-store queries at once, so
-the memory figures show whether memory grows with the query threads.
+the memory figures show whether memory grows with the query threads. bibgraph logs every query it runs
+(``--slow-query-seconds 0``, JSON log); the Oxigraph server is then run again on the store and asked all of
+them in the same order, for its peak memory under the very work bibgraph's pages did.
 Usage: ``python -m bench.serve --sizes 10000 100000`` (``--dataset DIR`` measures an existing dataset).
 """
 
 import argparse
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -76,6 +79,7 @@ def measure(root: Path, log: Path, threads: int) -> list[tuple[str, float]]:
     bindir = Path(sys.executable).parent
     command = [str(bindir / "bibgraph"), "serve", str(root), "--port", str(port), "--timeout", "600"]
     command += ["--query-threads", str(threads), "--client-queries", "0"]  # one client here: no fair share
+    command += ["--slow-query-seconds", "0", "--log-format", "json"]  # every query logged: replayed on Oxigraph
     started = time.perf_counter()
     with log.open("w") as output:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
@@ -118,7 +122,55 @@ def measure(root: Path, log: Path, threads: int) -> list[tuple[str, float]]:
         figures += [(f"PSS at the end (MB): {name}", mb) for name, mb in process_pss(process.pid)]
     finally:
         stop(process, timeout=20)
-    return figures
+    return figures + replayed(version / STORE, logged_queries(log))
+
+
+def logged_queries(log: Path) -> tuple[list[str], int]:
+    """The SPARQL queries bibgraph ran (its JSON log, every query logged as slow), in order; and how many were
+    logged cut (too long to replay)."""
+    queries, cut = [], 0
+    for line in log.read_text(encoding="utf-8").splitlines():
+        with contextlib.suppress(ValueError):
+            record = json.loads(line)
+            if isinstance(record, dict) and record.get("name") == "bibgraph.queries" and "query" in record:
+                if record["query"].endswith("…"):
+                    cut += 1
+                else:
+                    queries.append(record["query"])
+    return queries, cut
+
+
+def replayed(store: Path, logged: tuple[list[str], int]) -> list[tuple[str, float]]:
+    """The Oxigraph server on the same store answering every query bibgraph's pages and endpoint ran, one at a
+    time in the same order: its peak memory under the same work (the baseline above answers only a few)."""
+    queries, cut = logged
+    port = free_port()
+    bindir = Path(sys.executable).parent
+    command = [str(bindir / "oxigraph"), "serve-read-only", "--location", str(store), "--bind", f"127.0.0.1:{port}"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        watch = MemoryWatch(process.pid)
+        endpoint = f"http://127.0.0.1:{port}/query"
+        wait_for_http(f"{endpoint}?query={urllib.parse.quote('ASK {}')}", process, timeout=600)
+        started = time.perf_counter()
+        for query in queries:
+            request = urllib.request.Request(
+                endpoint,
+                data=query.encode("utf-8"),
+                headers={
+                    "Content-Type": "application/sparql-query",
+                    "Accept": "text/tab-separated-values, application/n-triples",  # as bibgraph asks
+                },
+            )
+            with urllib.request.urlopen(request, timeout=600) as answer:
+                answer.read()
+        seconds = time.perf_counter() - started
+        return [
+            (f"oxigraph server replaying bibgraph's {len(queries)} queries ({cut} too long, left out): s", seconds),
+            ("oxigraph server replaying bibgraph's queries: peak PSS (MB)", watch.stop()),
+        ]
+    finally:
+        stop(process, timeout=20)
 
 
 def process_pss(root: int) -> list[tuple[str, float]]:

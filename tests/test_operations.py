@@ -255,3 +255,15 @@ def test_a_query_stopped_at_its_deadline_is_logged_with_its_text(logging_app, ca
     (line,) = _logged(caplog, "query stopped")
     assert line.endswith(f" for 127.0.0.1: {query}")
     assert not _logged(caplog, "slow query")
+
+
+def test_a_json_log_gives_a_slow_querys_text_and_client_as_fields(logging_app, monkeypatch, restored_loggers):
+    stream = io.StringIO()
+    monkeypatch.setattr("sys.stderr", stream)
+    logs.configure("json")
+    query = "ASK { ?s ?p ?o }"
+    logging_app.test_client().get("/sparql", query_string={"query": query}, headers={"Cache-Control": "no-cache"})
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    (slow,) = [line for line in lines if line["name"] == "bibgraph.queries"]
+    assert (slow["query"], slow["client"], slow["levelname"]) == (query, "127.0.0.1", "WARNING")
+    assert slow["seconds"] >= 0 and slow["message"].startswith("slow query (")

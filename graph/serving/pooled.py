@@ -83,13 +83,18 @@ class PooledStore(GraphStore):
                 client=self.client,
             )
         except QueryTimeout:
-            seconds = time.perf_counter() - started
-            log.warning("query stopped (%.2f s) for %s: %s", seconds, self.client or "the server", logged_text(query))
+            self._log("query stopped", query, time.perf_counter() - started)
             raise
         seconds = time.perf_counter() - started
         if self.slow is not None and seconds >= self.slow:
-            log.warning("slow query (%.2f s) for %s: %s", seconds, self.client or "the server", logged_text(query))
+            self._log("slow query", query, seconds)
         return answer
+
+    def _log(self, what: str, query: str, seconds: float) -> None:
+        """One line; a JSON log (``--log-format json``) also has the text, seconds and client as fields."""
+        client, text = self.client or "the server", logged_text(query)
+        fields = {"query": text, "seconds": round(seconds, 4), "client": client}
+        log.warning("%s (%.2f s) for %s: %s", what, seconds, client, text, extra=fields)
 
     def construct(self, query: str) -> Graph:
         return prefixed_graph().parse(data=self.answer(query, "json", "nt").read(), format="nt")
