@@ -206,11 +206,13 @@ def build_graph(
     store: OxigraphGraphStore | None = None,
     progress: bool = True,
     ntriples: BinaryIO | None = None,
+    scratch: Path | None = None,
 ) -> tuple[OxigraphGraphStore, BuildReport]:
     """Build the graph of the given files or directories (the seeds if none) into ``store`` (new by default).
 
     With ``ntriples``, the data (not the VoID description) is also written there as N-Triples as it
-    streams into the store, each triple once: a dump without a second pass over the store.
+    streams into the store, each triple once: a dump without a second pass over the store. ``scratch``
+    holds the VoID counts' temporary files (the system's temporary directory when None).
     """
     iris = Iris(base)
     store = store or OxigraphGraphStore.memory()
@@ -218,7 +220,7 @@ def build_graph(
     catalogue = Catalogue()
     problems: list[Problem] = []
     report = BuildReport(problems=problems)
-    with VoidTally(iris.base) as tally:  # the statistics counted as the lines pass, not from the store afterwards
+    with VoidTally(iris.base, scratch) as tally:  # counted as the lines pass, not from the store afterwards
         lines = tally.lines(graph_lines(inputs, iris, catalogue, problems, progress, report))
         if store.kind == "disk":
             # RocksDB files written directly, parsed on every core while Python makes the next lines:

@@ -33,12 +33,16 @@ def is_dump(path: Path) -> bool:
 
 
 def fill(
-    store: OxigraphGraphStore, inputs: Sequence[Path], base: str, ntriples: BinaryIO | None = None
+    store: OxigraphGraphStore,
+    inputs: Sequence[Path],
+    base: str,
+    ntriples: BinaryIO | None = None,
+    scratch: Path | None = None,
 ) -> "BuildReport | None":
     """Load dumps as they are and build the paper lists among ``inputs`` into ``store``.
 
     ``ntriples`` receives the built data as N-Triples (:func:`build_graph`); give it only for inputs
-    without dumps (what a loaded dump holds is not copied there).
+    without dumps (what a loaded dump holds is not copied there). ``scratch``: see :func:`build_graph`.
     """
     dumps = [path for path in inputs if is_dump(path)]
     lists = [path for path in inputs if not is_dump(path)]
@@ -52,7 +56,7 @@ def fill(
     if lists or not dumps:  # nothing given at all: build_graph builds its default, the seeds
         from .build import build_graph  # here, not at the top: serving a dataset never builds (nor loads the parser)
 
-        _, report = build_graph(lists, base=base, store=store, progress=True, ntriples=ntriples)
+        _, report = build_graph(lists, base=base, store=store, progress=True, ntriples=ntriples, scratch=scratch)
         for problem in report.problems:
             print(problem, file=sys.stderr)
         return report

@@ -81,10 +81,11 @@ class DistinctTerms:
     million papers) and took minutes.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, scratch: Path | None = None) -> None:
         self.recent: set[bytes] = set()
         self.buffers = [bytearray() for _ in range(BUCKETS)]
         self.buffered = 0
+        self.scratch = scratch  # where the temporary directory goes (None: the system's, ``TMPDIR``)
         self.directory: Path | None = None  # made at the first spill: small inputs never touch the disk
 
     def update(self, terms: Iterable[str]) -> None:
@@ -104,7 +105,7 @@ class DistinctTerms:
 
     def _spill(self) -> None:
         if self.directory is None:
-            self.directory = Path(tempfile.mkdtemp(prefix="bibgraph-void-"))
+            self.directory = Path(tempfile.mkdtemp(prefix="bibgraph-void-", dir=self.scratch))
         for number, buffer in enumerate(self.buffers):
             if buffer:
                 with (self.directory / str(number)).open("ab") as spilled:
@@ -133,17 +134,18 @@ class VoidTally:
     The lines hold each triple once and write each term one way only (:mod:`bibgraph.graph.ntriples`
     writes what pyoxigraph writes), so counting their texts counts what the store holds: the same figures
     as the engine's ``COUNT``/``COUNT(DISTINCT …)`` over the store (a test compares them), without a pass
-    over the store afterwards. A context manager: the temporary files of the distinct counts are removed
-    on leaving it.
+    over the store afterwards. A context manager: the temporary files of the distinct counts (in ``scratch``:
+    a dataset build gives its version directory, so a killed build leaves nothing behind that the next one does
+    not remove) are removed on leaving it.
     """
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, scratch: Path | None = None) -> None:
         self.entity_prefix = f"<{base}"
         self.triples = 0
         self.properties: Counter[str] = Counter()  # by predicate as written (<IRI>)
         self.classes: Counter[str] = Counter()
         self.last_subject: str | None = None
-        self.subjects, self.objects, self.entities = DistinctTerms(), DistinctTerms(), DistinctTerms()
+        self.subjects, self.objects, self.entities = (DistinctTerms(scratch) for _ in range(3))
 
     def __enter__(self) -> "VoidTally":
         return self

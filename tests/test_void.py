@@ -110,11 +110,13 @@ def test_distinct_terms_are_counted_exactly_whatever_spills(terms: list[str], sp
         patch.setattr(void, "SPILL_BYTES", 16 * spill_digests)
         patch.setattr(void, "RECENT", 3)
         counter = DistinctTerms()
-        for start in range(0, len(terms), 7):  # batches of a few terms, so the recent ones are forgotten often
-            counter.update(terms[start : start + 7])
-        spilled = counter.directory
-        assert counter.count() == len(set(terms))
-        counter.close()
+        try:
+            for start in range(0, len(terms), 7):  # batches of a few terms, so the recent ones are forgotten often
+                counter.update(terms[start : start + 7])
+            spilled = counter.directory
+            assert counter.count() == len(set(terms))
+        finally:
+            counter.close()
     assert spilled is None or not spilled.exists()
     if len(set(terms)) > spill_digests + 3:  # more distinct digests than the buffers and the recent ones hold
         assert spilled is not None
@@ -142,3 +144,28 @@ def test_a_failed_build_leaves_no_temporary_files(monkeypatch: pytest.MonkeyPatc
             pass
     assert len(made) == 3  # subjects, objects and entities each spilled
     assert not any(path.exists() for path in made)
+
+
+def test_a_dataset_build_spills_into_its_version_and_keeps_nothing_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The counts' temporary files go inside the version being built (so a killed build's are removed with it)
+    and are gone before the checksums are taken: the version holds only what its manifest lists."""
+    from bibgraph.graph.datadir import verify
+    from bibgraph.web.datasets import build_dataset
+
+    made: list[Path] = []
+    original = tempfile.mkdtemp
+
+    def mkdtemp(**options: str) -> str:
+        made.append(Path(original(**options)))
+        return str(made[-1])
+
+    monkeypatch.setattr(void, "SPILL_BYTES", 16 * 64)
+    monkeypatch.setattr(void.tempfile, "mkdtemp", mkdtemp)
+    monkeypatch.setattr("bibgraph.web.datasets.derive", lambda version, base, previous=None: None)
+    version, _ = build_dataset([seed_directory()], tmp_path / "dataset", SITE)
+    assert len(made) == 3  # subjects, objects, entities: each inside the version being built (a temporary)
+    assert all(tmp_path in path.parents and path.parent.name.startswith(f".{version.name}.") for path in made)
+    assert not any(path.exists() for path in made)
+    assert not list(version.glob("bibgraph-void-*")) and verify(version) == []

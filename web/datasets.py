@@ -58,7 +58,7 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
             manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
         else:  # the N-Triples dump written as the data streams into the store
             with streamed_ntriples(version / DUMPS) as ntriples:
-                report = fill(store, inputs, base, ntriples) or BuildReport()
+                report = fill(store, inputs, base, ntriples, scratch=version) or BuildReport()
             manifest["dumps"] = complete_streamed_dumps(version / DUMPS, void_quads(store, Iris(base)))
         counts = {name: getattr(report, name) for name in COUNTS}
         _complete(store, version, manifest, counts, sorted(str(path) for path in inputs))
