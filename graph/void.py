@@ -22,8 +22,8 @@ from .vocab import PREFIXES
 _TYPE = ox.NamedNode(str(RDF.type))
 _TYPE_TOKEN = f"<{RDF.type}>"
 BUCKETS = 256  # digests of distinct terms are counted a bucket (by first byte) at a time
-SPILL_BYTES = 16 << 20  # buffered digests of one counter before they are appended to its temporary files
-RECENT = 1 << 16  # digests remembered to skip repeats (a class, an author's IRI) before buffering them
+SPILL_BYTES = 4 << 20  # buffered digests of one counter before they are appended to its temporary files
+RECENT = 1 << 14  # digests remembered to skip repeats (a class, an author's IRI) before buffering them
 BATCH_LINES = 4096  # lines counted at a time (list comprehensions: a line costs no Python call of its own)
 
 
