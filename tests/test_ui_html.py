@@ -1,5 +1,6 @@
 """What the pages say, read from their HTML (the UI review's findings that need no browser)."""
 
+import html
 import urllib.parse
 
 import pytest
@@ -48,3 +49,57 @@ def test_a_syntax_error_page_keeps_its_section(client) -> None:
     response = client.get("/sparql?" + urllib.parse.urlencode({"query": query}), headers=HTML)
     assert response.status_code == 400
     assert EXPECTED_SECTION in response.get_data(as_text=True)
+
+
+@pytest.fixture(scope="module")
+def crowded(tmp_path_factory):
+    """An app over one paper by 1,001 authors: each has 1,000 co-authors."""
+    from string import ascii_lowercase as letters
+
+    from tests.conftest import make_app
+
+    names = [f"Al{letters[i % 26]}{letters[i // 26 % 26]} Bo{letters[i // 676]}ne" for i in range(1001)]
+    directory = tmp_path_factory.mktemp("crowded")
+    (directory / "list.txt").write_text(
+        f"论文检索\n\nTheory · Learning Theory\n\n{', '.join(names)}\n\nWe study one very large collaboration.\n",
+        encoding="utf-8",
+    )
+    application = make_app(BIBGRAPH_INPUTS=[str(directory)])
+    yield application, names[0]
+    application.extensions["bibgraph"].close()
+
+
+def test_the_ego_note_groups_thousands_and_offers_k_only_where_k_can_be_raised(crowded) -> None:
+    """The profile's embedded ego map said "raise K to see more" with no K in the frame, and "1313 co-authors"."""
+    from bibgraph.graph.names import person_key
+
+    application, name = crowded
+    client = application.test_client()
+    path = f"/graph/ego/author/{person_key(name)}"
+    full = html.unescape(client.get(path).get_data(as_text=True))
+    framed = html.unescape(client.get(path + "?embed=1").get_data(as_text=True))
+    assert f"Showing the 25 of {name}'s 1,000 co-authors" in full and "raise K" in full and 'name="top"' in full
+    assert f"Showing the 25 of {name}'s 1,000 co-authors" in framed
+    assert "raise K" not in framed and 'name="top"' not in framed
+    profile = client.get(f"/author/{person_key(name)}").get_data(as_text=True)
+    assert f'<a href="{path}">Open the full map</a>' in profile
+
+
+@pytest.mark.parametrize(("groups", "legend"), [(16, "1 smaller community<"), (17, "2 smaller communities<")])
+def test_the_legend_counts_the_smaller_communities_in_good_english(tmp_path, groups: int, legend: str) -> None:
+    """Disconnected teams are communities of their own; past the 15 coloured ones the legend said "1 smaller
+    communities"."""
+    from tests.conftest import make_app
+
+    records = []
+    for team in range(groups):
+        size = groups + 2 - team  # teams of different sizes: a fixed order of the communities
+        names = [f"Team{chr(65 + team)} Member{chr(65 + k)}" for k in range(size)]
+        records.append(f"Theory · Learning Theory\n\n{', '.join(names)}\n\nTeam {team} studies a problem together.")
+    (tmp_path / "teams.txt").write_text("论文检索\n\n" + "\n\n".join(records) + "\n", encoding="utf-8")
+    application = make_app(BIBGRAPH_INPUTS=[str(tmp_path)])
+    try:
+        body = application.test_client().get("/graph/coauthors").get_data(as_text=True)
+    finally:
+        application.extensions["bibgraph"].close()
+    assert legend in body

@@ -222,9 +222,11 @@ def ego(author: str) -> str:
     name = network.nodes[center]["name"]
     coauthors = network.graph["coauthors"]
     shown = len(network.graph["rings"][1])
+    # embedded in the profile, the map has no K to raise: the profile links the full map instead
+    more = "" if request.args.get("embed") == "1" else "; raise K to see more"
     note = (
-        f"Showing the {shown} of {name}'s {coauthors} co-authors with most joint papers"
-        f"{' and up to ' + str(2 * top) + ' of theirs' if radius_steps == 2 else ''}; raise K to see more."
+        f"Showing the {shown:,} of {name}'s {coauthors:,} co-authors with most joint papers"
+        f"{f' and up to {2 * top:,} of theirs' if radius_steps == 2 else ''}{more}."
         if shown < coauthors
         else None
     )
