@@ -103,3 +103,29 @@ def test_the_legend_counts_the_smaller_communities_in_good_english(tmp_path, gro
     finally:
         application.extensions["bibgraph"].close()
     assert legend in body
+
+
+def _lab(colour: str) -> tuple[float, float, float]:
+    """CIE L*a*b* (D65) of an sRGB ``#rrggbb``: the space in which a distance is a visible difference."""
+    linear = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in linear)
+    xyz = ((0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, 0.2126 * r + 0.7152 * g + 0.0722 * b,
+           (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883)  # fmt: skip
+    fx, fy, fz = (v ** (1 / 3) if v > 0.008856 else 7.787 * v + 16 / 116 for v in xyz)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def test_community_colours_are_told_apart() -> None:
+    """The 1st and the 15th community were #1f77b4 and #3182bd (ΔE 4.6: one blue on a map), two others
+    brown and brown (ΔE 12); every coloured community now differs from every other, and from the grey of
+    the small ones, by a ΔE (CIE76) of 20 or more."""
+    import itertools
+    import math
+
+    from bibgraph.web.graphviews import COLOURED_COMMUNITIES, COMMUNITY_COLOURS
+    from bibgraph.web.pyvis_views import OTHER_COLOUR
+
+    coloured = COMMUNITY_COLOURS[:COLOURED_COMMUNITIES]
+    assert len(set(coloured)) == COLOURED_COMMUNITIES
+    for a, b in itertools.combinations([*coloured, OTHER_COLOUR], 2):
+        assert math.dist(_lab(a), _lab(b)) >= 20, (a, b)
