@@ -1,11 +1,15 @@
 """The UI review's findings in a real browser (Playwright + Debian's chromium): what a reader sees."""
 
 import itertools
+import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser
 
+from bench.screenshots import RESULTS_QUERY
+from bench.servers import bibgraph_server
 from bibgraph.graph.pages import histogram_bins
 
 pytestmark = pytest.mark.browser
@@ -44,4 +48,66 @@ def test_histogram_x_labels_never_overlap_and_stay_in_the_chart(browser, app, hi
     ordered = sorted(x_labels, key=lambda b: b["x"])
     for left, right in itertools.pairwise(ordered):
         assert left["x"] + left["w"] <= right["x"], f"{left['text']!r} runs into {right['text']!r} at {width} px"
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[str]:
+    with bibgraph_server([], tmp_path_factory.mktemp("log") / "serve.log") as base:
+        yield base
+
+
+def _query_page(browser: Browser, server: str, width: int, height: int = 900):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(f"{server}/sparql")
+    page.wait_for_selector(".yasqe .CodeMirror", timeout=20000)
+    return page
+
+
+def test_query_results_give_every_column_a_readable_width_on_a_desktop(browser, server) -> None:
+    """At 1440 px the abstracts took the whole table and the paper and label columns were cut to "pa…"."""
+    page = _query_page(browser, server, 1440)
+    page.evaluate("(q) => { const t = bibgraphYasgui.getTab(); t.setQuery(q); t.query(); }", RESULTS_QUERY)
+    page.wait_for_selector(".yasr tbody tr", timeout=20000)
+    widths = page.evaluate(
+        """() => [...document.querySelector('.yasr tbody tr').children].slice(1).map(td => {
+                 const div = td.firstElementChild;
+                 return [div.getBoundingClientRect().width / parseFloat(getComputedStyle(div).fontSize),
+                         div.textContent.slice(0, 20)]; })"""
+    )
+    assert len(widths) == 3
+    assert all(em >= 8.5 - 0.01 for em, _ in widths), widths
+    page.close()
+
+
+# A query that shows every kind of token the editor colours: keywords, variables, prefixed names, IRIs,
+# strings, numbers, language tags, comments, brackets, functions.
+TOKENS = """PREFIX dcterms: <http://purl.org/dc/terms/>
+# papers with a short abstract
+SELECT ?paper (STRLEN(?abstract) AS ?length) WHERE {
+  ?paper dcterms:abstract ?abstract .
+  FILTER (STRLEN(?abstract) < 2000 && LANG(?abstract) != "en"@en)
+} ORDER BY ?length LIMIT 10"""
+
+
+def test_the_query_editor_text_has_enough_contrast(browser, server) -> None:
+    """CodeMirror's default colours: line numbers #999 (2.8:1 on white), prefixed names #f50 (3.2:1)."""
+    page = _query_page(browser, server, 1440)
+    page.evaluate("(q) => { bibgraphYasgui.getTab().setQuery(q); }", TOKENS)
+    page.wait_for_timeout(200)
+    low = json.loads(page.evaluate(
+        """() => {
+          const rgb = s => s.match(/[\\d.]+/g).map(Number);
+          const linear = v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+          const lum = c => c.slice(0, 3).map(linear).reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+          const background = e => { for (; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor);
+                                      if (c.length < 4 || c[3] > 0.5) return c; } return [255, 255, 255]; };
+          const cells = document.querySelectorAll('.yasqe .CodeMirror-code span, .yasqe .CodeMirror-linenumber');
+          return JSON.stringify([...cells].filter(e => e.textContent.trim() && !e.children.length).map(e => {
+            const a = lum(rgb(getComputedStyle(e).color)), b = lum(background(e));
+            return [(Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05), e.getAttribute('class'), e.textContent];
+          }).filter(([ratio]) => ratio < 4.5));
+        }"""
+    ))
+    assert low == [], low
     page.close()
