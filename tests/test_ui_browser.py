@@ -95,8 +95,9 @@ def test_the_query_editor_text_has_enough_contrast(browser, server) -> None:
     page = _query_page(browser, server, 1440)
     page.evaluate("(q) => { bibgraphYasgui.getTab().setQuery(q); }", TOKENS)
     page.wait_for_timeout(200)
-    low = json.loads(page.evaluate(
-        """() => {
+    low = json.loads(
+        page.evaluate(
+            """() => {
           const rgb = s => s.match(/[\\d.]+/g).map(Number);
           const linear = v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
           const lum = c => c.slice(0, 3).map(linear).reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
@@ -108,6 +109,65 @@ def test_the_query_editor_text_has_enough_contrast(browser, server) -> None:
             return [(Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05), e.getAttribute('class'), e.textContent];
           }).filter(([ratio]) => ratio < 4.5));
         }"""
-    ))
+        )
+    )
     assert low == [], low
+    page.close()
+
+
+LABEL_PLACES = """() => {
+  const n = bibgraphNetwork.network, scale = n.getScale(), positions = n.getPositions();
+  const box = document.getElementById('network');
+  const discs = bibgraphNetwork.nodes.get().map(node => {
+    const at = n.canvasToDOM(positions[node.id]);
+    return {id: node.id, cx: at.x, cy: at.y, r: node.size * scale};
+  });
+  return {width: box.clientWidth, height: box.clientHeight, discs: discs, labels: bibgraphNetwork.labels()};
+}"""
+
+
+def _overlaps(a: dict, b: dict) -> bool:
+    across = a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"]
+    return across and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+
+
+def _covers_a_disc(box: dict, discs: list[dict], own: str) -> bool:
+    return any(
+        _overlaps(box, {"x": d["cx"] - d["r"], "y": d["cy"] - d["r"], "w": 2 * d["r"], "h": 2 * d["r"]})
+        for d in discs
+        if d["id"] != own
+    )
+
+
+@pytest.mark.parametrize(
+    "path", ["/graph/topics?subareas=all", "/graph/ego/author/ziniu-li-ce31ebeb?radius=2", "/graph/coauthors"]
+)
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_a_label_covers_a_node_only_when_no_clear_place_is_left(browser, server, path, width, height) -> None:
+    """A label was put on the first free place (below the node) even when it covered another node there and
+    the place above, right or left was clear: on the topic and ego maps names sat on discs."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(server + path)
+    page.wait_for_selector("body[data-network-ready]", state="attached", timeout=20000)
+    drawn = page.evaluate(LABEL_PLACES)
+    discs = {d["id"]: d for d in drawn["discs"]}
+    assert drawn["labels"]
+    for index, label in enumerate(drawn["labels"]):
+        if not _covers_a_disc(label, drawn["discs"], label["id"]):
+            continue
+        node, w, h = discs[label["id"]], label["w"], label["h"]
+        places = [
+            (node["cx"] - w / 2, node["cy"] + node["r"] + 1),
+            (node["cx"] - w / 2, node["cy"] - node["r"] - 1 - h),
+            (node["cx"] + node["r"] + 2, node["cy"] - h / 2),
+            (node["cx"] - node["r"] - 2 - w, node["cy"] - h / 2),
+        ]
+        for x, y in places:
+            place = {"x": x, "y": y, "w": w, "h": h}
+            if x < 0 or x + w > drawn["width"] or y < 0 or y + h > drawn["height"]:
+                continue
+            blocked = _covers_a_disc(place, drawn["discs"], label["id"]) or any(
+                _overlaps(place, earlier) for earlier in drawn["labels"][:index]
+            )
+            assert blocked, f"{label['text']!r} covers a node though {place} was clear ({path}, {width} px)"
     page.close()
