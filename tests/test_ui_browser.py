@@ -171,3 +171,20 @@ def test_a_label_covers_a_node_only_when_no_clear_place_is_left(browser, server,
             )
             assert blocked, f"{label['text']!r} covers a node though {place} was clear ({path}, {width} px)"
     page.close()
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_area_names_on_the_home_page_are_shown_whole(browser, server, width, height) -> None:
+    """The bars' labels were cut with an ellipsis ("Search, Sampli…" on a phone, "Discrete and Combinatorial
+    Opti…" on a desktop), their whole name only in a hover title that phones never show."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(f"{server}/")
+    cut = page.evaluate(
+        """() => [...document.querySelectorAll('.bar-label')]
+                 .filter(a => a.scrollWidth > a.clientWidth + 1 || a.scrollHeight > a.clientHeight + 1)
+                 .map(a => a.textContent)"""
+    )
+    labels = page.locator(".bar-label").count()
+    assert labels > 10 and cut == [], cut
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    page.close()
