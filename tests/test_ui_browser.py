@@ -188,3 +188,24 @@ def test_area_names_on_the_home_page_are_shown_whole(browser, server, width, hei
     assert labels > 10 and cut == [], cut
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     page.close()
+
+
+def test_on_a_phone_the_coauthor_map_starts_on_the_first_screen_with_its_filters_a_tap_away(browser, server) -> None:
+    """The filters (seven fields) took the phone's first screen: the map began below it."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(f"{server}/graph/coauthors?min_papers=1&weighting=full")
+    page.wait_for_selector("body[data-network-ready]", state="attached", timeout=20000)
+    top = page.evaluate("document.getElementById('network').getBoundingClientRect().top")
+    assert top <= 844 - 300, f"the map starts at {top} px: less than 300 px of it on the first screen"
+    assert page.inner_text("#map-filters summary") == "Filters (1 set)"
+    assert not page.is_visible("#filter-area")
+    page.click("#map-filters summary")
+    page.select_option("#filter-area", index=1)
+    page.click("#map-filters button[type=submit]")
+    page.wait_for_selector("body[data-network-ready]", state="attached", timeout=20000)
+    assert "area=" in page.url and page.inner_text("#map-filters summary") == "Filters (2 set)"
+    page.close()
+    desktop = browser.new_page(viewport={"width": 1440, "height": 900})
+    desktop.goto(f"{server}/graph/coauthors")
+    assert desktop.is_visible("#filter-area") and not desktop.is_visible("#map-filters summary")
+    desktop.close()

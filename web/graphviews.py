@@ -203,6 +203,7 @@ def coauthors() -> str:
         stats=stats,
         total=total,
         kind="coauthors",
+        filters_set=sum(1 for name, value in _filter_args().items() if name != WEIGHTING_ARG or value == "fractional"),
         downloads={
             s.name: url_for("graphs.download", kind="coauthors", fmt=s.name, **_filter_args()) for s in NETWORK_SYNTAXES
         },
