@@ -129,3 +129,15 @@ def test_community_colours_are_told_apart() -> None:
     assert len(set(coloured)) == COLOURED_COMMUNITIES
     for a, b in itertools.combinations([*coloured, OTHER_COLOUR], 2):
         assert math.dist(_lab(a), _lab(b)) >= 20, (a, b)
+
+
+@pytest.mark.parametrize("error", [pool.QueryTimeout("late"), fairshare.ServerBusy("busy"), worker.WorkerFailed("x")])
+def test_a_query_that_could_not_be_answered_links_back_to_the_editor_holding_it(app, error) -> None:
+    """The 503 page after a query ran past its deadline offered search and home, not the query to change."""
+    query = 'SELECT * WHERE { ?a ?b ?c . ?d ?e ?f } # "slow" & <odd>'
+    with app.test_request_context("/sparql?" + urllib.parse.urlencode({"query": query}), headers=HTML):
+        body = answer_exception(error).get_data(as_text=True)
+    link = "/sparql#" + urllib.parse.urlencode({"query": query})
+    assert f'href="{html.escape(link)}"' in body and "Edit the query in the SPARQL editor" in body
+    with app.test_request_context("/paper/x", headers=HTML):  # elsewhere there is no query to go back to
+        assert "Edit the query" not in answer_exception(error).get_data(as_text=True)
