@@ -209,3 +209,36 @@ def test_on_a_phone_the_coauthor_map_starts_on_the_first_screen_with_its_filters
     desktop.goto(f"{server}/graph/coauthors")
     assert desktop.is_visible("#filter-area") and not desktop.is_visible("#map-filters summary")
     desktop.close()
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> Iterator[str]:
+    """A server over 600 generated papers: enough shared authors for the topic map's links."""
+    from bench.generate import write_lists
+
+    lists = tmp_path_factory.mktemp("generated")
+    write_lists(lists, 600)
+    with bibgraph_server([str(lists)], tmp_path_factory.mktemp("log") / "serve.log") as base:
+        yield base
+
+
+def test_the_topic_maps_panel_speaks_of_topics_not_co_authors(browser, generated) -> None:
+    """A click on a topic opened the co-author panel: "Top co-authors on this map", "1,106 joint", "Profile"."""
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(f"{generated}/graph/topics?subareas=all")
+    page.wait_for_selector("body[data-network-ready]", state="attached", timeout=20000)
+    name = page.evaluate(
+        """() => { const linked = new Map();  // topics by their links of shared authors (dashed)
+                   for (const e of bibgraphNetwork.edges.get()) if (e.joint !== undefined)
+                     for (const end of [e.from, e.to]) linked.set(end, (linked.get(end) || 0) + 1);
+                   const id = [...linked].sort((a, b) => b[1] - a[1])[0][0];
+                   bibgraphNetwork.select(id, true); return bibgraphNetwork.nodes.get(id).name; }"""
+    )
+    page.wait_for_selector("#map-panel:not([hidden])")
+    panel = page.inner_text("#map-panel")
+    assert panel.startswith("×") and name in panel
+    assert "Linked topics on this map" in panel and "co-author" not in panel and "joint" not in panel
+    assert "shared author" in panel and page.inner_text("#map-panel .actions") == "Area page"
+    counted = ["shared author" in item for item in page.locator("#map-panel ol li").all_inner_texts()]
+    assert any(counted) and counted == sorted(counted)  # area and subareas first, without a count
+    page.close()

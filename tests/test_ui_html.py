@@ -141,3 +141,35 @@ def test_a_query_that_could_not_be_answered_links_back_to_the_editor_holding_it(
     assert f'href="{html.escape(link)}"' in body and "Edit the query in the SPARQL editor" in body
     with app.test_request_context("/paper/x", headers=HTML):  # elsewhere there is no query to go back to
         assert "Edit the query" not in answer_exception(error).get_data(as_text=True)
+
+
+def _graph_data(body: str) -> dict:
+    import json
+    import re
+
+    return json.loads(re.search(r'id="graph-data">(.*?)</script>', body, re.S).group(1))
+
+
+def test_map_tooltips_count_as_the_pages_do(tmp_path) -> None:
+    """Tooltips said "1224 paper(s)": counts grouped by thousands, in the right number, as on every page."""
+    from tests.conftest import make_app
+
+    records = [f"Theory · Learning Theory\n\nAnn Lee, Bo Chen\n\nPaper {n} studies question {n}." for n in range(1000)]
+    records.append("Optimization · Stochastic\n\nAnn Lee, Cy Diaz\n\nOne more paper on a stochastic method.")
+    (tmp_path / "many.txt").write_text("论文检索\n\n" + "\n\n".join(records) + "\n", encoding="utf-8")
+    application = make_app(BIBGRAPH_INPUTS=[str(tmp_path)])
+    try:
+        client = application.test_client()
+        authors = _graph_data(client.get("/graph/coauthors").get_data(as_text=True))
+        topics = _graph_data(client.get("/graph/topics?subareas=all").get_data(as_text=True))
+    finally:
+        application.extensions["bibgraph"].close()
+    titles = {node["label"]: node["title"] for node in authors["nodes"]}
+    assert "\n1,001 papers · " in titles["Ann Lee"]
+    assert "\n1 paper · " in titles["Cy Diaz"]
+    joint = sorted(edge["title"] for edge in authors["edges"])
+    assert joint == ["1 joint paper", "1,000 joint papers"]
+    topic_titles = {node["label"]: node["title"] for node in topics["nodes"]}
+    assert topic_titles["Theory"].endswith("area · 1,000 papers")
+    assert topic_titles["Optimization · Stochastic"].endswith("subarea · 1 paper")
+    assert not any("(s)" in title for title in [*titles.values(), *joint, *topic_titles.values()])

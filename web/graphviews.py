@@ -91,6 +91,11 @@ def _capped(filters: Filters) -> tuple[Filters, int | None]:
     return filters, None
 
 
+def _counted(count: int, noun: str) -> str:
+    """``1 paper``, ``1,224 papers``: a map's tooltips count as the pages do (grouped, in the right number)."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def _colour(community: int | None) -> str:
     if community is None or community >= COLOURED_COMMUNITIES:
         return OTHER_COLOUR
@@ -102,7 +107,7 @@ def _author_style(node: str, data: dict[str, Any]) -> dict[str, Any]:
     note = " · list cut (等): co-authorship is a lower bound" if data.get("truncated") else ""
     return {
         "label": data["name"],
-        "title": f"{data['name']}\n{data['papers']} paper(s) · {areas}{note}",
+        "title": f"{data['name']}\n{_counted(data['papers'], 'paper')} · {areas}{note}",
         "size": author_radius(data["papers"]),
         "color": _colour(data.get("community")),
         "url": local_url(node) or node,
@@ -120,7 +125,8 @@ def _edge_style(weighting: str, centre: str | None = None) -> Any:
         value = data.get(weighting, data.get("weight", 1))
         joint = data.get("weight", 1)
         bound = " (at least: a list was cut)" if data.get("lower_bound") else ""
-        drawn = {"width": 0.5 + min(float(value), 5.0), "title": f"{joint} joint paper(s){bound}", "joint": joint}
+        title = f"{_counted(joint, 'joint paper')}{bound}"
+        drawn = {"width": 0.5 + min(float(value), 5.0), "title": title, "joint": joint}
         if centre is not None and centre not in (a, b):
             drawn["color"] = {"inherit": "both", "opacity": 0.18}
         return drawn
@@ -321,7 +327,7 @@ def _topic_style(biggest: int) -> Any:
         label = data["label"] if is_area else f"{data['parent']} · {data['label']}"
         return {
             "label": label,
-            "title": f"{label}\n{'area' if is_area else 'subarea'} · {data['papers']} paper(s)",
+            "title": f"{label}\n{'area' if is_area else 'subarea'} · {_counted(data['papers'], 'paper')}",
             "size": topic_radius(data["papers"], biggest, is_area),
             "color": colour if is_area else {"background": "#fff", "border": colour},
             "borderWidth": 1 if is_area else 3,
@@ -338,7 +344,7 @@ def _topic_edge(a: str, b: str, data: dict[str, Any]) -> dict[str, Any]:
     return {
         "width": 0.5 + min(data["strength"], 8.0),
         "dashes": True,
-        "title": f"{data['shared_authors']} shared author(s), {data['strength']}× what chance would give",
+        "title": f"{_counted(data['shared_authors'], 'shared author')}, {data['strength']}× what chance would give",
         "joint": data["shared_authors"],
     }
 
