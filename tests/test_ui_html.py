@@ -4,7 +4,10 @@ import html
 import urllib.parse
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from bibgraph.graph.pages import histogram_bins
 from bibgraph.graph.serving import fairshare, guard, pool, worker
 from bibgraph.graph.stores import store
 from bibgraph.web.errors import answer_exception
@@ -173,3 +176,18 @@ def test_map_tooltips_count_as_the_pages_do(tmp_path) -> None:
     assert topic_titles["Theory"].endswith("area · 1,000 papers")
     assert topic_titles["Optimization · Stochastic"].endswith("subarea · 1 paper")
     assert not any("(s)" in title for title in [*titles.values(), *joint, *topic_titles.values()])
+
+
+@given(low=st.integers(0, 50), span=st.integers(0, 3000), most=st.integers(1, 30), extra=st.lists(st.integers(0, 3000)))
+def test_histogram_bins_cover_the_range_once_and_never_label_a_value_as_a_range(low, span, most, extra) -> None:
+    """The authors-per-paper chart's last bin read "26-26"; each label is one value or a range of several,
+    and the bins cover the smallest to the largest x, each value once, in order."""
+    counts = [(low, 1), (low + span, 1)] + [(low + x % (span + 1), 1) for x in extra]
+    bins = histogram_bins(counts, most=most)
+    assert len(bins) <= most and sum(count for _, count in bins) == len(counts)
+    covered = []
+    for label, _ in bins:
+        start, _, end = label.partition("\u2013")
+        assert end != start, label
+        covered.extend(range(int(start), int(end or start) + 1))
+    assert covered == list(range(low, low + span + 1))
