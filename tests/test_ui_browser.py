@@ -242,3 +242,12 @@ def test_the_topic_maps_panel_speaks_of_topics_not_co_authors(browser, generated
     counted = ["shared author" in item for item in page.locator("#map-panel ol li").all_inner_texts()]
     assert any(counted) and counted == sorted(counted)  # area and subareas first, without a count
     page.close()
+
+
+def test_on_a_phone_the_filters_stay_open_when_no_author_matches(browser, server) -> None:
+    """With no map to show, the folded filters hid the one thing to change."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(f"{server}/graph/coauthors?min_papers=999")
+    assert "No authors match" in page.inner_text(".map-empty")
+    assert page.is_visible("#filter-area") and page.is_visible("#map-filters button[type=submit]")
+    page.close()
