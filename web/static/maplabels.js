@@ -70,10 +70,12 @@
       ctx.font = (node.important ? "600 " : "") + font + "px " + FONT;
       const w = ctx.measureText(node.name).width + 4;
       const h = font + 3;
-      // As cartographers do: below the node, else above, right, left; the first free place wins.
+      // As cartographers do: below the node, else above, right, left; the first free place wins. Below and
+      // above, a label near the frame's side slides along it to stay whole (a big node there kept no name).
+      const along = Math.max(0, Math.min(width - w, dom.x - w / 2));
       const places = [
-        { x: dom.x - w / 2, y: dom.y + radius + 1 },
-        { x: dom.x - w / 2, y: dom.y - radius - 1 - h },
+        { x: along, y: dom.y + radius + 1 },
+        { x: along, y: dom.y - radius - 1 - h },
         { x: dom.x + radius + 2, y: dom.y - h / 2 },
         { x: dom.x - radius - 2 - w, y: dom.y - h / 2 },
       ];
