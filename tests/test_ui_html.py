@@ -191,3 +191,13 @@ def test_histogram_bins_cover_the_range_once_and_never_label_a_value_as_a_range(
         assert end != start, label
         covered.extend(range(int(start), int(end or start) + 1))
     assert covered == list(range(low, low + span + 1))
+
+
+def test_the_related_papers_say_what_their_numbers_count(client, seed_store) -> None:
+    """ "By the same authors" listed a bare number beside each paper (shared authors, said only on hover)."""
+    from tests.conftest import BASE
+
+    papers = [str(r["p"]) for r in seed_store.select("SELECT ?p WHERE { ?p <http://purl.org/dc/terms/abstract> ?a }")]
+    pages = [client.get("/" + paper[len(BASE) :]).get_data(as_text=True) for paper in papers]
+    related = [body for body in pages if 'id="related-authors"' in body]
+    assert related and all("authors each shares with this paper" in body for body in related)
