@@ -201,3 +201,11 @@ def test_the_related_papers_say_what_their_numbers_count(client, seed_store) -> 
     pages = [client.get("/" + paper[len(BASE) :]).get_data(as_text=True) for paper in papers]
     related = [body for body in pages if 'id="related-authors"' in body]
     assert related and all("authors each shares with this paper" in body for body in related)
+
+
+@pytest.mark.parametrize(("query", "hint"), [("zzqxv", True), ("zzqxv wang", True), ("wang", False), ("", False)])
+def test_an_empty_search_says_what_to_try(client, query: str, hint: bool) -> None:
+    """ "No results for …" and nothing else: the page now says how words match and what to try."""
+    body = client.get("/search?" + urllib.parse.urlencode({"q": query})).get_data(as_text=True)
+    assert ('id="no-results-hint"' in body) is hint
+    assert ("No results for" in body) is hint
