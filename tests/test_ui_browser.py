@@ -268,3 +268,15 @@ def test_on_a_phone_every_area_of_the_topic_map_is_named(browser, generated, pat
     )
     assert unnamed == []
     page.close()
+
+
+@pytest.mark.parametrize("path", ["/graph/path", "/author/ziniu-li-ce31ebeb"])
+def test_path_inputs_are_not_bold_like_their_labels(browser, server, path) -> None:
+    """The path form's placeholder ("author name or IRI") was bold, as if already typed."""
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(server + path)
+    weights = page.evaluate(
+        "[...document.querySelectorAll('.path-form input:not([type=hidden])')].map(i => getComputedStyle(i).fontWeight)"
+    )
+    assert weights and all(int(weight) == 400 for weight in weights), weights
+    page.close()
