@@ -209,3 +209,32 @@ def test_an_empty_search_says_what_to_try(client, query: str, hint: bool) -> Non
     body = client.get("/search?" + urllib.parse.urlencode({"q": query})).get_data(as_text=True)
     assert ('id="no-results-hint"' in body) is hint
     assert ("No results for" in body) is hint
+
+
+def test_a_dataset_built_with_an_earlier_drawing_style_is_drawn_again(tmp_path) -> None:
+    """A dataset keeps the drawn maps of its build; after the colours and tooltips changed, a dataset built
+    before served its old drawing beside a legend of the new colours. A drawing kept under the key of an
+    earlier style is never served."""
+    import pickle
+
+    from bibgraph.graph.derived import file_name
+    from bibgraph.seeds import seed_directory
+    from bibgraph.web.cli import main
+    from bibgraph.web.graphviews import _capped, filters_from_request
+    from bibgraph.web.netcache import COAUTHORS, NetworkSpec, derived_key
+    from tests.conftest import BASE, make_app
+
+    root = tmp_path / "dataset"
+    assert main(["build", str(seed_directory()), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    app = make_app(BIBGRAPH_STORE=f"dataset:{root}")
+    try:
+        with app.test_request_context("/graph/coauthors"):
+            spec = NetworkSpec(COAUTHORS, _capped(filters_from_request())[0])
+        node = {"id": "x", "label": "STALE DRAWING", "size": 5, "x": 0, "y": 0}
+        stale = {"nodes": [node], "edges": [], "options": {}}
+        derived = next(root.glob("v-*")) / "derived"
+        (derived / file_name(derived_key("view", spec, "authors", "weight"))).write_bytes(pickle.dumps(stale))
+        body = app.test_client().get("/graph/coauthors").get_data(as_text=True)
+    finally:
+        app.extensions["bibgraph"].close()
+    assert "STALE DRAWING" not in body and "Ziniu Li" in body

@@ -20,6 +20,9 @@ from .netcache import COAUTHORS, EGO, TOPIC_MAP, TOPICS, NetworkSpec, networks
 from .pyvis_views import OTHER_COLOUR, PALETTE, author_radius, community_colour, topic_radius, view_data
 
 EGO_TOP = 25  # co-authors an ego map draws by default (the ones with most joint papers)
+# Part of a drawn view's key: raised when the drawing changes (colours, tooltips), so that the drawings a dataset
+# keeps from an earlier build are drawn again rather than served beside a legend of other colours.
+VIEW_STYLE = 2
 COLOURED_COMMUNITIES = 15  # the largest communities get a colour each; smaller ones share a grey
 COMMUNITY_COLOURS = tuple(colour for colour in PALETTE if colour != "#7f7f7f")  # grey is for the small ones
 
@@ -146,7 +149,7 @@ def _render(title: str, spec: NetworkSpec, note: str | None = None, **context: A
     centre = spec.ego[0] if spec.ego else None
     data = cache.view(
         spec,
-        ("authors", weighting),
+        ("authors", weighting, VIEW_STYLE),
         lambda drawn, positions: view_data(drawn, positions, _author_style, _edge_style(weighting, centre)),
     )
     return render_template(
@@ -359,7 +362,9 @@ def topics() -> str:
     network = cache.network(spec)
     biggest = max((papers for _, papers in network.nodes(data="papers")), default=1)
     data = cache.view(
-        spec, ("topics",), lambda drawn, positions: view_data(drawn, positions, _topic_style(biggest), _topic_edge)
+        spec,
+        ("topics", VIEW_STYLE),
+        lambda drawn, positions: view_data(drawn, positions, _topic_style(biggest), _topic_edge),
     )
     areas = sorted(
         ((local_url(n) or n).lstrip("/"), label)
