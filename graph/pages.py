@@ -375,8 +375,7 @@ def histogram_bins(counts: list[tuple[int, int]], most: int = 24) -> list[tuple[
     bins = [0] * (-(-(high - low + 1) // width))
     for x, count in counts:
         bins[(x - low) // width] += count
-    labels = [
-        str(low + i * width) if width == 1 else f"{low + i * width}\u2013{min(high, low + (i + 1) * width - 1)}"
-        for i in range(len(bins))
-    ]
+    starts = [low + i * width for i in range(len(bins))]
+    ends = [min(high, start + width - 1) for start in starts]  # the last bin may hold one value: "26", not "26-26"
+    labels = [str(start) if start == end else f"{start}\u2013{end}" for start, end in zip(starts, ends, strict=True)]
     return list(zip(labels, bins, strict=True))

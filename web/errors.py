@@ -6,8 +6,9 @@ Browsers are told apart by ``Accept``: ``text/html`` must be preferred over ``te
 
 import re
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
-from flask import Flask, Request, Response, current_app, render_template, request
+from flask import Flask, Request, Response, current_app, render_template, request, url_for
 from markupsafe import Markup, escape
 from pyparsing import ParseException
 from werkzeug.exceptions import HTTPException
@@ -46,11 +47,18 @@ def error_page(status: int, message: str, title: str | None = None, **extra: obj
     return Response(body, status=status, content_type="text/html; charset=utf-8")
 
 
+def _back_to_the_editor() -> str | None:
+    """A query sent from a browser that failed (past its deadline, a busy server): the page links back to the
+    editor holding it, as a syntax error's page does, so that it can be changed and run again."""
+    query = request.values.get("query") if request.endpoint == "sparql.endpoint" else None
+    return url_for("sparql.endpoint") + "#" + urlencode({"query": query}) if query else None
+
+
 def error_response(message: str, status: int, retry_after: int | None = None, page: bool | None = None) -> Response:
     """The one way to answer an error: the site's page for a browser (``page`` None: as the request
     prefers; False where clients parse the answer, as at ``/sparql``), else one line of plain text."""
     if page if page is not None else prefers_html(request):
-        response = error_page(status, message)
+        response = error_page(status, message, editor_link=_back_to_the_editor())
     else:
         response = Response(message.rstrip() + "\n", status=status, mimetype="text/plain")
     if retry_after is not None:

@@ -20,6 +20,9 @@ from .netcache import COAUTHORS, EGO, TOPIC_MAP, TOPICS, NetworkSpec, networks
 from .pyvis_views import OTHER_COLOUR, PALETTE, author_radius, community_colour, topic_radius, view_data
 
 EGO_TOP = 25  # co-authors an ego map draws by default (the ones with most joint papers)
+# Part of a drawn view's key: raised when the drawing changes (colours, tooltips), so that the drawings a dataset
+# keeps from an earlier build are drawn again rather than served beside a legend of other colours.
+VIEW_STYLE = 2
 COLOURED_COMMUNITIES = 15  # the largest communities get a colour each; smaller ones share a grey
 COMMUNITY_COLOURS = tuple(colour for colour in PALETTE if colour != "#7f7f7f")  # grey is for the small ones
 
@@ -91,6 +94,11 @@ def _capped(filters: Filters) -> tuple[Filters, int | None]:
     return filters, None
 
 
+def _counted(count: int, noun: str) -> str:
+    """``1 paper``, ``1,224 papers``: a map's tooltips count as the pages do (grouped, in the right number)."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def _colour(community: int | None) -> str:
     if community is None or community >= COLOURED_COMMUNITIES:
         return OTHER_COLOUR
@@ -102,7 +110,7 @@ def _author_style(node: str, data: dict[str, Any]) -> dict[str, Any]:
     note = " · list cut (等): co-authorship is a lower bound" if data.get("truncated") else ""
     return {
         "label": data["name"],
-        "title": f"{data['name']}\n{data['papers']} paper(s) · {areas}{note}",
+        "title": f"{data['name']}\n{_counted(data['papers'], 'paper')} · {areas}{note}",
         "size": author_radius(data["papers"]),
         "color": _colour(data.get("community")),
         "url": local_url(node) or node,
@@ -120,7 +128,8 @@ def _edge_style(weighting: str, centre: str | None = None) -> Any:
         value = data.get(weighting, data.get("weight", 1))
         joint = data.get("weight", 1)
         bound = " (at least: a list was cut)" if data.get("lower_bound") else ""
-        drawn = {"width": 0.5 + min(float(value), 5.0), "title": f"{joint} joint paper(s){bound}", "joint": joint}
+        title = f"{_counted(joint, 'joint paper')}{bound}"
+        drawn = {"width": 0.5 + min(float(value), 5.0), "title": title, "joint": joint}
         if centre is not None and centre not in (a, b):
             drawn["color"] = {"inherit": "both", "opacity": 0.18}
         return drawn
@@ -140,7 +149,7 @@ def _render(title: str, spec: NetworkSpec, note: str | None = None, **context: A
     centre = spec.ego[0] if spec.ego else None
     data = cache.view(
         spec,
-        ("authors", weighting),
+        ("authors", weighting, VIEW_STYLE),
         lambda drawn, positions: view_data(drawn, positions, _author_style, _edge_style(weighting, centre)),
     )
     return render_template(
@@ -203,6 +212,7 @@ def coauthors() -> str:
         stats=stats,
         total=total,
         kind="coauthors",
+        filters_set=sum(1 for name, value in _filter_args().items() if name != WEIGHTING_ARG or value == "fractional"),
         downloads={
             s.name: url_for("graphs.download", kind="coauthors", fmt=s.name, **_filter_args()) for s in NETWORK_SYNTAXES
         },
@@ -222,9 +232,11 @@ def ego(author: str) -> str:
     name = network.nodes[center]["name"]
     coauthors = network.graph["coauthors"]
     shown = len(network.graph["rings"][1])
+    # embedded in the profile, the map has no K to raise: the profile links the full map instead
+    more = "" if request.args.get("embed") == "1" else "; raise K to see more"
     note = (
-        f"Showing the {shown} of {name}'s {coauthors} co-authors with most joint papers"
-        f"{' and up to ' + str(2 * top) + ' of theirs' if radius_steps == 2 else ''}; raise K to see more."
+        f"Showing the {shown:,} of {name}'s {coauthors:,} co-authors with most joint papers"
+        f"{f' and up to {2 * top:,} of theirs' if radius_steps == 2 else ''}{more}."
         if shown < coauthors
         else None
     )
@@ -318,7 +330,7 @@ def _topic_style(biggest: int) -> Any:
         label = data["label"] if is_area else f"{data['parent']} · {data['label']}"
         return {
             "label": label,
-            "title": f"{label}\n{'area' if is_area else 'subarea'} · {data['papers']} paper(s)",
+            "title": f"{label}\n{'area' if is_area else 'subarea'} · {_counted(data['papers'], 'paper')}",
             "size": topic_radius(data["papers"], biggest, is_area),
             "color": colour if is_area else {"background": "#fff", "border": colour},
             "borderWidth": 1 if is_area else 3,
@@ -335,7 +347,7 @@ def _topic_edge(a: str, b: str, data: dict[str, Any]) -> dict[str, Any]:
     return {
         "width": 0.5 + min(data["strength"], 8.0),
         "dashes": True,
-        "title": f"{data['shared_authors']} shared author(s), {data['strength']}× what chance would give",
+        "title": f"{_counted(data['shared_authors'], 'shared author')}, {data['strength']}× what chance would give",
         "joint": data["shared_authors"],
     }
 
@@ -350,7 +362,9 @@ def topics() -> str:
     network = cache.network(spec)
     biggest = max((papers for _, papers in network.nodes(data="papers")), default=1)
     data = cache.view(
-        spec, ("topics",), lambda drawn, positions: view_data(drawn, positions, _topic_style(biggest), _topic_edge)
+        spec,
+        ("topics", VIEW_STYLE),
+        lambda drawn, positions: view_data(drawn, positions, _topic_style(biggest), _topic_edge),
     )
     areas = sorted(
         ((local_url(n) or n).lstrip("/"), label)

@@ -31,9 +31,9 @@ PALETTE = (
     "#393b79",
     "#637939",
     "#8c6d31",
-    "#843c39",
+    "#e7298a",
     "#7b4173",
-    "#3182bd",
+    "#000075",
 )
 OTHER_COLOUR = "#a8a8a8"  # communities too small to get their own colour
 # The page draws labels itself (graphview.js culls them so that none overlaps); the wheel zooms

@@ -6,6 +6,8 @@
   const data = JSON.parse(document.getElementById("graph-data").textContent);
   const container = document.getElementById("network");
   const embedded = container.dataset.embedded === "true";
+  // The topic map links topics by shared authors (and an area to its subareas), not people by joint papers.
+  const topics = container.dataset.kind === "topics";
   // The app's path behind a reverse proxy's prefix ("/bib/"); node URLs are app paths ("/author/…").
   const root = (document.querySelector('meta[name="bibgraph-root"]') || { content: "/" }).content;
   function site(path) { return root + path.replace(/^\//, ""); }
@@ -32,8 +34,9 @@
   for (const edge of data.edges) {
     if (!neighbours.has(edge.from)) neighbours.set(edge.from, []);
     if (!neighbours.has(edge.to)) neighbours.set(edge.to, []);
-    neighbours.get(edge.from).push([edge.to, edge.joint || 1, edge.id]);
-    neighbours.get(edge.to).push([edge.from, edge.joint || 1, edge.id]);
+    const joint = edge.joint === undefined ? (topics ? Infinity : 1) : edge.joint; // area-subarea links first
+    neighbours.get(edge.from).push([edge.to, joint, edge.id]);
+    neighbours.get(edge.to).push([edge.from, joint, edge.id]);
   }
   let focusId = null; // hovered or selected node: it and its neighbours are highlighted
   let drawn = [];
@@ -102,16 +105,19 @@
     if (node.papers !== undefined) facts.push(node.papers.toLocaleString("en") + " paper" + (node.papers === 1 ? "" : "s"));
     if (node.areas && node.areas.length) facts.push(node.areas.join(", "));
     panel.append(text("p", facts.join(" · "), "facts"));
-    const top = (neighbours.get(id) || []).slice().sort(function (a, b) { return b[1] - a[1]; }).slice(0, 8);
+    const top = (neighbours.get(id) || []).slice()
+      .sort(function (a, b) { return a[1] === b[1] ? 0 : (b[1] > a[1] ? 1 : -1); }).slice(0, 8);
     if (top.length) {
-      panel.append(text("h3", "Top co-authors on this map"));
+      panel.append(text("h3", topics ? "Linked topics on this map" : "Top co-authors on this map"));
       const list = document.createElement("ol");
       for (const [other, joint] of top) {
         const item = document.createElement("li");
         const button = text("button", nodes.get(other).name, "linklike");
         button.type = "button";
         button.addEventListener("click", function () { select(other, true); });
-        item.append(button, text("span", " " + joint.toLocaleString("en") + " joint", "muted"));
+        const count = joint === Infinity ? "" : " " + joint.toLocaleString("en") +
+          (topics ? " shared author" + (joint === 1 ? "" : "s") : " joint");
+        item.append(button, text("span", count, "muted"));
         list.append(item);
       }
       panel.append(list);
@@ -119,7 +125,7 @@
     if (typeof node.url === "string" && node.url.startsWith("/")) {
       const actions = document.createElement("p");
       actions.className = "actions";
-      actions.append(link(site(node.url), "Profile"));
+      actions.append(link(site(node.url), topics ? "Area page" : "Profile"));
       if (node.url.startsWith("/author/")) {
         actions.append(" · ", link(site("/graph/ego" + node.url), "Co-author network"));
       }

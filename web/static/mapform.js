@@ -1,6 +1,11 @@
-// Map forms: the subarea list narrows to the chosen area; author inputs complete names as you type.
+// Map forms: folded on phones; the subarea list narrows to the chosen area; author inputs complete names as you type.
 (function () {
   "use strict";
+  // On a phone the co-author map's filters take a whole screen: folded, the map starts on the first one
+  // (with no map, as when no author matches, they stay open: they are what to change).
+  const fold = document.getElementById("map-filters");
+  const drawn = document.getElementById("network");
+  if (fold && drawn && window.matchMedia("(max-width: 600px)").matches) fold.open = false;
   const area = document.getElementById("filter-area");
   const subarea = document.getElementById("filter-subarea");
   if (area && subarea) {

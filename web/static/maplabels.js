@@ -1,7 +1,8 @@
 // Label culling for vis-network maps, as VOSviewer does it: after every redraw, the labels of the
 // most important nodes are placed greedily in screen space (below, above, right or left of the node)
 // and a label is only drawn where its box overlaps no label already placed and no more important
-// node; zooming in spreads the nodes, so more labels fit.
+// node; of those places, one that covers no node at all is taken first (a label on a disc hides it
+// and is hard to read); zooming in spreads the nodes, so more labels fit.
 // vis-network has no such mode (it draws every label or none), hence this small module.
 (function () {
   "use strict";
@@ -44,6 +45,16 @@
     // A coarse grid of the boxes already kept makes each test look at a few neighbours only.
     const cell = 80;
     const grid = new Map();
+    // Every node's disc on screen, whatever its importance: a place clear of all of them is preferred.
+    const discs = new Map();
+    for (const node of candidates) {
+      const at = positions[node.id];
+      if (!at) continue;
+      const dom = network.canvasToDOM(at);
+      const radius = node.size * scale;
+      if (dom.x + radius < 0 || dom.x - radius > width || dom.y + radius < 0 || dom.y - radius > height) continue;
+      insert(discs, cell, { id: node.id, x: dom.x - radius, y: dom.y - radius, w: 2 * radius, h: 2 * radius, disc: true });
+    }
     ctx.save();
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
     ctx.textAlign = "center";
@@ -59,10 +70,12 @@
       ctx.font = (node.important ? "600 " : "") + font + "px " + FONT;
       const w = ctx.measureText(node.name).width + 4;
       const h = font + 3;
-      // As cartographers do: below the node, else above, right, left; the first free place wins.
+      // As cartographers do: below the node, else above, right, left; the first free place wins. Below and
+      // above, a label near the frame's side slides along it to stay whole (a big node there kept no name).
+      const along = Math.max(0, Math.min(width - w, dom.x - w / 2));
       const places = [
-        { x: dom.x - w / 2, y: dom.y + radius + 1 },
-        { x: dom.x - w / 2, y: dom.y - radius - 1 - h },
+        { x: along, y: dom.y + radius + 1 },
+        { x: along, y: dom.y - radius - 1 - h },
         { x: dom.x + radius + 2, y: dom.y - h / 2 },
         { x: dom.x - radius - 2 - w, y: dom.y - h / 2 },
       ];
@@ -70,7 +83,9 @@
       for (const at2 of places) {
         const candidate = { id: node.id, x: at2.x, y: at2.y, w: w, h: h };
         if (candidate.x < 0 || candidate.x + w > width || candidate.y < 0 || candidate.y + h > height) continue;
-        if (free(grid, cell, candidate)) { box = candidate; break; }
+        if (!free(grid, cell, candidate)) continue;
+        if (free(discs, cell, candidate)) { box = candidate; break; }
+        if (box === null) box = candidate; // allowed, but a place clear of every disc may come after it
       }
       // The disc of a more important node is an obstacle to the labels after it, labelled or not:
       // the hubs stay visible, and a label may only cover nodes less important than its own.
