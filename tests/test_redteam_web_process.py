@@ -5,7 +5,11 @@ request delays all the others. Queries are evaluated (and syntax errors explaine
 worker, under a deadline and the fair share; what remains here must stay small.
 """
 
+from urllib.parse import urlencode
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from .conftest import make_app
 from .test_redteam_explain import cross_product
@@ -32,3 +36,56 @@ def test_a_syntax_error_the_worker_could_not_explain_is_not_parsed_again_here(sh
     assert response.status_code == 400
     assert "Syntax error in the query" in response.get_data(as_text=True)
     assert parsed == []
+
+
+_FORM = "application/x-www-form-urlencoded"
+_QUERY = 'SELECT ?x WHERE {{ BIND("{}" AS ?x) }}'
+
+
+def _bodies(bad: bytes) -> list[tuple[bytes, str]]:
+    """``bad`` (bytes that are no UTF-8) in a query sent in each kind of POST body."""
+    query = _QUERY.encode()
+    percent = "".join(f"%{byte:02X}" for byte in bad).encode()
+    return [
+        (query.replace(b"{}", b"a" + bad + b"b"), "application/sparql-query"),
+        (b"query=" + query.replace(b"{}", b"a" + percent + b"b"), _FORM),
+        (b"query=" + query.replace(b"{}", b"a" + bad + b"b"), _FORM),
+        (
+            b'--x\r\nContent-Disposition: form-data; name="query"\r\n\r\n'
+            + query.replace(b"{}", b"a" + bad + b"b")
+            + b"\r\n--x--\r\n",
+            "multipart/form-data; boundary=x",
+        ),
+    ]
+
+
+def _not_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(bad=st.binary(min_size=1, max_size=6).filter(_not_utf8))
+def test_a_body_that_is_not_utf8_is_refused_never_run_as_another_query(client, bad: bytes) -> None:
+    """As the URL is (400): werkzeug read such bytes as U+FFFD, and a form's %FF as the text "%FF"."""
+    for body, content_type in _bodies(bad):
+        response = client.post("/sparql", data=body, headers={"Content-Type": content_type})
+        assert response.status_code == 400, (body, content_type, response.get_data(as_text=True))
+        assert "UTF-8" in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("text", ["é", "数", "\U0001f600", "%", "a+b"])
+def test_utf8_bodies_still_run_as_sent(client, text: str) -> None:
+    query = _QUERY.format(text)
+    for body, content_type in [
+        (query.encode(), "application/sparql-query"),
+        (urlencode({"query": query}).encode(), _FORM),
+    ]:
+        response = client.post(
+            "/sparql", data=body, headers={"Content-Type": content_type, "Accept": "application/json"}
+        )
+        assert response.status_code == 200, response.get_data(as_text=True)
+        assert response.get_json()["results"]["bindings"][0]["x"]["value"] == text

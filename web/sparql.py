@@ -8,7 +8,7 @@ import contextlib
 import logging
 import re
 import time
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 from rdflib import RDF, VOID, BNode, Graph, Literal, Namespace, URIRef
@@ -45,8 +45,23 @@ XML_TYPES = frozenset({"application/sparql-results+xml", "application/rdf+xml"})
 _NOT_XML = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]|\xef\xbf[\xbe\xbf]")
 
 
+def _body_is_utf8() -> bool:
+    """Whether a POST body is UTF-8, and a form's ``%``-escapes too (SPARQL 1.1 Protocol §2.1.2-3). Werkzeug
+    would read undecodable bytes as U+FFFD and keep an undecodable escape as the text ``%FF``: a query
+    other than the one sent would run. Read before the form, which werkzeug then parses from the cached body."""
+    try:
+        body = request.get_data(cache=True).decode("utf-8")
+        if request.mimetype == "application/x-www-form-urlencoded":
+            parse_qsl(body, keep_blank_values=True, encoding="utf-8", errors="strict")
+    except UnicodeError:
+        return False
+    return True
+
+
 def _query_text() -> str | Response | None:
     """The query of the request per the protocol, ``None`` when there is none, or an error response."""
+    if request.method == "POST" and not _body_is_utf8():
+        return plain("the request body is not valid UTF-8 (nor, in a form, once percent-decoded)", 400)
     sent = len(request.args.getlist("query"))
     if request.method == "POST" and request.mimetype in FORM_TYPES:
         sent += len(request.form.getlist("query"))
