@@ -7,6 +7,7 @@ before a worker runs it under the deadline (:mod:`bibgraph.graph.serving`).
 import contextlib
 import logging
 import re
+import threading
 import time
 from urllib.parse import parse_qsl, urlencode
 
@@ -17,7 +18,8 @@ from werkzeug.wsgi import wrap_file
 from bibgraph.graph.expected import MAX_QUERY, SyntaxProblem, explain_call
 from bibgraph.graph.formats import ANSWER_FORMAT_IRIS, RDF_SYNTAXES, RESULT_SYNTAXES
 from bibgraph.graph.queries import examples
-from bibgraph.graph.serving.guard import QueryRefused, check_query
+from bibgraph.graph.serving.fairshare import RETRY_AFTER
+from bibgraph.graph.serving.guard import CACHE_MAX_TEXT, CheckedQuery, QueryRefused, check_query
 from bibgraph.graph.serving.pool import OverShare, QueryCrashed, QueryTimeout, ResultTooLarge, ServerBusy, WorkerFailed
 from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.stores.store import Answer, QueryError
@@ -56,6 +58,29 @@ def _body_is_utf8() -> bool:
     except UnicodeError:
         return False
     return True
+
+
+# The guard reads a query in this process, before any fair share: a 1 MB query costs it 1-4 s of CPU under
+# the GIL and ~54 MB (its tokens). Sixteen clients sending such queries delayed /health to 1.4 s and left
+# this process at 970 MB. So at most LARGE_AT_ONCE texts the guard does not keep verdicts for (longer than
+# CACHE_MAX_TEXT) are read at once; one more waits LARGE_WAIT seconds, then gets 503 with Retry-After.
+LARGE_AT_ONCE = 2
+LARGE_WAIT = 1.0
+_large_checks = threading.BoundedSemaphore(LARGE_AT_ONCE)
+
+
+def _checked(text: str) -> CheckedQuery | Response:
+    """:func:`check_query`, a long text only when one of the :data:`LARGE_AT_ONCE` turns is free."""
+    if len(text) <= CACHE_MAX_TEXT:
+        return check_query(text)
+    if not _large_checks.acquire(timeout=LARGE_WAIT):
+        log.info("long query refused as busy (%d characters) from %s", len(text), request.remote_addr)
+        message = f"too many long queries being read at once (at most {LARGE_AT_ONCE}); retry later"
+        return error_response(message, 503, RETRY_AFTER, page=False)
+    try:
+        return check_query(text)
+    finally:
+        _large_checks.release()
 
 
 def _query_text() -> str | Response | None:
@@ -111,7 +136,9 @@ def endpoint() -> Response | str:
     if refusal:
         return plain(refusal, 503)
     try:
-        checked = check_query(text)
+        checked = _checked(text)
+        if isinstance(checked, Response):
+            return checked
         if checked.returns_graph:
             graphs, results = choose_graph(request) or RDF_SYNTAXES[0], RESULT_SYNTAXES[0]
         else:
