@@ -248,6 +248,10 @@ def _parse_lines(
     return records, sorted([*problems, *found], key=lambda p: p.line)
 
 
+_UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
+_UTF32_MARKS = (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")
+
+
 def _binary_lines(stream: BinaryIO, source: str, problems: list[Problem]) -> Iterator[_Line]:
     """Lines of a file read as bytes, one at a time: a bad line is reported and marked, never fatal."""
     after_blank = True
@@ -265,6 +269,17 @@ def _binary_lines(stream: BinaryIO, source: str, problems: list[Problem]) -> Ite
             continue
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
+        elif number == 1 and raw.startswith(_UTF16_MARKS + _UTF32_MARKS):
+            mark = " ".join(f"{byte:02X}" for byte in raw[: 4 if raw.startswith(_UTF32_MARKS) else 2])
+            problems.append(
+                Problem(
+                    source,
+                    1,
+                    f"UTF-16 or UTF-32 text (byte-order mark {mark}), not UTF-8: the file is skipped;"
+                    " convert it, e.g. iconv -f UTF-16 -t UTF-8",
+                )
+            )
+            return
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:

@@ -77,3 +77,23 @@ def test_a_record_of_30000_names_costs_only_itself(write_list) -> None:
         " bg:authorListUnsplit ?u }"
     )
     assert [(row["n"], row["u"]) for row in rows] == [(0, True)]
+
+
+_LIST = "论文检索\n\nArea · Sub\n\nAnn Lee, Bob Ray\n\nAn abstract that is a sentence of prose for the parser to read here.\n"
+
+
+@given(
+    encoding=st.sampled_from(["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"]),
+    text=st.text(max_size=200),
+)
+def test_a_utf16_or_utf32_file_is_one_clear_problem_and_costs_only_itself(tmp_path_factory, encoding, text) -> None:
+    """Read as UTF-8, such a file gave 'not UTF-8' lines and records of NUL-riddled text (U+0000 is valid UTF-8)."""
+    directory = tmp_path_factory.mktemp("utf16")
+    explicit = "\ufeff" if encoding.endswith(("le", "be")) else ""  # "utf-16" and "utf-32" write their own
+    raw = (explicit + _LIST + text).encode(encoding)
+    (directory / "a.txt").write_bytes(raw)
+    (directory / "b.txt").write_text(_LIST.replace("Ann Lee", "Cy Diaz"), encoding="utf-8")
+    _, report = build_graph([directory], base=BASE, progress=False)
+    assert [(p.source, p.line) for p in report.problems] == [("a.txt", 1)]
+    assert "byte-order mark" in report.problems[0].message and "not UTF-8" in report.problems[0].message
+    assert report.papers == 1
