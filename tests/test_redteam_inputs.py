@@ -79,7 +79,10 @@ def test_a_record_of_30000_names_costs_only_itself(write_list) -> None:
     assert [(row["n"], row["u"]) for row in rows] == [(0, True)]
 
 
-_LIST = "论文检索\n\nArea · Sub\n\nAnn Lee, Bob Ray\n\nAn abstract that is a sentence of prose for the parser to read here.\n"
+_LIST = (
+    "论文检索\n\nArea · Sub\n\nAnn Lee, Bob Ray\n\n"
+    "An abstract that is a sentence of prose for the parser to read here.\n"
+)
 
 
 @given(
