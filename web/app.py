@@ -9,7 +9,7 @@ from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from . import downloads, errors, graphstore, graphviews, netcache, operations, pages, resources, sparql, versions
-from .links import AtBase
+from .links import CONTENT_SECURITY_POLICY, AtBase
 from .settings import resolve
 
 
@@ -51,6 +51,12 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         if not url_is_utf8(request.environ):
             return Response("the URL is not valid UTF-8 once percent-decoded\n", 400, mimetype="text/plain")
         return None
+
+    @app.after_request
+    def security_headers(response: Response) -> Response:
+        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        return response
 
     @app.errorhandler(413)
     def too_large(_: Exception) -> Response:

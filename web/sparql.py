@@ -27,7 +27,7 @@ from bibgraph.graph.vocab import PREFIXES
 
 from .errors import answer_exception, error_page, error_position, error_response, marked_query, prefers_html, status_of
 from .graphstore import get_store, sandbox_refusal
-from .links import app_iris, public_root
+from .links import CONTENT_SECURITY_POLICY, app_iris, public_root
 from .negotiation import NotAcceptable, choose_graph, choose_results
 
 SD = Namespace("http://www.w3.org/ns/sparql-service-description#")
@@ -262,13 +262,22 @@ def _describe_service() -> Response | str:
     except NotAcceptable as error:
         return plain(str(error), 406)
     if syntax is None:
-        return render_template(
-            "sparql.html",
-            examples=examples(),
-            prefixes=_shown_prefixes(),
-            endpoint_url=url_for("sparql.endpoint"),
-            public_root=public_root(),
+        page = Response(
+            render_template(
+                "sparql.html",
+                examples=examples(),
+                prefixes=_shown_prefixes(),
+                endpoint_url=url_for("sparql.endpoint"),
+                public_root=public_root(),
+            ),
+            content_type="text/html; charset=utf-8",
         )
+        # YASGUI's sanitiser (DOMPurify) parses the HTML it cleans in an inert document, whose event-handler
+        # attributes the policy would report as blocked; the rest of the policy holds here too.
+        page.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY.replace(
+            "script-src 'self';", "script-src 'self'; script-src-attr 'unsafe-inline';"
+        )
+        return page
     body = service_description(public_root() + "sparql").serialize(format=syntax.rdflib_format, encoding="utf-8")
     response = Response(body, content_type=_content_type(syntax.media_type))
     response.vary.add("Accept")
