@@ -9,6 +9,7 @@ from flask import Blueprint, Response, abort, current_app, jsonify, render_templ
 from werkzeug.datastructures import MultiDict
 
 from bibgraph.graph import analytics
+from bibgraph.graph import networks as network_model
 from bibgraph.graph.formats import NETWORK_SYNTAXES, network_syntax
 from bibgraph.graph.networks import AREA, Filters
 from bibgraph.graph.ntriples import is_iri
@@ -193,6 +194,13 @@ def coauthors() -> str:
             f"Communities are found among the {limit:,} most prolific of {total:,} authors; "
             f"this one has {network.number_of_nodes():,} of them."
         )
+    links = network.graph.get("total_links", 0)
+    if links > (limit_links := network_model.MAX_MAP_LINKS):
+        kept = (
+            f"The map keeps the {limit_links:,} strongest of the {links:,} links among these authors"
+            " (most joint papers first)."
+        )
+        note = f"{note} {kept}" if note else kept
     stats = networks().summary(spec)
     return _render(
         "Co-author map",
