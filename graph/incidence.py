@@ -26,7 +26,6 @@ import numpy as np
 import pyoxigraph as ox
 from scipy import sparse
 
-from . import networks as network_model
 from .networks import AREA, SUBAREA, Filters, add_related, add_strongest, ordered, with_communities
 from .queries import named_query
 from .stores.store import GraphStore
@@ -187,8 +186,8 @@ class Incidence:
                 edge[2] = edge[2] or cut
         links = [(pair, edge) for pair, edge in edges.items() if edge[0] >= filters.min_joint]
         network.graph["total_links"] = len(links)
-        if len(links) > network_model.MAX_MAP_LINKS:  # authors are numbered in IRI order: (a, b) ranks as the IRIs do
-            links = heapq.nsmallest(network_model.MAX_MAP_LINKS, links, key=lambda link: (-link[1][0], link[0]))
+        if filters.links is not None and len(links) > filters.links:  # authors are numbered in IRI order: so are (a, b)
+            links = heapq.nsmallest(filters.links, links, key=lambda link: (-link[1][0], link[0]))
         for (a, b), (weight, fractional, lower_bound) in sorted(links):
             network.add_edge(
                 self.authors[a], self.authors[b], weight=weight, fractional=fractional, lower_bound=lower_bound

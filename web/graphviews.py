@@ -85,8 +85,10 @@ def filters_from_request() -> Filters:
 
 
 def _capped(filters: Filters) -> tuple[Filters, int | None]:
-    """The filters actually drawn: at most MAX_VIEW_NODES authors, the most prolific ones."""
+    """The filters actually drawn: at most MAX_VIEW_NODES authors, the most prolific ones, and their
+    MAX_MAP_LINKS strongest links (downloads keep every link)."""
     limit = int(current_app.config["MAX_VIEW_NODES"])
+    filters = Filters(**{**filters.__dict__, "links": network_model.MAX_MAP_LINKS})
     if filters.top is None or filters.top > limit:
         return Filters(**{**filters.__dict__, "top": limit}), limit
     return filters, None
@@ -195,7 +197,7 @@ def coauthors() -> str:
             f"this one has {network.number_of_nodes():,} of them."
         )
     links = network.graph.get("total_links", 0)
-    if links > (limit_links := network_model.MAX_MAP_LINKS):
+    if drawn.links is not None and links > (limit_links := drawn.links):
         kept = (
             f"The map keeps the {limit_links:,} strongest of the {links:,} links among these authors"
             " (most joint papers first)."
