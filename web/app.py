@@ -9,7 +9,7 @@ from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from . import downloads, errors, graphstore, graphviews, netcache, operations, pages, resources, sparql, versions
-from .links import CONTENT_SECURITY_POLICY, AtBase
+from .links import CONTENT_SECURITY_POLICY, AtBase, ForwardedChecked
 from .settings import resolve
 
 
@@ -25,7 +25,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         # path prefix; with none trusted (0) such headers change nothing (the base IRI stays the public URL).
         # Flask documents wrapping ``wsgi_app`` as the way to add middleware; mypy sees a method replaced
         # (hence the two ignores below).
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops)  # type: ignore[method-assign]
+        checked = ForwardedChecked(app.wsgi_app)  # what ProxyFix reads must be a URL root
+        app.wsgi_app = ProxyFix(checked, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops)  # type: ignore[method-assign]
     else:  # werkzeug's own absolute URLs (slash redirects) must not follow a client's Host either
         app.wsgi_app = AtBase(app.wsgi_app, app.config["BIBGRAPH_BASE"])  # type: ignore[method-assign]
     versions.init_app(app)  # a dataset: pin its version before the store opens
