@@ -58,3 +58,14 @@ def test_other_answers_are_never_sniffed(client, path: str) -> None:
     response = client.get(path)
     assert response.status_code == 200, path
     assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_cors_preflight_names_only_the_methods_the_endpoint_answers(client) -> None:
+    """flask-cors's default advertised DELETE, PATCH and PUT, which /sparql answers 405."""
+    response = client.options(
+        "/sparql", headers={"Origin": "http://other.example", "Access-Control-Request-Method": "POST"}
+    )
+    advertised = {m.strip() for m in response.headers["Access-Control-Allow-Methods"].split(",")}
+    assert advertised == {"GET", "HEAD", "POST", "OPTIONS"}
+    assert response.headers["Access-Control-Allow-Origin"] == "*"
+    assert "Access-Control-Allow-Credentials" not in response.headers

@@ -39,7 +39,13 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(downloads.blueprint)
     operations.init_app(app)
     netcache.init_app(app)  # after the metrics: its gate's figures join them
-    CORS(app, resources={r"/sparql": {"origins": "*"}}, send_wildcard=True, expose_headers=["Content-Type", "Vary"])
+    CORS(
+        app,
+        resources={r"/sparql": {"origins": "*"}},
+        send_wildcard=True,
+        expose_headers=["Content-Type", "Vary"],
+        methods=["GET", "HEAD", "POST", "OPTIONS"],  # what /sparql answers (the default names PUT, DELETE...)
+    )
 
     @app.before_request
     def limit_url_length() -> Response | None:
