@@ -14,6 +14,7 @@ lists its rows in.
 """
 
 import bisect
+import heapq
 from array import array
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -183,11 +184,14 @@ class Incidence:
                 edge[0] += 1
                 edge[1] += share
                 edge[2] = edge[2] or cut
-        for (a, b), (weight, fractional, lower_bound) in sorted(edges.items()):
-            if weight >= filters.min_joint:
-                network.add_edge(
-                    self.authors[a], self.authors[b], weight=weight, fractional=fractional, lower_bound=lower_bound
-                )
+        links = [(pair, edge) for pair, edge in edges.items() if edge[0] >= filters.min_joint]
+        network.graph["total_links"] = len(links)
+        if filters.links is not None and len(links) > filters.links:  # authors are numbered in IRI order: so are (a, b)
+            links = heapq.nsmallest(filters.links, links, key=lambda link: (-link[1][0], link[0]))
+        for (a, b), (weight, fractional, lower_bound) in sorted(links):
+            network.add_edge(
+                self.authors[a], self.authors[b], weight=weight, fractional=fractional, lower_bound=lower_bound
+            )
         return with_communities(network, filters)
 
     def _add_authors(

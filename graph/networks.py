@@ -21,6 +21,11 @@ from .queries import integer, named_query
 from .stores.store import GraphStore
 
 AREA, SUBAREA = "area", "subarea"
+# Links a co-author map draws at most (``Filters.links``): the most joint papers first, then by the two IRIs.
+# The drawn authors are capped (the most prolific), but their links are not bounded by that: the authors
+# of one 1,000-name paper are all linked, 499,500 links, and such a map took 86-100 s, 1.8 GB of the web
+# process and an 83 MB page to draw, for each filter anyone asked.
+MAX_MAP_LINKS = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +53,7 @@ class Filters:
     community: int | None = None  # keep one community (index into the Louvain partition)
     resolution: float = 1.0
     authors: frozenset[str] | None = None  # keep only these authors (ego networks, paths)
+    links: int | None = None  # keep the N strongest links (maps: MAX_MAP_LINKS; exports: all)
 
 
 def _shared(value: object) -> str | None:
@@ -143,8 +149,25 @@ def coauthor_network(
     return with_communities(network, filters)
 
 
+def link_rank(weight: int, a: str, b: str) -> tuple[int, str, str]:
+    """The order links are kept in when a map holds too many: most joint papers, then the IRIs."""
+    return (-weight, a, b) if a < b else (-weight, b, a)
+
+
+def keep_strongest_links(network: nx.Graph, limit: int | None, total: int | None = None) -> nx.Graph:
+    """``network`` with its ``limit`` strongest links (:func:`link_rank`; None: all); ``total_links``
+    says how many there were (``total``: counted by a caller that dropped some already)."""
+    network.graph["total_links"] = network.number_of_edges() if total is None else total
+    if limit is not None and network.number_of_edges() > limit:
+        ranked = sorted(network.edges(data="weight"), key=lambda edge: link_rank(edge[2], edge[0], edge[1]))
+        network.remove_edges_from(ranked[limit:])
+    return network
+
+
 def with_communities(network: nx.Graph, filters: Filters) -> nx.Graph:
-    """``network`` with its Louvain communities, cut down to the one community ``filters`` asks for."""
+    """``network`` with the links ``filters`` keep (:func:`keep_strongest_links`) and Louvain communities,
+    cut down to the one community ``filters`` asks for."""
+    keep_strongest_links(network, filters.links, network.graph.get("total_links"))
     assign_communities(network, filters.resolution)
     if filters.community is not None:
         network = network.subgraph(n for n, c in network.nodes(data="community") if c == filters.community).copy()

@@ -224,10 +224,26 @@ def parse_text(text: str, source: str, known_areas: frozenset[str] = frozenset()
     return _parse_lines(_text_lines(text), source, known_areas, [])
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _split_lines(text: str) -> list[str]:
+    """The lines of ``text`` as the format breaks them: at LF, CRLF or a lone CR only. ``str.splitlines``
+    also breaks at VT, FF, FS, GS, RS, NEL, U+2028 and U+2029: one such character inside an author line
+    or an abstract silently made two lines of it, and so records that were never written. Kept in the
+    line, a control character makes its record a bad one, reported with its line."""
+    parts = _LINE_BREAK.split(text)
+    if len(parts) > 1 and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
 def _text_lines(text: str) -> Iterator[_Line]:
     after_blank = True
-    for number, raw in enumerate(text.removeprefix("\ufeff").split("\n"), start=1):
-        for part in raw.splitlines() or [""]:
+    number = 0
+    for raw in text.removeprefix("\ufeff").split("\n"):
+        for part in _split_lines(raw):  # a lone CR ends a line too, and counts as one
+            number += 1
             stripped = part.strip()
             if not stripped:
                 after_blank = True
@@ -248,6 +264,10 @@ def _parse_lines(
     return records, sorted([*problems, *found], key=lambda p: p.line)
 
 
+_UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
+_UTF32_MARKS = (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")
+
+
 def _binary_lines(stream: BinaryIO, source: str, problems: list[Problem]) -> Iterator[_Line]:
     """Lines of a file read as bytes, one at a time: a bad line is reported and marked, never fatal."""
     after_blank = True
@@ -265,6 +285,17 @@ def _binary_lines(stream: BinaryIO, source: str, problems: list[Problem]) -> Ite
             continue
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
+        elif number == 1 and raw.startswith(_UTF16_MARKS + _UTF32_MARKS):
+            mark = " ".join(f"{byte:02X}" for byte in raw[: 4 if raw.startswith(_UTF32_MARKS) else 2])
+            problems.append(
+                Problem(
+                    source,
+                    1,
+                    f"UTF-16 or UTF-32 text (byte-order mark {mark}), not UTF-8: the file is skipped;"
+                    " convert it, e.g. iconv -f UTF-16 -t UTF-8",
+                )
+            )
+            return
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -278,13 +309,14 @@ def _binary_lines(stream: BinaryIO, source: str, problems: list[Problem]) -> Ite
             text, broken = raw.decode("utf-8", "replace"), True
         else:
             broken = False
-        parts = [part.strip() for part in text.splitlines()] or [""]
-        for part in parts:
+        parts = [part.strip() for part in _split_lines(text)]
+        for offset, part in enumerate(parts):  # a lone CR ends a line too (a CR-only file is one read)
             if not part:
                 after_blank = True
                 continue
-            yield _Line(number, part, after_blank, broken)
+            yield _Line(number + offset, part, after_blank, broken)
             after_blank = False
+        number += len(parts) - 1
 
 
 def parse_file(

@@ -126,12 +126,12 @@ def test_the_wheel_scrolls_the_page_until_the_map_has_focus(browser, base) -> No
     scale = page.evaluate("bibgraphNetwork.network.getScale()")
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 20)
     page.mouse.wheel(0, 300)
-    page.wait_for_function("window.scrollY > 0")
+    page.wait_for_function("() => window.scrollY > 0")  # a function: an expression is eval-ed, which the CSP forbids
     assert page.evaluate("bibgraphNetwork.network.getScale()") == scale
     page.locator("#network").focus()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2 - page.evaluate("window.scrollY"))
     page.mouse.wheel(0, -300)
-    page.wait_for_function(f"bibgraphNetwork.network.getScale() !== {scale}")
+    page.wait_for_function(f"() => bibgraphNetwork.network.getScale() !== {scale}")
 
 
 def test_empty_filters_say_no_authors_match(browser, base) -> None:

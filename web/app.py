@@ -9,7 +9,7 @@ from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from . import downloads, errors, graphstore, graphviews, netcache, operations, pages, resources, sparql, versions
-from .links import AtBase
+from .links import CONTENT_SECURITY_POLICY, AtBase, ForwardedChecked
 from .settings import resolve
 
 
@@ -25,7 +25,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         # path prefix; with none trusted (0) such headers change nothing (the base IRI stays the public URL).
         # Flask documents wrapping ``wsgi_app`` as the way to add middleware; mypy sees a method replaced
         # (hence the two ignores below).
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops)  # type: ignore[method-assign]
+        checked = ForwardedChecked(app.wsgi_app)  # what ProxyFix reads must be a URL root
+        app.wsgi_app = ProxyFix(checked, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops)  # type: ignore[method-assign]
     else:  # werkzeug's own absolute URLs (slash redirects) must not follow a client's Host either
         app.wsgi_app = AtBase(app.wsgi_app, app.config["BIBGRAPH_BASE"])  # type: ignore[method-assign]
     versions.init_app(app)  # a dataset: pin its version before the store opens
@@ -38,7 +39,13 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(downloads.blueprint)
     operations.init_app(app)
     netcache.init_app(app)  # after the metrics: its gate's figures join them
-    CORS(app, resources={r"/sparql": {"origins": "*"}}, send_wildcard=True, expose_headers=["Content-Type", "Vary"])
+    CORS(
+        app,
+        resources={r"/sparql": {"origins": "*"}},
+        send_wildcard=True,
+        expose_headers=["Content-Type", "Vary"],
+        methods=["GET", "HEAD", "POST", "OPTIONS"],  # what /sparql answers (the default names PUT, DELETE...)
+    )
 
     @app.before_request
     def limit_url_length() -> Response | None:
@@ -51,6 +58,12 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         if not url_is_utf8(request.environ):
             return Response("the URL is not valid UTF-8 once percent-decoded\n", 400, mimetype="text/plain")
         return None
+
+    @app.after_request
+    def security_headers(response: Response) -> Response:
+        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        return response
 
     @app.errorhandler(413)
     def too_large(_: Exception) -> Response:

@@ -10,7 +10,6 @@ from urllib.parse import urlencode
 
 from flask import Flask, Request, Response, current_app, render_template, request, url_for
 from markupsafe import Markup, escape
-from pyparsing import ParseException
 from werkzeug.exceptions import HTTPException
 
 from bibgraph.graph.serving.fairshare import OverShare, ServerBusy
@@ -104,26 +103,14 @@ def answer_exception(error: Exception, page: bool | None = None) -> Response:
     return error_response(f"{status.prefix}{error}", status.code, retry_after, page)
 
 
-# Larger queries get the engine's position: rdflib parsed an 869 KB query for 48 s of this process's CPU.
-RDFLIB_POSITION_MAX = 8 * 1024
-
-
 def error_position(query: str, message: str) -> tuple[int, int] | None:
-    """(line, column) of a syntax error, both from 1.
+    """(line, column) of a syntax error, both from 1, as the engine's message names it (``at LINE:COLUMN``).
 
-    Oxigraph names the furthest point its parser reached, often the end of the query; rdflib's
-    parser names the start of the clause it could not read, which is where a reader should look.
-    So rdflib's position when it finds an error, else the engine's (``at LINE:COLUMN``).
+    Only a fallback: the query worker explains errors far better (:mod:`bibgraph.graph.expected`). It is
+    used when that explanation ran out of time or share, which an attacker can arrange, so it must cost
+    this process nothing: rdflib's parser (a better position) took 2-4 s of this process's CPU for an
+    8 KB ``IN (1,1,...)`` list while holding the GIL for every other request.
     """
-    if len(query) <= RDFLIB_POSITION_MAX:  # rdflib's parser is slow and runs here, in the web process
-        from rdflib.plugins.sparql.parser import parseQuery  # here: building its grammar costs ~0.3 s at start
-
-        try:
-            parseQuery(query)
-        except ParseException as error:
-            return error.lineno, error.col
-        except Exception:  # rdflib failing otherwise says nothing about the position
-            pass
     found = _POSITION.search(message)
     return (int(found.group(1)), int(found.group(2))) if found else None
 

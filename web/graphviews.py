@@ -9,6 +9,7 @@ from flask import Blueprint, Response, abort, current_app, jsonify, render_templ
 from werkzeug.datastructures import MultiDict
 
 from bibgraph.graph import analytics
+from bibgraph.graph import networks as network_model
 from bibgraph.graph.formats import NETWORK_SYNTAXES, network_syntax
 from bibgraph.graph.networks import AREA, Filters
 from bibgraph.graph.ntriples import is_iri
@@ -87,8 +88,10 @@ def filters_from_request() -> Filters:
 
 
 def _capped(filters: Filters) -> tuple[Filters, int | None]:
-    """The filters actually drawn: at most MAX_VIEW_NODES authors, the most prolific ones."""
+    """The filters actually drawn: at most MAX_VIEW_NODES authors, the most prolific ones, and their
+    MAX_MAP_LINKS strongest links (downloads keep every link)."""
     limit = int(current_app.config["MAX_VIEW_NODES"])
+    filters = Filters(**{**filters.__dict__, "links": network_model.MAX_MAP_LINKS})
     if filters.top is None or filters.top > limit:
         return Filters(**{**filters.__dict__, "top": limit}), limit
     return filters, None
@@ -202,6 +205,13 @@ def coauthors() -> str:
             f"Communities are found among the {limit:,} most prolific of {total:,} authors; "
             f"this one has {network.number_of_nodes():,} of them."
         )
+    links = network.graph.get("total_links", 0)
+    if drawn.links is not None and links > (limit_links := drawn.links):
+        kept = (
+            f"The map keeps the {limit_links:,} strongest of the {links:,} links among these authors"
+            " (most joint papers first)."
+        )
+        note = f"{note} {kept}" if note else kept
     stats = networks().summary(spec)
     return _render(
         "Co-author map",

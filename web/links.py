@@ -11,6 +11,7 @@ forwards when it sends no ``X-Forwarded-Host``). With no proxy trusted, never th
 untrusted client must not be able to choose the URLs others are sent to.
 """
 
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -100,3 +101,46 @@ class AtBase:
         environ["HTTP_HOST"], environ["wsgi.url_scheme"] = self.host, self.scheme
         result: Iterable[bytes] = self.app(environ, start_response)
         return result
+
+
+# What a trusted proxy may say the public root is. A proxy that does not set X-Forwarded-Prefix (or -Host)
+# passes the client's own on: ``X-Forwarded-Prefix: //evil.example`` made every page load its scripts from
+# evil.example, ``javascript:alert(1)`` made every link a script; and a shared cache keeps such a page.
+_PREFIX = re.compile(r"(?:/[A-Za-z0-9\-._~!$&'()*+,;=:@%]+)*/?")
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?"
+_HOST = re.compile(rf"(?:{_LABEL}(?:\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{{1,5}})?")
+
+
+class ForwardedChecked:
+    """WSGI middleware under werkzeug's ``ProxyFix``: the root it read from the forwarded headers must be a
+    root (scheme http or https, a host name or address with an optional port, a path prefix), else 400."""
+
+    def __init__(self, app: "WSGIApplication") -> None:
+        self.app = app
+
+    def __call__(self, environ: "WSGIEnvironment", start_response: "StartResponse") -> Iterable[bytes]:
+        prefix, host = environ.get("SCRIPT_NAME", ""), environ.get("HTTP_HOST", "")
+        if (
+            environ.get("wsgi.url_scheme") not in ("http", "https")
+            or not _PREFIX.fullmatch(prefix)
+            or prefix.startswith("//")
+            or (host and not _HOST.fullmatch(host))
+        ):
+            body = b"the forwarded scheme, host or prefix is not a URL root\n"
+            start_response(
+                "400 BAD REQUEST", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))]
+            )
+            return [body]
+        result: Iterable[bytes] = self.app(environ, start_response)
+        return result
+
+
+# The second layer under the escaping of every page: the site runs no inline script and loads nothing from
+# elsewhere, so a name or abstract that ever slipped through as markup could run nothing and send nothing
+# out. Styles may be inline (the charts' bars, KaTeX's and vis-network's own); pages frame only their own
+# maps (the ego map in an author page) and are framed by nobody else.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:;"
+    " font-src 'self' data:; connect-src 'self'; frame-src 'self'; frame-ancestors 'self'; object-src 'none';"
+    " base-uri 'self'; form-action 'self'"
+)

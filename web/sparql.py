@@ -7,7 +7,9 @@ before a worker runs it under the deadline (:mod:`bibgraph.graph.serving`).
 import contextlib
 import logging
 import re
-from urllib.parse import urlencode
+import threading
+import time
+from urllib.parse import parse_qsl, urlencode
 
 from flask import Blueprint, Response, render_template, request, url_for
 from rdflib import RDF, VOID, BNode, Graph, Literal, Namespace, URIRef
@@ -16,7 +18,8 @@ from werkzeug.wsgi import wrap_file
 from bibgraph.graph.expected import MAX_QUERY, SyntaxProblem, explain_call
 from bibgraph.graph.formats import ANSWER_FORMAT_IRIS, RDF_SYNTAXES, RESULT_SYNTAXES
 from bibgraph.graph.queries import examples
-from bibgraph.graph.serving.guard import QueryRefused, check_query
+from bibgraph.graph.serving.fairshare import RETRY_AFTER
+from bibgraph.graph.serving.guard import CACHE_MAX_TEXT, CheckedQuery, QueryRefused, check_query
 from bibgraph.graph.serving.pool import OverShare, QueryCrashed, QueryTimeout, ResultTooLarge, ServerBusy, WorkerFailed
 from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.stores.store import Answer, QueryError
@@ -24,7 +27,7 @@ from bibgraph.graph.vocab import PREFIXES
 
 from .errors import answer_exception, error_page, error_position, error_response, marked_query, prefers_html, status_of
 from .graphstore import get_store, sandbox_refusal
-from .links import app_iris, public_root
+from .links import CONTENT_SECURITY_POLICY, app_iris, public_root
 from .negotiation import NotAcceptable, choose_graph, choose_results
 
 SD = Namespace("http://www.w3.org/ns/sparql-service-description#")
@@ -44,8 +47,46 @@ XML_TYPES = frozenset({"application/sparql-results+xml", "application/rdf+xml"})
 _NOT_XML = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]|\xef\xbf[\xbe\xbf]")
 
 
+def _body_is_utf8() -> bool:
+    """Whether a POST body is UTF-8, and a form's ``%``-escapes too (SPARQL 1.1 Protocol §2.1.2-3). Werkzeug
+    would read undecodable bytes as U+FFFD and keep an undecodable escape as the text ``%FF``: a query
+    other than the one sent would run. Read before the form, which werkzeug then parses from the cached body."""
+    try:
+        body = request.get_data(cache=True).decode("utf-8")
+        if request.mimetype == "application/x-www-form-urlencoded":
+            parse_qsl(body, keep_blank_values=True, encoding="utf-8", errors="strict")
+    except UnicodeError:
+        return False
+    return True
+
+
+# The guard reads a query in this process, before any fair share: a 1 MB query costs it 1-4 s of CPU under
+# the GIL and ~54 MB (its tokens). Sixteen clients sending such queries delayed /health to 1.4 s and left
+# this process at 970 MB. So at most LARGE_AT_ONCE texts the guard does not keep verdicts for (longer than
+# CACHE_MAX_TEXT) are read at once; one more waits LARGE_WAIT seconds, then gets 503 with Retry-After.
+LARGE_AT_ONCE = 2
+LARGE_WAIT = 1.0
+_large_checks = threading.BoundedSemaphore(LARGE_AT_ONCE)
+
+
+def _checked(text: str) -> CheckedQuery | Response:
+    """:func:`check_query`, a long text only when one of the :data:`LARGE_AT_ONCE` turns is free."""
+    if len(text) <= CACHE_MAX_TEXT:
+        return check_query(text)
+    if not _large_checks.acquire(timeout=LARGE_WAIT):
+        log.info("long query refused as busy (%d characters) from %s", len(text), request.remote_addr)
+        message = f"too many long queries being read at once (at most {LARGE_AT_ONCE}); retry later"
+        return error_response(message, 503, RETRY_AFTER, page=False)
+    try:
+        return check_query(text)
+    finally:
+        _large_checks.release()
+
+
 def _query_text() -> str | Response | None:
     """The query of the request per the protocol, ``None`` when there is none, or an error response."""
+    if request.method == "POST" and not _body_is_utf8():
+        return plain("the request body is not valid UTF-8 (nor, in a form, once percent-decoded)", 400)
     sent = len(request.args.getlist("query"))
     if request.method == "POST" and request.mimetype in FORM_TYPES:
         sent += len(request.form.getlist("query"))
@@ -95,7 +136,9 @@ def endpoint() -> Response | str:
     if refusal:
         return plain(refusal, 503)
     try:
-        checked = check_query(text)
+        checked = _checked(text)
+        if isinstance(checked, Response):
+            return checked
         if checked.returns_graph:
             graphs, results = choose_graph(request) or RDF_SYNTAXES[0], RESULT_SYNTAXES[0]
         else:
@@ -215,13 +258,22 @@ def _describe_service() -> Response | str:
     except NotAcceptable as error:
         return plain(str(error), 406)
     if syntax is None:
-        return render_template(
-            "sparql.html",
-            examples=examples(),
-            prefixes=_shown_prefixes(),
-            endpoint_url=url_for("sparql.endpoint"),
-            public_root=public_root(),
+        page = Response(
+            render_template(
+                "sparql.html",
+                examples=examples(),
+                prefixes=_shown_prefixes(),
+                endpoint_url=url_for("sparql.endpoint"),
+                public_root=public_root(),
+            ),
+            content_type="text/html; charset=utf-8",
         )
+        # YASGUI's sanitiser (DOMPurify) parses the HTML it cleans in an inert document, whose event-handler
+        # attributes the policy would report as blocked; the rest of the policy holds here too.
+        page.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY.replace(
+            "script-src 'self';", "script-src 'self'; script-src-attr 'unsafe-inline';"
+        )
+        return page
     body = service_description(public_root() + "sparql").serialize(format=syntax.rdflib_format, encoding="utf-8")
     response = Response(body, content_type=_content_type(syntax.media_type))
     response.vary.add("Accept")
