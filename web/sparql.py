@@ -8,7 +8,6 @@ import contextlib
 import logging
 import re
 import threading
-import time
 from urllib.parse import parse_qsl, urlencode
 
 from flask import Blueprint, Response, render_template, request, url_for
