@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bibgraph.graph.authorline import MAX_AUTHORS
 from bibgraph.graph.pages import histogram_bins
 from bibgraph.graph.serving import fairshare, guard, pool, worker
 from bibgraph.graph.stores import store
@@ -56,15 +57,18 @@ def test_a_syntax_error_page_keeps_its_section(client) -> None:
 
 @pytest.fixture(scope="module")
 def crowded(tmp_path_factory):
-    """An app over one paper by 1,001 authors: each has 1,000 co-authors."""
+    """An app over a paper by 1,000 authors (the most an author line names persons for: ``MAX_AUTHORS``) and one
+    by the first of them with one more: the first author has 1,000 co-authors."""
     from string import ascii_lowercase as letters
 
     from tests.conftest import make_app
 
     names = [f"Al{letters[i % 26]}{letters[i // 26 % 26]} Bo{letters[i // 676]}ne" for i in range(1001)]
+    assert MAX_AUTHORS == 1000
     directory = tmp_path_factory.mktemp("crowded")
     (directory / "list.txt").write_text(
-        f"论文检索\n\nTheory · Learning Theory\n\n{', '.join(names)}\n\nWe study one very large collaboration.\n",
+        f"论文检索\n\nTheory · Learning Theory\n\n{', '.join(names[:1000])}\n\nWe study one very large collaboration.\n"
+        f"\nTheory · Learning Theory\n\n{names[0]}, {names[1000]}\n\nAnd a small one.\n",
         encoding="utf-8",
     )
     application = make_app(BIBGRAPH_INPUTS=[str(directory)])
