@@ -217,3 +217,14 @@ def test_a_slow_download_shows_a_loading_bar(browser, base) -> None:
     assert "download" in bar.inner_text()
     assert page.evaluate("getComputedStyle(document.querySelector('.loading-bar')).position") == "fixed"
     assert page.errors == []
+
+
+def test_every_topic_of_the_seeds_topic_map_has_its_name(browser, base) -> None:
+    """On the fitted topic map (8 areas), a topic hemmed in on four sides by bigger ones had no name at all: its
+    corners are tried after below, above, right and left (Imhof's order), and one of them was free."""
+    page = open_map(browser, base + "/graph/topics")
+    boxes = labels_at(page, 1.0)
+    assert overlapping(boxes) == []
+    names = page.evaluate("bibgraphNetwork.nodes.get().map(n => n.name)")
+    assert sorted(box["text"] for box in boxes) == sorted(names)
+    assert page.errors == []

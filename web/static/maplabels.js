@@ -1,5 +1,5 @@
 // Label culling for vis-network maps, as VOSviewer does it: after every redraw, the labels of the
-// most important nodes are placed greedily in screen space (below, above, right or left of the node)
+// most important nodes are placed greedily in screen space (below, above, right, left of the node, then its corners)
 // and a label is only drawn where its box overlaps no label already placed and no more important
 // node; of those places, one that covers no node at all is taken first (a label on a disc hides it
 // and is hard to read); zooming in spreads the nodes, so more labels fit.
@@ -78,6 +78,12 @@
         { x: along, y: dom.y - radius - 1 - h },
         { x: dom.x + radius + 2, y: dom.y - h / 2 },
         { x: dom.x - radius - 2 - w, y: dom.y - h / 2 },
+        // then the four corners, as Imhof's positions go on: a node hemmed in on four sides by bigger ones
+        // (a topic map's middle area) often has one of them free
+        { x: dom.x + radius * 0.71, y: dom.y + radius * 0.71 },
+        { x: dom.x + radius * 0.71, y: dom.y - radius * 0.71 - h },
+        { x: dom.x - radius * 0.71 - w, y: dom.y + radius * 0.71 },
+        { x: dom.x - radius * 0.71 - w, y: dom.y - radius * 0.71 - h },
       ];
       let box = null;
       for (const at2 of places) {
