@@ -1,5 +1,6 @@
 """Shared fixtures: the seed graph is built once per session (it is read-only in tests)."""
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -107,3 +108,17 @@ def browser():
         instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         yield instance
         instance.close()
+
+
+@pytest.fixture
+def restored_loggers():
+    """``logs.configure`` sets process-wide loggers: put them back for the other tests."""
+    saved = {
+        name: (lg.handlers[:], lg.level, lg.propagate)
+        for name in ("bibgraph", "waitress")
+        for lg in [logging.getLogger(name)]
+    }
+    yield
+    for name, (handlers, level, propagate) in saved.items():
+        logger = logging.getLogger(name)
+        logger.handlers[:], logger.level, logger.propagate = handlers, level, propagate

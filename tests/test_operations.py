@@ -106,20 +106,6 @@ def test_one_access_log_line_per_request(client, caplog):
     assert record.bytes > 0 and record.ms >= 0  # type: ignore[attr-defined]
 
 
-@pytest.fixture
-def restored_loggers():
-    """``logs.configure`` sets process-wide loggers: put them back for the other tests."""
-    saved = {
-        name: (lg.handlers[:], lg.level, lg.propagate)
-        for name in ("bibgraph", "waitress")
-        for lg in [logging.getLogger(name)]
-    }
-    yield
-    for name, (handlers, level, propagate) in saved.items():
-        logger = logging.getLogger(name)
-        logger.handlers[:], logger.level, logger.propagate = handlers, level, propagate
-
-
 def test_json_log_lines_are_json(monkeypatch, restored_loggers):
     stream = io.StringIO()
     monkeypatch.setattr("sys.stderr", stream)

@@ -6,29 +6,14 @@ The access log wrote the request's path as decoded: ``GET /x%0a2026-12-01 … bi
 
 import io
 import json
-import logging
 import urllib.parse
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bibgraph.web import logs
 
 BREAKS = ["\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\x00", "\x1b"]
-
-
-@pytest.fixture
-def restored_loggers():
-    saved = {
-        name: (lg.handlers[:], lg.level, lg.propagate)
-        for name in ("bibgraph", "waitress")
-        for lg in [logging.getLogger(name)]
-    }
-    yield
-    for name, (handlers, level, propagate) in saved.items():
-        logger = logging.getLogger(name)
-        logger.handlers[:], logger.level, logger.propagate = handlers, level, propagate
 
 
 _text = st.text(alphabet=st.one_of(st.sampled_from(BREAKS), st.characters(exclude_categories=("Cs",))), max_size=20)
