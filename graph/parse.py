@@ -240,16 +240,13 @@ def _split_lines(text: str) -> list[str]:
 
 def _text_lines(text: str) -> Iterator[_Line]:
     after_blank = True
-    number = 0
-    for raw in text.removeprefix("\ufeff").split("\n"):
-        for part in _split_lines(raw):  # a lone CR ends a line too, and counts as one
-            number += 1
-            stripped = part.strip()
-            if not stripped:
-                after_blank = True
-                continue
-            yield _Line(number, stripped, after_blank)
-            after_blank = False
+    for number, part in enumerate(_split_lines(text.removeprefix("\ufeff")), start=1):  # a lone CR counts as a line
+        stripped = part.strip()
+        if not stripped:
+            after_blank = True
+            continue
+        yield _Line(number, stripped, after_blank)
+        after_blank = False
 
 
 def _parse_lines(

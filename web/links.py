@@ -139,8 +139,26 @@ class ForwardedChecked:
 # elsewhere, so a name or abstract that ever slipped through as markup could run nothing and send nothing
 # out. Styles may be inline (the charts' bars, KaTeX's and vis-network's own); pages frame only their own
 # maps (the ego map in an author page) and are framed by nobody else.
-CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:;"
-    " font-src 'self' data:; connect-src 'self'; frame-src 'self'; frame-ancestors 'self'; object-src 'none';"
-    " base-uri 'self'; form-action 'self'"
-)
+_POLICY = {
+    "default-src": "'self'",
+    "script-src": "'self'",
+    "style-src": "'self' 'unsafe-inline'",
+    "img-src": "'self' data: blob:",
+    "font-src": "'self' data:",
+    "connect-src": "'self'",
+    "frame-src": "'self'",
+    "frame-ancestors": "'self'",
+    "object-src": "'none'",
+    "base-uri": "'self'",
+    "form-action": "'self'",
+}
+
+
+def content_security_policy(handler_attributes: bool = False) -> str:
+    """The policy of every answer; ``handler_attributes`` (the query page only) lets YASGUI's sanitiser
+    (DOMPurify) parse the HTML it cleans, whose event-handler attributes the policy would report as blocked."""
+    policy = _POLICY | ({"script-src-attr": "'unsafe-inline'"} if handler_attributes else {})
+    return "; ".join(f"{name} {value}" for name, value in policy.items())
+
+
+CONTENT_SECURITY_POLICY = content_security_policy()

@@ -26,7 +26,7 @@ from bibgraph.graph.vocab import PREFIXES
 
 from .errors import answer_exception, error_page, error_position, error_response, marked_query, prefers_html, status_of
 from .graphstore import get_store, sandbox_refusal
-from .links import CONTENT_SECURITY_POLICY, app_iris, public_root
+from .links import app_iris, content_security_policy, public_root
 from .negotiation import NotAcceptable, choose_graph, choose_results
 
 SD = Namespace("http://www.w3.org/ns/sparql-service-description#")
@@ -267,11 +267,7 @@ def _describe_service() -> Response | str:
             ),
             content_type="text/html; charset=utf-8",
         )
-        # YASGUI's sanitiser (DOMPurify) parses the HTML it cleans in an inert document, whose event-handler
-        # attributes the policy would report as blocked; the rest of the policy holds here too.
-        page.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY.replace(
-            "script-src 'self';", "script-src 'self'; script-src-attr 'unsafe-inline';"
-        )
+        page.headers["Content-Security-Policy"] = content_security_policy(handler_attributes=True)
         return page
     body = service_description(public_root() + "sparql").serialize(format=syntax.rdflib_format, encoding="utf-8")
     response = Response(body, content_type=_content_type(syntax.media_type))
