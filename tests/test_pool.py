@@ -3,7 +3,6 @@
 Unit tests of :mod:`bibgraph.graph.serving.pool` and :mod:`bibgraph.graph.serving.fairshare`, no HTTP server.
 """
 
-import contextlib
 import os
 import signal
 import socket
@@ -19,6 +18,8 @@ from bibgraph.graph.serving.fairshare import FairShare, OverShare, ServerBusy
 from bibgraph.graph.serving.pool import QueryCrashed, QueryPool, ResultTooLarge, WorkerFailed
 from bibgraph.graph.serving.worker import serialise
 from bibgraph.graph.stores.store import GraphStore, QueryError
+
+from .procfs import proc_text, task_ids
 
 # Oxigraph's parser recurses once per group: this overflows even the worker thread's 64 MiB stack (about
 # 17,000 groups fit), and the worker dies. The guard refuses such queries long before; the pool is tested alone.
@@ -57,19 +58,15 @@ def in_thread(function: Callable[[], object]) -> tuple[threading.Thread, dict[st
 
 def ended(pid: int) -> bool:
     """Whether process ``pid`` is gone or a zombie (dead, not yet reaped by its parent)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
+    stat = proc_text(f"/proc/{pid}/stat")
+    return stat is None or stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
 def children(pid: int) -> list[int]:
     """The child processes of ``pid`` (forked by any of its threads)."""
     found = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        with contextlib.suppress(FileNotFoundError), open(f"/proc/{pid}/task/{task}/children") as listing:
-            found += [int(child) for child in listing.read().split()]
+    for task in task_ids(pid):
+        found += [int(child) for child in (proc_text(f"/proc/{pid}/task/{task}/children") or "").split()]
     return found
 
 

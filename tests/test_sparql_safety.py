@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from bibgraph.graph.scratch import LOCK
 
 from .conftest import make_app
+from .procfs import proc_text, task_ids
 
 COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
@@ -127,12 +128,8 @@ def worker_pid(app) -> int:
 
 def thread_states(pid: int) -> list[str]:
     """The scheduler state of each thread of ``pid`` (empty once the process is gone)."""
-    states = []
-    with contextlib.suppress(FileNotFoundError):
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with contextlib.suppress(FileNotFoundError), open(f"/proc/{pid}/task/{task}/stat") as stat:
-                states.append(stat.read().rsplit(")", 1)[1].split()[0])
-    return states
+    stats = (proc_text(f"/proc/{pid}/task/{task}/stat") for task in task_ids(pid))
+    return [stat.rsplit(")", 1)[1].split()[0] for stat in stats if stat is not None]
 
 
 @pytest.mark.parametrize(

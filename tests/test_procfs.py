@@ -1,0 +1,39 @@
+"""The tests' ``/proc`` reader treats a process that exits mid-read as gone (CI once failed on that race)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from . import procfs
+
+
+def _exited_after_open() -> tuple[int, object]:
+    """A child's ``stat`` file opened while it lived, then the child ended and reaped."""
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    opened = open(f"/proc/{child.pid}/stat")  # noqa: SIM115 - read after the child is gone
+    child.communicate(b"")
+    return child.pid, opened
+
+
+def test_a_file_opened_before_its_process_ended_fails_to_read_with_esrch() -> None:
+    _, opened = _exited_after_open()
+    with opened, pytest.raises(ProcessLookupError):
+        opened.read()  # the premise: not FileNotFoundError, so ``suppress(FileNotFoundError)`` missed it
+
+
+def test_proc_text_is_none_when_the_process_ends_between_open_and_read(monkeypatch) -> None:
+    pid, opened = _exited_after_open()
+    monkeypatch.setattr(procfs, "open", lambda path: opened, raising=False)
+    assert procfs.proc_text(f"/proc/{pid}/stat") is None
+
+
+def test_proc_text_and_task_ids_of_a_living_and_of_a_gone_process() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        assert (procfs.proc_text(f"/proc/{child.pid}/stat") or "").startswith(f"{child.pid} (")
+        assert procfs.task_ids(child.pid)
+    finally:
+        child.communicate(b"")
+    assert procfs.proc_text(f"/proc/{child.pid}/stat") is None
+    assert procfs.task_ids(child.pid) == []
