@@ -16,9 +16,11 @@ with ``_`` as a word character splits it exactly there. Each query word matches 
 Ranking, as dblp does for people: authors whose name is the query first, then those with every query
 word as a whole word of one spelling of their name (a family name), then the others, each group by
 papers; then areas; then papers by relevance: FTS5's ``bm25()`` over all items (k1 1.2, b 0.75,
-each query word counting its prefix matches). Its idf is ``log((N - n + 0.5) / (n + 0.5))``, floored
-at 1e-6 for a word in more than half the items, where Lucene's variant adds 1 inside the logarithm;
-so for several query words a frequent one weighs less than it would there (one word: the same order).
+each query word counting its prefix matches; scores equal to :data:`SCORE_DIGITS` significant digits are a tie,
+so two items whose scores differ only by floating-point rounding come by title). Its idf is
+``log((N - n + 0.5) / (n + 0.5))``, floored at 1e-6 for a word in more than half the items, where Lucene's
+variant adds 1 inside the logarithm; so for several query words a frequent one weighs less than it would
+there (one word: the same order).
 """
 
 import functools
@@ -47,6 +49,8 @@ RANKED = 20_000  # matches of one kind ranked in full; a broader query's work is
 _KIND_BITS = 40  # an item's rowid is its kind's number << 40 | its number: a kind is one rowid range
 AUTHORS_END = 1 << _KIND_BITS  # authors' rowids are below
 KEPT_QUERIES = 512  # recent queries whose counts and result pages an open index keeps
+SCORE_DIGITS = 9  # BM25 scores equal to this many significant digits tie (then: by title)
+_RANK_SCORE = f"CAST(printf('%.{SCORE_DIGITS - 1}e', m.score) AS REAL)"  # rank_score() in SQL
 MAX_QUERY_WORDS = 10  # distinct words a query is matched with: the work of a search grows with their number
 
 
@@ -98,6 +102,13 @@ _WHOLE = "WHERE spelling_words MATCH :whole"
 _TIER = f"""CASE WHEN m.id IN (SELECT item FROM spellings WHERE name = :spelling) THEN 0
     WHEN m.id IN (SELECT s.item FROM spelling_words JOIN spellings s ON s.id = spelling_words.rowid {_WHOLE})
     THEN 1 ELSE 2 END"""  # an author's tier: see the module's docstring
+
+
+def rank_score(score: float) -> float:
+    """``score`` to :data:`SCORE_DIGITS` significant digits, as the index ranks by it: BM25 sums made in
+    different orders (a long item with many matches, a short one with few) can be equal but for the last bit,
+    and such a tie must not decide the order before the title does."""
+    return float(f"{score:.{SCORE_DIGITS - 1}e}")
 
 
 def query_terms(terms: list[str]) -> list[str]:
@@ -218,7 +229,8 @@ class SearchIndex:
             FROM (SELECT rowid AS id, bm25(words) AS score FROM words
                   WHERE words MATCH :match AND rowid BETWEEN :low AND :high {window}) AS m
             JOIN items i ON i.id = m.id
-            ORDER BY tier, coalesce(i.papers, 0) DESC, m.score, i.title_key, i.iri LIMIT :limit OFFSET :offset""",
+            ORDER BY tier, coalesce(i.papers, 0) DESC, {_RANK_SCORE}, i.title_key, i.iri
+            LIMIT :limit OFFSET :offset""",
             {**_tiers(terms), "match": _match(terms), "limit": limit, "offset": offset},
         )
 

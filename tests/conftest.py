@@ -5,6 +5,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, settings
 
 from bibgraph.graph.build import BuildReport, build_graph
 from bibgraph.graph.stores.store import OxigraphGraphStore
@@ -12,6 +13,14 @@ from bibgraph.seeds import seed_directory
 
 BASE = "http://bibgraph.test/"
 CHECKOUT = Path(__file__).resolve().parent.parent
+
+# Every phase but "explain": after a failure it traces each shrinking run with sys.settrace, which on Python
+# 3.11 made one failing search test run past pytest-timeout's 300 s, so CI reported a timeout, not the
+# counterexample. Shrinking still gives the smallest failing case, and print_blob a way to replay it.
+settings.register_profile(
+    "bibgraph", phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink], print_blob=True
+)
+settings.load_profile("bibgraph")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -8,7 +8,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 
-from bibgraph.graph.search import Hit, query_terms, words
+from bibgraph.graph.search import Hit, query_terms, rank_score, words
 
 KIND_ORDER = {"author": 0, "area": 1, "paper": 2}
 BM25_K1, BM25_B = 1.2, 0.75
@@ -111,7 +111,7 @@ class OracleIndex:
             KIND_ORDER[hit.kind],
             hit.tier,
             -(hit.papers or 0),
-            -self.scores[hit.iri],
+            -rank_score(self.scores[hit.iri]),
             hit.title.casefold(),
             hit.iri,
         )
