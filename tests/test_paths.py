@@ -1,5 +1,6 @@
 """The collaboration path search (graph/paths.py) against networkx's shortest path on generated networks."""
 
+import html
 import re
 
 import networkx as nx
@@ -140,3 +141,31 @@ def test_an_end_given_as_any_text_after_http_is_an_iri_or_refused(client, scheme
         assert answer.status_code == 200
     else:
         assert answer.status_code == 400 and "not an IRI" in answer.get_data(as_text=True)
+
+
+def test_the_form_shows_names_for_ends_given_by_key_and_submitting_it_again_gives_the_same_path(
+    client, seed_store
+) -> None:
+    """A profile's "Path to" sends the author's key: the form showed ``author/wang-wei``, not the name."""
+    from bibgraph.graph.networks import authorships, bipartite_graph
+    from bibgraph.web.links import local_url
+
+    graph = bipartite_graph(authorships(seed_store))
+    people = sorted(n for n, d in graph.nodes(data="bipartite") if d == 1)[:40]
+    target = graph.nodes[people[-1]]["name"]
+
+    def page(source: str) -> tuple[str, str, str]:
+        """The form's two values and what the page found (the chain, or why there is none)."""
+        text = client.get("/graph/path", query_string={"from": source, "to": target}).get_data(as_text=True)
+        shown = [html.unescape(re.search(rf'name="{end}" value="([^"]*)"', text)[1]) for end in ("from", "to")]
+        return shown[0], shown[1], re.search(r"</form>(.*?)<script", text, re.S)[1]
+
+    named = 0
+    for person in people[:-1]:
+        with client.application.test_request_context():
+            key = local_url(person).lstrip("/")
+        shown, to, found = page(key)
+        assert shown in (graph.nodes[person]["name"], key) and to == target and 'role="status"' in found
+        assert page(shown)[2] == found
+        named += shown == graph.nodes[person]["name"]
+    assert named >= len(people) // 2  # most authors' names lead back to them

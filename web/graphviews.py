@@ -265,6 +265,13 @@ def ego(author: str) -> str:
     )
 
 
+def _as_written(given: str, iri: str, names: dict[str, str]) -> str:
+    """What the path form shows for an end given as ``given``: the author's name where it was given as an IRI
+    or key (a profile's "Path to" sends its key), if that name leads back to the same author; else as given."""
+    name = names.get(iri)
+    return name if name and given != name and _author_iri(name) == iri else given
+
+
 def _author_iri(given: str) -> str:
     """An author's IRI from a name (as written, any case) or from an IRI or app path."""
     given = given.strip()
@@ -304,9 +311,10 @@ def path() -> str:
             )
         elif not found.chain:
             problem = f"No chain of at most {found.steps} co-authors links these authors (the search stops there)."
-        names = labels(store, found.chain)
+        names = labels(store, list(dict.fromkeys([*found.chain, *ends.values()])))
         for step, node in enumerate(found.chain):
             chain.append({"kind": "paper" if step % 2 else "author", "iri": node, "label": names.get(node, node)})
+        source, target = (_as_written(given, ends[given], names) for given in (source, target))
     return render_template(
         "path.html",
         title="Collaboration path",
