@@ -5,14 +5,19 @@ its papers by label on every request reads the whole area each time (seconds). S
 figures (papers, authors, top authors, subareas) and its papers in page order (by label, then IRI) are
 computed once, one concept at a time, and a dataset keeps them in its derived data; a page then reads
 the IRIs of its 50 papers from the order and their labels with one ``VALUES`` query.
+
+Papers are listed as people read a list (:func:`paper_order_key`): by label with case and accents aside, so
+"AHMED Ali …", "Ahmed Ali …" and "Ähmed …" come together, not "AHMED" among the A's and "Ähmed" after Z.
 """
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .queries import bind, integer, named_query
+from .search import fold
 from .stores.store import GraphStore
 
+PAPER_ORDER = "folded label"  # names the order in derived-data keys: a dataset keeping another order derives it anew
 TOP_AUTHORS = 20
 NAME_BATCH = 500  # authors per name query
 
@@ -45,10 +50,16 @@ def concept_index(store: GraphStore) -> Iterator[tuple[ConceptFigures, list[str]
         yield ConceptFigures(iri, label, broader, len(order), len(counts), top, narrower(concepts, papers, iri)), order
 
 
+def paper_order_key(label: str, iri: str) -> tuple[str, str, str]:
+    """Where a paper comes in a list of papers: by its label folded (case and accents aside), then as written,
+    then by IRI (one order, whatever the labels)."""
+    return fold(label), label, iri
+
+
 def paper_order(store: GraphStore, iri: str) -> list[str]:
-    """The papers of a concept (an area's through its subareas) as its pages list them: by label, then IRI."""
-    rows = sorted((str(r["label"]), str(r["paper"])) for r in _select(store, "concept_paper_order", iri))
-    return [paper for _, paper in rows]
+    """The papers of a concept (an area's through its subareas) as its pages list them (:func:`paper_order_key`)."""
+    rows = sorted(paper_order_key(str(r["label"]), str(r["paper"])) for r in _select(store, "concept_paper_order", iri))
+    return [paper for _, _, paper in rows]
 
 
 def _select(store: GraphStore, name: str, concept: str) -> Iterator[dict]:

@@ -8,9 +8,9 @@ theirs among those; everything else is as it was. Hence, with costs that follow 
 concepts), not the size of the dataset:
 
 - papers: the previous count plus the new ones; the order is the kept one with the new papers merged in at their
-  places (by label, then IRI). Their places are found by a binary search over the kept order, all new papers of a
-  concept at once: one look-up of the labels probed per step (log2 of the concept's size steps), so no label of
-  the kept order is kept or read beyond those probed;
+  places (:func:`~.conceptindex.paper_order_key`). Their places are found by a binary search over the kept order,
+  all new papers of a concept at once: one look-up of the labels probed per step (log2 of the concept's size
+  steps), so no label of the kept order is kept or read beyond those probed;
 - authors: the previous count plus the new papers' creators who had no paper there before (those whose count there
   now is their number of new papers); the counts of these touched authors are taken from the store;
 - top authors: the best of the previous top authors (counts updated) and the touched ones (and those named only
@@ -24,7 +24,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from .conceptindex import ConceptFigures, author_names, best_authors, concept_list, index_order, narrower
+from .conceptindex import (
+    ConceptFigures,
+    author_names,
+    best_authors,
+    concept_list,
+    index_order,
+    narrower,
+    paper_order_key,
+)
 from .queries import bind, integer, named_query
 from .stores.store import GraphStore
 
@@ -97,7 +105,7 @@ def updated_index(
         figures = ConceptFigures(
             iri, label, broader, papers[iri], authors, best_authors(candidates), narrower(concepts, papers, iri)
         )
-        entries = sorted((labels[paper], paper) for paper in new_papers[iri] if paper in labels)
+        entries = sorted(paper_order_key(labels[paper], paper) for paper in new_papers[iri] if paper in labels)
         if not entries:
             yield ConceptUpdate(figures, max(1, -(-before.papers // chunk)), [])
             continue
@@ -106,7 +114,7 @@ def updated_index(
         first = places[0] // chunk
         tail: list[str] = []
         at = first * chunk
-        for place, (_, paper) in zip(places, entries, strict=True):
+        for place, (*_, paper) in zip(places, entries, strict=True):
             tail += kept.between(at, place)
             tail.append(paper)
             at = place
@@ -162,11 +170,11 @@ def _concept_counts(store: GraphStore, authors: list[str]) -> dict[str, dict[str
     return counts
 
 
-def _places(kept: KeptOrder, entries: list[tuple[str, str]], store: GraphStore) -> list[int]:
-    """Where each of ``entries`` ((label, IRI), sorted) goes in ``kept``: binary searches side by side, the labels
-    of each step's probes fetched in one query."""
+def _places(kept: KeptOrder, entries: list[tuple[str, str, str]], store: GraphStore) -> list[int]:
+    """Where each of ``entries`` (their :func:`~.conceptindex.paper_order_key`, sorted) goes in ``kept``: binary
+    searches side by side, the labels of each step's probes fetched in one query."""
     low, high = [0] * len(entries), [len(kept)] * len(entries)
-    probed: dict[int, tuple[str, str]] = {}
+    probed: dict[int, tuple[str, str, str]] = {}
     while True:
         active = [i for i in range(len(entries)) if low[i] < high[i]]
         if not active:
@@ -177,7 +185,7 @@ def _places(kept: KeptOrder, entries: list[tuple[str, str]], store: GraphStore) 
         for block in _values(sorted(set(iris.values()))):
             rows = store.select(bind(named_query("paper_list_items").text, paper=block))
             found.update((str(r["paper"]), str(r["label"])) for r in rows)
-        probed.update((place, (found[iri], iri)) for place, iri in iris.items())
+        probed.update((place, paper_order_key(found[iri], iri)) for place, iri in iris.items())
         for i in active:
             middle = (low[i] + high[i]) // 2
             if probed[middle] < entries[i]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from rdflib import Graph
 
-from .conceptindex import ConceptFigures, paper_items
+from .conceptindex import ConceptFigures, paper_items, paper_order_key
 from .ntriples import is_iri
 from .queries import bind, integer, named_query
 from .stores.store import GraphStore
@@ -154,6 +154,7 @@ def author_profile(store: GraphStore, iri: str) -> AuthorProfile | None:
                 area_iri=_text(row["area"]),
             )
         )
+    profile.papers.sort(key=lambda paper: paper_order_key(paper.label, paper.iri))
     for row in store.select(bind(named_query("author_coauthors").text, author=iri)):
         profile.coauthors.append(Coauthor(str(row["coauthor"]), str(row["name"]), integer(row["joint"])))
     return profile

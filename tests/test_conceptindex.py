@@ -12,6 +12,7 @@ from bibgraph.graph.build import build_graph
 from bibgraph.graph.conceptindex import concept_index
 from bibgraph.graph.pages import concept_tree, paper_page
 from bibgraph.graph.queries import bind, integer, named_query
+from bibgraph.graph.search import fold
 from bibgraph.graph.vocab import sparql_prologue
 from bibgraph.web import pages
 from bibgraph.web.cli import main
@@ -19,8 +20,13 @@ from bibgraph.web.cli import main
 from .conftest import BASE, make_app
 
 HTML = {"Accept": "text/html"}
-# the old query of a page's papers, its ties (same label) broken by IRI
-BY_LABEL = named_query("concept_papers").text.replace("ORDER BY ?label", "ORDER BY ?label ?paper")
+
+
+def by_label(store, concept: str) -> list[str]:
+    """The reference order of a concept's papers: all of them fetched with their labels (the query a page ran
+    before), sorted by label with case and accents aside, then as written, then by IRI."""
+    rows = store.select(bind(named_query("concept_papers").text, concept=concept))
+    return [paper for *_, paper in sorted((fold(str(r["label"])), str(r["label"]), str(r["paper"])) for r in rows)]
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +54,7 @@ def test_figures_and_order_equal_the_whole_area_queries(which, seed_store, reque
         figures[concept.iri] = concept
         counts = _old(store, "concept_counts", concept.iri)[0]
         assert (concept.papers, concept.authors) == (integer(counts["papers"]), integer(counts["authors"]))
-        assert order == [str(r["paper"]) for r in store.select(bind(BY_LABEL, concept=concept.iri))]
+        assert order == by_label(store, concept.iri)
         top = [(str(r["name"]), integer(r["papers"])) for r in _old(store, "concept_authors", concept.iri)]
         assert [(name, n) for _, name, n in concept.top_authors] == top
         subareas = [
@@ -108,7 +114,7 @@ def test_a_dataset_serves_every_page_of_every_area_from_its_kept_pieces(corpus, 
         store = build_graph([corpus], base=BASE, progress=False)[0]
         for path in paths:
             iri = BASE + path
-            order = [str(r["paper"]) for r in store.select(bind(BY_LABEL, concept=iri))]
+            order = by_label(store, iri)
             pages_count = max(1, -(-len(order) // 50))
             for number in {1, 2, pages_count, pages_count + 3}:
                 html = client.get(f"/{path}?page={number}", headers=HTML).get_data(as_text=True)
@@ -139,3 +145,22 @@ def test_same_subarea_papers_from_the_order_equal_the_sorting_query(which, seed_
         used += before.subject is not None and subject_papers(before.subject, 1) is not None
         assert [item.label for item in after.by_subject] == [item.label for item in before.by_subject], iri
     assert used > 0, "some papers are in a concept without subareas"
+
+
+def test_papers_are_listed_with_case_and_accents_aside_on_area_and_author_pages() -> None:
+    """Real lists write family names in capitals ("AHMED Ali") beside "Ahmed": listed as written, every capital
+    came before every small letter ("AHMED" … "Baker" … "adams") and an accented initial after Z."""
+    from bibgraph.graph.pages import author_profile
+
+    from .test_incidence import built
+
+    firsts = ["Baker Di", "adams Bo", "Ähmed Cy", "AHMED Ali", "Ahmed Ed", "zhou Fa", "Émile Gu"]
+    store = built([("Vision · Detection", [first, "Zed Co"], False) for first in firsts])
+    expected = ["adams", "AHMED", "Ähmed", "Ahmed", "Baker", "Émile", "zhou"]  # by given name after the family one
+    for concept, order in concept_index(store):
+        labels = {str(r["paper"]): str(r["label"]) for r in _old(store, "concept_papers", concept.iri)}
+        assert [labels[paper].split()[0] for paper in order] == expected, concept.label
+    person = str(store.select('SELECT ?a WHERE { ?a <http://xmlns.com/foaf/0.1/name> "Zed Co" }')[0]["a"])
+    profile = author_profile(store, person)
+    assert profile is not None
+    assert [paper.label.split()[0] for paper in profile.papers] == expected

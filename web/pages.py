@@ -5,7 +5,7 @@ from typing import Any
 
 from flask import Blueprint, current_app, render_template, request, url_for
 
-from bibgraph.graph.conceptindex import ConceptFigures, concept_index, paper_order
+from bibgraph.graph.conceptindex import PAPER_ORDER, ConceptFigures, concept_index, paper_order
 from bibgraph.graph.pages import abstracts, charts, concept_tree, dataset_summary, histogram_bins
 from bibgraph.graph.search import snippet
 
@@ -17,7 +17,7 @@ from .text import thousands
 blueprint = Blueprint("pages", __name__)
 RESULTS_PER_PAGE = 20
 ORDER_CHUNK = 1000  # papers per kept piece of a concept's paper order (a page reads one piece, or two)
-CONCEPT_FIGURES = "concept figures"  # the page value of every concept's figures
+CONCEPT_FIGURES = f"concept figures, papers by {PAPER_ORDER}"  # the page value of every concept's figures
 # For every template, imported macros included: links under the proxy's prefix, counts for people,
 # and the log-scale charts' arithmetic (ticks 1, 10, 100 …).
 blueprint.add_app_template_global(site_url, "site_url")
@@ -57,7 +57,7 @@ def concept_figures() -> dict[str, ConceptFigures]:
 
 def order_piece_key(iri: str, piece: int) -> tuple:
     """The derived-data key of piece ``piece`` of a concept's paper order."""
-    return derived_key("page", None, f"concept papers {piece} {iri}")
+    return derived_key("page", None, f"concept papers by {PAPER_ORDER} {piece} {iri}")
 
 
 def concept_papers(iri: str, offset: int, count: int) -> list[str]:
