@@ -50,7 +50,9 @@ _KIND_BITS = 40  # an item's rowid is its kind's number << 40 | its number: a ki
 AUTHORS_END = 1 << _KIND_BITS  # authors' rowids are below
 KEPT_QUERIES = 512  # recent queries whose counts and result pages an open index keeps
 SCORE_DIGITS = 9  # BM25 scores equal to this many significant digits tie (then: by title)
-_RANK_SCORE = f"CAST(printf('%.{SCORE_DIGITS - 1}e', m.score) AS REAL)"  # rank_score() in SQL
+# BM25 sums made in different orders (a long item with many matches, a short one with few) can be equal but for
+# the last bit; such a tie must not decide the order before the title does
+_RANK_SCORE = f"CAST(printf('%.{SCORE_DIGITS - 1}e', m.score) AS REAL)"
 MAX_QUERY_WORDS = 10  # distinct words a query is matched with: the work of a search grows with their number
 
 
@@ -102,13 +104,6 @@ _WHOLE = "WHERE spelling_words MATCH :whole"
 _TIER = f"""CASE WHEN m.id IN (SELECT item FROM spellings WHERE name = :spelling) THEN 0
     WHEN m.id IN (SELECT s.item FROM spelling_words JOIN spellings s ON s.id = spelling_words.rowid {_WHOLE})
     THEN 1 ELSE 2 END"""  # an author's tier: see the module's docstring
-
-
-def rank_score(score: float) -> float:
-    """``score`` to :data:`SCORE_DIGITS` significant digits, as the index ranks by it: BM25 sums made in
-    different orders (a long item with many matches, a short one with few) can be equal but for the last bit,
-    and such a tie must not decide the order before the title does."""
-    return float(f"{score:.{SCORE_DIGITS - 1}e}")
 
 
 def query_terms(terms: list[str]) -> list[str]:

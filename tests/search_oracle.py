@@ -8,10 +8,15 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 
-from bibgraph.graph.search import Hit, query_terms, rank_score, words
+from bibgraph.graph.search import SCORE_DIGITS, Hit, query_terms, words
 
 KIND_ORDER = {"author": 0, "area": 1, "paper": 2}
 BM25_K1, BM25_B = 1.2, 0.75
+
+
+def rank_score(score: float) -> float:
+    """``score`` to :data:`~bibgraph.graph.search.SCORE_DIGITS` significant digits, as the index ranks by it."""
+    return float(f"{score:.{SCORE_DIGITS - 1}e}")
 
 
 def lucene_idf(total: int, n: int) -> float:
