@@ -18,20 +18,12 @@ from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.graph.vocab import BG
 
 from .conftest import BASE
-from .test_incidence import PEOPLE, SUBJECTS, built, paper_list
+from .test_incidence import PEOPLE, SUBJECTS, built, paper_list, records_of
 
 # First authors in every case and with accents, so that papers' places follow the folded order (paper_order_key):
 # a merge by labels as written would put "ägir Alpha …" after "Hal Theta …" and "ANN Beta …" before "Ann Alpha …".
 MIXED = [*PEOPLE, "ägir Alpha", "ANN Beta", "Éve Eta", "zoë Zeta"]
-records = st.lists(
-    st.tuples(
-        st.none() | st.sampled_from(SUBJECTS),
-        st.lists(st.sampled_from(MIXED), min_size=1, max_size=5, unique=True),
-        st.booleans(),
-    ),
-    min_size=1,
-    max_size=14,
-)
+records = records_of(MIXED)
 
 # A list of names with no separator: kept whole (``bg:authorListUnsplit``), a paper with no ``dcterms:creator``.
 UNSPLIT = "Ann Alpha Bob Beta Cid Gamma Dan Delta"

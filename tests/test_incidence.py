@@ -28,15 +28,21 @@ PEOPLE = ["Ann Alpha", "Bob Beta", "Cid Gamma", "Dan Delta", "Eve Epsilon", "Fay
 SUBJECTS = ["Vision", "Vision · Detection", "Vision · Tracking", "Language · Parsing", "Language", "Robots · Arms"]
 ABSTRACT = "We study problem number {} and improve the state of the art on three benchmarks."
 
-records = st.lists(
-    st.tuples(
-        st.none() | st.sampled_from(SUBJECTS),
-        st.lists(st.sampled_from(PEOPLE), min_size=1, max_size=5, unique=True),
-        st.booleans(),
-    ),
-    min_size=1,
-    max_size=14,
-)
+
+def records_of(people: list[str]) -> st.SearchStrategy[list[tuple[str | None, list[str], bool]]]:
+    """Generated records: (area line or none, authors among ``people``, whether the author line is cut)."""
+    return st.lists(
+        st.tuples(
+            st.none() | st.sampled_from(SUBJECTS),
+            st.lists(st.sampled_from(people), min_size=1, max_size=5, unique=True),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=14,
+    )
+
+
+records = records_of(PEOPLE)
 
 
 def corpus(generated: list[tuple[str | None, list[str], bool]]) -> tuple[list[Authorship], Incidence]:
