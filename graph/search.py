@@ -68,6 +68,8 @@ def fold(text: str) -> str:
     if text.isascii():  # most abstracts: the same, an order of magnitude sooner
         return text.lower()
     once = unicodedata.normalize("NFKD", text.casefold())
+    if once.isascii():  # "…" or "ﬁ" in ASCII text (most labels end with "…"): no marks, only capitals to lower
+        return once.lower()
     decomposed = unicodedata.normalize("NFKD", once.casefold())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 

@@ -236,9 +236,10 @@ def test_cjk_characters_are_found_one_by_one(tmp_path: Path) -> None:
     index.close()
 
 
-@given(st.text() | st.text(st.characters(max_codepoint=127)))
+@given(st.text() | st.text(st.characters(max_codepoint=127)) | st.text(st.sampled_from("aZ .…ﬁℌ²Ⅳ㎏ｱé")))
 def test_fold_is_the_compatibility_caseless_match_without_marks(value: str) -> None:
-    """Also on its fast path (ASCII text)."""
+    """Also on its fast paths (ASCII text, and text that is ASCII once decomposed: an ellipsis, a ligature, a
+    black-letter capital)."""
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", value.casefold()).casefold())
     assert fold(value) == "".join(c for c in decomposed if not unicodedata.combining(c))
 
