@@ -4,6 +4,7 @@ import html
 import re
 
 import networkx as nx
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -169,3 +170,18 @@ def test_the_form_shows_names_for_ends_given_by_key_and_submitting_it_again_give
         assert page(shown)[2] == found
         named += shown == graph.nodes[person]["name"]
     assert named >= len(people) // 2  # most authors' names lead back to them
+
+
+@pytest.mark.parametrize(
+    "name", ["Ana\x85Lee", "Ana\x07Lee", "author/", "author/%zz", "http://a b", "https://ex.test/"]
+)
+def test_a_name_no_form_could_send_leaves_the_end_as_given(app, name: str) -> None:
+    """Names come from the lists: one the form would refuse (or read as another IRI) is not shown for a key."""
+    from bibgraph.graph.names import person_key
+    from bibgraph.web.graphviews import _as_written
+    from bibgraph.web.links import app_iris
+
+    with app.test_request_context():
+        iri = app_iris().person(person_key("Ke Wang"))
+        assert _as_written("author/k", iri, {iri: name}) == "author/k"
+        assert _as_written("author/k", iri, {iri: "Ke Wang"}) == "Ke Wang"

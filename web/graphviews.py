@@ -7,6 +7,7 @@ from typing import Any
 import networkx as nx
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, url_for
 from werkzeug.datastructures import MultiDict
+from werkzeug.exceptions import HTTPException
 
 from bibgraph.graph import analytics
 from bibgraph.graph import networks as network_model
@@ -269,7 +270,13 @@ def _as_written(given: str, iri: str, names: dict[str, str]) -> str:
     """What the path form shows for an end given as ``given``: the author's name where it was given as an IRI
     or key (a profile's "Path to" sends its key), if that name leads back to the same author; else as given."""
     name = names.get(iri)
-    return name if name and given != name and _author_iri(name) == iri else given
+    if not name or name == given:
+        return given
+    try:
+        back = _author_iri(name)
+    except HTTPException:  # a name no form could send (control characters, "author/…" that is no key)
+        return given
+    return name if back == iri else given
 
 
 def _author_iri(given: str) -> str:
