@@ -12,13 +12,20 @@ A version is written under a temporary name and renamed when complete; the point
 renaming a new symlink over it. So a reader sees the old version or the new one, never half of one,
 and a build killed at any point leaves the previous version served (its leftovers are removed by the
 next build, once their process is gone). A new ``DIR`` is itself built under a temporary name beside it.
+
+One writer at a time: a build or add holds an exclusive lock on ``DIR`` (:func:`writing`, ``flock`` on the
+directory itself, so no lock file is left behind) from reading the version it starts from until the switch.
+Two adds at once both started from the same version, and the one switched last dropped the other's papers
+while both said they had added them; now the second is refused at once, with a clear error.
 """
 
+import fcntl
 import hashlib
 import json
 import os
 import secrets
 import shutil
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,7 +43,44 @@ KEPT_VERSIONS = 2  # the one served and the one before it (a server may still be
 
 
 class DatasetError(ValueError):
-    """A directory that is not a (complete, readable) dataset of this format."""
+    """A directory that is not a (complete, readable) dataset of this format, or one being written."""
+
+
+_held = threading.local()  # the datasets this thread holds the write lock of: {real path: depth}
+
+
+@contextmanager
+def writing(root: Path) -> Iterator[None]:
+    """The dataset ``root``'s write lock, held by this thread for the block (taken again within it: nothing
+    more); another writer, in any process or thread, gets :class:`DatasetError` at once. A directory that does
+    not exist yet is not locked: two first builds of it cannot both be renamed into place."""
+    held: dict[str, int] = _held.__dict__.setdefault("roots", {})
+    if not root.is_dir():
+        yield
+        return
+    key = os.path.realpath(root)
+    if held.get(key):
+        held[key] += 1
+        try:
+            yield
+        finally:
+            held[key] -= 1
+        return
+    handle = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise DatasetError(
+                f"{root}: another build or add is writing this dataset; run this one when it has finished"
+            ) from None
+        held[key] = 1
+        try:
+            yield
+        finally:
+            del held[key]
+    finally:
+        os.close(handle)  # releases the lock
 
 
 def is_dataset(path: Path) -> bool:
@@ -109,8 +153,14 @@ def new_version(root: Path, base: str) -> Iterator[tuple[Path, dict[str, Any]]]:
 
     On leaving the block the manifest (with checksums) is written, the version renamed into place
     and the pointer switched to it; older versions beyond :data:`KEPT_VERSIONS` are removed. An
-    exception leaves everything as it was (the half-written version is removed).
+    exception leaves everything as it was (the half-written version is removed). The block runs under
+    :func:`writing`: a caller that reads the version it starts from takes that lock first.
     """
+    with writing(root):
+        yield from _new_version(root, base)
+
+
+def _new_version(root: Path, base: str) -> Iterator[tuple[Path, dict[str, Any]]]:
     if root.exists() and not is_dataset(root) and any(root.iterdir()):
         raise DatasetError(f"{root} holds files but is not a bibgraph dataset: give an empty or new directory")
     fresh = not root.exists() or not is_dataset(root)

@@ -317,9 +317,11 @@ def _check(connection: sqlite3.Connection, path: Path) -> None:
 
 
 def snippet(text: str, query: str, width: int = 220) -> Markup:
-    """A window of ``text`` (as plain text) around the first query word, each matching word in ``<mark>``."""
+    """A window of ``text`` (as plain text) around the first query word, each word matching one of the words the
+    query is matched with (:func:`query_terms`) in ``<mark>``: a word of the text is compared with each of them,
+    so ``q=a a a …`` (a hundred words in 200 characters) cost a page of snippets a hundred times ``q=a``."""
     plain = plain_text(text)
-    terms = words(query)
+    terms = query_terms(words(query))
     spans = [(m.start(), m.end()) for m in _WORD.finditer(plain) if _matches(fold(m.group()), terms)]
     start = 0
     if spans and spans[0][0] > width // 3:

@@ -8,7 +8,19 @@ from flask.json.provider import DefaultJSONProvider
 from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from . import downloads, errors, graphstore, graphviews, netcache, operations, pages, resources, sparql, versions
+from . import (
+    downloads,
+    errors,
+    graphstore,
+    graphviews,
+    negotiation,
+    netcache,
+    operations,
+    pages,
+    resources,
+    sparql,
+    versions,
+)
 from .links import CONTENT_SECURITY_POLICY, AtBase, ForwardedChecked
 from .settings import resolve
 
@@ -32,6 +44,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     versions.init_app(app)  # a dataset: pin its version before the store opens
     graphstore.init_app(app)
     errors.init_app(app)
+    negotiation.init_app(app)  # Vary: Accept on every answer chosen by Accept
     app.register_blueprint(sparql.blueprint)
     app.register_blueprint(graphviews.blueprint)
     app.register_blueprint(pages.blueprint)

@@ -20,7 +20,7 @@ from flask import Flask
 
 from bibgraph.graph.add import add_lists, papers_read
 from bibgraph.graph.build import BuildReport
-from bibgraph.graph.datadir import DERIVED, DUMPS, STORE, current_version, new_version, read_manifest
+from bibgraph.graph.datadir import DERIVED, DUMPS, STORE, current_version, new_version, read_manifest, writing
 from bibgraph.graph.dataset import COMPLETE_MARKER, fill, is_dump
 from bibgraph.graph.derived import DerivedFiles
 from bibgraph.graph.dump import complete_streamed_dumps, continued_dumps, streamed_ntriples, write_dataset_dumps
@@ -74,6 +74,11 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
     (copied by the kernel), the added triples and the new VoID description (:mod:`bibgraph.graph.dump`); the
     search index is the previous one with the new records' papers and authors (:func:`update_search_index`).
     """
+    with writing(root):  # from reading the version served to the switch: an add at once would drop this one's
+        return _add(root, inputs)
+
+
+def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
     from bibgraph.graph.incidence import incidence_part  # numpy and scipy: not imported by a server's start
 
     served = current_version(root)

@@ -1,5 +1,11 @@
 """``/download``: the dump in every RDF format and gzip, written once from the store, then served
-as files (so Flask sends Content-Length, ETag, Last-Modified, 304s and HEAD, streaming from disk)."""
+as files (so Flask sends Content-Length, ETag, Last-Modified, 304s and HEAD, streaming from disk).
+
+A file is written by one request at a time; one asking for a file that another is writing waits
+:data:`WRITING_WAIT` seconds at most, then gets 503 with ``Retry-After``. All writes were behind one lock
+that waiting requests held their web thread on without limit: a dump of a large store (minutes, up to
+``NETWORK_TIMEOUT``, tried again by the next waiter when it ran out of time) let a few dozen requests for it
+hold every web thread, so pages and ``/health`` got no answer, and a file already written waited too."""
 
 import gzip
 import shutil
@@ -15,11 +21,14 @@ from bibgraph.graph.dump import dump_file
 from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, RdfSyntax
 from bibgraph.graph.iris import DUMP_STEM
 from bibgraph.graph.scratch import scratch_directory
+from bibgraph.graph.serving.fairshare import ServerBusy
 
 from .graphstore import get_store
 
 blueprint = Blueprint("downloads", __name__, url_prefix="/download")
-_lock = threading.RLock()  # reentrant: a .gz file ensures its source first
+_writers: dict[Path, threading.Lock] = {}  # one per file being written (or written) by this process
+_writers_lock = threading.Lock()
+WRITING_WAIT = 1.0  # seconds a request waits for a file another request is writing, before 503
 DUMPS: dict[str, RdfSyntax] = {f"{DUMP_STEM}.{s.suffix}": s for s in RDF_SYNTAXES}
 DATASET_VERSION = "BIBGRAPH_DATASET_VERSION"  # app config: the dataset version served, if any
 GZIPPED = {f"{DUMP_STEM}.{s.suffix}.gz": f"{DUMP_STEM}.{s.suffix}" for s in RDF_SYNTAXES if s.name in ("turtle", "nt")}
@@ -42,7 +51,13 @@ def ensure(name: str) -> Path:
     if version and (Path(version) / datadir.DUMPS / name).is_file():  # written by the dataset's build
         return Path(version) / datadir.DUMPS / name
     path = _directory(current_app) / name
-    with _lock:
+    if path.exists():  # written atomically: there means complete
+        return path
+    with _writers_lock:
+        writer = _writers.setdefault(path, threading.Lock())
+    if not writer.acquire(timeout=WRITING_WAIT):
+        raise ServerBusy(f"{name} is being written for another request; retry in a moment")
+    try:
         if path.exists():
             return path
         if name in DUMPS:
@@ -56,6 +71,8 @@ def ensure(name: str) -> Path:
                     shutil.copyfileobj(raw, packed, 1024 * 1024)
 
             write_atomically(path, pack)
+    finally:
+        writer.release()
     return path
 
 

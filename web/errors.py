@@ -17,6 +17,8 @@ from bibgraph.graph.serving.guard import QueryForbidden, QueryRefused
 from bibgraph.graph.serving.pool import QueryCrashed, QueryTimeout, ResultTooLarge, WorkerFailed
 from bibgraph.graph.stores.store import QueryError
 
+from .negotiation import accepted
+
 TITLES = {
     400: "Bad request",
     403: "Forbidden",
@@ -35,9 +37,8 @@ def prefers_html(req: Request) -> bool:
     """The client would rather read HTML than plain text (a browser navigating), and named no ``format``."""
     if req.values.get("format"):
         return False
-    return req.accept_mimetypes.best_match(["text/plain", "text/html"]) == "text/html" and (
-        req.accept_mimetypes["text/html"] > req.accept_mimetypes["text/plain"]
-    )
+    accept = accepted(req)
+    return accept.best_match(["text/plain", "text/html"]) == "text/html" and accept["text/html"] > accept["text/plain"]
 
 
 def error_page(status: int, message: str, title: str | None = None, **extra: object) -> Response:

@@ -1,9 +1,17 @@
-"""Choosing a response syntax from a ``format`` parameter or the ``Accept`` header (with q-values)."""
+"""Choosing a response syntax from a ``format`` parameter or the ``Accept`` header (with q-values).
+
+Whatever reads ``Accept`` to shape an answer reads it through :func:`accepted`, which marks the
+response ``Vary: Accept`` (:func:`init_app`): a shared cache must not hand one client's variant (an
+HTML page, a 404 in plain text, a 406) to a client that asked for another. An answer chosen by
+``format=`` alone does not vary: the parameter is part of its URL.
+"""
 
 from collections.abc import Iterable
 from typing import TypeVar
 
-from flask import Request
+from flask import Flask, Request, Response, g
+from werkzeug.datastructures import MIMEAccept
+from werkzeug.http import parse_accept_header
 
 from bibgraph.graph.formats import RDF_SYNTAXES, RESULT_SYNTAXES, RdfSyntax, ResultSyntax
 
@@ -13,6 +21,35 @@ HTML = "text/html"
 
 class NotAcceptable(Exception):
     """Nothing the client accepts can be produced (HTTP 406)."""
+
+
+# What of an Accept header is read: browsers send ~100-300 bytes and RDF clients a dozen ranges, but waitress
+# lets headers reach 256 KB, and werkzeug's parsing and matching of 10,000 ranges (180 KB) cost ~1 s of this
+# process's CPU, under the GIL, per request (a 404 or a 406 too).
+ACCEPT_BYTES = 2048
+ACCEPT_RANGES = 32
+
+
+def accepted(request: Request) -> MIMEAccept:
+    """The request's ``Accept`` header, read to choose the answer: the answer will say ``Vary: Accept``.
+
+    Only its first :data:`ACCEPT_RANGES` media ranges within :data:`ACCEPT_BYTES` bytes count."""
+    g.varies_by_accept = True
+    if "accept" not in g:
+        header = request.headers.get("Accept", "")
+        if len(header) > ACCEPT_BYTES or header.count(",") >= ACCEPT_RANGES:
+            header = ",".join(header[:ACCEPT_BYTES].split(",")[:ACCEPT_RANGES])
+        g.accept = parse_accept_header(header, MIMEAccept)
+    accept: MIMEAccept = g.accept
+    return accept
+
+
+def init_app(app: Flask) -> None:
+    @app.after_request  # also runs for the answers of error handlers
+    def vary_by_accept(response: Response) -> Response:
+        if g.get("varies_by_accept"):
+            response.vary.add("Accept")
+        return response
 
 
 def _media_types(syntax: RdfSyntax | ResultSyntax) -> list[str]:
@@ -32,9 +69,10 @@ def choose(request: Request, syntaxes: Iterable[Syntax], default_html: bool = Fa
                 return syntax
         raise NotAcceptable(f"unknown format {wanted!r}; use one of {', '.join(s.name for s in options)}")
     candidates = ([HTML] if default_html else []) + [t for syntax in options for t in _media_types(syntax)]
-    if not request.accept_mimetypes:
+    accept = accepted(request)
+    if not accept:
         return None if default_html else options[0]
-    best = request.accept_mimetypes.best_match(candidates)
+    best = accept.best_match(candidates)
     if best is None:
         raise NotAcceptable("none of the accepted media types can be produced; available: " + ", ".join(candidates))
     if best == HTML:

@@ -66,7 +66,9 @@ def sitemap_index() -> Response:
 
 @blueprint.route("/sitemap-<kind>-<int:number>.xml")
 def sitemap(kind: str, number: int) -> Response:
-    if kind not in PAGE_CLASSES or number < 1:
+    """Chunk ``number`` of ``kind``, as the index names them: any other number is 404 before a query (past the last
+    chunk, an OFFSET walked every resource for nothing; past 2**63, the engine refused it: a 500)."""
+    if kind not in PAGE_CLASSES or not 1 <= number <= max(1, -(-resource_counts(get_store())[kind] // SITEMAP_LIMIT)):
         abort(404)
     base, public = base_iri(), public_root()
     iris = [iri for iri in resources(get_store(), kind, number - 1) if iri.startswith(base)]

@@ -88,8 +88,6 @@ def serve(path: str, suffix: str | None, page: Callable[[str], str | None]) -> R
         compact: dict[str, Any] = {"context": dict(PREFIXES), "auto_compact": True} if syntax.name == "jsonld" else {}
         body = graph.serialize(format=syntax.rdflib_format, encoding="utf-8", **compact)
         response = Response(body, content_type=f"{syntax.media_type}; charset=utf-8")
-    if suffix is None:
-        response.vary.add("Accept")
     response.headers["Link"] = _alternates(path)
     return response
 

@@ -162,9 +162,7 @@ def endpoint() -> Response | str:
             " or U+FFFE/U+FFFF): ask for JSON, CSV or TSV results (Turtle or N-Triples for graphs)",
             406,
         )
-    response = _answer_response(answer)
-    response.vary.add("Accept")
-    return response
+    return _answer_response(answer)
 
 
 PLAIN_EXPLAIN_MAX = 2 * 1024  # explaining costs ~100 parses: ~30 ms at 2 KB, 0.2 s at 6 KB
@@ -270,9 +268,7 @@ def _describe_service() -> Response | str:
         page.headers["Content-Security-Policy"] = content_security_policy(handler_attributes=True)
         return page
     body = service_description(public_root() + "sparql").serialize(format=syntax.rdflib_format, encoding="utf-8")
-    response = Response(body, content_type=_content_type(syntax.media_type))
-    response.vary.add("Accept")
-    return response
+    return Response(body, content_type=_content_type(syntax.media_type))
 
 
 def _shown_prefixes() -> dict[str, str]:
