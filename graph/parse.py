@@ -76,16 +76,23 @@ def is_prose(text: str) -> bool:
     """Sentences rather than names: a long line ending like a sentence (not in ``et al.``, an initial
     or ``Jr.``), a comma-free stretch of mostly common lower-case words, or a long unspaced CJK run."""
     if text[-1] in _SENTENCE_ENDS and text.count(" ") >= 7:
-        last = text.rsplit(None, 1)[-1]
-        if len(last) > 2 and last not in _NAME_ENDINGS:
+        words = text.split()
+        last = words[-1]
+        if len(last) > 2 and last not in _NAME_ENDINGS and any(_is_common(word) for word in words):
             return True
     for chunk in _CHUNKS.split(text):
         chunk_words = chunk.split()
         if len(chunk_words) >= 5:
-            common = sum(1 for w in chunk_words if w[0].islower() and w not in _NAME_WORDS)
+            common = sum(1 for w in chunk_words if _is_common(w))
             if common * 3 >= len(chunk_words):
                 return True
     return bool(_UNSPACED_CJK.search(text))
+
+
+def _is_common(word: str) -> bool:
+    """A lower-case word no author line holds (``de``, ``van``, ``et al.`` and ``and`` may be in one):
+    sentences have them, a list of names ending in a full stop (``…, Dan Wu.``) has none."""
+    return word[0].islower() and word not in _NAME_WORDS
 
 
 def shape(text: str) -> Shape:
