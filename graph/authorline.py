@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from nameparser.config import CONSTANTS
 from pylatexenc.latex2text import LatexNodes2Text
 
-from .names import normalise, tidy
+from .names import is_initials, normalise, tidy
 from .records import Repair
 
 TRUNCATION_MARK = "等"
@@ -284,15 +284,6 @@ def _strip_full_stop(body: str) -> str:
     return body[:-1].rstrip()
 
 
-_INITIALS = re.compile(r"[A-Z]\.?(?:[\s-]*[A-Z]\.?)*")
-
-
-def _is_initials(text: str) -> bool:
-    """``A.``, ``J.-P.``, ``A B``, ``J``; not ``AB`` (``LI`` may be a family name in capitals)."""
-    text = text.strip()
-    return bool(_INITIALS.fullmatch(text)) and ("." in text or " " in text or len(text) == 1)
-
-
 def _family_first(body: str) -> list[str] | None:
     """The names of a line written ``Family, Given`` (the comma inside a name), or ``None``.
 
@@ -307,13 +298,13 @@ def _family_first(body: str) -> list[str] | None:
         pairs = [_split_top_level(chunk, ",，") for chunk in chunks]
     else:
         parts = _split_top_level(body, ",，")
-        if len(parts) % 2 or not all(_is_initials(given) for given in parts[1::2]):
+        if len(parts) % 2 or not all(is_initials(given) for given in parts[1::2]):
             return None
         pairs = [parts[i : i + 2] for i in range(0, len(parts), 2)]
     for pair in pairs:
-        if len(pair) != 2 or not pair[0].strip() or not pair[1].strip() or _is_initials(pair[0]):
+        if len(pair) != 2 or not pair[0].strip() or not pair[1].strip() or is_initials(pair[0]):
             return None
-        if name_words(pair[0]) != 1 and not _is_initials(pair[1]):
+        if name_words(pair[0]) != 1 and not is_initials(pair[1]):
             return None
     return [f"{tidy(family)}, {tidy(given)}" for family, given in pairs]
 

@@ -25,7 +25,11 @@ from .names import tidy
 from .records import Problem, Record
 
 HEADER = "论文检索"
-AREA_SEPARATOR = re.compile(r"\s+·\s+")
+# " · " as the format writes it; its look-alikes (bullet, katakana and half-width middle dots, hyphenation
+# point, bullet and dot operators, Greek ano teleia) and breadcrumb arrows as sites copy them. Never " - " or
+# " / ": area names hold those ("Sequential Models, Time series", "Vision-Language / Multimodal").
+AREA_SEPARATORS = "\u00b7\u0387\u2022\u30fb\uff65\u2027\u2219\u22c5>\u203a\u00bb\uff1e"
+AREA_SEPARATOR = re.compile(rf"\s+[{AREA_SEPARATORS}]\s+")
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: the longest abstract seen is ~10 KB; anything longer is not a list line
 MAX_AREA_CHARS = 200
 _CHUNKS = re.compile(r"[,，、;；]|\s(?:and|&)\s")
@@ -340,12 +344,12 @@ def parse_file(
 def scan_areas(files: Iterable[Path]) -> frozenset[str]:
     """Areas named in ``Area · Subarea`` lines of all the files: a cheap first pass over the bytes."""
     areas: set[str] = set()
-    separator = " · ".encode()
+    separators = tuple(char.encode() for char in AREA_SEPARATORS)
     for path in files:
         try:
             with path.open("rb") as stream:
                 for raw in iter(partial(stream.readline, MAX_LINE_BYTES + 1), b""):
-                    if separator in raw and len(raw) <= MAX_AREA_CHARS * 4:
+                    if len(raw) <= MAX_AREA_CHARS * 4 and any(sep in raw for sep in separators):
                         pair = split_area(raw.decode("utf-8", "replace").strip())
                         if pair:
                             areas.add(pair[0])
