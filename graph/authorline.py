@@ -189,7 +189,8 @@ _LONG_HAN_RUN = re.compile(rf"[\u3400-\u9fff\uf900-\ufaff]{{{MAX_HAN_NAME + 1},}
 # Anything a cleaning step acts on; a line with none of it (most lines) takes the plain path.
 _NEEDS_CLEANING = re.compile(
     rf"[\d{_SUPERSCRIPT}{re.escape(MARKS)}\[\](){{}}\\$~;；…⋯等@（【<＜\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\t{_FORMAT_CHARS}]"
-    r"|\s(?:and|&)\s|^(?:and|&)\s|\bet\.?\s*al\b|\.\.\.|\setc\b|\su\.\s*a\.|\sи\s+др|[.。]\s*$",
+    r"|\s(?:and|&)\s|^(?:and|&)\s|\bet\.?\s*al\b|\.\.\.|\setc\b|\su\.\s*a\.|\sи\s+др|[.。]\s*$"
+    r"|[,，]\s*[A-Z](?![^\W\d_])",  # "Lee, A": initials alone after a comma
     re.IGNORECASE,
 )
 
