@@ -121,9 +121,9 @@ def _split_top_level(text: str, separators: str) -> list[str]:
     """Split at separators that are not inside brackets, braces or ``$...$`` (``Lee[1,2]`` stays whole)."""
     parts, depth, math, start = [], 0, False, 0
     for index, char in enumerate(text):
-        if char in "([{（【":
+        if char in "([{\uff08\u3010":  # and the full-width round and lenticular brackets
             depth += 1
-        elif char in ")]}）】":
+        elif char in ")]}\uff09\u3011":
             depth = max(0, depth - 1)
         elif char == "$":
             math = not math
@@ -140,9 +140,11 @@ def _strip_orcid(text: str) -> str:
 
 # "Ann Lee (MIT)", "Wei Zhang (张伟)", "Bo Chen <bo@x.org>", "Cy Diaz cy@x.org": a bracketed note of two or more
 # letters (a bracketed number or letter is an affiliation marker) or an e-mail address after the name.
+_OPENING = r"(\[<\uff08\u3010\uff1c"  # and the full-width round, lenticular and angle brackets
+_CLOSING = r")\]>\uff09\u3011\uff1e"
 _NOTE = re.compile(
-    r"\s*(?:[(\[（【<＜](?=[^()\[\]（）【】<>＜＞]*[^\W\d_][^()\[\]（）【】<>＜＞]*[^\W\d_])[^()\[\]（）【】<>＜＞]*[)\]）】>＞]"
-    r"|\s[^\s@()<>]+@[^\s@()<>]+\.\w+)$"
+    rf"\s*(?:[{_OPENING}](?=[^{_OPENING}{_CLOSING}]*[^\W\d_][^{_OPENING}{_CLOSING}]*[^\W\d_])[^{_OPENING}{_CLOSING}]*"
+    rf"[{_CLOSING}]|\s[^\s@()<>]+@[^\s@()<>]+\.\w+)$"
 )
 
 
@@ -188,7 +190,7 @@ def name_words(name: str) -> int:
 _LONG_HAN_RUN = re.compile(rf"[\u3400-\u9fff\uf900-\ufaff]{{{MAX_HAN_NAME + 1},}}")
 # Anything a cleaning step acts on; a line with none of it (most lines) takes the plain path.
 _NEEDS_CLEANING = re.compile(
-    rf"[\d{_SUPERSCRIPT}{re.escape(MARKS)}\[\](){{}}\\$~;；…⋯等@（【<＜\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\t{_FORMAT_CHARS}]"
+    rf"[\d{_SUPERSCRIPT}{re.escape(MARKS)}\[\](){{}}\\$~;；…⋯等@<\uff08\u3010\uff1c\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\t{_FORMAT_CHARS}]"
     r"|\s(?:and|&)\s|^(?:and|&)\s|\bet\.?\s*al\b|\.\.\.|\setc\b|\su\.\s*a\.|\sи\s+др|[.。]\s*$"
     r"|[,，]\s*[A-Z](?![^\W\d_])",  # "Lee, A": initials alone after a comma
     re.IGNORECASE,

@@ -29,7 +29,7 @@ _NAMEPARSER_WORDS = {
 _word = st.builds(lambda first, rest: first + rest, st.sampled_from(_UPPER), st.text(_LOWER, min_size=2, max_size=7))
 _word = _word.filter(lambda w: w.lower() not in _NAMEPARSER_WORDS | {"and", "et", "etc", "others"})
 _western = st.builds(lambda given_name, family: f"{given_name} {family}", _word, _word)
-_han = st.text(alphabet=st.sampled_from("张王李赵刘陈杨黄伟娜芳强敏静磊洋艳勇军杰涛明超秀霞平刚"), min_size=2, max_size=3)
+_han = st.text(alphabet=st.sampled_from("张王李赵刘陈杨黄伟娜芳强敏静磊洋艳勇军杰涛明超秀霞"), min_size=2, max_size=3)
 _names = st.one_of(st.lists(_western, min_size=1, max_size=8), st.lists(_han, min_size=1, max_size=8))
 
 
@@ -129,7 +129,7 @@ def test_given_family_lists_stay_as_they_are(names: list[str], separator: str) -
 
 
 _notes = st.sampled_from(
-    ["(MIT)", "[Stanford University]", "（北京大学）", "【清华大学】", "(张伟)", "<ann@x.org>", "(ann.lee@cs.x.edu)"]
+    ["(MIT)", "[Stanford University]", "\uff08北京大学\uff09", "【清华大学】", "(张伟)", "<a@x.org>", "(a.lee@x.edu)"]
 )
 
 
