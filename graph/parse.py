@@ -14,7 +14,7 @@ a record that cannot be placed is reported with its file and line, and the reade
 import re
 import stat
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from functools import partial
 from pathlib import Path
@@ -25,6 +25,9 @@ from .names import tidy
 from .records import Problem, Record
 
 HEADER = "论文检索"
+# The header as lists carry it: in traditional characters too, with a colon, and again wherever two lists were
+# joined (``cat a.txt b.txt``, each with its byte-order mark): never an area, author line or a line of an abstract.
+_HEADER_LINE = re.compile(rf"(?:{HEADER}|論文檢索)\s*[:\uff1a]?")
 # " · " as the format writes it; its look-alikes (bullet, katakana and half-width middle dots, hyphenation
 # point, bullet and dot operators, Greek ano teleia) and breadcrumb arrows as sites copy them. Never " - " or
 # " / ": area names hold those ("Sequential Models, Time series", "Vision-Language / Multimodal").
@@ -108,7 +111,15 @@ def shape(text: str) -> Shape:
 def _units(lines: Iterable[_Line]) -> list[_Unit]:
     """Group wrapped abstract lines (prose followed by lines with no blank before them) into one unit."""
     units: list[_Unit] = []
+    after_header = False
     for line in lines:
+        if line.text.startswith("\ufeff"):  # a byte-order mark where two files were joined
+            line = replace(line, text=line.text.lstrip("\ufeff").strip())
+        if _HEADER_LINE.fullmatch(line.text) or (not line.text and not line.broken):
+            after_header = True  # ends a record like a blank line
+            continue
+        if after_header:
+            line, after_header = replace(line, after_blank=True), False
         kind = Shape.PROSE if line.broken and not line.text else shape(line.text)
         last = units[-1] if units else None
         if last and last.shape is Shape.PROSE and not line.after_blank and kind is not Shape.AREA:
@@ -116,8 +127,6 @@ def _units(lines: Iterable[_Line]) -> list[_Unit]:
             last.broken = last.broken or line.broken
             continue
         units.append(_Unit(line.number, [line.text], kind, line.broken))
-    if units and units[0].text.lstrip("\ufeff") == HEADER:
-        units.pop(0)
     return units
 
 

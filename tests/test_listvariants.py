@@ -15,6 +15,8 @@ from bibgraph.graph.authorline import read_author_line
 from bibgraph.graph.names import name_parts
 from bibgraph.graph.parse import AREA_SEPARATORS, parse_text, scan_areas
 
+from .test_authorline import _record, render
+
 ABSTRACT = "We study a problem. Our method improves the state of the art on three benchmarks."
 _LOWER = "abcdefghijklmnopqrstuvwxyzéüø"
 _UPPER = "ABCDEFGHIJKLMNOPRSTUVWZ"
@@ -185,3 +187,22 @@ def test_family_then_initials_agrees_with_nameparser(particle: str, family: str,
         " ".join(p for p in (parsed.first, parsed.middle) if p),
         parsed.last,
     )
+
+
+def _read(text: str) -> list[tuple]:
+    records, problems = parse_text(text, "f.txt")
+    assert problems == []
+    return [(r.area, r.subarea, r.authors, r.truncated, r.abstract) for r in records]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(_record, min_size=1, max_size=3), min_size=2, max_size=3),
+    st.sampled_from(["", "\n", "\ufeff", "\r\n\ufeff"]),
+    st.sampled_from(["论文检索", "論文檢索", "论文检索\uff1a", "论文检索:  ", "\u3000论文检索"]),
+)
+def test_lists_joined_read_as_the_lists_one_after_another(lists: list, joint: str, header: str) -> None:
+    """``cat a.txt b.txt``: each header (a byte-order mark before it, no blank line after an abstract) starts
+    records again; it is no area, author line or line of the abstract before it."""
+    texts = [render(records).replace("论文检索", header, 1) for records in lists]
+    assert _read(joint.join(texts)) == [record for text in texts for record in _read(text)]
