@@ -48,6 +48,7 @@ CUT = "'等人', '，等' and unspaced '等' endings"
 FULL_STOP = "a full stop ending the line"
 NOTES = "bracketed notes and e-mail addresses"
 FAMILY_FIRST = "'Family, Given' names"
+LABEL = "'Authors:' labels"
 # Warnings: the list is kept as written, nothing repaired.
 UNSPLIT = "author lines with no separators (kept whole, no persons)"
 TOO_MANY = f"author lines of more than {MAX_AUTHORS:,} names (kept whole, no persons)"
@@ -57,6 +58,7 @@ PARTICLES = frozenset(
     "de del della der di da das dos du la le los las van von den ten ter y e zu bin binti ibn al el".split()
 )
 _TRUNCATED_TAIL = re.compile(r"\s+" + TRUNCATION_MARK + r"\s*$")
+_LABEL = re.compile(r"^(?:authors?|作者|著者)\s*[:\uff1a]\s*", re.IGNORECASE)  # "作者\uff1a张伟；李娜" (CNKI)
 _HAN_CHARS = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 # CNKI-like portals: "张伟, 李娜 等人", "张伟，李娜等人", "张伟，李娜，等" (a lone "等" is no name), "Bo Li 等.". An
 # unspaced "等" stays part of the name ("王等" is a name). Not in raw_parts: paper IRIs stay as they were.
@@ -191,7 +193,7 @@ _LONG_HAN_RUN = re.compile(rf"[\u3400-\u9fff\uf900-\ufaff]{{{MAX_HAN_NAME + 1},}
 # Anything a cleaning step acts on; a line with none of it (most lines) takes the plain path.
 _NEEDS_CLEANING = re.compile(
     rf"[\d{_SUPERSCRIPT}{re.escape(MARKS)}\[\](){{}}\\$~;；…⋯等@<\uff08\u3010\uff1c\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\t{_FORMAT_CHARS}]"
-    r"|\s(?:and|&)\s|^(?:and|&)\s|\bet\.?\s*al\b|\.\.\.|\setc\b|\su\.\s*a\.|\sи\s+др|[.。]\s*$"
+    r"|\s(?:and|&)\s|^(?:and|&)\s|\bet\.?\s*al\b|\.\.\.|\setc\b|\su\.\s*a\.|\sи\s+др|[.。]\s*$|^(?:authors?|作者|著者)\s*[:\uff1a]"
     r"|[,，]\s*[A-Z](?![^\W\d_])",  # "Lee, A": initials alone after a comma
     re.IGNORECASE,
 )
@@ -205,7 +207,7 @@ def _too_long(name: str) -> bool:
     if name.count(" ") >= MAX_NAME_WORDS and name_words(name) > MAX_NAME_WORDS:
         return True
     if name.count(" ") >= 2 and all(_CJK_WORD.fullmatch(word) for word in name.split()):
-        return True  # "张伟 李娜 王芳": names separated by spaces only; no split is invented
+        return sum(len(word) > 1 for word in name.split()) > 1  # "张伟 李娜 王芳", not "王 小 明": no split invented
     return len(name) > MAX_HAN_NAME and bool(_LONG_HAN_RUN.search(name))
 
 
@@ -223,6 +225,9 @@ def read_author_line(text: str, line: int) -> AuthorLine:
     if not _NEEDS_CLEANING.search(text) and not _TRUNCATED_TAIL.search(text):
         return _plain(text, line, key_names)
     body = text
+    if label := _LABEL.match(body):
+        repair(LABEL, body, body[label.end() :])
+        body = body[label.end() :]
     truncated = False
     for pattern, kind in ((_TRUNCATED_TAIL, None), (_CUT_TAIL, CUT), (_ET_AL_TAIL, ET_AL), (_ELLIPSIS_TAIL, ELLIPSIS)):
         if found := pattern.search(body):

@@ -158,6 +158,14 @@ def test_cjk_names_separated_by_spaces_only_are_kept_whole(names: list[str], spa
     assert read.unsplit and read.names == ()
     two = read_author_line(space.join(names[:2]), 1)  # "山田 太郎": family and given, one person
     assert [n.name for n in two.names] == [" ".join(names[:2])]
+    spaced_han = " ".join(names[0])  # "王 小 明": the characters of one name spaced out
+    assert [n.name for n in read_author_line(spaced_han, 1).names] == [spaced_han]
+
+
+@settings(max_examples=60, deadline=None)
+@given(_names, st.sampled_from(["作者\uff1a", "作者:", "Authors: ", "Author:", "AUTHORS :", "著者\uff1a"]))
+def test_an_authors_label_is_no_name(names: list[str], label: str) -> None:
+    assert _authors(label + "；".join(names)) == (names, False)
 
 
 _area_words = st.lists(_word, min_size=1, max_size=3).map(" ".join)
