@@ -49,6 +49,7 @@ FULL_STOP = "a full stop ending the line"
 NOTES = "bracketed notes and e-mail addresses"
 FAMILY_FIRST = "'Family, Given' names"
 LABEL = "'Authors:' labels"
+TYPOGRAPHY = "typographic apostrophes and hyphens"
 # Warnings: the list is kept as written, nothing repaired.
 UNSPLIT = "author lines with no separators (kept whole, no persons)"
 TOO_MANY = f"author lines of more than {MAX_AUTHORS:,} names (kept whole, no persons)"
@@ -58,6 +59,10 @@ PARTICLES = frozenset(
     "de del della der di da das dos du la le los las van von den ten ter y e zu bin binti ibn al el".split()
 )
 _TRUNCATED_TAIL = re.compile(r"\s+" + TRUNCATION_MARK + r"\s*$")
+# "O'Brien" with U+2019 or U+02BC, "Jean-Michel" with U+2010 (as PDFs copy it): one spelling each, so one
+# person. Not U+02BB (the Hawaiian okina is a letter) nor the acute and grave accents (LaTeX's \' and \`).
+_APOSTROPHES, _HYPHENS = "\u2019\u2018\u02bc\u2032", "\u2010\u2011\u2012\u2013\u2212\ufe63"
+_TYPOGRAPHIC = str.maketrans(dict.fromkeys(_APOSTROPHES, "'") | dict.fromkeys(_HYPHENS, "-"))
 _LABEL = re.compile(r"^(?:authors?|作者|著者)\s*[:\uff1a]\s*", re.IGNORECASE)  # "作者\uff1a张伟；李娜" (CNKI)
 _HAN_CHARS = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 # CNKI-like portals: "张伟, 李娜 等人", "张伟，李娜等人", "张伟，李娜，等" (a lone "等" is no name), "Bo Li 等.". An
@@ -192,7 +197,7 @@ def name_words(name: str) -> int:
 _LONG_HAN_RUN = re.compile(rf"[\u3400-\u9fff\uf900-\ufaff]{{{MAX_HAN_NAME + 1},}}")
 # Anything a cleaning step acts on; a line with none of it (most lines) takes the plain path.
 _NEEDS_CLEANING = re.compile(
-    rf"[\d{_SUPERSCRIPT}{re.escape(MARKS)}\[\](){{}}\\$~;；…⋯等@<\uff08\u3010\uff1c\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\t{_FORMAT_CHARS}]"
+    rf"[\d{_SUPERSCRIPT}{re.escape(MARKS)}\[\](){{}}\\$~;；…⋯等@<{_APOSTROPHES}{_HYPHENS}\uff08\u3010\uff1c\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\t{_FORMAT_CHARS}]"
     r"|\s(?:and|&)\s|^(?:and|&)\s|\bet\.?\s*al\b|\.\.\.|\setc\b|\su\.\s*a\.|\sи\s+др|[.。]\s*$|^(?:authors?|作者|著者)\s*[:\uff1a]"
     r"|[,，]\s*[A-Z](?![^\W\d_])",  # "Lee, A": initials alone after a comma
     re.IGNORECASE,
@@ -361,7 +366,7 @@ def _split_and(part: str, repair: Callable[[str, str, str], None], first: bool) 
 
 
 def _clean(written: str, repair: Callable[[str, str, str], None]) -> list[Name]:
-    """One name through the steps in order: ORCID iD, marks and markers, LaTeX."""
+    """One name through the steps in order: ORCID iD, notes, marks and markers, LaTeX, typography."""
     text = written
     if (stripped := _strip_orcid(text)) != text:
         repair(ORCID, text, stripped)
@@ -378,5 +383,8 @@ def _clean(written: str, repair: Callable[[str, str, str], None]) -> list[Name]:
     if (decoded := _decode_latex(text)) != text:
         repair(LATEX, text, decoded)
         text = decoded
+    if (plain := text.translate(_TYPOGRAPHIC)) != text:  # after LaTeX: "\`e" is a grave accent, no apostrophe
+        repair(TYPOGRAPHY, text, plain)
+        text = plain
     text = tidy(text)
     return [Name(text, written, marks)] if text else []

@@ -214,3 +214,18 @@ def test_lists_joined_read_as_the_lists_one_after_another(lists: list, joint: st
     records again; it is no area, author line or line of the abstract before it."""
     texts = [render(records).replace("论文检索", header, 1) for records in lists]
     assert _read(joint.join(texts)) == [record for text in texts for record in _read(text)]
+
+
+_TYPOGRAPHIC_NAMES = st.tuples(_word, st.sampled_from(["'", "-"]), _word)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_TYPOGRAPHIC_NAMES, min_size=1, max_size=5), st.data())
+def test_typographic_apostrophes_and_hyphens_spell_the_same_person(people: list, data: st.DataObject) -> None:
+    """``O\u2019Brien`` is ``O'Brien``, ``Jean\u2010Michel`` is ``Jean-Michel`` (and so one person)."""
+    variants = {"'": "'\u2019\u2018\u02bc\u2032", "-": "-\u2010\u2011\u2012\u2013\u2212\ufe63"}
+    plain = [f"Ann {first}{joint}{second}" for first, joint, second in people]
+    spelt = [f"Ann {first}{data.draw(st.sampled_from(variants[joint]))}{second}" for first, joint, second in people]
+    line = ", ".join(spelt)
+    assert _authors(line) == (plain, False)
+    assert _authors(r"Gis\`ele Lee, Ren\'ee Chen") == (["Gis\u00e8le Lee", "Ren\u00e9e Chen"], False)  # LaTeX accents
