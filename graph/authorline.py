@@ -285,14 +285,14 @@ _NAME_SUFFIXES = frozenset(CONSTANTS.suffix_not_acronyms | CONSTANTS.suffix_acro
 
 
 def _strip_full_stop(body: str) -> str:
-    """``…, Dan Wu.`` and ``张伟，李娜。``: a full stop ending the line, not one ending an initial (``Lee A.``,
-    ``J.-P.``), a word in capitals (``Dan WU.`` could be initials) or a suffix nameparser knows (``Jr.``)."""
+    """``…, Dan Wu.``, ``…, Xiaoyi MAI.`` and ``张伟，李娜。``: a full stop ending the line, not one ending an
+    initial (``Lee A.``, ``J.-P.``) or a suffix nameparser knows (``Jr.``)."""
     if body.endswith("。"):
         return body[:-1].rstrip()
     if not body.endswith("."):
         return body
     last = body[:-1].rsplit(None, 1)[-1] if body[:-1].strip() else ""
-    if len(last) < 2 or "." in last or last.isupper() or last.lower() in _NAME_SUFFIXES:
+    if not last or is_initials(last + ".") or "." in last or last.lower() in _NAME_SUFFIXES:
         return body
     return body[:-1].rstrip()
 

@@ -77,12 +77,13 @@ _NOT_A_PERSON = re.compile(
 
 
 _INITIALS = re.compile(r"[A-Z]\.?(?:[\s-]*[A-Z]\.?)*")
+_TWO_LETTERS = re.compile(r"[^\W\d_]{2}")
 
 
 def is_initials(text: str) -> bool:
-    """``A.``, ``J.-P.``, ``A B``, ``J``; not ``AB`` (``LI`` may be a family name in capitals)."""
-    text = text.strip()
-    return bool(_INITIALS.fullmatch(text)) and ("." in text or " " in text or len(text) == 1)
+    """``A.``, ``J.-P.``, ``J.A.``, ``A B``, ``J``: capitals standing alone; not ``AB`` (``LI`` may be a family
+    name in capitals) nor ``AHMED KIM`` (a name in capitals)."""
+    return bool(_INITIALS.fullmatch(text.strip())) and not _TWO_LETTERS.search(text)
 
 
 def _family_then_initials(words: list[str]) -> tuple[str, str] | None:

@@ -6,7 +6,7 @@ only, area separators other than `` · ``, Vancouver-style names (``Smith J``)."
 import unicodedata
 from pathlib import Path
 
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from nameparser import HumanName
 from nameparser.config import CONSTANTS
@@ -30,6 +30,7 @@ _NAMEPARSER_WORDS = {
 # A capitalised word of 2-8 letters that is no title, suffix, particle or conjunction nameparser knows.
 _word = st.builds(lambda first, rest: first + rest, st.sampled_from(_UPPER), st.text(_LOWER, min_size=2, max_size=7))
 _word = _word.filter(lambda w: w.lower() not in _NAMEPARSER_WORDS | {"and", "et", "etc", "others"})
+_word = st.one_of(_word, _word.map(str.upper))  # "Xiaoyi MAI", "AHMED KIM": names in capitals too
 _western = st.builds(lambda given_name, family: f"{given_name} {family}", _word, _word)
 _han = st.text(alphabet=st.sampled_from("张王李赵刘陈杨黄伟娜芳强敏静磊洋艳勇军杰涛明超秀霞"), min_size=2, max_size=3)
 _names = st.one_of(st.lists(_western, min_size=1, max_size=8), st.lists(_han, min_size=1, max_size=8))
@@ -124,10 +125,13 @@ def test_family_then_initials_between_commas_pairs_up(people: list[tuple[str, st
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(_western, min_size=2, max_size=6), st.sampled_from(["; ", " and "]))
+@given(st.lists(_western, min_size=2, max_size=6), st.sampled_from(["; ", " and ", ", "]))
+@example(["Chen Wangku", "AHMED KIM"], ", ")  # a name in capitals is no run of initials
 def test_given_family_lists_stay_as_they_are(names: list[str], separator: str) -> None:
     """No inversion is read into ``Ann Lee, Bo Chen; Cy Diaz`` (the family part would be two names)."""
-    assert _authors(", ".join(names[:-1]) + separator + names[-1]) == (names, False)
+    line = ", ".join(names[:-1]) + separator + names[-1]
+    assert _authors(line) == (names, False)
+    assert _authors(line + " et al.") == (names, True)  # the cleaning path, where layouts are looked for
 
 
 _notes = st.sampled_from(
