@@ -71,12 +71,24 @@ class _Unit:
 
 
 def split_area(text: str) -> tuple[str, str | None] | None:
-    """``Area · Subarea`` as a pair, or ``None`` when the line has no `` · `` separator."""
-    parts = AREA_SEPARATOR.split(text, maxsplit=1)
-    if len(parts) != 2 or len(text) > MAX_AREA_CHARS:
+    """``Area · Subarea`` as a pair, or ``None`` when the line has no area separator."""
+    found = AREA_SEPARATOR.search(text)
+    if not found or len(text) > MAX_AREA_CHARS:
         return None
-    area, subarea = tidy(parts[0]), tidy(parts[1])
+    area, subarea = tidy(text[: found.start()]), tidy(text[found.end() :])
+    if found.group().strip() != "\u00b7" and not (_names_a_topic(area) and _names_a_topic(subarea)):
+        return None  # "p > 0.05", "Model A > baseline" in a wrapped abstract: a look-alike needs two topic names
     return (area, subarea or None) if area else None
+
+
+def _names_a_topic(text: str) -> bool:
+    """Starts with a capital (or a letter of a script without case) and holds no digit and no sentence end."""
+    return (
+        bool(text)
+        and text[0].isalpha()
+        and not text[0].islower()
+        and not any(c.isdigit() or c in _SENTENCE_ENDS for c in text)
+    )
 
 
 def is_prose(text: str) -> bool:

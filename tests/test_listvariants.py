@@ -185,8 +185,9 @@ def test_area_separators_that_sites_use_split_area_and_subarea(area: str, subare
 
 def test_scan_areas_knows_every_separator(tmp_path: Path) -> None:
     path = tmp_path / "l.txt"
-    path.write_text("".join(f"Area{i} {sep} Sub\n" for i, sep in enumerate(AREA_SEPARATORS)), encoding="utf-8")
-    assert scan_areas([path]) == {f"Area{i}" for i in range(len(AREA_SEPARATORS))}
+    names = [f"Area {chr(ord('A') + i)}" for i in range(len(AREA_SEPARATORS))]
+    path.write_text("".join(f"{name} {sep} Sub\n" for name, sep in zip(names, AREA_SEPARATORS, strict=True)), "utf-8")
+    assert scan_areas([path]) == set(names)
 
 
 @settings(max_examples=150, deadline=None)
@@ -233,3 +234,11 @@ def test_typographic_apostrophes_and_hyphens_spell_the_same_person(people: list,
     line = ", ".join(spelt)
     assert _authors(line) == (plain, False)
     assert _authors(r"Gis\`ele Lee, Ren\'ee Chen") == (["Gis\u00e8le Lee", "Ren\u00e9e Chen"], False)  # LaTeX accents
+
+
+@settings(max_examples=60, deadline=None)
+@given(_word, st.sampled_from(AREA_SEPARATORS.replace("\u00b7", "")), st.sampled_from(["0.05", "baseline", "n."]))
+def test_a_look_alike_in_a_wrapped_abstract_stays_in_the_abstract(word: str, separator: str, right: str) -> None:
+    """Only two topic names (capitalised, no digits, no sentence end) make a look-alike an area separator."""
+    abstract = f"{ABSTRACT}\n{word} {separator} {right}"
+    assert _read(f"论文检索\n\nA · B\n\nAnn Lee\n\n{abstract}\n") == [("A", "B", ("Ann Lee",), False, abstract)]
