@@ -14,7 +14,7 @@ a record that cannot be placed is reported with its file and line, and the reade
 import re
 import stat
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 from functools import partial
 from pathlib import Path
@@ -126,12 +126,12 @@ def _units(lines: Iterable[_Line]) -> list[_Unit]:
     after_header = False
     for line in lines:
         if line.text.startswith("\ufeff"):  # a byte-order mark where two files were joined
-            line = replace(line, text=line.text.lstrip("\ufeff").strip())
+            line = _Line(line.number, line.text.lstrip("\ufeff").strip(), line.after_blank, line.broken)
         if _HEADER_LINE.fullmatch(line.text) or (not line.text and not line.broken):
             after_header = True  # ends a record like a blank line
             continue
         if after_header:
-            line, after_header = replace(line, after_blank=True), False
+            line, after_header = _Line(line.number, line.text, True, line.broken), False
         kind = Shape.PROSE if line.broken and not line.text else shape(line.text)
         last = units[-1] if units else None
         if last and last.shape is Shape.PROSE and not line.after_blank and kind is not Shape.AREA:
