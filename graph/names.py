@@ -68,11 +68,34 @@ _COMPOUND_SURNAMES = frozenset(
     "欧阳 司马 上官 诸葛 东方 皇甫 尉迟 公孙 慕容 令狐 长孙 宇文 司徒 夏侯 轩辕 端木 独孤 南宫 西门 百里 "
     "歐陽 司徒 諸葛 東方 長孫 夏侯 軒轅 獨孤".split()
 )
+_PARTICLES = frozenset("de del della der di da das dos du la le van von den ten ter zu".split())
 _HAN_NAME = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,4}")
 _NOT_A_PERSON = re.compile(
     r"\b(?:collaboration|consortium|team|group|project|initiative|society|laboratory|lab|committee|network)\b|^the\s",
     re.IGNORECASE,
 )
+
+
+_INITIALS = re.compile(r"[A-Z]\.?(?:[\s-]*[A-Z]\.?)*")
+_TWO_LETTERS = re.compile(r"[^\W\d_]{2}")
+
+
+def is_initials(text: str) -> bool:
+    """``A.``, ``J.-P.``, ``J.A.``, ``A B``, ``J``: capitals standing alone; not ``AB`` (``LI`` may be a family
+    name in capitals) nor ``AHMED KIM`` (a name in capitals)."""
+    return bool(_INITIALS.fullmatch(text.strip())) and not _TWO_LETTERS.search(text)
+
+
+def _family_then_initials(words: list[str]) -> tuple[str, str] | None:
+    """``Smith J``, ``Lee A. B.`` (Vancouver, PubMed): family name first, the given name as initials after it."""
+    for cut in range(len(words) - 1, 0, -1):
+        if is_initials(" ".join(words[cut:])) and not is_initials(words[cut - 1]):
+            family = words[:cut]
+            capitalised = [word for word in family if word.lower() not in _PARTICLES]
+            if len(capitalised) == 1 and capitalised[0][0].isupper():  # "Lee Ann B." is no family name then initials
+                return " ".join(words[cut:]), " ".join(family)
+            return None
+    return None
 
 
 def name_parts(name: str) -> tuple[str, str] | None:
@@ -96,6 +119,8 @@ def name_parts(name: str) -> tuple[str, str] | None:
         return None
     if len(words) < 2 or _NOT_A_PERSON.search(name) or any(ord(c) >= 0x3000 for c in name):
         return None
+    if vancouver := _family_then_initials(words):
+        return vancouver
     capitals = [i for i, w in enumerate(words) if len(w) > 1 and w.isupper() and w.isalpha()]
     if len(capitals) == 1 and len(words) > len(capitals) and len(words) == 2:
         family = words[capitals[0]]

@@ -25,7 +25,14 @@ from .names import tidy
 from .records import Problem, Record
 
 HEADER = "论文检索"
-AREA_SEPARATOR = re.compile(r"\s+·\s+")
+# The header as lists carry it: in traditional characters too, with a colon, and again wherever two lists were
+# joined (``cat a.txt b.txt``, each with its byte-order mark): never an area, author line or a line of an abstract.
+_HEADER_LINE = re.compile(rf"(?:{HEADER}|論文檢索)\s*[:\uff1a]?")
+# " · " as the format writes it; its look-alikes (bullet, katakana and half-width middle dots, hyphenation
+# point, bullet and dot operators, Greek ano teleia) and breadcrumb arrows as sites copy them. Never " - " or
+# " / ": area names hold those ("Sequential Models, Time series", "Vision-Language / Multimodal").
+AREA_SEPARATORS = "\u00b7\u0387\u2022\u30fb\uff65\u2027\u2219\u22c5>\u203a\u00bb\uff1e"
+AREA_SEPARATOR = re.compile(rf"\s+[{AREA_SEPARATORS}]\s+")
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: the longest abstract seen is ~10 KB; anything longer is not a list line
 MAX_AREA_CHARS = 200
 _CHUNKS = re.compile(r"[,，、;；]|\s(?:and|&)\s")
@@ -64,28 +71,47 @@ class _Unit:
 
 
 def split_area(text: str) -> tuple[str, str | None] | None:
-    """``Area · Subarea`` as a pair, or ``None`` when the line has no `` · `` separator."""
-    parts = AREA_SEPARATOR.split(text, maxsplit=1)
-    if len(parts) != 2 or len(text) > MAX_AREA_CHARS:
+    """``Area · Subarea`` as a pair, or ``None`` when the line has no area separator."""
+    found = AREA_SEPARATOR.search(text)
+    if not found or len(text) > MAX_AREA_CHARS:
         return None
-    area, subarea = tidy(parts[0]), tidy(parts[1])
+    area, subarea = tidy(text[: found.start()]), tidy(text[found.end() :])
+    if found.group().strip() != "\u00b7" and not (_names_a_topic(area) and _names_a_topic(subarea)):
+        return None  # "p > 0.05", "Model A > baseline" in a wrapped abstract: a look-alike needs two topic names
     return (area, subarea or None) if area else None
+
+
+def _names_a_topic(text: str) -> bool:
+    """Starts with a capital (or a letter of a script without case) and holds no digit and no sentence end."""
+    return (
+        bool(text)
+        and text[0].isalpha()
+        and not text[0].islower()
+        and not any(c.isdigit() or c in _SENTENCE_ENDS for c in text)
+    )
 
 
 def is_prose(text: str) -> bool:
     """Sentences rather than names: a long line ending like a sentence (not in ``et al.``, an initial
     or ``Jr.``), a comma-free stretch of mostly common lower-case words, or a long unspaced CJK run."""
     if text[-1] in _SENTENCE_ENDS and text.count(" ") >= 7:
-        last = text.rsplit(None, 1)[-1]
-        if len(last) > 2 and last not in _NAME_ENDINGS:
+        words = text.split()
+        last = words[-1]
+        if len(last) > 2 and last not in _NAME_ENDINGS and any(_is_common(word) for word in words):
             return True
     for chunk in _CHUNKS.split(text):
         chunk_words = chunk.split()
         if len(chunk_words) >= 5:
-            common = sum(1 for w in chunk_words if w[0].islower() and w not in _NAME_WORDS)
+            common = sum(1 for w in chunk_words if _is_common(w))
             if common * 3 >= len(chunk_words):
                 return True
     return bool(_UNSPACED_CJK.search(text))
+
+
+def _is_common(word: str) -> bool:
+    """A lower-case word no author line holds (``de``, ``van``, ``et al.`` and ``and`` may be in one):
+    sentences have them, a list of names ending in a full stop (``…, Dan Wu.``) has none."""
+    return word[0].islower() and word not in _NAME_WORDS
 
 
 def shape(text: str) -> Shape:
@@ -97,7 +123,15 @@ def shape(text: str) -> Shape:
 def _units(lines: Iterable[_Line]) -> list[_Unit]:
     """Group wrapped abstract lines (prose followed by lines with no blank before them) into one unit."""
     units: list[_Unit] = []
+    after_header = False
     for line in lines:
+        if line.text.startswith("\ufeff"):  # a byte-order mark where two files were joined
+            line = _Line(line.number, line.text.lstrip("\ufeff").strip(), line.after_blank, line.broken)
+        if _HEADER_LINE.fullmatch(line.text) or (not line.text and not line.broken):
+            after_header = True  # ends a record like a blank line
+            continue
+        if after_header:
+            line, after_header = _Line(line.number, line.text, True, line.broken), False
         kind = Shape.PROSE if line.broken and not line.text else shape(line.text)
         last = units[-1] if units else None
         if last and last.shape is Shape.PROSE and not line.after_blank and kind is not Shape.AREA:
@@ -105,8 +139,6 @@ def _units(lines: Iterable[_Line]) -> list[_Unit]:
             last.broken = last.broken or line.broken
             continue
         units.append(_Unit(line.number, [line.text], kind, line.broken))
-    if units and units[0].text.lstrip("\ufeff") == HEADER:
-        units.pop(0)
     return units
 
 
@@ -333,12 +365,12 @@ def parse_file(
 def scan_areas(files: Iterable[Path]) -> frozenset[str]:
     """Areas named in ``Area · Subarea`` lines of all the files: a cheap first pass over the bytes."""
     areas: set[str] = set()
-    separator = " · ".encode()
+    separators = tuple(char.encode() for char in AREA_SEPARATORS)
     for path in files:
         try:
             with path.open("rb") as stream:
                 for raw in iter(partial(stream.readline, MAX_LINE_BYTES + 1), b""):
-                    if separator in raw and len(raw) <= MAX_AREA_CHARS * 4:
+                    if len(raw) <= MAX_AREA_CHARS * 4 and any(sep in raw for sep in separators):
                         pair = split_area(raw.decode("utf-8", "replace").strip())
                         if pair:
                             areas.add(pair[0])
