@@ -35,6 +35,7 @@ AREA_SEPARATORS = "\u00b7\u0387\u2022\u30fb\uff65\u2027\u2219\u22c5>\u203a\u00bb
 AREA_SEPARATOR = re.compile(rf"\s+[{AREA_SEPARATORS}]\s+")
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: the longest abstract seen is ~10 KB; anything longer is not a list line
 MAX_AREA_CHARS = 200
+_WORDS = re.compile(r"\S+")
 _CHUNKS = re.compile(r"[,，、;；]|\s(?:and|&)\s")
 _SENTENCE_ENDS = frozenset(".!?。！？")
 _NAME_ENDINGS = frozenset({"al.", "Jr.", "Sr."})  # and initials ("C."): a name line may end in them
@@ -95,14 +96,14 @@ def is_prose(text: str) -> bool:
     """Sentences rather than names: a long line ending like a sentence (not in ``et al.``, an initial
     or ``Jr.``), a comma-free stretch of mostly common lower-case words, or a long unspaced CJK run."""
     if text[-1] in _SENTENCE_ENDS and text.count(" ") >= 7:
-        words = text.split()
-        last = words[-1]
-        if len(last) > 2 and last not in _NAME_ENDINGS and any(_is_common(word) for word in words):
+        last = text.rsplit(None, 1)[-1]
+        # words read one at a time: an abstract has a common word early, and is not split whole for it
+        if len(last) > 2 and last not in _NAME_ENDINGS and any(_is_common(m.group()) for m in _WORDS.finditer(text)):
             return True
     for chunk in _CHUNKS.split(text):
         chunk_words = chunk.split()
         if len(chunk_words) >= 5:
-            common = sum(1 for w in chunk_words if _is_common(w))
+            common = sum(1 for w in chunk_words if w[0].islower() and w not in _NAME_WORDS)  # _is_common, inlined
             if common * 3 >= len(chunk_words):
                 return True
     return bool(_UNSPACED_CJK.search(text))

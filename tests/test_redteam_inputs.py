@@ -85,6 +85,7 @@ _LIST = (
 )
 
 
+@settings(max_examples=30)  # each example is a whole build (~0.25 s): 6 encodings, and the text after the list
 @given(
     encoding=st.sampled_from(["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"]),
     text=st.text(max_size=200),
