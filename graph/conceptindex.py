@@ -6,8 +6,9 @@ figures (papers, authors, top authors, subareas) and its papers in page order (b
 computed once, one concept at a time, and a dataset keeps them in its derived data; a page then reads
 the IRIs of its 50 papers from the order and their labels with one ``VALUES`` query.
 
-Papers are listed as people read a list (:func:`paper_order_key`): by label with case and accents aside, so
-"AHMED Ali …", "Ahmed Ali …" and "Ähmed …" come together, not "AHMED" among the A's and "Ähmed" after Z.
+Papers, and people or areas of equal counts, are listed as people read a list (:func:`reading_key`): by label
+or name with case and accents aside, so "AHMED Ali …", "Ahmed Ali …" and "Ähmed …" come together, not "AHMED"
+among the capitals and "Ähmed" after Z.
 """
 
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from .queries import bind, integer, named_query
 from .search import fold
 from .stores.store import GraphStore
 
-PAPER_ORDER = "folded label"  # names the order in derived-data keys: a dataset keeping another order derives it anew
+PAPER_ORDER = "folded label"  # names the orders in derived-data keys: a dataset keeping others derives them anew
 TOP_AUTHORS = 20
 NAME_BATCH = 500  # authors per name query
 
@@ -50,15 +51,16 @@ def concept_index(store: GraphStore) -> Iterator[tuple[ConceptFigures, list[str]
         yield ConceptFigures(iri, label, broader, len(order), len(counts), top, narrower(concepts, papers, iri)), order
 
 
-def paper_order_key(label: str, iri: str) -> tuple[str, str, str]:
-    """Where a paper comes in a list of papers: by its label folded (case and accents aside), then as written,
-    then by IRI (one order, whatever the labels)."""
-    return fold(label), label, iri
+def reading_key(text: str, iri: str) -> tuple[str, str, str]:
+    """Where an item comes in a list people read (papers by label; people and areas of equal counts by name or
+    label): its text folded (case and accents aside), then as written, then its IRI (one order, whatever the
+    texts)."""
+    return fold(text), text, iri
 
 
 def paper_order(store: GraphStore, iri: str) -> list[str]:
-    """The papers of a concept (an area's through its subareas) as its pages list them (:func:`paper_order_key`)."""
-    rows = sorted(paper_order_key(str(r["label"]), str(r["paper"])) for r in _select(store, "concept_paper_order", iri))
+    """The papers of a concept (an area's through its subareas) as its pages list them (:func:`reading_key`)."""
+    rows = sorted(reading_key(str(r["label"]), str(r["paper"])) for r in _select(store, "concept_paper_order", iri))
     return [paper for _, _, paper in rows]
 
 
@@ -92,9 +94,9 @@ def author_names(store: GraphStore, authors: list[str]) -> dict[str, str]:
 
 
 def best_authors(candidates: dict[str, tuple[str, int]]) -> tuple[tuple[str, str, int], ...]:
-    """The ``TOP_AUTHORS`` of ``candidates`` (IRI: (name, papers)) with most papers, then by name, then IRI."""
-    ranked = sorted((-papers, name, author) for author, (name, papers) in candidates.items())
-    return tuple((author, name, -negated) for negated, name, author in ranked[:TOP_AUTHORS])
+    """The ``TOP_AUTHORS`` of ``candidates`` (IRI: (name, papers)) with most papers, then by :func:`reading_key`."""
+    ranked = sorted((-papers, *reading_key(name, author)) for author, (name, papers) in candidates.items())
+    return tuple((author, name, -negated) for negated, _, name, author in ranked[:TOP_AUTHORS])
 
 
 def narrower(
@@ -104,7 +106,7 @@ def narrower(
     return tuple(
         sorted(
             ((other, concepts[other][0], papers[other]) for other in concepts if concepts[other][1] == iri),
-            key=lambda item: (-item[2], item[1], item[0]),
+            key=lambda item: (-item[2], *reading_key(item[1], item[0])),
         )
     )
 

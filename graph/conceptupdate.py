@@ -8,7 +8,7 @@ theirs among those; everything else is as it was. Hence, with costs that follow 
 concepts), not the size of the dataset:
 
 - papers: the previous count plus the new ones; the order is the kept one with the new papers merged in at their
-  places (:func:`~.conceptindex.paper_order_key`). Their places are found by a binary search over the kept order,
+  places (:func:`~.conceptindex.reading_key`). Their places are found by a binary search over the kept order,
   all new papers of a concept at once: one look-up of the labels probed per step (log2 of the concept's size
   steps), so no label of the kept order is kept or read beyond those probed;
 - authors: the previous count plus the new papers' creators who had no paper there before (those whose count there
@@ -31,7 +31,7 @@ from .conceptindex import (
     concept_list,
     index_order,
     narrower,
-    paper_order_key,
+    reading_key,
 )
 from .queries import bind, integer, named_query
 from .stores.store import GraphStore
@@ -105,7 +105,7 @@ def updated_index(
         figures = ConceptFigures(
             iri, label, broader, papers[iri], authors, best_authors(candidates), narrower(concepts, papers, iri)
         )
-        entries = sorted(paper_order_key(labels[paper], paper) for paper in new_papers[iri] if paper in labels)
+        entries = sorted(reading_key(labels[paper], paper) for paper in new_papers[iri] if paper in labels)
         if not entries:
             yield ConceptUpdate(figures, max(1, -(-before.papers // chunk)), [])
             continue
@@ -171,7 +171,7 @@ def _concept_counts(store: GraphStore, authors: list[str]) -> dict[str, dict[str
 
 
 def _places(kept: KeptOrder, entries: list[tuple[str, str, str]], store: GraphStore) -> list[int]:
-    """Where each of ``entries`` (their :func:`~.conceptindex.paper_order_key`, sorted) goes in ``kept``: binary
+    """Where each of ``entries`` (their :func:`~.conceptindex.reading_key`, sorted) goes in ``kept``: binary
     searches side by side, the labels of each step's probes fetched in one query."""
     low, high = [0] * len(entries), [len(kept)] * len(entries)
     probed: dict[int, tuple[str, str, str]] = {}
@@ -185,7 +185,7 @@ def _places(kept: KeptOrder, entries: list[tuple[str, str, str]], store: GraphSt
         for block in _values(sorted(set(iris.values()))):
             rows = store.select(bind(named_query("paper_list_items").text, paper=block))
             found.update((str(r["paper"]), str(r["label"])) for r in rows)
-        probed.update((place, paper_order_key(found[iri], iri)) for place, iri in iris.items())
+        probed.update((place, reading_key(found[iri], iri)) for place, iri in iris.items())
         for i in active:
             middle = (low[i] + high[i]) // 2
             if probed[middle] < entries[i]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from rdflib import Graph
 
-from .conceptindex import ConceptFigures, paper_items, paper_order_key
+from .conceptindex import ConceptFigures, paper_items, reading_key
 from .ntriples import is_iri
 from .queries import bind, integer, named_query
 from .stores.store import GraphStore
@@ -63,6 +63,12 @@ class AreaCount:
     papers: int
 
 
+def _most_first(counts: Counter[tuple[str, str]]) -> list[AreaCount]:
+    """Areas counted by (IRI, label): most papers first, then by :func:`~.conceptindex.reading_key`."""
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], *reading_key(item[0][1], item[0][0])))
+    return [AreaCount(iri, label, n) for (iri, label), n in ranked]
+
+
 @dataclass
 class AuthorProfile:
     iri: str
@@ -78,14 +84,14 @@ class AuthorProfile:
     def areas(self) -> list[AreaCount]:
         """Top-level areas with the author's papers in each, most first."""
         counts: Counter[tuple[str, str]] = Counter(p.top for p in self.papers if p.top)
-        return [AreaCount(iri, label, n) for (iri, label), n in sorted(counts.items(), key=lambda i: (-i[1], i[0][1]))]
+        return _most_first(counts)
 
     @property
     def subareas(self) -> list[AreaCount]:
         counts: Counter[tuple[str, str]] = Counter(
             (p.subject_iri, f"{p.area} · {p.subject}") for p in self.papers if p.area and p.subject_iri
         )
-        return [AreaCount(iri, label, n) for (iri, label), n in sorted(counts.items(), key=lambda i: (-i[1], i[0][1]))]
+        return _most_first(counts)
 
     @property
     def by_area(self) -> list[tuple[AreaCount | None, list[AuthorPaper]]]:
@@ -154,9 +160,10 @@ def author_profile(store: GraphStore, iri: str) -> AuthorProfile | None:
                 area_iri=_text(row["area"]),
             )
         )
-    profile.papers.sort(key=lambda paper: paper_order_key(paper.label, paper.iri))
+    profile.papers.sort(key=lambda paper: reading_key(paper.label, paper.iri))
     for row in store.select(bind(named_query("author_coauthors").text, author=iri)):
         profile.coauthors.append(Coauthor(str(row["coauthor"]), str(row["name"]), integer(row["joint"])))
+    profile.coauthors.sort(key=lambda coauthor: (-coauthor.joint, *reading_key(coauthor.name, coauthor.iri)))
     return profile
 
 
@@ -319,7 +326,7 @@ def concept_tree(figures: dict[str, ConceptFigures]) -> list[TreeArea]:
     """Areas (most papers first, then by label) with their subareas; an area's counts include its subareas'."""
 
     def ranked(concepts: list[ConceptFigures]) -> list[ConceptFigures]:
-        return sorted(concepts, key=lambda c: (-c.papers, c.label, c.iri))
+        return sorted(concepts, key=lambda c: (-c.papers, *reading_key(c.label, c.iri)))
 
     def node(concept: ConceptFigures) -> TreeArea:
         return TreeArea(concept.iri, concept.label, concept.papers, concept.authors)

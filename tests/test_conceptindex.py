@@ -46,6 +46,19 @@ def _old(store, name: str, concept: str, suffix: str = "") -> list[dict]:
     return store.select(bind(named_query(name).text, concept=concept) + suffix)
 
 
+def most_first(rows: list[dict], count: str, text: str, iri: str) -> list[dict]:
+    """Rows as the pages rank them: most first, then by the text with case and accents aside, as written, IRI."""
+    return sorted(rows, key=lambda r: (-integer(r[count]), fold(str(r[text])), str(r[text]), str(r[iri])))
+
+
+def top_authors(store, concept: str) -> list[tuple[str, int]]:
+    """The reference top authors: every named author of the concept counted (the query a page ran before, without
+    its cut), ranked as the pages rank them, the first ``TOP_AUTHORS``."""
+    every = store.select(bind(named_query("concept_authors").text.replace("LIMIT 20", ""), concept=concept))
+    ranked = most_first(every, "papers", "name", "author")
+    return [(str(r["name"]), integer(r["papers"])) for r in ranked[: conceptindex.TOP_AUTHORS]]
+
+
 @pytest.mark.parametrize("which", ["seeds", "corpus"])
 def test_figures_and_order_equal_the_whole_area_queries(which, seed_store, request) -> None:
     store = seed_store if which == "seeds" else request.getfixturevalue("corpus_store")
@@ -55,15 +68,14 @@ def test_figures_and_order_equal_the_whole_area_queries(which, seed_store, reque
         counts = _old(store, "concept_counts", concept.iri)[0]
         assert (concept.papers, concept.authors) == (integer(counts["papers"]), integer(counts["authors"]))
         assert order == by_label(store, concept.iri)
-        top = [(str(r["name"]), integer(r["papers"])) for r in _old(store, "concept_authors", concept.iri)]
-        assert [(name, n) for _, name, n in concept.top_authors] == top
+        assert [(name, n) for _, name, n in concept.top_authors] == top_authors(store, concept.iri)
         subareas = [
             (str(r["narrower"]), str(r["label"]), integer(r["papers"]))
-            for r in _old(store, "concept_subareas", concept.iri)
+            for r in most_first(_old(store, "concept_subareas", concept.iri), "papers", "label", "narrower")
         ]
         assert list(concept.subareas) == subareas
     assert len(figures) == len(store.select(named_query("concept_list").text)) > 0
-    rows = store.select(named_query("concept_tree").text)
+    rows = most_first(store.select(named_query("concept_tree").text), "papers", "label", "concept")
     expected = [(str(r["concept"]), integer(r["papers"]), integer(r["authors"])) for r in rows if r["broader"] is None]
     tree = concept_tree(figures)
     assert [(area.iri, area.papers, area.authors) for area in tree] == expected
@@ -90,7 +102,7 @@ def test_a_nameless_author_does_not_hide_a_named_one(tmp_path) -> None:
     for row in prolific:
         store.store.update(f"DELETE WHERE {{ <{row['author']}> <http://xmlns.com/foaf/0.1/name> ?name }}")
     for concept, _ in concept_index(store):
-        top = [(str(r["name"]), integer(r["papers"])) for r in _old(store, "concept_authors", concept.iri)]
+        top = top_authors(store, concept.iri)
         assert [(name, n) for _, name, n in concept.top_authors] == top != []
 
 
@@ -147,7 +159,7 @@ def test_same_subarea_papers_from_the_order_equal_the_sorting_query(which, seed_
     assert used > 0, "some papers are in a concept without subareas"
 
 
-def test_papers_are_listed_with_case_and_accents_aside_on_area_and_author_pages() -> None:
+def test_papers_and_people_are_listed_with_case_and_accents_aside_on_area_and_author_pages() -> None:
     """Real lists write family names in capitals ("AHMED Ali") beside "Ahmed": listed as written, every capital
     came before every small letter ("AHMED" … "Baker" … "adams") and an accented initial after Z."""
     from bibgraph.graph.pages import author_profile
@@ -160,7 +172,9 @@ def test_papers_are_listed_with_case_and_accents_aside_on_area_and_author_pages(
     for concept, order in concept_index(store):
         labels = {str(r["paper"]): str(r["label"]) for r in _old(store, "concept_papers", concept.iri)}
         assert [labels[paper].split()[0] for paper in order] == expected, concept.label
+        assert [name.split()[0] for _, name, _ in concept.top_authors] == ["Zed", *expected]  # 7 papers, then 1
     person = str(store.select('SELECT ?a WHERE { ?a <http://xmlns.com/foaf/0.1/name> "Zed Co" }')[0]["a"])
     profile = author_profile(store, person)
     assert profile is not None
     assert [paper.label.split()[0] for paper in profile.papers] == expected
+    assert [coauthor.name.split()[0] for coauthor in profile.coauthors] == expected  # one joint paper each

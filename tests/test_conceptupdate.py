@@ -20,7 +20,7 @@ from bibgraph.graph.vocab import BG
 from .conftest import BASE
 from .test_incidence import PEOPLE, SUBJECTS, built, paper_list, records_of
 
-# First authors in every case and with accents, so that papers' places follow the folded order (paper_order_key):
+# First authors in every case and with accents, so that papers' places follow the folded order (reading_key):
 # a merge by labels as written would put "ägir Alpha …" after "Hal Theta …" and "ANN Beta …" before "Ann Alpha …".
 MIXED = [*PEOPLE, "ägir Alpha", "ANN Beta", "Éve Eta", "zoë Zeta"]
 records = records_of(MIXED)
