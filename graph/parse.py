@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
-from .authorline import PARTICLES, AuthorLine, read_author_line
+from .authorline import MAX_NAME_WORDS, PARTICLES, AuthorLine, read_author_line
 from .names import tidy
 from .records import Problem, Record
 
@@ -97,22 +97,25 @@ def is_prose(text: str) -> bool:
     or ``Jr.``), a comma-free stretch of mostly common lower-case words, or a long unspaced CJK run."""
     if text[-1] in _SENTENCE_ENDS and text.count(" ") >= 7:
         last = text.rsplit(None, 1)[-1]
-        # words read one at a time: an abstract has a common word early, and is not split whole for it
-        if len(last) > 2 and last not in _NAME_ENDINGS and any(_is_common(m.group()) for m in _WORDS.finditer(text)):
+        if len(last) > 2 and last not in _NAME_ENDINGS and not _names_with_a_full_stop(text):
             return True
     for chunk in _CHUNKS.split(text):
         chunk_words = chunk.split()
         if len(chunk_words) >= 5:
-            common = sum(1 for w in chunk_words if w[0].islower() and w not in _NAME_WORDS)  # _is_common, inlined
+            common = sum(1 for w in chunk_words if w[0].islower() and w not in _NAME_WORDS)
             if common * 3 >= len(chunk_words):
                 return True
     return bool(_UNSPACED_CJK.search(text))
 
 
-def _is_common(word: str) -> bool:
-    """A lower-case word no author line holds (``de``, ``van``, ``et al.`` and ``and`` may be in one):
-    sentences have them, a list of names ending in a full stop (``…, Dan Wu.``) has none."""
-    return word[0].islower() and word not in _NAME_WORDS
+def _names_with_a_full_stop(text: str) -> bool:
+    """``Ann Lee, Bo Chen, Cy Diaz, Dan Wu.``: no common lower-case word (``de``, ``van``, ``et al.`` and ``and``
+    may be in a name line) and no stretch between separators longer than a name; a sentence has one or the other
+    (one of only formulas and emphasis, ``$x$ $y$ … *z*.``, has the long stretch)."""
+    # words read one at a time: an abstract has a common word early, and is not split whole for it
+    if any(word[0].islower() and word not in _NAME_WORDS for word in map(re.Match.group, _WORDS.finditer(text))):
+        return False
+    return all(len(chunk.split()) <= MAX_NAME_WORDS for chunk in _CHUNKS.split(text))
 
 
 def shape(text: str) -> Shape:
