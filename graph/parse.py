@@ -102,10 +102,15 @@ def is_prose(text: str) -> bool:
     for chunk in _CHUNKS.split(text):
         chunk_words = chunk.split()
         if len(chunk_words) >= 5:
-            common = sum(1 for w in chunk_words if w[0].islower() and w not in _NAME_WORDS)
+            common = sum(1 for w in chunk_words if _is_common(w))
             if common * 3 >= len(chunk_words):
                 return True
     return bool(_UNSPACED_CJK.search(text))
+
+
+def _is_common(word: str) -> bool:
+    """A lower-case word no author line holds (``de``, ``van``, ``et al.`` and ``and`` may be in one)."""
+    return word[0].islower() and word not in _NAME_WORDS
 
 
 def _names_with_a_full_stop(text: str) -> bool:
@@ -113,7 +118,7 @@ def _names_with_a_full_stop(text: str) -> bool:
     may be in a name line) and no stretch between separators longer than a name; a sentence has one or the other
     (one of only formulas and emphasis, ``$x$ $y$ … *z*.``, has the long stretch)."""
     # words read one at a time: an abstract has a common word early, and is not split whole for it
-    if any(word[0].islower() and word not in _NAME_WORDS for word in map(re.Match.group, _WORDS.finditer(text))):
+    if any(_is_common(match.group()) for match in _WORDS.finditer(text)):
         return False
     return all(len(chunk.split()) <= MAX_NAME_WORDS for chunk in _CHUNKS.split(text))
 
