@@ -163,7 +163,7 @@ def main() -> None:
         server = endpoint.removesuffix("/sparql")
         target = Target.parse(f"{server}/sparql-graph-crud-auth", BASE, user="dba", password="dba")
         if not args.published:
-            report = publish(store_dir, target, args.batch, replace=True, progress=print)
+            report = publish(store_dir, target, args.batch, progress=print)
             print(f"publish (batches of {args.batch}): {report.summary()}", flush=True)
         subprocess.run(["sync"], check=False)
         print(
