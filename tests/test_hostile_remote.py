@@ -259,3 +259,31 @@ def test_retries_are_bounded(engine, small_dump, capsys) -> None:
     assert code == 1 and "answered 503: busy" in err
     loads = [request for request in engine.requests if request[0] == "POST" and request[1].startswith("/crud")]
     assert len(loads) == enginehttp.RETRIES + 1
+
+
+class _CuttingEngine(Handler):
+    """Counts five triples of its one predicate, then answers the CONSTRUCT with three (a row limit)."""
+
+    def do_POST(self) -> None:
+        query = urllib.parse.parse_qs(self.request_body().decode())["query"][0]
+        if query.startswith("SELECT"):
+            self.reply(200, RESULTS_PN, "application/sparql-results+xml")
+        else:
+            lines = "".join(f"<http://x/s{i}> <http://x/p> <http://x/o> .\n" for i in range(3))
+            self.reply(200, lines.encode(), "application/n-triples")
+
+
+RESULTS_PN = b"""<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="p"/>
+<variable name="n"/></head><results><result><binding name="p"><uri>http://x/p</uri></binding><binding name="n">
+<literal datatype="http://www.w3.org/2001/XMLSchema#integer">5</literal></binding></result></results></sparql>"""
+
+
+def test_a_dump_the_engine_cuts_short_fails_and_nothing_is_kept(tmp_path: Path) -> None:
+    from bibgraph.graph.dump import write_dump
+    from bibgraph.graph.formats import rdf_syntax
+
+    with serving(_CuttingEngine) as address:
+        store = RemoteGraphStore(f"{address}/sparql", timeout=10)
+        with pytest.raises(OSError, match=r"gave 3 of the 5 triples of <http://x/p>.*ResultSetMaxRows"):
+            write_dump(store, tmp_path / "dump.nt", rdf_syntax("nt"))
+    assert list(tmp_path.iterdir()) == []

@@ -35,7 +35,6 @@ JSON_RESULTS = "application/sparql-results+json"
 PUBLISH_NS = "https://w3id.org/bibgraph/publish#"
 CURRENT = PUBLISH_NS + "current"  # <G> pub:current <V>: the version graph readers of G read
 POINTER_TTL = 2.0  # seconds a pointer lookup is trusted (a publish keeps the version before for longer)
-DUMP_PAGE = 100_000  # triples per CONSTRUCT page of a dump: below Virtuoso's ResultSetMaxRows, which cuts silently
 
 
 def _check_syntax(query: str) -> None:
@@ -175,27 +174,34 @@ class RemoteGraphStore(EngineStore):
         return graph
 
     def dump(self, out: BinaryIO, syntax: RdfSyntax) -> None:
-        """Streamed: pages of a CONSTRUCT in one fixed order, each parsed as it arrives and written at once into
-        one document, so memory holds one page's answer buffer at most, whatever the graph's size. The count
-        of triples written is checked against the engine's (a page cut short by the engine's row limit, or a
-        publish switching versions midway, fails the dump: the file is written atomically, so none is kept)."""
-        expected = self.triple_count()
-        written = 0
+        """Streamed: one CONSTRUCT a predicate, each answer parsed as it arrives and written at once into one
+        document, so this process holds a read buffer, never the graph (the rdflib graph of a CONSTRUCT of
+        everything it built before held the whole dump in memory). Paging by ``ORDER BY ... OFFSET`` is not an
+        option: Virtuoso refuses to sort past ``MaxSortedTopRows`` (10,000 by default). Each predicate's
+        triples are counted first and checked after: an engine that cuts answers short (Virtuoso's
+        ``ResultSetMaxRows``) fails the dump, which is written atomically, so no partial file is kept."""
+        parameters = self._parameters()  # one version for every query, even if a publish switches meanwhile
+        counts = "SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY ?p"
+        with self._request(counts, XML_RESULTS, parameters) as response:
+            solutions = ox.parse_query_results(response.read(), format=ox.QueryResultsFormat.XML)
+        assert isinstance(solutions, ox.QuerySolutions)  # a SELECT's answer
+        predicates = [(row["p"], int(str(row["n"].value))) for row in solutions]
 
         def triples() -> Iterator[ox.Triple]:
-            nonlocal written
-            parameters = self._parameters()  # one version for every page, even if a publish switches meanwhile
-            for offset in range(0, expected + 1, DUMP_PAGE):
-                query = (
-                    "CONSTRUCT { ?s ?p ?o } WHERE { SELECT ?s ?p ?o WHERE { ?s ?p ?o }"
-                    f" ORDER BY ?s ?p ?o LIMIT {DUMP_PAGE} OFFSET {offset} }}"
-                )
+            for predicate, expected in predicates:
+                if not isinstance(predicate, ox.NamedNode):
+                    raise OSError(f"the remote store named a predicate that is not an IRI: {predicate}")
+                query = f"CONSTRUCT {{ ?s {predicate} ?o }} WHERE {{ ?s {predicate} ?o }}"
+                written = 0
                 with self._request(query, "application/n-triples", parameters) as response:
-                    for triple in ox.parse(response, format=ox.RdfFormat.N_TRIPLES):
+                    for quad in ox.parse(response, format=ox.RdfFormat.N_TRIPLES):
                         written += 1
-                        yield triple.triple
-            if written != expected:
-                raise OSError(f"the remote store gave {written} triples for a dump of {expected}")
+                        yield quad.triple
+                if written != expected:
+                    raise OSError(
+                        f"the remote store gave {written} of the {expected} triples of {predicate} for a dump:"
+                        " raise its answer row limit (Virtuoso: ResultSetMaxRows)"
+                    )
 
         prefixes = None if syntax.name == "nt" else PREFIXES
         target = cast(BinaryIO, _XmlCarriageReturns(out)) if syntax.oxigraph == ox.RdfFormat.RDF_XML else out
