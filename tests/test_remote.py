@@ -6,6 +6,8 @@ view read back through the remote store, must equal what the embedded store give
 
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 import urllib.parse
@@ -18,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.servers import free_port, stop, wait_for_http
 from bibgraph.graph import analytics, enginehttp
 from bibgraph.graph.dataset import build_disk_store
 from bibgraph.graph.dump import write_dump
@@ -324,8 +327,27 @@ def test_pushed_down_topic_networks_equal_the_row_path(request, where: str, seed
 
 
 @pytest.fixture(scope="module")
-def remote_client(published: str):
-    application = make_app(BIBGRAPH_STORE=f"sparql:{published}")
+def oxigraph_published(tmp_path_factory, seed_nt: Path) -> Iterator[str]:
+    """The Oxigraph server (``oxigraph serve``, PyPI) on loopback, the seeds published into it by the CLI (no
+    login: its Graph Store is ``/store``, queries ``/query``, updates ``/update``); the endpoint that reads them."""
+    port = free_port()
+    location = tmp_path_factory.mktemp("oxigraph")
+    command = [str(Path(sys.executable).parent / "oxigraph"), "serve", "--location", str(location)]
+    process = subprocess.Popen([*command, "--bind", f"127.0.0.1:{port}"], stderr=subprocess.DEVNULL)
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/query?query=ASK%7B%7D", process)
+        url = f"http://127.0.0.1:{port}/store"
+        assert main(["publish", str(seed_nt), "--to", url, "--graph", PUBLISHED, "--batch", "700", "--quiet"]) == 0
+        yield f"http://127.0.0.1:{port}/query?default-graph-uri={urllib.parse.quote(PUBLISHED)}"
+    finally:
+        stop(process)
+
+
+@pytest.fixture(scope="module", params=[pytest.param("virtuoso", marks=pytest.mark.virtuoso), "oxigraph"])
+def remote_client(request):
+    """The app over each engine the seeds were published into: Virtuoso, and the Oxigraph server."""
+    endpoint = request.getfixturevalue("published" if request.param == "virtuoso" else "oxigraph_published")
+    application = make_app(BIBGRAPH_STORE=f"sparql:{endpoint}")
     yield application.test_client()
     application.extensions["bibgraph"].close()
 
@@ -356,6 +378,9 @@ def _pages(rows) -> list[str]:
         "/graph/topics",
         "/graph/topics?expand=all",
         "/graph/coauthors",
+        "/graph/topics.json",
+        "/graph/topics.json?expand=all",
+        "/graph/coauthors.json?top=20",
     ]
 
 
