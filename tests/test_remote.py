@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.servers import free_port, stop, wait_for_http
-from bibgraph.graph import analytics, enginehttp
+from bibgraph.graph import analytics, enginehttp, searchbuild
 from bibgraph.graph.dataset import build_disk_store
 from bibgraph.graph.dump import write_dump
 from bibgraph.graph.formats import rdf_syntax
@@ -42,6 +42,7 @@ from bibgraph.graph.pushdown import (
     topic_map_from,
     topic_network_from,
 )
+from bibgraph.graph.search import SearchIndexError
 from bibgraph.graph.stores import remote as remote_store
 from bibgraph.graph.stores.remote import RemoteGraphStore
 from bibgraph.seeds import seed_directory
@@ -484,3 +485,36 @@ def test_dump_downloads_hold_the_same_triples(client, remote_client, name: str) 
     local, far = client.get(f"/download/{name}"), remote_client.get(f"/download/{name}")
     assert (far.status_code, far.mimetype) == (local.status_code, local.mimetype) == (200, local.mimetype)
     assert triples(far.get_data()) == triples(local.get_data())
+
+
+@pytest.fixture(scope="module")
+def shipped_client(published: str, seed_dataset: Path):
+    """The app over Virtuoso with the published dataset's search index (``--search-index DIR``)."""
+    application = make_app(BIBGRAPH_STORE=f"sparql:{published}", SEARCH_INDEX=str(seed_dataset))
+    yield application.test_client()
+    application.extensions["bibgraph"].close()
+    searchbuild.ship_index(None)
+
+
+@pytest.mark.virtuoso
+def test_search_through_an_engine_reads_the_shipped_index_and_pulls_no_text(client, shipped_client, rows, monkeypatch):
+    name = bipartite_graph(rows).nodes[rows[0].author]["name"]
+    paths = ["/search?q=learning", f"/search?q={urllib.parse.quote(name)}", "/search?q=learning&page=2"]
+    local = {path: client.get(path).get_data(as_text=True) for path in paths}
+    names = client.get("/graph/authors.json?q=li").get_json()
+
+    def pulled(*args: object) -> None:
+        raise AssertionError("every text pulled from the engine to build a search index")
+
+    monkeypatch.setattr(searchbuild, "store_documents", pulled)
+    for path in paths:
+        far = shipped_client.get(path)
+        assert far.status_code == 200 and far.get_data(as_text=True) == local[path], path
+    assert shipped_client.get("/graph/authors.json?q=li").get_json() == names
+
+
+def test_a_shipped_index_that_is_not_one_is_refused_at_start(tmp_path: Path) -> None:
+    (tmp_path / "search.sqlite").write_bytes(b"not an index")
+    with pytest.raises(SearchIndexError):
+        make_app(BIBGRAPH_STORE="sparql:http://127.0.0.1:9/sparql", SEARCH_INDEX=str(tmp_path / "search.sqlite"))
+    searchbuild.ship_index(None)
