@@ -1,8 +1,8 @@
 """Publishing a graph into an external SPARQL engine like a database migration.
 
 A graph that outgrows one machine is served by an engine built for it (Virtuoso, QLever, the Oxigraph
-server), with bibgraph as its front end (``serve --store sparql:URL?default-graph-uri=G``). ``G`` is a
-*pointer graph*: it names the version graph readers read (``<G> pub:current <V>``). Each publish streams its
+server), with bibgraph as its front end (``serve --store sparql:URL?default-graph-uri=G``). Beside ``G``, a
+*pointer graph* names the version graph readers of ``G`` read (``<G> pub:current <V>``). Each publish streams its
 source into a fresh version graph ``V`` in batches of N-Triples (SPARQL 1.1 Graph Store Protocol, one request
 a batch, so memory stays bounded), checks the engine's count of ``V``, and only then switches the pointer: a
 reader sees the old version or the new one, never an empty or partial graph (a ``MOVE`` is neither atomic
@@ -25,7 +25,7 @@ import pyoxigraph as ox
 from . import datadir
 from .dataset import _DUMP_SUFFIXES, COMPLETE_MARKER, is_dump
 from .enginehttp import PASSWORD_ENV, Credentials, Deadline, EngineError, Session, checked_url, escaped, whole_number
-from .stores.remote import CURRENT, PUBLISH_NS
+from .stores.remote import CURRENT, PUBLISH_NS, pointer_graph
 
 DEFAULT_BATCH = 100_000  # triples per request: ~15 MB of N-Triples, a few seconds of work for the engine
 DEFAULT_TIMEOUT = 6 * 3600.0  # seconds for a whole publish
@@ -199,9 +199,9 @@ class Engine:
 
     def pointers(self) -> dict[str, list[str]]:
         """The pointer graph: for each of current, previous, staging, dropping, the version graphs it names."""
-        g = _iri(self.target.graph)
+        g, where = _iri(self.target.graph), _iri(pointer_graph(self.target.graph))
         found: dict[str, list[str]] = {CURRENT: [], PREVIOUS: [], STAGING: [], DROPPING: []}
-        for row in self.select(f"SELECT ?p ?v WHERE {{ GRAPH {g} {{ {g} ?p ?v }} }}"):
+        for row in self.select(f"SELECT ?p ?v WHERE {{ GRAPH {where} {{ {g} ?p ?v }} }}"):
             if row.get("p") in found and "v" in row:
                 found[row["p"]].append(row["v"])
         return found
@@ -213,9 +213,9 @@ class Engine:
 
     def mark(self, insert: Iterable[tuple[str, str]] = (), delete: Iterable[tuple[str, str]] = ()) -> None:
         """Pointer triples ``<G> predicate <version>`` inserted and deleted, one update request."""
-        g = _iri(self.target.graph)
-        parts = [f"DELETE DATA {{ GRAPH {g} {{ {g} {_iri(p)} {_iri(v)} }} }}" for p, v in delete]
-        parts += [f"INSERT DATA {{ GRAPH {g} {{ {g} {_iri(p)} {_iri(v)} }} }}" for p, v in insert]
+        g, where = _iri(self.target.graph), _iri(pointer_graph(self.target.graph))
+        parts = [f"DELETE DATA {{ GRAPH {where} {{ {g} {_iri(p)} {_iri(v)} }} }}" for p, v in delete]
+        parts += [f"INSERT DATA {{ GRAPH {where} {{ {g} {_iri(p)} {_iri(v)} }} }}" for p, v in insert]
         if parts:
             self.update(" ;\n".join(parts))
 
@@ -288,7 +288,7 @@ def publish(
         stopped = "interrupted" if isinstance(error, KeyboardInterrupt) else str(error)
         raise PublishError(
             f"{stopped} ({loaded} batches, {sent} triples, loaded). Readers still read the graph they read: the"
-            f" pointer <{target.graph}> is untouched. The partial load is in <{staging}>: publish again (it drops"
+            f" pointer of <{target.graph}> is untouched. The partial load is in <{staging}>: publish again (it drops"
             " that graph first, then loads afresh), or run `bibgraph publish --clean` with the same --to and --graph"
         ) from error
     return _switch(engine, staging, sent, number, remote, started, dropped, say)
@@ -319,6 +319,10 @@ def _switch(
         )
         say(f"readers switched to <{staging}>")
         dropped += _drop_marked(engine, engine.pointers(), say)
+        if not marked[CURRENT] and engine.count(engine.target.graph):  # what readers read before the first version
+            say(f"dropping <{engine.target.graph}> (loaded before versions were published; readers left it)")
+            engine.drop(engine.target.graph)
+            dropped.append(engine.target.graph)
     except EngineError as error:
         raise PublishError(
             f"{error} while switching readers to <{staging}> (all {sent} triples are loaded): publish again, or"

@@ -125,7 +125,8 @@ class _Engine(Handler):
             return
         form = urllib.parse.parse_qs(body.decode("utf-8", "replace")) if self.path.startswith("/sparql") else {}
         if "query" in form:
-            value = {"type": "literal", "value": self.count}
+            pointer = "GRAPH <urn:g> " in form["query"][0]  # the pointer graph holds no data; a version, ``count``
+            value = {"type": "literal", "value": "0" if pointer else self.count}
             rows = [{"n": value}] if "COUNT" in form["query"][0] else []
             self.reply(200, json.dumps({"head": {"vars": ["n"]}, "results": {"bindings": rows}}).encode())
         elif "update" in form:

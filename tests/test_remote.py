@@ -24,6 +24,7 @@ from bench.servers import free_port, stop, wait_for_http
 from bibgraph.graph import analytics, enginehttp, searchbuild
 from bibgraph.graph.dataset import build_disk_store
 from bibgraph.graph.dump import write_dump
+from bibgraph.graph.enginehttp import Deadline, Session
 from bibgraph.graph.formats import rdf_syntax
 from bibgraph.graph.networks import (
     Filters,
@@ -33,7 +34,7 @@ from bibgraph.graph.networks import (
     topic_map,
     topic_network,
 )
-from bibgraph.graph.publish import PASSWORD_ENV, PublishError, Target, clean, publish, resolve_source
+from bibgraph.graph.publish import PASSWORD_ENV, Engine, PublishError, Target, clean, publish, resolve_source
 from bibgraph.graph.pushdown import (
     author_names_from,
     coauthor_network_from,
@@ -165,14 +166,14 @@ def test_a_dataset_root_and_a_version_are_published_from_the_current_store(seed_
 
 @pytest.mark.virtuoso
 def test_a_reader_polling_during_a_publish_sees_one_whole_version(graph_store_url, seed_nt, seed_dataset, tmp_path):
-    """The old version until the switch, the new one after it: never an empty or partial graph."""
+    """Nothing, then the first version, then the second: never a partial graph, nor the pointer graph's own triples
+    while the first publish loads."""
     graph = "urn:bibgraph:polled"
     target = _target(graph_store_url, graph)
     part = tmp_path / "part.nt"
     part.write_text("".join(seed_nt.read_text(encoding="utf-8").splitlines(keepends=True)[:1000]), encoding="utf-8")
-    publish(part, target)
     reader = RemoteGraphStore(f"{_server(graph_store_url)}/sparql?default-graph-uri={graph}")
-    seen = [reader.triple_count()]
+    seen: list[int] = []
     done = threading.Event()
 
     def poll() -> None:
@@ -184,13 +185,14 @@ def test_a_reader_polling_during_a_publish_sees_one_whole_version(graph_store_ur
         thread = threading.Thread(target=poll)
         thread.start()
         try:
+            first = publish(part, target, batch=100)
             report = publish(seed_dataset, target, batch=300)  # the dataset's root: its current version
         finally:
             done.set()
             thread.join()
     seen.append(reader.triple_count())
-    assert report.batches > 5 and report.remote > 1000
-    assert set(seen) == {1000, report.remote}, sorted(set(seen))
+    assert first.remote == 1000 and report.batches > 5 and report.remote > 1000
+    assert set(seen) == {0, 1000, report.remote}, sorted(set(seen))
     assert seen == sorted(seen)  # once switched, never back
 
 
@@ -518,3 +520,21 @@ def test_a_shipped_index_that_is_not_one_is_refused_at_start(tmp_path: Path) -> 
     with pytest.raises(SearchIndexError):
         make_app(BIBGRAPH_STORE="sparql:http://127.0.0.1:9/sparql", SEARCH_INDEX=str(tmp_path / "search.sqlite"))
     searchbuild.ship_index(None)
+
+
+@pytest.mark.virtuoso
+def test_a_graph_loaded_before_versions_is_read_until_the_switch_then_dropped(graph_store_url, seed_nt, seed_store):
+    """A graph loaded the old way (or by the engine's bulk loader) is what readers read until the first version."""
+    graph = "urn:bibgraph:legacy"
+    target = _target(graph_store_url, graph)
+    part = "".join(seed_nt.read_text(encoding="utf-8").splitlines(keepends=True)[:700]).encode()
+    engine = Engine(target, Session(target.credentials, Deadline(60)))
+    engine.session.login(target.url)
+    engine.load(graph, part)
+    reader = RemoteGraphStore(f"{_server(graph_store_url)}/sparql?default-graph-uri={graph}")
+    assert reader.triple_count() == 700
+    report = publish(seed_nt, target)
+    assert graph in report.dropped
+    time.sleep(remote_store.POINTER_TTL)
+    assert reader.triple_count() == seed_store.triple_count()
+    assert engine.count(graph) == 0

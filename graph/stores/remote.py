@@ -3,9 +3,9 @@
 bibgraph then stays the front end (pages, networks, the guarded endpoint) of a store that has
 outgrown one machine. Queries are sent with the SPARQL 1.1 Protocol (POST, form-encoded).
 
-A ``default-graph-uri`` that names a pointer graph written by ``bibgraph publish`` (``<G> pub:current <V>``)
-is read through it: queries go to the version graph ``V``, looked up again every :data:`POINTER_TTL` seconds,
-so a publish switches readers between two whole versions.
+A ``default-graph-uri`` ``G`` that ``bibgraph publish`` wrote is read through its pointer (``<G> pub:current
+<V>`` in the graph :func:`pointer_graph` names): queries go to the version graph ``V``, looked up again every
+:data:`POINTER_TTL` seconds, so a publish switches readers between two whole versions.
 """
 
 import logging
@@ -33,8 +33,14 @@ T = TypeVar("T")
 XML_RESULTS = "application/sparql-results+xml"
 JSON_RESULTS = "application/sparql-results+json"
 PUBLISH_NS = "https://w3id.org/bibgraph/publish#"
-CURRENT = PUBLISH_NS + "current"  # <G> pub:current <V>: the version graph readers of G read
+CURRENT = PUBLISH_NS + "current"  # <G> pub:current <V> in G's pointer graph: the version graph readers of G read
 POINTER_TTL = 2.0  # seconds a pointer lookup is trusted (a publish keeps the version before for longer)
+
+
+def pointer_graph(graph: str) -> str:
+    """The graph where ``bibgraph publish`` says which version of ``graph`` readers read (beside it, never in it:
+    a reader of ``graph`` before any version exists must not see the pointer's own triples)."""
+    return graph + ("" if graph.endswith(("/", "#", ":")) else "/") + "publish-pointer"
 
 
 def _check_syntax(query: str) -> None:
@@ -88,13 +94,15 @@ class RemoteGraphStore(EngineStore):
             others = [(name, value) for name, value in self.parameters if name != "default-graph-uri"]
             current: list[str] = []
             if pointer is not None:
-                query = f"SELECT ?v WHERE {{ GRAPH {pointer} {{ {pointer} <{CURRENT}> ?v }} }}"
+                where = f"<{pointer_graph(graphs[0])}>"
+                query = f"SELECT ?v WHERE {{ GRAPH {where} {{ {pointer} <{CURRENT}> ?v }} }}"
                 with self._request(query, XML_RESULTS, others) as response:
                     solutions = ox.parse_query_results(response.read(), format=ox.QueryResultsFormat.XML)
                 assert isinstance(solutions, ox.QuerySolutions)  # a SELECT's answer
-                current = [str(row["v"].value) for row in solutions if isinstance(row["v"], ox.NamedNode)]
+                current = [row["v"].value for row in solutions if isinstance(row["v"], ox.NamedNode)]
             # Two while a publish switches (the new one inserted first): the latest, as version names sort by time.
-            chosen = [("default-graph-uri", max(current))] if current else [("default-graph-uri", graphs[0])]
+            # None: the graph itself (loaded another way, or an earlier bibgraph; the first publish still loading).
+            chosen = [("default-graph-uri", max(current) if current else graphs[0])]
             self._resolved = (now, chosen + others)
         return self._resolved[1]
 
@@ -185,10 +193,13 @@ class RemoteGraphStore(EngineStore):
         with self._request(counts, XML_RESULTS, parameters) as response:
             solutions = ox.parse_query_results(response.read(), format=ox.QueryResultsFormat.XML)
         assert isinstance(solutions, ox.QuerySolutions)  # a SELECT's answer
-        predicates = [(row["p"], int(str(row["n"].value))) for row in solutions]
+        predicates = [(row["p"], str(row["n"].value)) for row in solutions]
+        if not all(count.isascii() and count.isdigit() for _, count in predicates):
+            raise OSError("the remote store counted a predicate's triples with something other than digits")
 
         def triples() -> Iterator[ox.Triple]:
-            for predicate, expected in predicates:
+            for predicate, count in predicates:
+                expected = int(count)
                 if not isinstance(predicate, ox.NamedNode):
                     raise OSError(f"the remote store named a predicate that is not an IRI: {predicate}")
                 query = f"CONSTRUCT {{ ?s {predicate} ?o }} WHERE {{ ?s {predicate} ?o }}"
