@@ -8,14 +8,23 @@ Usage: ``python -m bench.remote --size 100000`` (needs Debian's virtuoso-opensou
 sizes its cache in 8 kB pages). ``--store DIR`` measures an on-disk store already built (say, from
 ``/tmp/shared-bench/l100k``) instead of generating one; with ``--scratch DIR`` the Virtuoso database is
 kept there, and ``--published`` serves what an earlier run published into it rather than publishing again.
+
+``--serve DATASET`` measures the site in front of the engine instead: the dataset published while a reader
+polls the count (which counts it saw), then ``bibgraph serve --store sparql:URL --search-index DATASET``: the
+home page and the first searches cold (once the start's warm-up ended) and warm, and the web process's memory
+(PSS, and the whole server's) while a dump is downloaded.
 """
 
 import argparse
 import contextlib
+import json
 import os
 import subprocess
 import tempfile
+import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -24,8 +33,9 @@ from typing import TypeVar
 import networkx as nx
 
 from bench.generate import write_lists
+from bench.servers import bibgraph_process
 from bench.virtuoso import virtuoso
-from bibgraph.graph import analytics
+from bibgraph.graph import analytics, datadir
 from bibgraph.graph.dataset import build_disk_store
 from bibgraph.graph.networks import (
     Authorship,
@@ -45,6 +55,7 @@ from bibgraph.graph.pushdown import (
     topic_map_from,
     topic_network_from,
 )
+from bibgraph.graph.stores import remote as remote_store
 from bibgraph.graph.stores.remote import RemoteGraphStore
 from bibgraph.graph.stores.store import GraphStore, OxigraphGraphStore
 from bibgraph.graph.vocab import sparql_prologue
@@ -128,6 +139,104 @@ def coauthors(store: GraphStore, rows: list[Authorship] | None, filters: Filters
     return coauthor_network_from(store, filters, push_down=True) if rows is None else coauthor_network(rows, filters)
 
 
+def pss_kb(pid: int) -> int:
+    """Proportional set size of ``pid`` (shared pages divided among their users), 0 once it has gone."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    return 0
+
+
+def descendants(pid: int) -> list[int]:
+    found = [pid]
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                found += descendants(int(child))
+    return found
+
+
+def get(url: str) -> tuple[int, float, int]:
+    """Status, seconds and bytes of one GET, the body read through."""
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(url, timeout=3600) as response:
+            size = sum(len(chunk) for chunk in iter(lambda: response.read(1 << 20), b""))
+            return response.status, time.perf_counter() - started, size
+    except urllib.error.HTTPError as error:
+        return error.code, time.perf_counter() - started, 0
+
+
+def download_memory(url: str, pid: int) -> tuple[tuple[int, float, int], list[int], list[int]]:
+    """:func:`get` of ``url`` while the PSS of ``pid`` and of its whole tree is sampled: before, and the peaks."""
+
+    def now() -> list[int]:
+        return [pss_kb(pid), sum(map(pss_kb, descendants(pid)))]
+
+    before = now()
+    peak = list(before)
+    finished = threading.Event()
+
+    def sample() -> None:
+        while not finished.is_set():
+            peak[:] = map(max, peak, now())
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        return get(url), before, peak
+    finally:
+        finished.set()
+        sampler.join()
+
+
+def serve_figures(dataset: Path, endpoint: str, server: str, scratch: Path, batch: int) -> None:
+    """Publish ``dataset`` while a reader polls; serve it from the engine; time pages, measure a dump's memory."""
+    base = datadir.read_manifest(datadir.current_version(dataset))["base"]
+    graph = "urn:bibgraph:bench"
+    target = Target.parse(f"{server}/sparql-graph-crud-auth", graph, user="dba", password="dba")
+    reader = RemoteGraphStore(f"{endpoint}?default-graph-uri={graph}", timeout=3600)
+    seen: list[int] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.is_set():
+            seen.append(reader.triple_count())
+            time.sleep(0.05)
+
+    remote_store.POINTER_TTL = 0.0  # this process's reader looks the pointer up for every count
+    thread = threading.Thread(target=poll)
+    thread.start()
+    try:
+        report = publish(dataset, target, batch)
+    finally:
+        done.set()
+        thread.join()
+    print(f"publish: {report.summary()}")
+    print(f"a reader polling the count during it ({len(seen)} polls) saw: {sorted(set(seen))}", flush=True)
+    store = f"sparql:{endpoint}?default-graph-uri={graph}"
+    args = ["--store", store, "--search-index", str(dataset), "--base", base]
+    log = scratch / "serve.log"
+    with bibgraph_process(args, log) as (site, process):
+        while "GET /graph/topics " not in log.read_text(errors="replace"):  # the start's warm-up of the maps
+            time.sleep(0.2)
+        print("| request (after the warm-up) | status | seconds | bytes |\n|---|---:|---:|---:|")
+        for path in ("/", "/", "/search?q=Wang", "/search?q=regret", "/areas"):
+            status, seconds, size = get(site + path)
+            print(f"| `{path}` | {status} | {seconds:.3f} | {size} |", flush=True)
+        for name in ("bibgraph.nt", "bibgraph.ttl"):
+            (status, seconds, size), before, peak = download_memory(f"{site}/download/{name}", process.pid)
+            print(
+                f"download {name}: {status}, {size / 1e6:.1f} MB in {seconds:.1f} s; web process PSS"
+                f" {before[0] / 1e3:.1f} MB before, {peak[0] / 1e3:.1f} MB peak; whole server"
+                f" {before[1] / 1e3:.1f} MB before, {peak[1] / 1e3:.1f} MB peak",
+                flush=True,
+            )
+    print(json.dumps({"load": os.getloadavg()}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000, help="papers to generate")
@@ -141,10 +250,18 @@ def main() -> None:
     parser.add_argument("--no-views", action="store_true", help="measure the publish only")
     parser.add_argument("--no-rows", action="store_true", help="skip the row path (push-down only)")
     parser.add_argument("--remote-rows", action="store_true", help="also time fetching every row from Virtuoso")
+    parser.add_argument("--serve", type=Path, metavar="DATASET", help="measure the site in front of the engine")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         scratch = args.scratch or Path(stack.enter_context(tempfile.TemporaryDirectory()))
         scratch.mkdir(parents=True, exist_ok=True)
+        if args.serve is not None:
+            (scratch / "virtuoso").mkdir(exist_ok=True)
+            endpoint = stack.enter_context(
+                virtuoso(scratch / "virtuoso", None, buffers=args.buffers, max_rows=100_000_000, max_seconds=3600)
+            )
+            serve_figures(args.serve, endpoint, endpoint.removesuffix("/sparql"), scratch, args.batch)
+            return
         store_dir = args.store or scratch / "store"
         if not store_dir.exists():
             lists = write_lists(scratch / "lists", args.size)
@@ -163,7 +280,7 @@ def main() -> None:
         server = endpoint.removesuffix("/sparql")
         target = Target.parse(f"{server}/sparql-graph-crud-auth", BASE, user="dba", password="dba")
         if not args.published:
-            report = publish(store_dir, target, args.batch, replace=True, progress=print)
+            report = publish(store_dir, target, args.batch, progress=print)
             print(f"publish (batches of {args.batch}): {report.summary()}", flush=True)
         subprocess.run(["sync"], check=False)
         print(

@@ -5,18 +5,26 @@ view read back through the remote store, must equal what the embedded store give
 """
 
 import json
+import os
+import subprocess
+import sys
+import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
 import networkx as nx
+import pyoxigraph as ox
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph import analytics
+from bench.servers import free_port, stop, wait_for_http
+from bibgraph.graph import analytics, enginehttp, searchbuild
 from bibgraph.graph.dataset import build_disk_store
 from bibgraph.graph.dump import write_dump
+from bibgraph.graph.enginehttp import Deadline, Session
 from bibgraph.graph.formats import rdf_syntax
 from bibgraph.graph.networks import (
     Filters,
@@ -26,7 +34,7 @@ from bibgraph.graph.networks import (
     topic_map,
     topic_network,
 )
-from bibgraph.graph.publish import PASSWORD_ENV, PublishError, Target, publish, resolve_source
+from bibgraph.graph.publish import PASSWORD_ENV, Engine, PublishError, Target, clean, publish, resolve_source
 from bibgraph.graph.pushdown import (
     author_names_from,
     coauthor_network_from,
@@ -35,6 +43,8 @@ from bibgraph.graph.pushdown import (
     topic_map_from,
     topic_network_from,
 )
+from bibgraph.graph.search import SearchIndexError
+from bibgraph.graph.stores import remote as remote_store
 from bibgraph.graph.stores.remote import RemoteGraphStore
 from bibgraph.seeds import seed_directory
 from bibgraph.web.cli import main
@@ -101,36 +111,117 @@ def test_publish_loads_every_triple(remote, seed_store) -> None:
 
 
 @pytest.mark.virtuoso
-def test_publish_again_with_replace_keeps_one_copy(published, graph_store_url, seed_nt, seed_store) -> None:
-    report = publish(seed_nt, _target(graph_store_url, PUBLISHED), batch=1000, replace=True)
-    assert (report.sent, report.batches, report.before) == (seed_store.triple_count(), -(-report.sent // 1000), 0)
-    assert report.remote == seed_store.triple_count()
-    again = publish(seed_nt, _target(graph_store_url, PUBLISHED), batch=5000)  # no --replace: nothing new
-    assert again.before == again.remote == seed_store.triple_count()
+def test_publish_again_switches_versions_and_drops_the_one_before(published, graph_store_url, seed_nt, seed_store):
+    """Each publish is a new version graph; the pointer names it; the version before the replaced one is dropped."""
+    target = _target(graph_store_url, PUBLISHED)
+    first = publish(seed_nt, target, batch=1000)
+    assert (first.sent, first.batches) == (seed_store.triple_count(), -(-first.sent // 1000))
+    assert first.remote == seed_store.triple_count()
+    second = publish(seed_nt, target, batch=5000)
+    third = publish(seed_nt, target, batch=5000)
+    assert len({first.version, second.version, third.version}) == 3
+    assert third.dropped == (first.version,)  # second stays as the previous version, for readers still on it
+    reader = RemoteGraphStore(f"{_server(graph_store_url)}/sparql?default-graph-uri={urllib.parse.quote(PUBLISHED)}")
+    assert reader.triple_count() == seed_store.triple_count()
+    engine = RemoteGraphStore(f"{_server(graph_store_url)}/sparql")
+    count = "SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{}> {{ ?s ?p ?o }} }}"
+    counts = [engine.select(count.format(v.version))[0]["n"] for v in (first, second, third)]
+    assert counts == [0, first.sent, first.sent]
 
 
 @pytest.mark.virtuoso
 def test_publish_from_a_disk_store(tmp_path, graph_store_url, seed_store, virtuoso_endpoint) -> None:
     store = tmp_path / "store"
     build_disk_store(store, [seed_directory()], BASE)
-    report = publish(store, _target(graph_store_url, "urn:bibgraph:from-disk"), batch=900, replace=True)
+    report = publish(store, _target(graph_store_url, "urn:bibgraph:from-disk"), batch=900)
     assert report.sent == report.remote == seed_store.triple_count()
 
 
 @pytest.mark.virtuoso
-def test_a_wrong_password_is_refused_and_never_shown(graph_store_url, seed_nt, capsys) -> None:
-    url = graph_store_url.replace("://", "://dba:not-the-password@")
-    code = main(["publish", str(seed_nt), "--to", url, "--graph", "urn:bibgraph:refused", "--replace"])
+def test_a_wrong_password_is_refused_and_never_shown(graph_store_url, seed_nt, capsys, monkeypatch) -> None:
+    monkeypatch.setenv(PASSWORD_ENV, "not-the-password")
+    code = main(["publish", str(seed_nt), "--to", graph_store_url, "--user", "dba", "--graph", "urn:bibgraph:refused"])
     out, err = capsys.readouterr()
     assert code == 1
     assert "401" in err and "BIBGRAPH_PUBLISH_PASSWORD" in err
     assert "not-the-password" not in out + err
 
 
-def test_a_dataset_directory_is_published_from_its_store(tmp_path) -> None:
-    build_disk_store(tmp_path / "dataset" / "store", [seed_directory()], BASE)
-    assert resolve_source(tmp_path / "dataset") == tmp_path / "dataset" / "store"
-    assert resolve_source(tmp_path / "dataset" / "store") == tmp_path / "dataset" / "store"
+@pytest.fixture(scope="module")
+def seed_dataset(tmp_path_factory) -> Path:
+    """A dataset directory of the seeds, built by the CLI (a ``current`` pointer to its one version)."""
+    root = tmp_path_factory.mktemp("dataset") / "seeds"
+    assert main(["build", "--dataset", str(root), "--base", BASE, "--quiet", str(seed_directory())]) == 0
+    return root
+
+
+def test_a_dataset_root_and_a_version_are_published_from_the_current_store(seed_dataset, tmp_path) -> None:
+    version = seed_dataset / os.readlink(seed_dataset / "current")
+    assert resolve_source(seed_dataset) == version / "store"
+    assert resolve_source(version) == version / "store"
+    assert resolve_source(version / "store") == version / "store"
+    build_disk_store(tmp_path / "store", [seed_directory()], BASE)
+    assert resolve_source(tmp_path / "store") == tmp_path / "store"
+
+
+@pytest.mark.virtuoso
+def test_a_reader_polling_during_a_publish_sees_one_whole_version(graph_store_url, seed_nt, seed_dataset, tmp_path):
+    """Nothing, then the first version, then the second: never a partial graph, nor the pointer graph's own triples
+    while the first publish loads."""
+    graph = "urn:bibgraph:polled"
+    target = _target(graph_store_url, graph)
+    part = tmp_path / "part.nt"
+    part.write_text("".join(seed_nt.read_text(encoding="utf-8").splitlines(keepends=True)[:1000]), encoding="utf-8")
+    reader = RemoteGraphStore(f"{_server(graph_store_url)}/sparql?default-graph-uri={graph}")
+    seen: list[int] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.is_set():
+            seen.append(reader.triple_count())
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(remote_store, "POINTER_TTL", 0.0)  # the pointer looked up for every query
+        thread = threading.Thread(target=poll)
+        thread.start()
+        try:
+            first = publish(part, target, batch=100)
+            report = publish(seed_dataset, target, batch=300)  # the dataset's root: its current version
+        finally:
+            done.set()
+            thread.join()
+    seen.append(reader.triple_count())
+    assert first.remote == 1000 and report.batches > 5 and report.remote > 1000
+    assert set(seen) == {0, 1000, report.remote}, sorted(set(seen))
+    assert seen == sorted(seen)  # once switched, never back
+
+
+@pytest.mark.virtuoso
+def test_an_interrupted_publish_leaves_readers_on_the_old_version(graph_store_url, seed_nt, seed_store) -> None:
+    graph = "urn:bibgraph:interrupted"
+    target = _target(graph_store_url, graph)
+    before = publish(seed_nt, target)
+    reader = RemoteGraphStore(f"{_server(graph_store_url)}/sparql?default-graph-uri={graph}")
+
+    def interrupt(line: str) -> None:
+        if line.startswith("batch 2:"):
+            raise KeyboardInterrupt
+
+    with pytest.raises(PublishError) as stopped:
+        publish(seed_nt, target, batch=500, progress=interrupt)
+    message = str(stopped.value)
+    assert "interrupted (2 batches, 1000 triples, loaded)" in message
+    assert "untouched" in message and "--clean" in message
+    staging = message.split("The partial load is in <")[1].split(">")[0]
+    engine = RemoteGraphStore(f"{_server(graph_store_url)}/sparql")
+    count = f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{staging}> {{ ?s ?p ?o }} }}"
+    assert engine.select(count)[0]["n"] == 1000  # two batches loaded into the staging graph
+    time.sleep(remote_store.POINTER_TTL)
+    assert reader.triple_count() == seed_store.triple_count()
+    assert reader._parameters()[0] == ("default-graph-uri", before.version)
+    assert clean(target) == [staging]
+    assert engine.select(count)[0]["n"] == 0
+    assert clean(target) == []
 
 
 def test_a_source_that_is_neither_dump_nor_store_is_refused(tmp_path) -> None:
@@ -148,7 +239,8 @@ class _FlakyStore(Handler):
         body = self.request_body()
         if self.path.startswith("/sparql"):
             count = sum(post.count(b"\n") for post in self.posts)
-            answer = {"head": {"vars": ["n"]}, "results": {"bindings": [{"n": {"type": "literal", "value": count}}]}}
+            value = {"type": "literal", "value": str(count)}
+            answer = {"head": {"vars": ["n"]}, "results": {"bindings": [{"n": value}]}}
             self.reply(200, json.dumps(answer).encode())
             return
         self.posts.append(body)
@@ -173,8 +265,8 @@ def test_a_failed_batch_is_named_with_what_stays_loaded(seed_nt, flaky_store) ->
     with pytest.raises(PublishError) as failure:
         publish(seed_nt, Target.parse(flaky_store, "urn:g"), batch=100)
     message = str(failure.value)
-    assert "batch 2 (triples 101-200) was not loaded" in message
-    assert "500: disk full" in message and "Batches 1-1 (100 triples)" in message and "--replace" in message
+    assert "answered 500: disk full (1 batches, 100 triples, loaded)" in message
+    assert "is untouched" in message and "publish again" in message
 
 
 def _filters(rows) -> st.SearchStrategy[Filters]:
@@ -238,8 +330,27 @@ def test_pushed_down_topic_networks_equal_the_row_path(request, where: str, seed
 
 
 @pytest.fixture(scope="module")
-def remote_client(published: str):
-    application = make_app(BIBGRAPH_STORE=f"sparql:{published}")
+def oxigraph_published(tmp_path_factory, seed_nt: Path) -> Iterator[str]:
+    """The Oxigraph server (``oxigraph serve``, PyPI) on loopback, the seeds published into it by the CLI (no
+    login: its Graph Store is ``/store``, queries ``/query``, updates ``/update``); the endpoint that reads them."""
+    port = free_port()
+    location = tmp_path_factory.mktemp("oxigraph")
+    command = [str(Path(sys.executable).parent / "oxigraph"), "serve", "--location", str(location)]
+    process = subprocess.Popen([*command, "--bind", f"127.0.0.1:{port}"], stderr=subprocess.DEVNULL)
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/query?query=ASK%7B%7D", process)
+        url = f"http://127.0.0.1:{port}/store"
+        assert main(["publish", str(seed_nt), "--to", url, "--graph", PUBLISHED, "--batch", "700", "--quiet"]) == 0
+        yield f"http://127.0.0.1:{port}/query?default-graph-uri={urllib.parse.quote(PUBLISHED)}"
+    finally:
+        stop(process)
+
+
+@pytest.fixture(scope="module", params=[pytest.param("virtuoso", marks=pytest.mark.virtuoso), "oxigraph"])
+def remote_client(request):
+    """The app over each engine the seeds were published into: Virtuoso, and the Oxigraph server."""
+    endpoint = request.getfixturevalue("published" if request.param == "virtuoso" else "oxigraph_published")
+    application = make_app(BIBGRAPH_STORE=f"sparql:{endpoint}")
     yield application.test_client()
     application.extensions["bibgraph"].close()
 
@@ -270,6 +381,9 @@ def _pages(rows) -> list[str]:
         "/graph/topics",
         "/graph/topics?expand=all",
         "/graph/coauthors",
+        "/graph/topics.json",
+        "/graph/topics.json?expand=all",
+        "/graph/coauthors.json?top=20",
     ]
 
 
@@ -299,9 +413,10 @@ def test_blank_nodes_are_refused_before_anything_is_sent(tmp_path, flaky_store) 
     assert _FlakyStore.posts == []
 
 
-def test_a_deadlocked_batch_is_sent_again(seed_nt, flaky_store) -> None:
+def test_a_deadlocked_batch_is_sent_again(seed_nt, flaky_store, monkeypatch) -> None:
+    monkeypatch.setattr(enginehttp, "PAUSE", 0.01)
     _FlakyStore.deadlocks = 2
-    with pytest.raises(PublishError, match="batch 2 "):  # the second batch still meets the full disk
+    with pytest.raises(PublishError, match=r"disk full \(1 batches"):  # the second batch still meets the full disk
         publish(seed_nt, Target.parse(flaky_store, "urn:g"), batch=100)
     assert len(_FlakyStore.posts) == 2 and _FlakyStore.deadlocks == 0
 
@@ -355,3 +470,71 @@ def test_an_answer_xml_cannot_carry_is_read_as_json() -> None:
         answer = store.answer("SELECT ?x WHERE { ?s ?p ?x }", "json", "nt")  # what the endpoint serves
         assert json.loads(answer.body)["results"]["bindings"] == [{"x": {"type": "literal", "value": "a\x00b"}}]
         assert _ControlCharacterEndpoint.accepts == [xml, json_results] * 2
+
+
+@pytest.mark.virtuoso
+@pytest.mark.parametrize("name", ["bibgraph.nt", "bibgraph.ttl", "bibgraph.rdf", "bibgraph.nt.gz"])
+def test_dump_downloads_hold_the_same_triples(client, remote_client, name: str) -> None:
+    """The remote dump is streamed predicate by predicate from the engine; its triples are the embedded dump's."""
+    import gzip
+
+    def triples(body: bytes) -> set[str]:
+        body = gzip.decompress(body) if name.endswith(".gz") else body
+        syntax = {"nt": ox.RdfFormat.N_TRIPLES, "ttl": ox.RdfFormat.TURTLE, "rdf": ox.RdfFormat.RDF_XML}
+        parsed = ox.parse(body, format=syntax[name.split(".")[1]])
+        return {str(quad.triple) for quad in parsed}
+
+    local, far = client.get(f"/download/{name}"), remote_client.get(f"/download/{name}")
+    assert (far.status_code, far.mimetype) == (local.status_code, local.mimetype) == (200, local.mimetype)
+    assert triples(far.get_data()) == triples(local.get_data())
+
+
+@pytest.fixture(scope="module")
+def shipped_client(published: str, seed_dataset: Path):
+    """The app over Virtuoso with the published dataset's search index (``--search-index DIR``)."""
+    application = make_app(BIBGRAPH_STORE=f"sparql:{published}", SEARCH_INDEX=str(seed_dataset))
+    yield application.test_client()
+    application.extensions["bibgraph"].close()
+    searchbuild.ship_index(None)
+
+
+@pytest.mark.virtuoso
+def test_search_through_an_engine_reads_the_shipped_index_and_pulls_no_text(client, shipped_client, rows, monkeypatch):
+    name = bipartite_graph(rows).nodes[rows[0].author]["name"]
+    paths = ["/search?q=learning", f"/search?q={urllib.parse.quote(name)}", "/search?q=learning&page=2"]
+    local = {path: client.get(path).get_data(as_text=True) for path in paths}
+    names = client.get("/graph/authors.json?q=li").get_json()
+
+    def pulled(*args: object) -> None:
+        raise AssertionError("every text pulled from the engine to build a search index")
+
+    monkeypatch.setattr(searchbuild, "store_documents", pulled)
+    for path in paths:
+        far = shipped_client.get(path)
+        assert far.status_code == 200 and far.get_data(as_text=True) == local[path], path
+    assert shipped_client.get("/graph/authors.json?q=li").get_json() == names
+
+
+def test_a_shipped_index_that_is_not_one_is_refused_at_start(tmp_path: Path) -> None:
+    (tmp_path / "search.sqlite").write_bytes(b"not an index")
+    with pytest.raises(SearchIndexError):
+        make_app(BIBGRAPH_STORE="sparql:http://127.0.0.1:9/sparql", SEARCH_INDEX=str(tmp_path / "search.sqlite"))
+    searchbuild.ship_index(None)
+
+
+@pytest.mark.virtuoso
+def test_a_graph_loaded_before_versions_is_read_until_the_switch_then_dropped(graph_store_url, seed_nt, seed_store):
+    """A graph loaded the old way (or by the engine's bulk loader) is what readers read until the first version."""
+    graph = "urn:bibgraph:legacy"
+    target = _target(graph_store_url, graph)
+    part = "".join(seed_nt.read_text(encoding="utf-8").splitlines(keepends=True)[:700]).encode()
+    engine = Engine(target, Session(target.credentials, Deadline(60)))
+    engine.session.login(target.url)
+    engine.load(graph, part)
+    reader = RemoteGraphStore(f"{_server(graph_store_url)}/sparql?default-graph-uri={graph}")
+    assert reader.triple_count() == 700
+    report = publish(seed_nt, target)
+    assert graph in report.dropped
+    time.sleep(remote_store.POINTER_TTL)
+    assert reader.triple_count() == seed_store.triple_count()
+    assert engine.count(graph) == 0

@@ -1,5 +1,6 @@
 """The Flask application factory (no module-level app, as in Flask's tutorial)."""
 
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -41,6 +42,10 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         app.wsgi_app = ProxyFix(checked, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops)  # type: ignore[method-assign]
     else:  # werkzeug's own absolute URLs (slash redirects) must not follow a client's Host either
         app.wsgi_app = AtBase(app.wsgi_app, app.config["BIBGRAPH_BASE"])  # type: ignore[method-assign]
+    if app.config.get("SEARCH_INDEX"):  # a remote store's search: the published dataset's index, not every text pulled
+        from bibgraph.graph.searchbuild import ship_index  # here: only a remote store with a shipped index needs it
+
+        ship_index(Path(app.config["SEARCH_INDEX"]))
     versions.init_app(app)  # a dataset: pin its version before the store opens
     graphstore.init_app(app)
     errors.init_app(app)

@@ -281,23 +281,32 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_publish(args: argparse.Namespace) -> int:
     import os
 
-    from bibgraph.graph.publish import PASSWORD_ENV, PublishError, Target, publish
+    from bibgraph.graph.enginehttp import EngineError, escaped, read_password
+    from bibgraph.graph.publish import PublishError, Target, clean, publish
 
+    if (args.source is None) == (not args.clean):
+        return _usage_error("publish needs a SOURCE, or --clean (and no SOURCE)")
     try:
+        password = read_password(dict(os.environ), Path(args.password_file) if args.password_file else None)
         target = Target.parse(
-            args.to, args.graph or args.base, args.sparql, args.user, os.environ.get(PASSWORD_ENV) or None
+            args.to, args.graph or args.base, args.sparql, args.user, password, args.update, args.insecure_http
         )
-    except ValueError as error:
+    except (ValueError, EngineError) as error:
         return _usage_error(str(error))
-    print(f"publishing {args.source} to <{target.graph}> at {target.url}", file=sys.stderr)
 
     def progress(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
+        print(escaped(line, 2000), file=sys.stderr, flush=True)
 
+    say = None if args.quiet else progress
     try:
-        report = publish(Path(args.source), target, args.batch, args.replace, progress=None if args.quiet else progress)
+        if args.clean:
+            dropped = clean(target, args.timeout, say)
+            print(f"dropped {len(dropped)} graphs left by interrupted publishes")
+            return EXIT_OK
+        print(f"publishing {args.source} to <{target.graph}> at {target.url}", file=sys.stderr)
+        report = publish(Path(args.source), target, args.batch, say, args.timeout)
     except PublishError as error:
-        print(f"bibgraph: error: {error}", file=sys.stderr)
+        print(f"bibgraph: error: {escaped(str(error), 4000)}", file=sys.stderr)
         return EXIT_PROBLEMS
     print(report.summary())
     return EXIT_OK
@@ -397,21 +406,34 @@ def _parser() -> argparse.ArgumentParser:
 
     publish = commands.add_parser(
         "publish",
-        help="load a dump or store into a SPARQL engine (Graph Store Protocol), in batches, and check the count",
+        help="load a dataset, dump or store into a SPARQL engine as a new version, then switch readers to it",
     )
-    publish.add_argument("source", metavar="SOURCE", help="an RDF dump, or an on-disk store directory")
+    publish.add_argument(
+        "source", nargs="?", metavar="SOURCE", help="a dataset directory (its current version), a version, a dump"
+    )
     publish.add_argument(
         "--to",
         required=True,
         metavar="URL",
-        help="Graph Store endpoint, e.g. http://host:8890/sparql-graph-crud-auth (password: BIBGRAPH_PUBLISH_PASSWORD)",
+        help="Graph Store endpoint, e.g. http://host:8890/sparql-graph-crud-auth (never with a password in it)",
     )
-    publish.add_argument("--graph", metavar="IRI", help="the graph to load into (default: the --base IRI)")
+    publish.add_argument("--graph", metavar="IRI", help="the graph readers read (default: the --base IRI)")
     publish.add_argument("--base", default=DEFAULT_BASE, help=f"the dataset's base IRI (default {DEFAULT_BASE})")
-    publish.add_argument("--sparql", metavar="URL", help="query endpoint that counts the result (default: /sparql)")
+    publish.add_argument("--sparql", metavar="URL", help="query endpoint (default: beside --to)")
+    publish.add_argument("--update", metavar="URL", help="SPARQL Update endpoint (default: beside --to)")
     publish.add_argument("--user", help="user name for digest or basic authentication")
+    publish.add_argument(
+        "--password-file", metavar="PATH", help="file whose first line is the password (else BIBGRAPH_PUBLISH_PASSWORD)"
+    )
+    publish.add_argument(
+        "--insecure-http", action="store_true", help="allow credentials over plain HTTP to a host other than loopback"
+    )
     publish.add_argument("--batch", type=int, default=100_000, metavar="N", help="triples per request (default 100000)")
-    publish.add_argument("--replace", action="store_true", help="clear the graph first")
+    publish.add_argument(
+        "--timeout", type=float, default=6 * 3600.0, metavar="SECONDS", help="deadline for the whole publish"
+    )
+    publish.add_argument("--replace", action="store_true", help="accepted for old scripts: every publish replaces")
+    publish.add_argument("--clean", action="store_true", help="drop what interrupted publishes left, and stop")
     publish.add_argument("--quiet", action="store_true", help="no progress line per batch")
     publish.set_defaults(handler=cmd_publish)
     return parser

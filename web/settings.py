@@ -59,6 +59,11 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         "where dump downloads are written once (default: a temporary directory, removed when the server stops)",
     ),
+    Setting(
+        "SEARCH_INDEX",
+        None,
+        "for a `sparql:` store: the dataset (or its search index file) that was published, whose index answers search",
+    ),
     Setting("QUERY_TIMEOUT", 10.0, "seconds a query may run before it is stopped (HTTP 503)"),
     Setting("NETWORK_TIMEOUT", 300.0, "seconds the app's own network derivation may query (large graphs)"),
     Setting("MAX_VIEW_NODES", 1000, "most authors a co-author view draws (the most prolific; a note says so)"),

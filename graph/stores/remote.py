@@ -2,14 +2,19 @@
 
 bibgraph then stays the front end (pages, networks, the guarded endpoint) of a store that has
 outgrown one machine. Queries are sent with the SPARQL 1.1 Protocol (POST, form-encoded).
+
+A ``default-graph-uri`` ``G`` that ``bibgraph publish`` wrote is read through its pointer (``<G> pub:current
+<V>`` in the graph :func:`pointer_graph` names): queries go to the version graph ``V``, looked up again every
+:data:`POINTER_TTL` seconds, so a publish switches readers between two whole versions.
 """
 
 import logging
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
-from typing import BinaryIO, TypeVar
+from collections.abc import Callable, Iterator
+from typing import BinaryIO, TypeVar, cast
 
 import pyoxigraph as ox
 from rdflib import Graph
@@ -17,7 +22,7 @@ from rdflib import Graph
 from ..formats import RdfSyntax, rdf_syntax, result_syntax
 from ..serving.guard import check_query
 from ..vocab import PREFIXES, prefixed_graph
-from .store import EngineStore, QueryError, Row, rows
+from .store import EngineStore, QueryError, Row, _XmlCarriageReturns, rows
 
 log = logging.getLogger("bibgraph.remote")
 T = TypeVar("T")
@@ -27,6 +32,15 @@ T = TypeVar("T")
 # which bibgraph's own graphs never hold but an engine's other data may).
 XML_RESULTS = "application/sparql-results+xml"
 JSON_RESULTS = "application/sparql-results+json"
+PUBLISH_NS = "https://w3id.org/bibgraph/publish#"
+CURRENT = PUBLISH_NS + "current"  # <G> pub:current <V> in G's pointer graph: the version graph readers of G read
+POINTER_TTL = 2.0  # seconds a pointer lookup is trusted (a publish keeps the version before for longer)
+
+
+def pointer_graph(graph: str) -> str:
+    """The graph where ``bibgraph publish`` says which version of ``graph`` readers read (beside it, never in it:
+    a reader of ``graph`` before any version exists must not see the pointer's own triples)."""
+    return graph + ("" if graph.endswith(("/", "#", ":")) else "/") + "publish-pointer"
 
 
 def _check_syntax(query: str) -> None:
@@ -67,17 +81,42 @@ class RemoteGraphStore(EngineStore):
         # Protocol parameters in the URL (e.g. ``default-graph-uri``) go with every query.
         self.parameters = urllib.parse.parse_qsl(url.query)
         self.timeout = timeout
+        self._resolved: tuple[float, list[tuple[str, str]]] | None = None
 
-    def _post(self, query: str, accept: str) -> tuple[bytes, str]:
-        data = urllib.parse.urlencode([("query", query), *self.parameters]).encode()
+    def _parameters(self) -> list[tuple[str, str]]:
+        """The protocol parameters, a publish's pointer graph replaced by the version it names (if any)."""
+        graphs = [value for name, value in self.parameters if name == "default-graph-uri"]
+        if len(graphs) != 1:
+            return self.parameters
+        now = time.monotonic()
+        if self._resolved is None or now - self._resolved[0] > POINTER_TTL:
+            pointer = f"<{graphs[0]}>" if not set('<>"{}|^`\\ ') & set(graphs[0]) else None
+            others = [(name, value) for name, value in self.parameters if name != "default-graph-uri"]
+            current: list[str] = []
+            if pointer is not None:
+                where = f"<{pointer_graph(graphs[0])}>"
+                query = f"SELECT ?v WHERE {{ GRAPH {where} {{ {pointer} <{CURRENT}> ?v }} }}"
+                with self._request(query, XML_RESULTS, others) as response:
+                    solutions = ox.parse_query_results(response.read(), format=ox.QueryResultsFormat.XML)
+                assert isinstance(solutions, ox.QuerySolutions)  # a SELECT's answer
+                current = [row["v"].value for row in solutions if isinstance(row["v"], ox.NamedNode)]
+            # Two while a publish switches (the new one inserted first): the latest, as version names sort by time.
+            # None: the graph itself (loaded another way, or an earlier bibgraph; the first publish still loading).
+            chosen = [("default-graph-uri", max(current) if current else graphs[0])]
+            self._resolved = (now, chosen + others)
+        return self._resolved[1]
+
+    def _request(self, query: str, accept: str, parameters: list[tuple[str, str]] | None = None) -> BinaryIO:
+        """The engine's open answer (read it, then close it); a 4xx is the client's :class:`QueryError`."""
+        parameters = self._parameters() if parameters is None else parameters
+        data = urllib.parse.urlencode([("query", query), *parameters]).encode()
         request = urllib.request.Request(
             self.endpoint,
             data=data,
             headers={"Accept": accept, "Content-Type": "application/x-www-form-urlencoded"},
         )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return response.read(), response.headers.get_content_type()
+            return cast(BinaryIO, urllib.request.urlopen(request, timeout=self.timeout))
         except urllib.error.HTTPError as error:
             message = error.read().decode("utf-8", "replace").strip()
             if 400 <= error.code < 500:
@@ -85,6 +124,10 @@ class RemoteGraphStore(EngineStore):
             # the engine's text (its codes, the query as it rewrote it) is for the operator's log, not the client
             log.error("remote SPARQL store answered %d: %s", error.code, message[:2000])
             raise OSError(f"the remote SPARQL store answered {error.code}") from error
+
+    def _post(self, query: str, accept: str) -> tuple[bytes, str]:
+        with self._request(query, accept) as response:
+            return response.read(), response.headers.get_content_type()  # type: ignore[attr-defined]
 
     def _solutions(self, query: str, read: Callable[[ox.QuerySolutions | ox.QueryBoolean], T]) -> T:
         """``read`` of the engine's answer to a SELECT or ASK query: XML results, JSON if the XML is unreadable
@@ -139,5 +182,38 @@ class RemoteGraphStore(EngineStore):
         return graph
 
     def dump(self, out: BinaryIO, syntax: RdfSyntax) -> None:
-        graph = self.construct("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }")
-        out.write(graph.serialize(format=syntax.rdflib_format, encoding="utf-8"))
+        """Streamed: one CONSTRUCT a predicate, each answer parsed as it arrives and written at once into one
+        document, so this process holds a read buffer, never the graph (the rdflib graph of a CONSTRUCT of
+        everything it built before held the whole dump in memory). Paging by ``ORDER BY ... OFFSET`` is not an
+        option: Virtuoso refuses to sort past ``MaxSortedTopRows`` (10,000 by default). Each predicate's
+        triples are counted first and checked after: an engine that cuts answers short (Virtuoso's
+        ``ResultSetMaxRows``) fails the dump, which is written atomically, so no partial file is kept."""
+        parameters = self._parameters()  # one version for every query, even if a publish switches meanwhile
+        counts = "SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY ?p"
+        with self._request(counts, XML_RESULTS, parameters) as response:
+            solutions = ox.parse_query_results(response.read(), format=ox.QueryResultsFormat.XML)
+        assert isinstance(solutions, ox.QuerySolutions)  # a SELECT's answer
+        predicates = [(row["p"], str(row["n"].value)) for row in solutions]
+        if not all(count.isascii() and count.isdigit() for _, count in predicates):
+            raise OSError("the remote store counted a predicate's triples with something other than digits")
+
+        def triples() -> Iterator[ox.Triple]:
+            for predicate, count in predicates:
+                expected = int(count)
+                if not isinstance(predicate, ox.NamedNode):
+                    raise OSError(f"the remote store named a predicate that is not an IRI: {predicate}")
+                query = f"CONSTRUCT {{ ?s {predicate} ?o }} WHERE {{ ?s {predicate} ?o }}"
+                written = 0
+                with self._request(query, "application/n-triples", parameters) as response:
+                    for quad in ox.parse(response, format=ox.RdfFormat.N_TRIPLES):
+                        written += 1
+                        yield quad.triple
+                if written != expected:
+                    raise OSError(
+                        f"the remote store gave {written} of the {expected} triples of {predicate} for a dump:"
+                        " raise its answer row limit (Virtuoso: ResultSetMaxRows)"
+                    )
+
+        prefixes = None if syntax.name == "nt" else PREFIXES
+        target = cast(BinaryIO, _XmlCarriageReturns(out)) if syntax.oxigraph == ox.RdfFormat.RDF_XML else out
+        ox.serialize(triples(), output=target, format=syntax.oxigraph, prefixes=prefixes)
