@@ -186,6 +186,32 @@
   });
   container.addEventListener("pointerdown", function () { container.focus({ preventScroll: true }); });
 
+  // Phones (a coarse pointer): a transparent guard over the map takes one-finger swipes, so they scroll the
+  // page as anywhere else; a tap lifts it and the map takes the gestures (drag pans, pinch zooms) until
+  // "Done" or a tap outside the map. Desktops keep drag to pan, and the wheel once the map has focus.
+  const guard = document.getElementById("map-guard");
+  const done = document.getElementById("map-done");
+  const area = container.parentElement;
+  const touch = window.matchMedia("(pointer: coarse)").matches;
+  function guardMap(on) {
+    if (!guard || !done) return;
+    guard.hidden = !on;
+    done.hidden = on;
+    if (hint) hint.hidden = true;
+    network.setOptions({ interaction: { dragView: !on, zoomView: !on } });
+  }
+  if (touch && guard && done) {
+    guardMap(true);
+    guard.addEventListener("click", function () {
+      guardMap(false);
+      container.focus({ preventScroll: true });
+    });
+    done.addEventListener("click", function () { guardMap(true); });
+    container.addEventListener("focusout", function (event) {
+      if (!event.relatedTarget || !area.contains(event.relatedTarget)) guardMap(true);
+    });
+  }
+
   for (const button of document.querySelectorAll("[data-zoom]")) {
     button.addEventListener("click", function () {
       const how = button.dataset.zoom;
