@@ -140,7 +140,7 @@ def test_describe_a_paper(client, seed_store) -> None:
 @pytest.mark.parametrize(
     ("accept", "expected"),
     [
-        ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "application/sparql-results+xml"),
+        ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "text/html"),  # a browser: the query page
         ("application/sparql-results+json,*/*;q=0.9", "application/sparql-results+json"),
         ("text/csv;q=0.5, text/tab-separated-values;q=0.9", "text/tab-separated-values"),
         ("*/*", "application/sparql-results+json"),
