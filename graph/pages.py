@@ -5,7 +5,7 @@ page always agrees with what a SPARQL client sees.
 """
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from rdflib import Graph
@@ -210,28 +210,8 @@ def paper_page(
     rows = store.select(bind(named_query("paper").text, paper=iri))
     if not rows:
         return None
-    row = rows[0]
-    page = PaperPage(
-        iri=iri,
-        label=str(row["label"]),
-        abstract=str(row["abstract"]),
-        author_list=str(row["authorList"]),
-        listed=integer(row["listed"]),
-        truncated=bool(row["truncated"]),
-        subject=_text(row["concept"]),
-        subject_label=_text(row["conceptLabel"]),
-        area=_text(row["area"]),
-        area_label=_text(row["areaLabel"]),
-    )
-    for author in store.select(bind(named_query("paper_authors").text, paper=iri)):
-        page.authors.append(
-            PaperAuthor(
-                integer(author["position"]),
-                str(author["person"]),
-                str(author["written"]),
-                str(author["name"]),
-            )
-        )
+    page = paper_from_row(iri, rows[0])
+    page.authors = [author_from_row(row) for row in store.select(bind(named_query("paper_authors").text, paper=iri))]
     page.sources = [
         (str(s["file"]), integer(s["line"])) for s in store.select(bind(named_query("paper_sources").text, paper=iri))
     ]
@@ -250,6 +230,26 @@ def paper_page(
         ]
     page.by_subject = [item for item in same if item.iri not in shown]
     return page
+
+
+def paper_from_row(iri: str, row: Mapping[str, object]) -> PaperPage:
+    """A paper's facts from a row of the ``paper`` query (or ``citation_papers``, which adds ``?paper``)."""
+    return PaperPage(
+        iri=iri,
+        label=str(row["label"]),
+        abstract=str(row["abstract"]),
+        author_list=str(row["authorList"]),
+        listed=integer(row["listed"]),
+        truncated=bool(row["truncated"]),
+        subject=_text(row["concept"]),
+        subject_label=_text(row["conceptLabel"]),
+        area=_text(row["area"]),
+        area_label=_text(row["areaLabel"]),
+    )
+
+
+def author_from_row(row: Mapping[str, object]) -> PaperAuthor:
+    return PaperAuthor(integer(row["position"]), str(row["person"]), str(row["written"]), str(row["name"]))
 
 
 def _text(value: object) -> str | None:

@@ -84,3 +84,13 @@ def test_the_tooltip_never_overlaps_the_side_panel(browser, base) -> None:
         or box["x"] >= panel["x"] + panel["width"]
         or (box["y"] + box["height"] <= panel["y"] or box["y"] >= panel["y"] + panel["height"])
     )
+
+
+def test_the_ego_map_is_within_the_first_screen_and_a_half_of_an_author_page(browser, base) -> None:
+    page = open_map(browser, base + "/graph/coauthors")
+    # the most prolific author: the longest paper list, which the map used to sit below
+    author = page.evaluate("() => bibgraphNetwork.nodes.get().sort((a, b) => b.papers - a.papers)[0].url")
+    page.goto(base + author)
+    top = page.evaluate("() => document.querySelector('iframe.ego').getBoundingClientRect().top + window.scrollY")
+    assert top < 1.5 * 900
+    assert page.locator("#author-downloads a").all_inner_texts() == ["BibTeX", "RIS", "CSV"]

@@ -9,6 +9,7 @@ from flask_compress import Compress
 from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from bibgraph.graph.cite import LIST_FORMATS
 from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, RESULT_SYNTAXES
 
 from . import (
@@ -117,6 +118,7 @@ COMPRESSION: dict[str, Any] = {
         | {syntax.media_type for syntax in RDF_SYNTAXES}
         | {syntax.media_type for syntax in RESULT_SYNTAXES}
         | {syntax.media_type for syntax in NETWORK_SYNTAXES}
+        | {media_type for media_type, _, _ in LIST_FORMATS.values()}
     ),
 }
 
