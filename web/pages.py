@@ -14,6 +14,7 @@ from bibgraph.graph.search import snippet
 from .graphstore import get_store
 from .links import app_iris, concept_iri, iri_of, public_url, site_url
 from .netcache import derived_key, networks
+from .server import base_is_served
 from .text import thousands
 
 blueprint = Blueprint("pages", __name__)
@@ -26,6 +27,7 @@ blueprint.add_app_template_global(site_url, "site_url")
 blueprint.add_app_template_filter(thousands, "thousands")
 blueprint.add_app_template_filter(lambda n: 10**n, "pow10")
 blueprint.add_app_template_global(math.log10, "log10")
+blueprint.add_app_template_global(base_is_served, "base_is_served")  # /dataset says when its addresses are elsewhere
 
 
 def page_number(pages: int | None = None) -> int:
