@@ -94,3 +94,38 @@ def test_the_ego_map_is_within_the_first_screen_and_a_half_of_an_author_page(bro
     top = page.evaluate("() => document.querySelector('iframe.ego').getBoundingClientRect().top + window.scrollY")
     assert top < 1.5 * 900
     assert page.locator("#author-downloads a").all_inner_texts() == ["BibTeX", "RIS", "CSV"]
+
+
+@pytest.mark.parametrize("path", ["/graph/topics", "/graph/topics?subareas=all"])
+def test_the_topic_map_has_a_key_a_find_box_and_no_label_on_another_disc(browser, base, path: str) -> None:
+    page = open_map(browser, base + path)
+    areas = page.evaluate(
+        """() => bibgraphNetwork.nodes.get().filter(n => typeof n.color === 'string')
+                 .map(n => [n.name, n.color])"""
+    )
+    key = page.evaluate(
+        """() => [...document.querySelectorAll('#area-key li')].map(li => [li.querySelector('bdi').textContent,
+                 getComputedStyle(li.querySelector('.swatch')).backgroundColor])"""
+    )
+    assert sorted(name for name, _ in key) == sorted(name for name, _ in areas)
+    rgb = {name: colour for name, colour in key}
+    for name, colour in areas:
+        red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+        assert rgb[name] == f"rgb({red}, {green}, {blue})"
+    discs = page.evaluate(
+        """() => { const n = bibgraphNetwork.network; const s = n.getScale();
+                   return bibgraphNetwork.nodes.get().map(node => {
+                     const p = n.canvasToDOM(n.getPositions([node.id])[node.id]);
+                     return {id: node.id, x: p.x, y: p.y, r: node.size * s}; }); }"""
+    )
+    for box in page.evaluate("() => bibgraphNetwork.labels()"):
+        for disc in discs:
+            if disc["id"] == box["id"]:
+                continue
+            nearest_x = min(max(disc["x"], box["x"]), box["x"] + box["w"])
+            nearest_y = min(max(disc["y"], box["y"]), box["y"] + box["h"])
+            assert (nearest_x - disc["x"]) ** 2 + (nearest_y - disc["y"]) ** 2 >= disc["r"] ** 2 - 1, (box, disc)
+    first = areas[-1][0]
+    page.fill("#find-author", first)
+    page.press("#find-author", "Enter")
+    assert page.locator("#map-panel h2").inner_text() == first

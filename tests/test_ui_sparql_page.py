@@ -75,3 +75,21 @@ def test_clients_asking_for_results_get_them_unchanged(client, seed_store, accep
     assert named.mimetype == "text/tab-separated-values"  # format= names the answer, whatever Accept says
     solutions = ox.parse_query_results(named.get_data(), format=ox.QueryResultsFormat.TSV)
     assert len(list(solutions)) == len(rows)
+
+
+def test_every_example_query_answers_and_top_authors_counts_as_python_does(client, seed_store) -> None:
+    from collections import Counter
+
+    from bibgraph.graph.queries import examples
+
+    for example in examples():
+        response = client.post("/sparql", data={"query": example.text}, headers={"Accept": "application/json"})
+        assert response.status_code == 200, example.name
+        rows = json.loads(response.get_data())["results"]["bindings"]
+        assert rows or example.name == "abstract_search", example.name
+        if example.name == "top_authors":
+            creators = seed_store.store.query(sparql_prologue() + "SELECT ?p ?a WHERE { ?p dcterms:creator ?a }")
+            counts = Counter(solution["a"].value for solution in creators)
+            expected = sorted(counts.values(), reverse=True)[:20]
+            assert [int(row["papers"]["value"]) for row in rows] == expected
+            assert all(counts[row["author"]["value"]] == int(row["papers"]["value"]) for row in rows)

@@ -51,7 +51,7 @@
   }
 
   network.on("afterDrawing", function (ctx) {
-    drawn = window.bibgraphLabels.place(network, container, ctx, candidates(), positions);
+    drawn = window.bibgraphLabels.place(network, container, ctx, candidates(), positions, topics);
   });
 
   function highlight(id) {
@@ -271,7 +271,7 @@
       const match = byImportance.find(function (n) { return String(n.name).toLowerCase() === wanted; }) ||
         byImportance.find(function (n) { return String(n.name).toLowerCase().startsWith(wanted); }) ||
         byImportance.find(function (n) { return String(n.name).toLowerCase().includes(wanted); });
-      find.setCustomValidity(match ? "" : "No author of that name on this map");
+      find.setCustomValidity(match ? "" : find.dataset.missing || "Nothing of that name on this map");
       find.reportValidity();
       if (match) select(match.id, true);
     };

@@ -36,7 +36,8 @@
 
   // Places labels for `candidates` (most important first: {id, name, size}); returns the boxes drawn,
   // in CSS pixels relative to the map's top-left corner.
-  function place(network, container, ctx, candidates, positions) {
+  // `clearOfDiscs` (the topic map: few nodes, each one a topic to read): a label never covers another node's disc.
+  function place(network, container, ctx, candidates, positions, clearOfDiscs) {
     const scale = network.getScale();
     const width = container.clientWidth;
     const height = container.clientHeight;
@@ -91,7 +92,7 @@
         if (candidate.x < 0 || candidate.x + w > width || candidate.y < 0 || candidate.y + h > height) continue;
         if (!free(grid, cell, candidate)) continue;
         if (free(discs, cell, candidate)) { box = candidate; break; }
-        if (box === null) box = candidate; // allowed, but a place clear of every disc may come after it
+        if (box === null && !clearOfDiscs) box = candidate; // allowed, but a place clear of every disc may come after it
       }
       // The disc of a more important node is an obstacle to the labels after it, labelled or not:
       // the hubs stay visible, and a label may only cover nodes less important than its own.
