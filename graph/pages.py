@@ -220,15 +220,23 @@ def paper_page(
         for r in store.select(bind(named_query("related_by_authors").text, paper=iri))
     ]
     shown = {item.iri for item in page.by_authors}
-    first = subject_papers(page.subject, RELATED + 1) if page.subject else None
+    # "More in" the subject: papers by co-authors of this paper's authors first (a reader's next read), then the
+    # subject's papers in page order; papers sharing an author are listed above already.
+    close = [
+        Listed(str(r["other"]), str(r["label"]), integer(r["close"]))
+        for r in store.select(bind(named_query("related_by_coauthors").text, paper=iri))
+    ]
+    shown |= {item.iri for item in close}
+    first = subject_papers(page.subject, 2 * RELATED + 1) if page.subject else None
     if first is None:
         rows = store.select(bind(named_query("related_by_subject").text, paper=iri))
         same = [Listed(str(r["other"]), str(r["label"])) for r in rows]
     else:
         same = [
-            Listed(other, label) for other, label, _ in paper_items(store, [p for p in first if p != iri][:RELATED])
+            Listed(other, label)
+            for other, label, _ in paper_items(store, [p for p in first if p != iri][: 2 * RELATED])
         ]
-    page.by_subject = [item for item in same if item.iri not in shown]
+    page.by_subject = (close + [item for item in same if item.iri not in shown])[:RELATED]
     return page
 
 
