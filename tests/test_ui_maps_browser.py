@@ -45,6 +45,8 @@ def test_a_legend_entry_picks_out_its_community_and_a_second_click_shows_all(bro
         picked,
     )
     assert hidden  # only the community's own links stay drawn
+    named = page.evaluate("() => bibgraphNetwork.labels().map(box => bibgraphNetwork.nodes.get(box.id).community)")
+    assert named and set(named) == {picked}  # the faded ones keep no label
     box = page.locator("#network").bounding_box()
     page.mouse.move(box["x"] + 5, box["y"] + 5)  # hover elsewhere and away: the pick holds
     assert opacities(page)[str(picked)] == [1]

@@ -43,6 +43,9 @@
   let drawn = [];
 
   function candidates() {
+    if (focusId === null && community !== null) {  // a legend pick: only its members are named
+      return byImportance.filter(function (n) { return n.community === community; });
+    }
     if (focusId === null) return byImportance;
     const near = new Set([focusId].concat((neighbours.get(focusId) || []).map(function (n) { return n[0]; })));
     const first = byImportance.filter(function (n) { return n.id === focusId; });
