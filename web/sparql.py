@@ -148,7 +148,7 @@ def endpoint() -> Response | str:
     except QueryRefused as refused:
         log.info("query refused (%d) from %s: %s", status_of(refused).code, request.remote_addr, refused)
         if type(refused) is QueryRefused and status_of(refused).code == 400 and prefers_html(request):
-            return _syntax_error_page(text, str(refused))  # malformed (a misspelt keyword): the position marked
+            return _syntax_error_page(text, str(refused), "the query check")  # a misspelt keyword: marked
         return answer_exception(refused, page=False)
     except NotAcceptable as error:
         return plain(str(error), 406)
@@ -194,7 +194,7 @@ def _syntax_message(query: str, message: str) -> str:
     return f"query syntax error at {problem.describe()} (Oxigraph: {message})"
 
 
-def _syntax_error_page(query: str, message: str) -> Response:
+def _syntax_error_page(query: str, message: str, engine_name: str = "Oxigraph") -> Response:
     """A browser sent a malformed query: show it with the error's position marked, everything the engine
     accepts there (:mod:`bibgraph.graph.expected`), and a way back to the editor."""
     problem = _explain(query, MAX_QUERY)
@@ -210,6 +210,7 @@ def _syntax_error_page(query: str, message: str) -> Response:
         position=f"line {position[0]}, column {position[1]}" if position else None,
         expected=problem.expected if problem else None,
         engine_message=message if problem else None,
+        engine_name=engine_name,
         editor_link=url_for("sparql.endpoint") + "#" + urlencode({"query": query}),
     )
 
