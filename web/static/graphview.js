@@ -38,6 +38,8 @@
     neighbours.get(edge.from).push([edge.to, joint, edge.id]);
     neighbours.get(edge.to).push([edge.from, joint, edge.id]);
   }
+  // On the topic map a subarea is a ring (its colour an object); an area a filled disc. Areas are always named.
+  function isSubarea(node) { return typeof node.color === "object"; }
   let focusId = null; // hovered or selected node: it and its neighbours are highlighted
   let community = null; // picked in the legend: its members stand out, the rest fade
   let drawn = [];
@@ -54,7 +56,7 @@
   }
 
   network.on("afterDrawing", function (ctx) {
-    drawn = window.bibgraphLabels.place(network, container, ctx, candidates(), positions, topics);
+    drawn = window.bibgraphLabels.place(network, container, ctx, candidates(), positions, topics ? isSubarea : null);
   });
 
   function highlight(id) {
