@@ -1,15 +1,23 @@
-"""Citations of a paper built from the graph: BibTeX, a plain-text reference, schema.org JSON-LD.
+"""Citations built from the graph: a paper's (BibTeX, a plain-text reference, schema.org JSON-LD, Highwire tags)
+and a list's (an author's, an area's, a search's papers) as BibTeX, RIS or CSV downloads.
 
 The input has no titles, so every form says so: the label is derived (first author and the
 abstract's opening words) and the citation carries a note explaining it.
 """
 
+import csv
+import io
 import re
 import unicodedata
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from .pages import PaperPage
+from .pages import PaperPage, author_from_row, paper_from_row
 from .plaintext import plain_text
+from .queries import bind, named_query
+from .stores.store import GraphStore
+
+CHUNK = 500  # papers bound by one query's VALUES
 
 LABEL_NOTE = "No title in the source; the label is derived from the first author and the abstract's opening words"
 _BIBTEX_SPECIAL = re.compile(r"([{}\\&%$#_~^])")
@@ -95,3 +103,85 @@ def meta_tags(paper: PaperPage, url: str | None = None) -> list[tuple[str, str]]
     tags += [("DC.title", title_words(paper)), ("DC.identifier", paper.iri)]
     tags += [("DC.creator", a.name) for a in paper.authors]
     return tags
+
+
+def citation_pages(store: GraphStore, iris: list[str]) -> Iterator[PaperPage]:
+    """What citing each paper needs (no related papers), in the order of ``iris``, a few queries per 500 papers."""
+    for start in range(0, len(iris), CHUNK):
+        block = iris[start : start + CHUNK]
+        pages: dict[str, PaperPage] = {}
+        for row in store.select(bind(named_query("citation_papers").text, paper=block)):
+            iri = str(row["paper"])
+            pages[iri] = paper_from_row(iri, row)
+        for row in store.select(bind(named_query("citation_authors").text, paper=block)):
+            page = pages.get(str(row["paper"]))
+            if page is not None:
+                page.authors.append(author_from_row(row))
+        for iri in block:
+            if iri in pages:
+                pages[iri].authors.sort(key=lambda a: a.position)
+                yield pages[iri]
+
+
+def _keywords(paper: PaperPage) -> list[str]:
+    """The paper's area, then its subarea (a paper whose subject is an area has only that)."""
+    if paper.area_label:
+        return [paper.area_label, *([paper.subject_label] if paper.subject_label else [])]
+    return [paper.subject_label] if paper.subject_label else []
+
+
+def bibtex_list(papers: Iterable[PaperPage], url: Callable[[str], str]) -> str:
+    return "\n".join(bibtex(paper, url(paper.iri)) for paper in papers)
+
+
+def ris(papers: Iterable[PaperPage], url: Callable[[str], str]) -> str:
+    """RIS (Zotero, EndNote, Mendeley): a ``GEN`` record per paper; a cut list (等) ends its authors with "et al."."""
+    lines: list[str] = []
+    for paper in papers:
+        lines += ["TY  - GEN", f"ID  - {cite_key(paper)}"]
+        lines += [f"AU  - {_one_line(a.name)}" for a in paper.authors]
+        if paper.truncated:
+            lines.append("AU  - et al.")
+        lines += [f"TI  - {_one_line(title_words(paper))}", f"AB  - {_one_line(plain_text(paper.abstract))}"]
+        lines += [f"KW  - {_one_line(k)}" for k in _keywords(paper)]
+        lines += [f"UR  - {url(paper.iri)}", f"N1  - {LABEL_NOTE}", "ER  - ", ""]
+    return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    """RIS is read line by line: a field's text on one line."""
+    return " ".join(text.split())
+
+
+CSV_COLUMNS = ("key", "iri", "url", "authors", "authors_cut", "title", "area", "subarea", "abstract")
+
+
+def csv_table(papers: Iterable[PaperPage], url: Callable[[str], str]) -> str:
+    """One row per paper; ``authors`` joined by "; " (a name may hold a comma), ``authors_cut``: the list ends in 等."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(CSV_COLUMNS)
+    for paper in papers:
+        area, subarea = [*_keywords(paper), "", ""][:2]
+        writer.writerow(
+            [
+                cite_key(paper),
+                paper.iri,
+                url(paper.iri),
+                "; ".join(a.name for a in paper.authors),
+                "yes" if paper.truncated else "no",
+                title_words(paper),
+                area,
+                subarea,
+                plain_text(paper.abstract),
+            ]
+        )
+    return out.getvalue()
+
+
+# name -> (media type, file suffix, writer): the downloads of a list of papers
+LIST_FORMATS: dict[str, tuple[str, str, Callable[[Iterable[PaperPage], Callable[[str], str]], str]]] = {
+    "bibtex": ("application/x-bibtex", "bib", bibtex_list),
+    "ris": ("application/x-research-info-systems", "ris", ris),
+    "csv": ("text/csv", "csv", csv_table),
+}

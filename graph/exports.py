@@ -65,6 +65,7 @@ def vosviewer(
     Link strengths are the edge attribute ``weight`` names (``fractional``: fractional counting).
     """
     ids = {node: index for index, node in enumerate(sorted(network), start=1)}
+    clusters = _clusters(network)
 
     def strength(data: dict[str, object]) -> object:
         return data.get(weight, data.get("weight", 1))
@@ -76,7 +77,7 @@ def vosviewer(
             "id": ids[node],
             "label": data.get("name") or data.get("label") or node,
             "url": node,
-            "cluster": int(data.get("community", 0)) + 1,
+            "cluster": clusters[node],
             "weights": {
                 "Documents": data.get("papers", 0),
                 "Links": network.degree(node),
@@ -92,3 +93,17 @@ def vosviewer(
     ]
     document = {"network": {"items": items, "links": links}}
     return json.dumps(document, ensure_ascii=False, indent=1).encode("utf-8")
+
+
+def _clusters(network: nx.Graph) -> dict[str, int]:
+    """VOSviewer's clusters (from 1): a co-author network's communities; a topic network's areas, a subarea in its
+    area's cluster, the areas numbered by papers (most first), then IRI."""
+    nodes = network.nodes
+    if not any(data.get("kind") == "area" for _, data in nodes(data=True)):
+        return {node: int(nodes[node].get("community", 0)) + 1 for node in network}
+    area_of = {
+        node: node if data.get("kind") == "area" else str(data.get("area") or node) for node, data in nodes(data=True)
+    }
+    order = sorted(set(area_of.values()), key=lambda a: (-int(nodes[a].get("papers", 0)) if a in nodes else 0, a))
+    number = {area: index for index, area in enumerate(order, start=1)}
+    return {node: number[area_of[node]] for node in network}

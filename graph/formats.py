@@ -78,14 +78,41 @@ class NetworkSyntax:
         return self.write(network)
 
 
+# Aliases: the names and media types clients use (SPARQLWrapper sends ``format=`` in its own words: json, xml,
+# n3, turtle, rdf+xml, json-ld, csv, tsv). N3 is answered in Turtle, which every N3 reader reads; JSON for a
+# graph is JSON-LD. Aliases with a slash are media types, matched against Accept too.
 RDF_SYNTAXES: tuple[RdfSyntax, ...] = (
-    RdfSyntax("turtle", "text/turtle", "ttl", RdfFormat.TURTLE, "Turtle", "Turtle", ("application/x-turtle", "ttl")),
-    RdfSyntax("nt", "application/n-triples", "nt", RdfFormat.N_TRIPLES, "N-Triples", "N-Triples", ("ntriples",)),
     RdfSyntax(
-        "jsonld", "application/ld+json", "jsonld", RdfFormat.JSON_LD, "JSON-LD", "JSON-LD", ("json-ld",), "json-ld"
+        "turtle",
+        "text/turtle",
+        "ttl",
+        RdfFormat.TURTLE,
+        "Turtle",
+        "Turtle",
+        ("application/x-turtle", "application/turtle", "ttl", "n3", "text/n3", "text/rdf+n3", "application/n3"),
     ),
     RdfSyntax(
-        "xml", "application/rdf+xml", "rdf", RdfFormat.RDF_XML, "RDF/XML", "RDF_XML", ("rdfxml", "rdf"), "pretty-xml"
+        "nt", "application/n-triples", "nt", RdfFormat.N_TRIPLES, "N-Triples", "N-Triples", ("ntriples", "n-triples")
+    ),
+    RdfSyntax(
+        "jsonld",
+        "application/ld+json",
+        "jsonld",
+        RdfFormat.JSON_LD,
+        "JSON-LD",
+        "JSON-LD",
+        ("json-ld", "json", "application/x-json+ld"),
+        "json-ld",
+    ),
+    RdfSyntax(
+        "xml",
+        "application/rdf+xml",
+        "rdf",
+        RdfFormat.RDF_XML,
+        "RDF/XML",
+        "RDF_XML",
+        ("rdfxml", "rdf", "rdf+xml"),
+        "pretty-xml",
     ),
 )
 
@@ -97,7 +124,7 @@ RESULT_SYNTAXES: tuple[ResultSyntax, ...] = (
         QueryResultsFormat.JSON,
         "JSON",
         "SPARQL_Results_JSON",
-        ("application/json",),
+        ("application/json", "text/javascript", "application/javascript"),
     ),
     ResultSyntax(
         "xml",

@@ -1,17 +1,20 @@
 """Server-side layout, so that browsers never run physics on large networks.
 
-Co-author networks are a giant component plus many small cliques (one per paper). Each component
-is laid out on its own (a circle for a small clique, else Fruchterman-Reingold with igraph's grid
-variant, which is C and near-linear: 0.1 s for 1,000 nodes, 2 s for 10,000, where networkx's takes
-minutes), scaled to the area its nodes need, freed of overlaps (a post-pass that pushes apart any
-two discs closer than their radii, found with a k-d tree), and the components are packed in rows,
-largest first: fast, stable (seeded), and no node hides another.
+Co-author networks are a giant component plus many small cliques (one per paper). Each component is laid
+out on its own and the components are packed in rows, largest first. Within a component that holds several
+communities (the ``community`` node attribute, Louvain), the layout is in two levels, as VOSviewer's maps read:
+the graph of communities is laid out first (a disc per community, as large as its members need, linked by the
+joint papers between them), then each community inside its own disc; so communities sit apart, and linked
+communities near each other. Force layouts are Fruchterman-Reingold with igraph's grid variant (C, near-linear:
+0.1 s for 1,000 nodes, where networkx's takes minutes); a small clique is a circle. A post-pass pushes apart any
+two discs closer than their radii (found with a k-d tree): no node hides another. Seeded, and independent of
+the order nodes and links were added in: the same data gives the same map in any process.
 """
 
 import math
 import random
 import threading
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 
 import igraph
 import networkx as nx
@@ -19,9 +22,9 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 FORCE_ITERATIONS = 300
-COMMUNITY_PULL = 4.0  # links inside a community pull harder, so that communities read as regions (as in VOSviewer)
 DEFAULT_RADIUS = 10.0  # pixels, for nodes without a given radius
 GAP = 4.0  # pixels between two discs
+COMPONENT_GAP = 36.0  # pixels between two components: apart enough to read as groups (each is its own community)
 DENSITY = 0.28  # share of a component's disc covered by nodes before the overlap pass
 OVERLAP_ROUNDS = 600
 _IGRAPH_RANDOM = threading.Lock()  # igraph's random generator is global: seed it for one layout at a time
@@ -37,16 +40,49 @@ def layout(
     for members in components:
         order = sorted(members)
         sizes = np.array([float(radii.get(node, DEFAULT_RADIUS)) for node in order])
-        local = _component_layout(network.subgraph(members), order, seed)
-        # Scale so that the nodes cover DENSITY of the component's disc, then remove what still overlaps.
-        needed = math.sqrt(float(np.sum((sizes + GAP) ** 2)) / DENSITY)
-        spread = float(np.max(np.linalg.norm(local, axis=1))) if len(order) > 1 else 0.0
-        points = local * (needed / spread if spread > 0 else 0.0)
+        points = _communities_apart(network.subgraph(members), order, sizes, seed)
         points = separate(points, sizes, seed)
         low = (points - sizes[:, None]).min(axis=0)
         high = (points + sizes[:, None]).max(axis=0)
         placed.append((order, points - low, high - low))
     return _pack(placed)
+
+
+def _scaled(local: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Unit-scale points scaled so that their discs cover DENSITY of the disc they spread over."""
+    needed = math.sqrt(float(np.sum((sizes + GAP) ** 2)) / DENSITY)
+    spread = float(np.max(np.linalg.norm(local, axis=1))) if len(local) > 1 else 0.0
+    return local * (needed / spread if spread > 0 else 0.0)
+
+
+def _communities_apart(component: nx.Graph, order: list[str], sizes: np.ndarray, seed: int) -> np.ndarray:
+    """Positions of one component's nodes (in ``order``): each community in a disc of its own, the discs
+    laid out as the graph of communities (links weighted by the joint papers between them)."""
+    labels = [component.nodes[node].get("community") for node in order]
+    groups: dict[object, list[int]] = {}
+    for k, label in enumerate(labels):
+        groups.setdefault(("c", label) if label is not None else ("n", order[k]), []).append(k)
+    if len(groups) < 2 or len(groups) == len(order):  # one community (or none): one level
+        return _scaled(_component_layout(component, order, seed), sizes)
+    keys = sorted(groups, key=lambda key: (-len(groups[key]), order[groups[key][0]]))
+    group_of = {order[k]: g for g, key in enumerate(keys) for k in groups[key]}
+    between: dict[tuple[int, int], float] = {}
+    for a, b, weight in component.edges(data="weight", default=1):
+        ga, gb = sorted((group_of[a], group_of[b]))
+        if ga != gb:
+            between[ga, gb] = between.get((ga, gb), 0.0) + float(weight)
+    summary = nx.Graph()
+    summary.add_nodes_from(range(len(keys)))
+    summary.add_weighted_edges_from((a, b, w) for (a, b), w in sorted(between.items()))
+    discs = np.array([math.sqrt(float(np.sum((sizes[groups[key]] + GAP) ** 2)) / DENSITY) for key in keys])
+    centres = separate(_scaled(_component_layout(summary, list(range(len(keys))), seed), discs), discs + 4 * GAP, seed)
+    points = np.zeros((len(order), 2))
+    for g, key in enumerate(keys):
+        members = groups[key]
+        names = [order[k] for k in members]
+        inner = _scaled(_component_layout(component.subgraph(names), names, seed), sizes[members])
+        points[members] = centres[g] + inner
+    return points
 
 
 def _pack(placed: list[tuple[list[str], np.ndarray, np.ndarray]]) -> dict[str, tuple[float, float]]:
@@ -57,10 +93,10 @@ def _pack(placed: list[tuple[list[str], np.ndarray, np.ndarray]]) -> dict[str, t
     x = y = row_height = 0.0
     for order, points, box in placed:
         if x + box[0] > row_width and x > 0:
-            x, y, row_height = 0.0, y + row_height + 2 * GAP, 0.0
+            x, y, row_height = 0.0, y + row_height + COMPONENT_GAP, 0.0
         for node, (px, py) in zip(order, points, strict=True):
             positions[node] = (round(float(x + px), 2), round(float(y + py), 2))
-        x += float(box[0]) + 2 * GAP
+        x += float(box[0]) + COMPONENT_GAP
         row_height = max(row_height, float(box[1]))
     return positions
 
@@ -131,7 +167,7 @@ def overlaps(positions: Mapping[str, tuple[float, float]], radii: Mapping[str, f
     return found
 
 
-def _component_layout(component: nx.Graph, order: list[str], seed: int) -> np.ndarray:
+def _component_layout(component: nx.Graph, order: Sequence[Hashable], seed: int) -> np.ndarray:
     """Unit-scale coordinates of one component, in ``order``."""
     size = len(order)
     if size == 1:
@@ -141,12 +177,13 @@ def _component_layout(component: nx.Graph, order: list[str], seed: int) -> np.nd
         points = np.array([raw[node] for node in order], dtype=float)
     else:
         index = {node: k for k, node in enumerate(order)}
-        edges = [(index[a], index[b]) for a, b in component.edges()]
-        community = dict(component.nodes(data="community"))
-        weights = [
-            max(float(w), 0.1) * (COMMUNITY_PULL if community[a] is not None and community[a] == community[b] else 1.0)
+        # Links in a fixed order (not the order they were added in): the same data, the same layout.
+        links = sorted(
+            (min(index[a], index[b]), max(index[a], index[b]), w)
             for a, b, w in component.edges(data="weight", default=1)
-        ]
+        )
+        edges = [(a, b) for a, b, _ in links]
+        weights = [max(float(w), 0.1) for _, _, w in links]
         start = np.random.default_rng(seed).uniform(-1, 1, size=(size, 2)) * math.sqrt(size)
         with _IGRAPH_RANDOM:
             igraph.set_random_number_generator(random.Random(seed))

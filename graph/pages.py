@@ -5,7 +5,7 @@ page always agrees with what a SPARQL client sees.
 """
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from rdflib import Graph
@@ -210,8 +210,39 @@ def paper_page(
     rows = store.select(bind(named_query("paper").text, paper=iri))
     if not rows:
         return None
-    row = rows[0]
-    page = PaperPage(
+    page = paper_from_row(iri, rows[0])
+    page.authors = [author_from_row(row) for row in store.select(bind(named_query("paper_authors").text, paper=iri))]
+    page.sources = [
+        (str(s["file"]), integer(s["line"])) for s in store.select(bind(named_query("paper_sources").text, paper=iri))
+    ]
+    page.by_authors = [
+        Listed(str(r["other"]), str(r["label"]), integer(r["shared"]))
+        for r in store.select(bind(named_query("related_by_authors").text, paper=iri))
+    ]
+    shown = {item.iri for item in page.by_authors}
+    # "More in" the subject: papers by co-authors of this paper's authors first (a reader's next read), then the
+    # subject's papers in page order; papers sharing an author are listed above already.
+    close = [
+        Listed(str(r["other"]), str(r["label"]), integer(r["close"]))
+        for r in store.select(bind(named_query("related_by_coauthors").text, paper=iri))
+    ]
+    shown |= {item.iri for item in close}
+    first = subject_papers(page.subject, 2 * RELATED + 1) if page.subject else None
+    if first is None:
+        rows = store.select(bind(named_query("related_by_subject").text, paper=iri))
+        same = [Listed(str(r["other"]), str(r["label"])) for r in rows]
+    else:
+        same = [
+            Listed(other, label)
+            for other, label, _ in paper_items(store, [p for p in first if p != iri][: 2 * RELATED])
+        ]
+    page.by_subject = (close + [item for item in same if item.iri not in shown])[:RELATED]
+    return page
+
+
+def paper_from_row(iri: str, row: Mapping[str, object]) -> PaperPage:
+    """A paper's facts from a row of the ``paper`` query (or ``citation_papers``, which adds ``?paper``)."""
+    return PaperPage(
         iri=iri,
         label=str(row["label"]),
         abstract=str(row["abstract"]),
@@ -223,33 +254,10 @@ def paper_page(
         area=_text(row["area"]),
         area_label=_text(row["areaLabel"]),
     )
-    for author in store.select(bind(named_query("paper_authors").text, paper=iri)):
-        page.authors.append(
-            PaperAuthor(
-                integer(author["position"]),
-                str(author["person"]),
-                str(author["written"]),
-                str(author["name"]),
-            )
-        )
-    page.sources = [
-        (str(s["file"]), integer(s["line"])) for s in store.select(bind(named_query("paper_sources").text, paper=iri))
-    ]
-    page.by_authors = [
-        Listed(str(r["other"]), str(r["label"]), integer(r["shared"]))
-        for r in store.select(bind(named_query("related_by_authors").text, paper=iri))
-    ]
-    shown = {item.iri for item in page.by_authors}
-    first = subject_papers(page.subject, RELATED + 1) if page.subject else None
-    if first is None:
-        rows = store.select(bind(named_query("related_by_subject").text, paper=iri))
-        same = [Listed(str(r["other"]), str(r["label"])) for r in rows]
-    else:
-        same = [
-            Listed(other, label) for other, label, _ in paper_items(store, [p for p in first if p != iri][:RELATED])
-        ]
-    page.by_subject = [item for item in same if item.iri not in shown]
-    return page
+
+
+def author_from_row(row: Mapping[str, object]) -> PaperAuthor:
+    return PaperAuthor(integer(row["position"]), str(row["person"]), str(row["written"]), str(row["name"]))
 
 
 def _text(value: object) -> str | None:

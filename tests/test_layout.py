@@ -1,9 +1,14 @@
 """The server layout: no two nodes overlap, whatever the network; ego rings; the topic map's links."""
 
+import json
 import math
+import os
+import subprocess
+import sys
 
 import networkx as nx
-from hypothesis import given, settings
+import numpy as np
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bibgraph.graph import analytics
@@ -84,3 +89,73 @@ def test_the_topic_map_keeps_links_above_chance_and_each_topics_strongest() -> N
             for n in (a, b)
         ]
         assert any(data["strength"] in r[:2] for r in ranks)
+
+
+def silhouette(points: np.ndarray, labels: list[int]) -> float:
+    """The mean silhouette of the points against their labels (as sklearn.metrics.silhouette_score computes it)."""
+    distances = np.linalg.norm(points[:, None, :] - points[None, :, :], axis=2)
+    labels_array = np.array(labels)
+    scores = []
+    for i, label in enumerate(labels_array):
+        same = labels_array == label
+        if same.sum() < 2:
+            scores.append(0.0)
+            continue
+        a = distances[i, same].sum() / (same.sum() - 1)
+        b = min(distances[i, labels_array == other].mean() for other in set(labels) if other != label)
+        scores.append((b - a) / max(a, b))
+    return float(np.mean(scores))
+
+
+def blocks(sizes: list[int], inside: float, outside: float, seed: int) -> nx.Graph:
+    """A network of communities (a stochastic block model), each node's block as its ``community``."""
+    chances = [[inside if i == j else outside for j in range(len(sizes))] for i in range(len(sizes))]
+    graph = nx.stochastic_block_model(sizes, chances, seed=seed)
+    graph = nx.relabel_nodes(graph, {n: f"n{n:03d}" for n in graph})
+    for _, data in graph.nodes(data=True):
+        data["community"] = data.pop("block")
+    nx.set_edge_attributes(graph, 1, "weight")
+    return graph
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.lists(st.integers(8, 40), min_size=3, max_size=8), st.integers(0, 1000))
+def test_communities_are_placed_apart(sizes, seed) -> None:
+    graph = blocks(sizes, 0.3, 0.02, seed)
+    giant = graph.subgraph(max(nx.connected_components(graph), key=len))
+    positions = layout(graph)
+    order = sorted(giant)
+    labels = [graph.nodes[n]["community"] for n in order]
+    assume(len(set(labels)) > 1)
+    assert silhouette(np.array([positions[n] for n in order]), labels) >= 0.25
+
+
+LAYOUT_IN_A_PROCESS = """
+import json, random, sys
+import networkx as nx
+from bibgraph.graph.layout import layout
+edges, communities = json.load(sys.stdin)
+random.Random(int(sys.argv[1])).shuffle(edges)  # the links in another order
+graph = nx.Graph()
+graph.add_weighted_edges_from(edges)
+nx.set_node_attributes(graph, communities, "community")
+print(json.dumps(sorted(layout(graph).items())))
+"""
+
+
+def test_the_same_data_gives_the_same_map_in_another_process() -> None:
+    graph = blocks([30, 20, 25, 12], 0.3, 0.02, seed=3)
+    edges = [[a, b, 1 + (i % 3)] for i, (a, b) in enumerate(sorted(graph.edges()))]
+    data = json.dumps([edges, dict(graph.nodes(data="community"))])
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", LAYOUT_IN_A_PROCESS, str(seed)],
+            input=data,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+        ).stdout
+        for seed in (1, 2)
+    ]
+    assert runs[0] == runs[1] and len(json.loads(runs[0])) == graph.number_of_nodes()

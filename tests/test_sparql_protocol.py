@@ -140,7 +140,7 @@ def test_describe_a_paper(client, seed_store) -> None:
 @pytest.mark.parametrize(
     ("accept", "expected"),
     [
-        ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "application/sparql-results+xml"),
+        ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "text/html"),  # a browser: the query page
         ("application/sparql-results+json,*/*;q=0.9", "application/sparql-results+json"),
         ("text/csv;q=0.5, text/tab-separated-values;q=0.9", "text/tab-separated-values"),
         ("*/*", "application/sparql-results+json"),
@@ -245,3 +245,29 @@ def test_a_large_in_memory_graph_gets_a_hint_towards_the_disk_store(monkeypatch,
     opener, summary = dataset.prepare([seed_directory()], "memory", BASE)
     assert ("--store disk:PATH" in summary) is hinted
     assert opener().triple_count() == 2725  # 2319 before foaf:givenName/familyName (issue 10)
+
+
+@pytest.mark.parametrize(
+    ("name", "select", "construct"),
+    [
+        ("json", "application/sparql-results+json", "application/ld+json"),
+        ("xml", "application/sparql-results+xml", "application/rdf+xml"),
+        ("n3", None, "text/turtle"),
+        ("turtle", None, "text/turtle"),
+        ("rdf+xml", None, "application/rdf+xml"),
+        ("json-ld", None, "application/ld+json"),
+        ("csv", "text/csv", None),
+        ("tsv", "text/tab-separated-values", None),
+        ("text/tab-separated-values", "text/tab-separated-values", None),
+        ("application/rdf+xml", None, "application/rdf+xml"),
+        ("text/n3", None, "text/turtle"),
+        ("application/sparql-results+json", "application/sparql-results+json", None),
+    ],
+)
+def test_format_takes_the_names_clients_use_and_media_types(client, name: str, select, construct) -> None:
+    for query, expected in (("SELECT * { ?s ?p ?o } LIMIT 1", select), (GRAPH_QUERY, construct)):
+        response = client.get("/sparql", query_string={"query": query, "format": name}, headers={"Accept": "*/*"})
+        if expected is None:
+            assert response.status_code == 406 and "does not fit" in response.get_data(as_text=True)
+        else:
+            assert response.status_code == 200 and response.mimetype == expected

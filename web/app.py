@@ -6,8 +6,12 @@ from urllib.parse import parse_qsl
 
 from flask import Flask, Response, request
 from flask.json.provider import DefaultJSONProvider
+from flask_compress import Compress
 from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
+
+from bibgraph.graph.cite import LIST_FORMATS
+from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, RESULT_SYNTAXES
 
 from . import (
     downloads,
@@ -31,6 +35,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     declared in :mod:`bibgraph.web.settings`."""
     app = Flask(__name__)
     app.config.from_mapping(resolve(config))
+    app.config.from_mapping(COMPRESSION)
     if isinstance(app.json, DefaultJSONProvider):  # the provider Flask makes; a custom one decides itself
         app.json.ensure_ascii = False
     if hops := int(app.config["PROXY_HOPS"]):
@@ -77,6 +82,21 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
             return Response("the URL is not valid UTF-8 once percent-decoded\n", 400, mimetype="text/plain")
         return None
 
+    compress = Compress()
+    compress.init_app(app)
+
+    @app.after_request
+    def compressed(response: Response) -> Response:
+        """Flask-Compress (gzip or br as the client accepts) for text answers. Never a part (206) or a dump
+        (resumable downloads: their Range offsets and ETag name the file's own bytes; gzip copies exist
+        beside them); an encoded answer no longer offers ranges, which would count the encoded bytes."""
+        if response.status_code == 206 or request.blueprint == downloads.blueprint.name:
+            return response
+        response = compress.after_request(response)
+        if "Content-Encoding" in response.headers:
+            response.headers.pop("Accept-Ranges", None)
+        return response
+
     @app.after_request
     def security_headers(response: Response) -> Response:
         response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
@@ -89,6 +109,23 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         return Response(f"request body over the {limit}-byte limit\n", 413, mimetype="text/plain")
 
     return app
+
+
+# Flask-Compress's settings: registered by :func:`create_app` (so that ranged files are left alone); brotli
+# then gzip; streamed answers (spooled SPARQL results) are compressed chunk by chunk and still stream.
+COMPRESSION: dict[str, Any] = {
+    "COMPRESS_REGISTER": False,
+    "COMPRESS_ALGORITHM": ["br", "gzip"],
+    "COMPRESS_ALGORITHM_STREAMING": ["br", "gzip"],  # static files are streamed too: gzip-only clients get them packed
+    "COMPRESS_MIMETYPES": sorted(
+        {"text/html", "text/css", "text/plain", "text/javascript", "application/javascript", "application/json"}
+        | {"image/svg+xml", "application/xml", "text/xml", "application/sparql-query"}
+        | {syntax.media_type for syntax in RDF_SYNTAXES}
+        | {syntax.media_type for syntax in RESULT_SYNTAXES}
+        | {syntax.media_type for syntax in NETWORK_SYNTAXES}
+        | {media_type for media_type, _, _ in LIST_FORMATS.values()}
+    ),
+}
 
 
 def url_is_utf8(environ: dict[str, Any]) -> bool:

@@ -24,7 +24,7 @@ from .pyvis_views import OTHER_COLOUR, PALETTE, author_radius, community_colour,
 EGO_TOP = 25  # co-authors an ego map draws by default (the ones with most joint papers)
 # Part of a drawn view's key: raised when the drawing changes (colours, tooltips), so that the drawings a dataset
 # keeps from an earlier build are drawn again rather than served beside a legend of other colours.
-VIEW_STYLE = 2
+VIEW_STYLE = 3  # 3: the colour-blind-safe palette of graph/palette.py
 COLOURED_COMMUNITIES = 15  # the largest communities get a colour each; smaller ones share a grey
 COMMUNITY_COLOURS = tuple(colour for colour in PALETTE if colour != "#7f7f7f")  # grey is for the small ones
 

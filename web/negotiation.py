@@ -56,18 +56,26 @@ def _media_types(syntax: RdfSyntax | ResultSyntax) -> list[str]:
     return [syntax.media_type, *(alias for alias in syntax.aliases if "/" in alias)]
 
 
-def choose(request: Request, syntaxes: Iterable[Syntax], default_html: bool = False) -> Syntax | None:
-    """The syntax to answer in; ``None`` means HTML (only when ``default_html`` and the client prefers it)."""
+def choose(
+    request: Request, syntaxes: Iterable[Syntax], default_html: bool = False, answer: str = "this answer"
+) -> Syntax | None:
+    """The syntax to answer in; ``None`` means HTML (only when ``default_html`` and the client prefers it).
+
+    ``format=`` wins over Accept. It may come more than once (SPARQLWrapper sends ``format=tsv`` and
+    ``format=text/tab-separated-values``): the first value naming a syntax of ``syntaxes`` is taken."""
     options = list(syntaxes)
-    wanted = request.values.get("format")
-    if wanted:
-        key = wanted.lower()
+    wanted = [value for value in request.values.getlist("format") if value]
+    for value in wanted:
+        key = value.lower().strip()
         if default_html and key == "html":
             return None
         for syntax in options:
             if key in (syntax.name, syntax.suffix, *_media_types(syntax), *syntax.aliases):
                 return syntax
-        raise NotAcceptable(f"unknown format {wanted!r}; use one of {', '.join(s.name for s in options)}")
+    if wanted:
+        raise NotAcceptable(
+            f"format {wanted[0]!r} does not fit {answer}: use one of {', '.join(s.name for s in options)}"
+        )
     candidates = ([HTML] if default_html else []) + [t for syntax in options for t in _media_types(syntax)]
     accept = accepted(request)
     if not accept:
@@ -81,10 +89,10 @@ def choose(request: Request, syntaxes: Iterable[Syntax], default_html: bool = Fa
 
 
 def choose_results(request: Request) -> ResultSyntax:
-    syntax = choose(request, RESULT_SYNTAXES)
+    syntax = choose(request, RESULT_SYNTAXES, answer="a SELECT or ASK (its answer is a table of results)")
     assert syntax is not None
     return syntax
 
 
 def choose_graph(request: Request, default_html: bool = False) -> RdfSyntax | None:
-    return choose(request, RDF_SYNTAXES, default_html)
+    return choose(request, RDF_SYNTAXES, default_html, answer="an RDF graph (a CONSTRUCT, a DESCRIBE, a resource)")

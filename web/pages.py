@@ -1,17 +1,20 @@
 """The home page (figures and charts), search and the concept scheme (``/areas``)."""
 
 import math
+import re
 from typing import Any
 
-from flask import Blueprint, current_app, render_template, request, url_for
+from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
 
+from bibgraph.graph.cite import LIST_FORMATS, citation_pages
 from bibgraph.graph.conceptindex import PAPER_ORDER, ConceptFigures, concept_index, paper_order
-from bibgraph.graph.pages import abstracts, charts, concept_tree, dataset_summary, histogram_bins
+from bibgraph.graph.pages import abstracts, author_profile, charts, concept_tree, dataset_summary, histogram_bins
 from bibgraph.graph.search import snippet
 
 from .graphstore import get_store
-from .links import site_url
+from .links import app_iris, concept_iri, iri_of, public_url, site_url
 from .netcache import derived_key, networks
+from .server import base_is_served
 from .text import thousands
 
 blueprint = Blueprint("pages", __name__)
@@ -24,6 +27,7 @@ blueprint.add_app_template_global(site_url, "site_url")
 blueprint.add_app_template_filter(thousands, "thousands")
 blueprint.add_app_template_filter(lambda n: 10**n, "pow10")
 blueprint.add_app_template_global(math.log10, "log10")
+blueprint.add_app_template_global(base_is_served, "base_is_served")  # /dataset says when its addresses are elsewhere
 
 
 def page_number(pages: int | None = None) -> int:
@@ -130,3 +134,38 @@ def search() -> str:
         hide_header_search=True,
         page_url=lambda n: url_for("pages.search", q=query, page=n),
     )
+
+
+def _listed_papers() -> tuple[str, list[str]]:
+    """(file stem, paper IRIs in page order) of the list a download names: ``author=``, ``area=`` or ``q=``."""
+    if author := request.args.get("author"):
+        profile = author_profile(get_store(), iri_of(author.strip("/"), 400))
+        if profile is None:
+            abort(404, "no such author")
+        return author.strip("/").rsplit("/", 1)[-1], [paper.iri for paper in profile.papers]
+    if area := request.args.get("area"):
+        iri = concept_iri(area)
+        figures = concept_figures().get(iri)
+        if figures is None:
+            abort(404, "no such area")
+        return (app_iris().path(iri) or "area"), concept_papers(iri, 0, figures.papers)
+    if query := request.args.get("q", "").strip()[:200]:
+        index = networks().search_index()
+        counts = index.counts(query)
+        hits = index.search(query, counts[0] + counts[1], counts[2], counts).hits
+        return "search", [hit.iri for hit in hits if hit.kind == "paper"]
+    abort(400, "name the papers: author=, area= or q=")
+
+
+@blueprint.route("/papers.<fmt>")
+def paper_list(fmt: str) -> Response:
+    """An author's, an area's or a search's papers as BibTeX, RIS or CSV, built as the paper pages' cite box."""
+    if fmt not in LIST_FORMATS:
+        abort(404)
+    media_type, suffix, write = LIST_FORMATS[fmt]
+    stem, iris = _listed_papers()
+    body = write(citation_pages(get_store(), iris), public_url)
+    response = Response(body, content_type=f"{media_type}; charset=utf-8")
+    safe = re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-") or "list"  # a request names it: nothing but these
+    response.headers["Content-Disposition"] = f'attachment; filename="{safe}-papers.{suffix}"'
+    return response

@@ -16,26 +16,10 @@ from typing import Any
 import networkx as nx
 
 from bibgraph.graph.networks import AREA
+from bibgraph.graph.palette import OTHER_COLOUR, PALETTE  # the one definition of the maps' colours
 
-PALETTE = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-    "#393b79",
-    "#637939",
-    "#8c6d31",
-    "#e7298a",
-    "#7b4173",
-    "#000075",
-)
-OTHER_COLOUR = "#a8a8a8"  # communities too small to get their own colour
+__all__ = ["OTHER_COLOUR", "PALETTE"]  # graphviews reads them from here
+
 # The page draws labels itself (graphview.js culls them so that none overlaps); the wheel zooms
 # only once the map has focus, so that it scrolls the page otherwise.
 OPTIONS = {

@@ -7,6 +7,7 @@ import socket
 import threading
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Flask
 from waitress.server import create_server
@@ -69,6 +70,7 @@ def serve(app: Flask, host: str, port: int) -> None:
     printed only once it is.
     """
     print(f"bibgraph: {app.config.get('BIBGRAPH_SUMMARY', '')}", flush=True)
+    print(f"bibgraph: {base_notice(app.config, host, port)}", flush=True)
     with app.app_context():
         refusal = sandbox_refusal()
         unsandboxed = get_store().pool.sandbox_error
@@ -85,6 +87,32 @@ def serve(app: Flask, host: str, port: int) -> None:
     warm_up(app)
     print(f"bibgraph: serving on http://{host}:{port}/ (SPARQL endpoint http://{host}:{port}/sparql)", flush=True)
     server.run()
+
+
+WILDCARDS = ("0.0.0.0", "::", "")  # listening on every interface: any host name may reach it
+
+
+def base_is_served(base: str, host: str, port: int) -> bool:
+    """Whether the base IRI is this server's own address (its host, or any when it listens on all, and its port)."""
+    parts = urlsplit(base)
+    default = 443 if parts.scheme == "https" else 80
+    return (parts.port or default) == port and (host in WILDCARDS or (parts.hostname or "") == host.strip("[]"))
+
+
+def base_notice(config: Mapping[str, Any], host: str, port: int) -> str:
+    """What the links of the pages name, said at start: the base IRI (a dataset keeps the one it was built
+    with) is the site's address in canonical links and in what /dataset lists; a warning when it is not
+    the address served, unless a trusted proxy's headers say the public address."""
+    base = str(config["BIBGRAPH_BASE"])
+    served = f"http://{host}:{port}/"
+    if config.get("PROXY_HOPS"):
+        return f"base IRI {base}; links follow the address the proxy's headers give"
+    if base_is_served(base, host, port):
+        return f"base IRI {base}: links, canonical links and /dataset name this address"
+    return (
+        f"warning: base IRI {base} is not this address ({served}): pages, canonical links and the addresses "
+        f"/dataset lists name {base} (IRIs are the data's); serve on that address, or build with --base {served}"
+    )
 
 
 def waitress_options(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -10,24 +10,23 @@ import re
 import threading
 from urllib.parse import parse_qsl, urlencode
 
-from flask import Blueprint, Response, render_template, request, url_for
+from flask import Blueprint, Response, request, url_for
 from rdflib import RDF, VOID, BNode, Graph, Literal, Namespace, URIRef
 from werkzeug.wsgi import wrap_file
 
 from bibgraph.graph.expected import MAX_QUERY, SyntaxProblem, explain_call
 from bibgraph.graph.formats import ANSWER_FORMAT_IRIS, RDF_SYNTAXES, RESULT_SYNTAXES
-from bibgraph.graph.queries import examples
 from bibgraph.graph.serving.fairshare import RETRY_AFTER
 from bibgraph.graph.serving.guard import CACHE_MAX_TEXT, CheckedQuery, QueryRefused, check_query
 from bibgraph.graph.serving.pool import OverShare, QueryCrashed, QueryTimeout, ResultTooLarge, ServerBusy, WorkerFailed
 from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.stores.store import Answer, QueryError
-from bibgraph.graph.vocab import PREFIXES
 
 from .errors import answer_exception, error_page, error_position, error_response, marked_query, prefers_html, status_of
 from .graphstore import get_store, sandbox_refusal
-from .links import app_iris, content_security_policy, public_root
+from .links import public_root
 from .negotiation import NotAcceptable, choose_graph, choose_results
+from .sparqlpage import query_page
 
 SD = Namespace("http://www.w3.org/ns/sparql-service-description#")
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -138,6 +137,9 @@ def endpoint() -> Response | str:
         checked = _checked(text)
         if isinstance(checked, Response):
             return checked
+        if request.method == "GET" and prefers_html(request):  # a browser opened the link: the query page
+            graph_name = "nt" if checked.returns_graph else RDF_SYNTAXES[0].name
+            return query_page(checked.text, _store().answer(checked.text, "json", graph_name))
         if checked.returns_graph:
             graphs, results = choose_graph(request) or RDF_SYNTAXES[0], RESULT_SYNTAXES[0]
         else:
@@ -145,6 +147,8 @@ def endpoint() -> Response | str:
         answer = _store().answer(checked.text, results.name, graphs.name)  # logged there when slow
     except QueryRefused as refused:
         log.info("query refused (%d) from %s: %s", status_of(refused).code, request.remote_addr, refused)
+        if type(refused) is QueryRefused and status_of(refused).code == 400 and prefers_html(request):
+            return _syntax_error_page(text, str(refused), "the query check")  # a misspelt keyword: marked
         return answer_exception(refused, page=False)
     except NotAcceptable as error:
         return plain(str(error), 406)
@@ -190,7 +194,7 @@ def _syntax_message(query: str, message: str) -> str:
     return f"query syntax error at {problem.describe()} (Oxigraph: {message})"
 
 
-def _syntax_error_page(query: str, message: str) -> Response:
+def _syntax_error_page(query: str, message: str, engine_name: str = "Oxigraph") -> Response:
     """A browser sent a malformed query: show it with the error's position marked, everything the engine
     accepts there (:mod:`bibgraph.graph.expected`), and a way back to the editor."""
     problem = _explain(query, MAX_QUERY)
@@ -206,6 +210,7 @@ def _syntax_error_page(query: str, message: str) -> Response:
         position=f"line {position[0]}, column {position[1]}" if position else None,
         expected=problem.expected if problem else None,
         engine_message=message if problem else None,
+        engine_name=engine_name,
         editor_link=url_for("sparql.endpoint") + "#" + urlencode({"query": query}),
     )
 
@@ -255,25 +260,9 @@ def _describe_service() -> Response | str:
     except NotAcceptable as error:
         return plain(str(error), 406)
     if syntax is None:
-        page = Response(
-            render_template(
-                "sparql.html",
-                examples=examples(),
-                prefixes=_shown_prefixes(),
-                endpoint_url=url_for("sparql.endpoint"),
-                public_root=public_root(),
-            ),
-            content_type="text/html; charset=utf-8",
-        )
-        page.headers["Content-Security-Policy"] = content_security_policy(handler_attributes=True)
-        return page
+        return query_page()
     body = service_description(public_root() + "sparql").serialize(format=syntax.rdflib_format, encoding="utf-8")
     return Response(body, content_type=_content_type(syntax.media_type))
-
-
-def _shown_prefixes() -> dict[str, str]:
-    """Prefixes the query page shortens result IRIs with: the graph's own, and one per kind of minted IRI."""
-    return {**PREFIXES, **app_iris().kinds()}
 
 
 def service_description(endpoint_url: str) -> Graph:

@@ -38,10 +38,16 @@
     neighbours.get(edge.from).push([edge.to, joint, edge.id]);
     neighbours.get(edge.to).push([edge.from, joint, edge.id]);
   }
+  // On the topic map a subarea is a ring (its colour an object); an area a filled disc. Areas are always named.
+  function isSubarea(node) { return typeof node.color === "object"; }
   let focusId = null; // hovered or selected node: it and its neighbours are highlighted
+  let community = null; // picked in the legend: its members stand out, the rest fade
   let drawn = [];
 
   function candidates() {
+    if (focusId === null && community !== null) {  // a legend pick: only its members are named
+      return byImportance.filter(function (n) { return n.community === community; });
+    }
     if (focusId === null) return byImportance;
     const near = new Set([focusId].concat((neighbours.get(focusId) || []).map(function (n) { return n[0]; })));
     const first = byImportance.filter(function (n) { return n.id === focusId; });
@@ -50,7 +56,7 @@
   }
 
   network.on("afterDrawing", function (ctx) {
-    drawn = window.bibgraphLabels.place(network, container, ctx, candidates(), positions);
+    drawn = window.bibgraphLabels.place(network, container, ctx, candidates(), positions, topics ? isSubarea : null);
   });
 
   function highlight(id) {
@@ -59,14 +65,19 @@
     const near = new Set(id === null ? [] : [id].concat((neighbours.get(id) || []).map(function (n) { return n[0]; })));
     const nodeUpdates = [];
     nodes.forEach(function (node) {
-      const opacity = id === null || near.has(node.id) ? 1 : 0.15;
+      const resting = community === null || node.community === community ? 1 : 0.12; // a legend pick holds
+      const opacity = id === null ? resting : (near.has(node.id) ? 1 : 0.15);
       if ((node.opacity === undefined ? 1 : node.opacity) !== opacity) nodeUpdates.push({ id: node.id, opacity: opacity });
     });
     nodes.update(nodeUpdates);
     const touching = new Set(id === null ? [] : (neighbours.get(id) || []).map(function (n) { return n[2]; }));
     const edgeUpdates = [];
+    const picked = function (edge) {
+      const a = nodes.get(edge.from), b = nodes.get(edge.to);
+      return community === null || (a.community === community && b.community === community);
+    };
     edges.forEach(function (edge) {
-      const hidden = id !== null && !touching.has(edge.id);
+      const hidden = id !== null ? !touching.has(edge.id) : !picked(edge);
       if (Boolean(edge.hidden) !== hidden) edgeUpdates.push({ id: edge.id, hidden: hidden });
     });
     edges.update(edgeUpdates);
@@ -75,6 +86,41 @@
   let selected = null;
   network.on("hoverNode", function (params) { highlight(params.node); });
   network.on("blurNode", function () { highlight(selected); });
+
+  function pickCommunity(index) {
+    community = index === community ? null : index;
+    const nodeUpdates = [];
+    const members = new Set();
+    nodes.forEach(function (node) {
+      const inside = community === null || node.community === community;
+      if (inside) members.add(node.id);
+      nodeUpdates.push({ id: node.id, opacity: inside ? 1 : 0.12 });
+    });
+    nodes.update(nodeUpdates);
+    edges.update(edges.map(function (edge) {
+      return { id: edge.id, hidden: community !== null && !(members.has(edge.from) && members.has(edge.to)) };
+    }));
+    for (const button of document.querySelectorAll("#legend button.community")) {
+      button.setAttribute("aria-pressed", String(Number(button.dataset.community) === community));
+    }
+    if (community !== null) network.fit({ nodes: Array.from(members), animation: false, maxZoomLevel: 1.6 });
+    else network.fit({ maxZoomLevel: 1.6, animation: false });
+  }
+  for (const button of document.querySelectorAll("#legend button.community")) {
+    button.addEventListener("click", function () { pickCommunity(Number(button.dataset.community)); });
+  }
+
+  // The tooltip never sits under (or over) the open side panel: it moves to the panel's other side.
+  network.on("showPopup", function () {
+    const tip = container.querySelector(".vis-tooltip");
+    if (!tip || !panel || panel.hidden) return;
+    const box = tip.getBoundingClientRect();
+    const aside = panel.getBoundingClientRect();
+    const overlaps = box.left < aside.right && aside.left < box.right && box.top < aside.bottom && aside.top < box.bottom;
+    if (!overlaps) return;
+    const frame = container.getBoundingClientRect();
+    tip.style.left = Math.max(0, aside.left - frame.left - box.width - 8) + "px";
+  });
 
   const panel = document.getElementById("map-panel");
 
@@ -186,6 +232,32 @@
   });
   container.addEventListener("pointerdown", function () { container.focus({ preventScroll: true }); });
 
+  // Phones (a coarse pointer): a transparent guard over the map takes one-finger swipes, so they scroll the
+  // page as anywhere else; a tap lifts it and the map takes the gestures (drag pans, pinch zooms) until
+  // "Done" or a tap outside the map. Desktops keep drag to pan, and the wheel once the map has focus.
+  const guard = document.getElementById("map-guard");
+  const done = document.getElementById("map-done");
+  const area = container.parentElement;
+  const touch = window.matchMedia("(pointer: coarse)").matches;
+  function guardMap(on) {
+    if (!guard || !done) return;
+    guard.hidden = !on;
+    done.hidden = on;
+    if (hint) hint.hidden = true;
+    network.setOptions({ interaction: { dragView: !on, zoomView: !on } });
+  }
+  if (touch && guard && done) {
+    guardMap(true);
+    guard.addEventListener("click", function () {
+      guardMap(false);
+      container.focus({ preventScroll: true });
+    });
+    done.addEventListener("click", function () { guardMap(true); });
+    container.addEventListener("focusout", function (event) {
+      if (!event.relatedTarget || !area.contains(event.relatedTarget)) guardMap(true);
+    });
+  }
+
   for (const button of document.querySelectorAll("[data-zoom]")) {
     button.addEventListener("click", function () {
       const how = button.dataset.zoom;
@@ -204,7 +276,7 @@
       const match = byImportance.find(function (n) { return String(n.name).toLowerCase() === wanted; }) ||
         byImportance.find(function (n) { return String(n.name).toLowerCase().startsWith(wanted); }) ||
         byImportance.find(function (n) { return String(n.name).toLowerCase().includes(wanted); });
-      find.setCustomValidity(match ? "" : "No author of that name on this map");
+      find.setCustomValidity(match ? "" : find.dataset.missing || "Nothing of that name on this map");
       find.reportValidity();
       if (match) select(match.id, true);
     };
@@ -229,5 +301,6 @@
     network: network,
     labels: function () { return drawn; },
     select: select,
+    community: function () { return community; },
   };
 })();

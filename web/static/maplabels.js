@@ -36,7 +36,9 @@
 
   // Places labels for `candidates` (most important first: {id, name, size}); returns the boxes drawn,
   // in CSS pixels relative to the map's top-left corner.
-  function place(network, container, ctx, candidates, positions) {
+  // `clearOfDiscs(node)` (the topic map's subareas): that node's label never covers another node's disc; it goes
+  // unlabelled rather (its tooltip and the find box name it). Others may cover less important discs if need be.
+  function place(network, container, ctx, candidates, positions, clearOfDiscs) {
     const scale = network.getScale();
     const width = container.clientWidth;
     const height = container.clientHeight;
@@ -91,7 +93,7 @@
         if (candidate.x < 0 || candidate.x + w > width || candidate.y < 0 || candidate.y + h > height) continue;
         if (!free(grid, cell, candidate)) continue;
         if (free(discs, cell, candidate)) { box = candidate; break; }
-        if (box === null) box = candidate; // allowed, but a place clear of every disc may come after it
+        if (box === null && !(clearOfDiscs && clearOfDiscs(node))) box = candidate; // a clear place may come after it
       }
       // The disc of a more important node is an obstacle to the labels after it, labelled or not:
       // the hubs stay visible, and a label may only cover nodes less important than its own.

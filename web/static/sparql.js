@@ -60,10 +60,11 @@
     return tab;
   }
 
-  const fromUrl = new URLSearchParams(window.location.hash.slice(1)).get("query");
+  // /sparql?query=… opened in the browser: the server drew the answer under the editor; the query goes in it.
+  const fromUrl = new URLSearchParams(window.location.hash.slice(1)).get("query") || script.dataset.query;
   if (fromUrl) {
     show(fromUrl);
-    history.replaceState(null, "", window.location.pathname);
+    if (window.location.hash) history.replaceState(null, "", window.location.pathname + window.location.search);
   }
   document.querySelectorAll("#examples button").forEach((button) => {
     button.addEventListener("click", () => show(button.dataset.query).query());

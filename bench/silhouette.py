@@ -1,0 +1,53 @@
+"""How well the co-author map shows its communities: the silhouette of node positions against the Louvain
+communities (sklearn's ``silhouette_score``; 1 = communities far apart, 0 = mixed), on the default map
+(the 1,000 most prolific authors, the map's link cap), as the server lays it out.
+
+    .venv/bin/python -m bench.silhouette seeds /tmp/corpus [--top 1000]
+
+Needs scikit-learn (only here, not a dependency). Communities of fewer than MIN_MEMBERS authors are left out of
+the score (they are grey on the map, and a lone node has no silhouette)."""
+
+import argparse
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from sklearn.metrics import silhouette_score
+
+from bibgraph.graph.build import build_graph
+from bibgraph.graph.layout import layout
+from bibgraph.graph.networks import MAX_MAP_LINKS, Filters, authorships, coauthor_network
+from bibgraph.web.pyvis_views import author_radius
+
+MIN_MEMBERS = 3
+
+
+def silhouette(inputs: list[Path], top: int) -> tuple[float, int, int, float]:
+    """(silhouette, authors scored, communities scored, layout seconds)."""
+    store, _ = build_graph(inputs, base="http://example.org/", progress=False)
+    network = coauthor_network(authorships(store), Filters(top=top, links=MAX_MAP_LINKS))
+    radii = {node: author_radius(papers) for node, papers in network.nodes(data="papers", default=1)}
+    started = time.perf_counter()
+    positions = layout(network, radii)
+    took = time.perf_counter() - started
+    community = dict(network.nodes(data="community"))
+    sizes = Counter(community.values())
+    scored = [node for node in sorted(network) if sizes[community[node]] >= MIN_MEMBERS]
+    points = np.array([positions[node] for node in scored])
+    labels = [community[node] for node in scored]
+    return float(silhouette_score(points, labels)), len(scored), len({*labels}), took
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("inputs", nargs="+", type=Path)
+    parser.add_argument("--top", type=int, default=1000)
+    args = parser.parse_args()
+    for source in args.inputs:
+        score, authors, communities, took = silhouette([source], args.top)
+        print(f"{source}: silhouette {score:.3f}, {authors} authors, {communities} communities, layout {took:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
