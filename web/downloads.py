@@ -5,7 +5,11 @@ A file is written by one request at a time; one asking for a file that another i
 :data:`WRITING_WAIT` seconds at most, then gets 503 with ``Retry-After``. All writes were behind one lock
 that waiting requests held their web thread on without limit: a dump of a large store (minutes, up to
 ``NETWORK_TIMEOUT``, tried again by the next waiter when it ran out of time) let a few dozen requests for it
-hold every web thread, so pages and ``/health`` got no answer, and a file already written waited too."""
+hold every web thread, so pages and ``/health`` got no answer, and a file already written waited too.
+
+A dataset's own dumps are checked against its manifest's checksums before this process first serves them
+(once per file: hashing a large dump is too costly for each start, and too important to skip); a dump that
+differs is refused (503, the file named in the log and on ``/health``), never sent."""
 
 import gzip
 import shutil
@@ -14,6 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from flask import Blueprint, Flask, Response, abort, current_app, render_template, send_file
+from werkzeug.exceptions import ServiceUnavailable
 
 from bibgraph.graph import datadir
 from bibgraph.graph.atomic import write_atomically
@@ -28,6 +33,7 @@ from .graphstore import get_store
 blueprint = Blueprint("downloads", __name__, url_prefix="/download")
 _writers: dict[Path, threading.Lock] = {}  # one per file being written (or written) by this process
 _writers_lock = threading.Lock()
+_checked: set[Path] = set()  # a dataset's dumps found as built by this process
 WRITING_WAIT = 1.0  # seconds a request waits for a file another request is writing, before 503
 DUMPS: dict[str, RdfSyntax] = {f"{DUMP_STEM}.{s.suffix}": s for s in RDF_SYNTAXES}
 DATASET_VERSION = "BIBGRAPH_DATASET_VERSION"  # app config: the dataset version served, if any
@@ -40,7 +46,8 @@ def _directory(app: Flask) -> Path:
         directory = scratch_directory("bibgraph-downloads-")
         app.config["DOWNLOAD_DIR"] = directory
     version = app.config.get(DATASET_VERSION)
-    path = Path(directory) / Path(version).name if version else Path(directory)  # a dataset's: one per version
+    root = Path(directory).absolute()  # Flask's send_file reads a relative path against the package's directory
+    path = root / Path(version).name if version else root  # a dataset's: one per version
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -49,7 +56,7 @@ def ensure(name: str) -> Path:
     """The file ``name``, written from the store on first request (atomically; never half-written)."""
     version = current_app.config.get(DATASET_VERSION)
     if version and (Path(version) / datadir.DUMPS / name).is_file():  # written by the dataset's build
-        return Path(version) / datadir.DUMPS / name
+        return _checked_dump(Path(version).absolute(), f"{datadir.DUMPS}/{name}")
     path = _directory(current_app) / name
     if path.exists():  # written atomically: there means complete
         return path
@@ -73,6 +80,31 @@ def ensure(name: str) -> Path:
             write_atomically(path, pack)
     finally:
         writer.release()
+    return path
+
+
+def _checked_dump(version: Path, name: str) -> Path:
+    """The dataset's dump ``name``, once it is found as built (hashed by one request; others wait, then 503)."""
+    path = version / name
+    if path in _checked:
+        return path
+    with _writers_lock:
+        checker = _writers.setdefault(path, threading.Lock())
+    if not checker.acquire(timeout=WRITING_WAIT):
+        raise ServerBusy(f"{path.name} is being checked for another request; retry in a moment")
+    try:
+        if path not in _checked:
+            try:
+                datadir.check_file(version, name)
+            except datadir.DatasetDamaged as error:
+                current_app.logger.error("download refused: %s", error)
+                switches = current_app.extensions.get("bibgraph-versions")
+                if switches is not None:
+                    switches.damaged[name] = str(error)
+                raise ServiceUnavailable(f"{path.name} differs from what was built; it is not served") from error
+            _checked.add(path)
+    finally:
+        checker.release()
     return path
 
 

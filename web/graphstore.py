@@ -100,4 +100,7 @@ def client_key() -> str:
 def health() -> tuple[dict[str, Any], int]:
     """``GET /health``: the query pool's state (a dead zygote or worker is brought back first); 200 or 503."""
     state = get_store().pool.health()
+    switches = current_app.extensions.get("bibgraph-versions")  # a served dataset: its version, and any refused
+    if switches is not None:
+        state["dataset"] = switches.state()
     return state, 200 if state["ok"] else 503
