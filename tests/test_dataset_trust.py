@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -209,3 +210,31 @@ def test_the_manifest_checksums_are_what_check_compares(dataset: Path) -> None:
     manifest = json.loads((version / datadir.MANIFEST).read_text(encoding="utf-8"))
     assert main(["check", str(dataset)]) == 0
     assert set(manifest["checksums"]) == set(datadir.checksums(version))
+
+
+ADDS_IN_A_ROW = int(os.environ.get("BIBGRAPH_ADDS_IN_A_ROW", "12"))  # 100 by hand for the issue's figure
+
+
+def test_many_adds_in_a_row_beside_a_running_server_never_fail(built: Path, tmp_path: Path) -> None:
+    """Each add opened its new store read-only while its own read-write handle was still alive (RocksDB
+    "Corruption ... .sst", 5 adds in 19); and a running server's version must survive every add's pruning."""
+    from bench.servers import bibgraph_server
+
+    root = Path(shutil.copytree(built, tmp_path / "dataset", symlinks=True))
+    failures: list[str] = []
+    with bibgraph_server([str(root)], tmp_path / "serve.log") as base:
+        for number in range(ADDS_IN_A_ROW):
+            paper = tmp_path / f"added-{number}.txt"
+            paper.write_text(
+                f"论文检索\n\nSocial Aspects · Fairness\n\nAda Quill, Bert Number{number}\n\n"
+                f"Paper number {number} added in a row beside a running server.\n",
+                encoding="utf-8",
+            )
+            answer = _bibgraph("add", str(root), str(paper))
+            if answer.returncode != 0:
+                failures.append(f"add {number}: {answer.stderr.strip()[-300:]}")
+            with urllib.request.urlopen(f"{base}/health", timeout=60) as health:
+                state = json.load(health)
+            assert state["ok"] and state["dataset"]["refused"] is None, state
+    assert failures == []
+    assert _bibgraph("check", str(root)).returncode == 0
