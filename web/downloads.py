@@ -12,8 +12,11 @@ A dataset's own dumps are checked against its manifest's checksums before this p
 differs is refused (503, the file named in the log and on ``/health``), never sent."""
 
 import gzip
+import hashlib
+import os
 import shutil
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -37,6 +40,8 @@ _checked: set[Path] = set()  # a dataset's dumps found as built by this process
 WRITING_WAIT = 1.0  # seconds a request waits for a file another request is writing, before 503
 DUMPS: dict[str, RdfSyntax] = {f"{DUMP_STEM}.{s.suffix}": s for s in RDF_SYNTAXES}
 DATASET_VERSION = "BIBGRAPH_DATASET_VERSION"  # app config: the dataset version served, if any
+NETWORK_BODIES = "networks"  # under the download directory: network exports, one file per full key
+NETWORK_BODIES_KEPT = 64  # at most this many kept (least recently written removed first): a bound on the disk
 GZIPPED = {f"{DUMP_STEM}.{s.suffix}.gz": f"{DUMP_STEM}.{s.suffix}" for s in RDF_SYNTAXES if s.name in ("turtle", "nt")}
 
 
@@ -106,6 +111,29 @@ def _checked_dump(version: Path, name: str) -> Path:
     finally:
         checker.release()
     return path
+
+
+def network_body(key: str, suffix: str, make: Callable[[], bytes]) -> Path:
+    """The file of a network export whose full key (kind, format, filters, weighting) is ``key``: made once by
+    ``make`` and kept, so a repeated download is a file sent (Content-Length, ETag, ranges), not a body rebuilt
+    for each request; at most :data:`NETWORK_BODIES_KEPT` are kept."""
+    directory = _directory(current_app) / NETWORK_BODIES
+    path = directory / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.{suffix}"
+    if path.exists():
+        return path
+    body = make()
+    write_atomically(path, lambda out: out.write(body))
+    kept = sorted(directory.glob("*.*"), key=_written, reverse=True)
+    for old in kept[NETWORK_BODIES_KEPT:]:
+        old.unlink(missing_ok=True)
+    return path
+
+
+def _written(path: Path) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
 
 
 @blueprint.route("/")

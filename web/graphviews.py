@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
-from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, url_for
+from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, send_file, url_for
 from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
 
@@ -17,6 +17,7 @@ from bibgraph.graph.networks import AREA, Filters
 from bibgraph.graph.ntriples import is_iri
 from bibgraph.graph.paths import collaboration_path, labels
 
+from .downloads import network_body
 from .graphstore import get_store
 from .links import app_iris, concept_iri, iri_of, local_url, site_url
 from .netcache import COAUTHORS, EGO, TOPIC_MAP, TOPICS, NetworkSpec, networks
@@ -452,10 +453,15 @@ def download(kind: str, fmt: str) -> Response:
         abort(404)
     syntax = network_syntax(fmt)
     spec = NetworkSpec(COAUTHORS, filters_from_request()) if kind == COAUTHORS else NetworkSpec(TOPICS)
-    network = networks().network(spec)
     weight = _weighting() if kind == COAUTHORS else "weight"
-    with networks().derivation():  # the body is made for each download: a turn like a map's
-        body = syntax.export(network, lambda: networks().positions(spec), weight=weight)
-    response = Response(body, content_type=f"{syntax.media_type}; charset=utf-8")
+
+    def make() -> bytes:
+        network = networks().network(spec)
+        with networks().derivation():  # the body is made once per full key: a turn like a map's
+            return syntax.export(network, lambda: networks().positions(spec), weight=weight)
+
+    key = repr((str(current_app.config["BIBGRAPH_STORE"]), kind, syntax.name, spec, weight))
+    path = network_body(key, syntax.suffix, make)
+    response = send_file(path, mimetype=f"{syntax.media_type}; charset=utf-8", conditional=True, etag=True, max_age=0)
     response.headers["Content-Disposition"] = f'attachment; filename="bibgraph-{kind}.{syntax.suffix}"'
     return response
