@@ -247,7 +247,9 @@ def scenario_costly(args: argparse.Namespace) -> None:
     with server(args) as (port, process):
         started = time.monotonic()
         pss: list[tuple[float, int]] = [(0.0, tree_pss(process.pid))]
-        get(port, "127.0.0.1", "/graph/coauthors")  # warm-up: the default map and the incidence it reads
+        get(port, "127.0.0.1", "/graph/coauthors")  # warm-up: the default map (kept by the dataset)
+        pss.append((time.monotonic() - started, tree_pss(process.pid)))
+        get(port, "127.0.0.1", "/graph/coauthors.json")  # and one whole-network computation (the incidence read)
         pss.append((time.monotonic() - started, tree_pss(process.pid)))
         warm = pss[-1][1]
         stop, greedy = threading.Event(), Tally()
@@ -285,7 +287,8 @@ def scenario_costly(args: argparse.Namespace) -> None:
         print(f"    greedy client: {greedy.line()}")
         peak = max(size for _, size in pss)
         print(
-            f"    PSS (process tree): start {pss[0][1] / 2**20:.0f} MB, warm {warm / 2**20:.0f} MB,"
+            f"    PSS (process tree): start {pss[0][1] / 2**20:.0f} MB, default map {pss[1][1] / 2**20:.0f} MB,"
+            f" one whole network {warm / 2**20:.0f} MB,"
             f" peak {peak / 2**20:.0f} MB"
         )
         print(
@@ -303,7 +306,7 @@ def scenario_costly(args: argparse.Namespace) -> None:
                 f"    then {args.distinct} distinct whole-network computations in a row (status, s, PSS MB): "
                 + ", ".join(f"{s} {t:.1f} {m / 2**20:.0f}" for s, t, m in after)
             )
-            print(f"    PSS after them / after warm-up: {after[-1][2] / warm:.2f}")
+            print(f"    PSS after them / after one whole network: {after[-1][2] / warm:.2f}")
 
 
 def main() -> None:

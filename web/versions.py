@@ -149,10 +149,27 @@ class Watcher:
         app.logger.info("now serving dataset version %s", version)
 
         def retire() -> None:
+            _wait_until_idle(old, float(app.config["NETWORK_TIMEOUT"]))
             old.pool.close()
             if retired_lease is not None:
-                retired_lease.release()
+                retired_lease.release()  # from now on an add may remove that version
 
-        timer = threading.Timer(float(app.config["NETWORK_TIMEOUT"]), retire)
-        timer.daemon = True
-        timer.start()
+        threading.Thread(target=retire, name="bibgraph-retire", daemon=True).start()
+
+
+IDLE_BEFORE_RETIRING = 5.0  # seconds the old pool must have had no call in flight before it is closed
+
+
+def _wait_until_idle(old: graphstore.PooledStore, longest: float) -> None:
+    """Until the old pool has had no call running or waiting for :data:`IDLE_BEFORE_RETIRING` seconds (a request that
+    still holds it makes its next call within that), or at most ``longest`` (the longest any call may run). Closing
+    it only after ``NETWORK_TIMEOUT`` (300 s) held every version of a burst of adds on disk that long."""
+    ends = time.monotonic() + longest
+    idle_since = time.monotonic()
+    while time.monotonic() < ends:
+        state = old.pool.stats()
+        if state["running"] or state["waiting"]:
+            idle_since = time.monotonic()
+        elif time.monotonic() - idle_since >= IDLE_BEFORE_RETIRING:
+            return
+        time.sleep(0.5)
