@@ -116,6 +116,16 @@ def test_a_relative_dataset_path_serves_its_dumps(built: Path, monkeypatch: pyte
         app.extensions["bibgraph"].close()
 
 
+def test_a_relative_download_directory_serves_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(DOWNLOAD_DIR="downloads")
+    try:
+        answer = app.test_client().get("/download/bibgraph.nt")
+        assert answer.status_code == 200 and answer.data == (tmp_path / "downloads" / "bibgraph.nt").read_bytes()
+    finally:
+        app.extensions["bibgraph"].close()
+
+
 def test_a_damaged_dump_is_refused_before_it_is_first_served(dataset: Path) -> None:
     _flip(current_version(dataset) / DUMPS / "bibgraph.nt")
     app = make_app(BIBGRAPH_STORE=f"dataset:{dataset}")
@@ -136,14 +146,22 @@ def _wait_for(condition, seconds: float = 60.0) -> None:  # type: ignore[no-unty
         time.sleep(0.2)
 
 
-def test_a_failed_switch_is_reported_and_the_version_served_stays(dataset: Path) -> None:
+@pytest.mark.parametrize("why", ["a damaged file", "another base IRI"])
+def test_a_failed_switch_is_reported_and_the_version_served_stays(dataset: Path, why: str) -> None:
     app = make_app(BIBGRAPH_STORE=f"dataset:{dataset}", NETWORK_TIMEOUT=5.0)
     try:
         client = app.test_client()
         served = current_version(dataset).name
         assert main(["add", str(dataset), str(SEED_FILES[1]), "--strict"]) == 0
         newer = current_version(dataset)
-        _flip(sorted((newer / DERIVED).iterdir())[0])
+        if why == "a damaged file":
+            _flip(sorted((newer / DERIVED).iterdir())[0])
+            expected = str(newer / DERIVED)
+        else:
+            manifest = json.loads((newer / datadir.MANIFEST).read_text(encoding="utf-8"))
+            manifest["base"] = "http://elsewhere.test/"
+            (newer / datadir.MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+            expected = "http://elsewhere.test/"
 
         def refused() -> bool:
             client.get("/")
@@ -152,7 +170,7 @@ def test_a_failed_switch_is_reported_and_the_version_served_stays(dataset: Path)
         _wait_for(refused)
         state = client.get("/health").get_json()["dataset"]
         assert state["version"] == served and state["refused"]["version"] == newer.name
-        assert str(newer / DERIVED) in state["refused"]["reason"]
+        assert expected in state["refused"]["reason"]
         metrics = client.get("/metrics").get_data(as_text=True)
         assert "bibgraph_dataset_switch_failures_total 1.0" in metrics
         assert "bibgraph_dataset_version_refused 1.0" in metrics
