@@ -13,6 +13,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from bibgraph.graph import datadir
 from bibgraph.graph.datadir import DERIVED, DUMPS, POINTER, STORE, DatasetDamaged, DatasetError, current_version
@@ -101,6 +103,37 @@ def test_a_pointer_outside_the_directory_is_refused(dataset: Path, tmp_path: Pat
     assert _exit(["stats", str(dataset)]) == 2
 
 
+SEGMENTS = st.sampled_from(["..", ".", "v-000001-x", "v-000009-x", "elsewhere", "dataset", "store", ""])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(absolute=st.booleans(), parts=st.lists(SEGMENTS, min_size=1, max_size=5))
+def test_the_pointer_is_followed_only_to_a_version_directly_inside(
+    tmp_path: Path, absolute: bool, parts: list[str]
+) -> None:
+    """Against the kernel's own resolution: a pointer is followed iff it names, by one plain name, a ``v-``
+    directory whose real parent is DIR's real path."""
+    root = tmp_path / "dataset"
+    for version in (root / "v-000001-x", root / "v-000009-x", tmp_path / "elsewhere" / "v-000009-x"):
+        version.mkdir(parents=True, exist_ok=True)
+    name = os.path.join(str(root) if absolute else "", *parts)
+    assume(name != "")  # no symlink can hold an empty target
+    pointer = root / POINTER
+    pointer.unlink(missing_ok=True)
+    os.symlink(name, pointer)
+    real = os.path.realpath(pointer)
+    expected = (
+        os.sep not in name
+        and name.startswith("v-")
+        and os.path.isdir(real)
+        and os.path.dirname(real) == os.path.realpath(root)
+    )
+    try:
+        assert datadir.pointed(root) == name and expected
+    except DatasetError:
+        assert not expected
+
+
 def test_a_relative_dataset_path_serves_its_dumps(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``serve d10k`` (relative): Flask's send_file read the dump's relative path against the package: 500."""
     monkeypatch.chdir(built.parent)
@@ -135,6 +168,7 @@ def test_a_damaged_dump_is_refused_before_it_is_first_served(dataset: Path) -> N
         assert answer.status_code == 503 and b"bibgraph.nt" in answer.data
         assert client.get("/download/bibgraph.ttl").status_code == 200
         assert "dumps/bibgraph.nt" in client.get("/health").get_json()["dataset"]["damaged_files"]
+        assert "bibgraph_dataset_damaged_files 1.0" in client.get("/metrics").get_data(as_text=True)
     finally:
         app.extensions["bibgraph"].close()
 

@@ -128,6 +128,11 @@ class SwitchCollector(Collector):
             "bibgraph_dataset_switch_failures", "dataset versions refused (see /health)", state["failed_switches"]
         )
         yield GaugeMetricFamily(
+            "bibgraph_dataset_damaged_files",
+            "files of the version served refused when first read",
+            len(state["damaged_files"]),
+        )
+        yield GaugeMetricFamily(
             "bibgraph_dataset_version_refused",
             "1 while the version the pointer names is refused",
             int(bool(state["refused"])),
