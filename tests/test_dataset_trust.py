@@ -297,3 +297,31 @@ def test_many_adds_in_a_row_beside_a_running_server_never_fail(built: Path, tmp_
             assert _bibgraph("add", str(root), str(paper)).returncode == 0
             urllib.request.urlopen(f"{base}/health", timeout=60).read()  # lets the server switch to it
     assert _bibgraph("check", str(root)).returncode == 0
+
+
+@pytest.mark.parametrize("command", ["stats", "validate", "query", "export-graph"])
+def test_commands_given_a_dataset_read_it_and_refuse_nothing_in_one_line(
+    built: Path, tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """They read a dataset DIR as an empty list of files and exited 0 (``validate`` said "conforms")."""
+    first = {
+        "stats": ["stats", "{}"],
+        "validate": ["validate", "{}"],
+        "query": ["query", "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", "{}", "--format", "csv"],
+        "export-graph": ["export-graph", "{}", "--out", str(tmp_path / "net.graphml")],
+    }[command]
+
+    def given(path: Path) -> list[str]:
+        return [str(path) if part == "{}" else part for part in first]
+
+    assert _exit(given(built)) == 0
+    said = capsys.readouterr().out
+    triples = json.loads((current_version(built) / datadir.MANIFEST).read_text(encoding="utf-8"))["counts"]["triples"]
+    if command in ("stats", "query"):
+        assert str(triples) in said
+    if command == "export-graph":
+        assert int(re.search(r": (\d+) nodes", said).group(1)) > 0  # type: ignore[union-attr]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert _exit(given(empty)) == 2
+    assert capsys.readouterr().err.count("\n") == 1

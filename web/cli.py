@@ -246,7 +246,7 @@ def _local_store(inputs: Sequence[str], base: str) -> "OxigraphGraphStore":
     """The graph of ``inputs``: a dataset directory (or one of its versions) read as built, its store opened
     read-only; else paper lists and dumps built in memory. Inputs that hold neither are refused (exit 2): a
     command given a directory of something else answered as if the graph were empty, and exited 0."""
-    from bibgraph.graph.datadir import STORE, DatasetDamaged, DatasetError
+    from bibgraph.graph.datadir import POINTER, STORE, DatasetDamaged, DatasetError
     from bibgraph.graph.dataset import COMPLETE_MARKER, dataset_version, fill, prepare
     from bibgraph.graph.stores.store import OxigraphGraphStore
 
@@ -254,7 +254,7 @@ def _local_store(inputs: Sequence[str], base: str) -> "OxigraphGraphStore":
     if (
         len(paths) == 1
         and paths[0].is_dir()
-        and ((paths[0] / "current").is_symlink() or (paths[0] / STORE / COMPLETE_MARKER).is_file())
+        and ((paths[0] / POINTER).is_symlink() or (paths[0] / STORE / COMPLETE_MARKER).is_file())
     ):
         try:
             version = dataset_version(paths[0])
