@@ -4,7 +4,8 @@
 pointer at most once a second (a ``readlink``, on the request path); when it names another version, a
 thread opens that version's store in a new query pool and then swaps it in, with the version's derived
 data, in one step. Requests keep being answered by the old pool meanwhile, and those that already hold
-it finish on it: it is closed only after ``NETWORK_TIMEOUT`` (the longest any call may run).
+it finish on it: it is closed once it has had no call in flight for :data:`IDLE_BEFORE_RETIRING` seconds (at most
+``NETWORK_TIMEOUT``, the longest any call may run).
 
 A version that cannot be switched to (a damaged file, a pointer leaving ``DIR``, another base IRI) is refused:
 the app keeps serving the version it has, logs why, and says so on ``/health`` (``dataset.refused``) and
