@@ -124,6 +124,9 @@ def _strict_failure(checks: frozenset[str], report: "BuildReport") -> bool:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from bibgraph.graph.serving.memory import limit_arenas
+
+    limit_arenas()  # before any thread: the heaps each web thread would take keep their peaks (memory.py)
     from .app import create_app
     from .logs import configure as configure_logging
     from .server import AddressUnusable, check_address, serve
