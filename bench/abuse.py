@@ -11,6 +11,11 @@ Three scenarios, each against a fresh server, each bounded (it stops by itself):
   rate in each phase. Target: >= 99 %.
 - ``idle``: 200 connections that send half a request and nothing more, while a normal client
   queries: its answers and latency, against the same client with no idle connections first.
+- ``costly`` (give ``--serve-args DATASET``): one client runs four whole-network downloads at once, each time
+  with fresh parameters, while another asks for new maps and ego networks: the other client's latencies (p50,
+  p99) and statuses, the greedy client's statuses (429 past its share), and the server's process tree PSS over
+  time; then ``--distinct`` whole-network computations in a row and the PSS after each (issue 25's memory target:
+  at most 1.6x the figure after warm-up).
 
 Every client has its own loopback address (127.0.0.N), as distinct clients would, since the
 server shares its threads per client address. Requests ask for a fresh evaluation
@@ -21,6 +26,7 @@ import argparse
 import contextlib
 import http.client
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -41,7 +47,8 @@ SLOW = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?
 CHEAP = P + "SELECT (COUNT(?p) AS ?n) WHERE { ?p a schema:ScholarlyArticle }"
 NORMAL = P + "SELECT ?a (COUNT(?p) AS ?n) WHERE { ?p dcterms:creator ?a } GROUP BY ?a ORDER BY DESC(?n) LIMIT 20"
 CRASHER = "SELECT * WHERE " + "{" * 5000 + "}" * 5000  # overflows the engine's stack
-SCENARIOS = ("slow", "crash", "idle")
+SCENARIOS = ("slow", "crash", "idle", "costly")
+FORMATS = ("graphml", "gexf", "json", "vosviewer")
 
 
 @dataclass
@@ -197,6 +204,111 @@ def scenario_idle(args: argparse.Namespace) -> None:
     print(f"    p50 ratio with/without: {during.percentile(0.5) / before.percentile(0.5):.2f}")
 
 
+def get(port: int, source: str, path: str, timeout: float = 600.0) -> tuple[int, float]:
+    """GET ``path`` from the loopback address ``source``; the status (0: no answer) and the seconds it took."""
+    started = time.monotonic()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout, source_address=(source, 0))
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        response.read()
+        status = response.status
+    except OSError:
+        status = 0
+    finally:
+        connection.close()
+    return status, time.monotonic() - started
+
+
+def tree_pss(pid: int) -> int:
+    """PSS of ``pid`` and all its descendants (zygote, query workers), in bytes: what the server holds."""
+    total, pending = 0, [pid]
+    while pending:
+        process = pending.pop()
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{process}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1]) * 1024
+        pending += children(process)
+    return total
+
+
+def _authors(port: int, count: int) -> list[str]:
+    """The paths of ``count`` authors' pages, from the sitemap (no map computed to find them)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    connection.request("GET", "/sitemap-authors-1.xml")
+    text = connection.getresponse().read().decode()
+    connection.close()
+    locations = [urllib.parse.urlsplit(loc).path for loc in re.findall(r"<loc>([^<]+)</loc>", text)]
+    return locations[:: max(1, len(locations) // count)][:count]
+
+
+def scenario_costly(args: argparse.Namespace) -> None:
+    with server(args) as (port, process):
+        started = time.monotonic()
+        pss: list[tuple[float, int]] = [(0.0, tree_pss(process.pid))]
+        get(port, "127.0.0.1", "/graph/coauthors")  # warm-up: the default map (kept by the dataset)
+        pss.append((time.monotonic() - started, tree_pss(process.pid)))
+        get(port, "127.0.0.1", "/graph/coauthors.json")  # and one whole-network computation (the incidence read)
+        pss.append((time.monotonic() - started, tree_pss(process.pid)))
+        warm = pss[-1][1]
+        stop, greedy = threading.Event(), Tally()
+
+        def sample() -> None:
+            while not stop.wait(2.0):
+                pss.append((time.monotonic() - started, tree_pss(process.pid)))
+
+        fresh = iter(range(10**6))
+
+        def download(index: int) -> None:  # one of the greedy client's four, with fresh parameters every time
+            while not stop.is_set():
+                number = next(fresh)
+                resolution = 0.1 + (number % 99) / 10  # a new step each time
+                path = f"/graph/coauthors.{FORMATS[index]}?resolution={resolution:.1f}&min_joint={1 + number // 99}"
+                greedy.add(*get(port, "127.0.0.2", path))
+                if greedy.statuses[429] and greedy.seconds[-1] < 0.5:
+                    time.sleep(1.0)  # as Retry-After asks (a polite greedy client; a rude one is refused the same)
+
+        threads = [threading.Thread(target=sample), *(threading.Thread(target=download, args=(i,)) for i in range(4))]
+        for thread in threads:
+            thread.start()
+        time.sleep(args.warm_up)
+        maps, egos = Tally(), Tally()
+        for number, author in enumerate(_authors(port, args.costly_requests)):
+            maps.add(*get(port, "127.0.0.3", f"/graph/coauthors?min_papers={2 + number % 5}&min_joint={2 + number}"))
+            egos.add(*get(port, "127.0.0.3", f"/graph/ego{author}?top={10 + number}"))
+            time.sleep(args.pause)
+        stop.set()
+        for thread in threads:
+            thread.join()
+        print("(d) 1 client: 4 whole-network downloads at once, fresh parameters; another: new maps and ego networks")
+        print(f"    other client's new maps: {maps.line()}")
+        print(f"    other client's ego networks: {egos.line()}")
+        print(f"    greedy client: {greedy.line()}")
+        peak = max(size for _, size in pss)
+        print(
+            f"    PSS (process tree): start {pss[0][1] / 2**20:.0f} MB, default map {pss[1][1] / 2**20:.0f} MB,"
+            f" one whole network {warm / 2**20:.0f} MB,"
+            f" peak {peak / 2**20:.0f} MB"
+        )
+        print(
+            "    PSS over time (s: MB): "
+            + ", ".join(f"{t:.0f}: {size / 2**20:.0f}" for t, size in pss[:: max(1, len(pss) // 20)])
+        )
+        after = []
+        for number in range(args.distinct):
+            status, seconds = get(
+                port, "127.0.0.4", f"/graph/coauthors.json?resolution={0.2 + number / 10:.1f}&min_joint={50 + number}"
+            )
+            after.append((status, seconds, tree_pss(process.pid)))
+        if after:
+            print(
+                f"    then {args.distinct} distinct whole-network computations in a row (status, s, PSS MB): "
+                + ", ".join(f"{s} {t:.1f} {m / 2**20:.0f}" for s, t, m in after)
+            )
+            print(f"    PSS after them / after one whole network: {after[-1][2] / warm:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
@@ -205,6 +317,8 @@ def main() -> None:
     parser.add_argument("--slow-clients", type=int, default=20)
     parser.add_argument("--warm-up", type=float, default=12.0, help="seconds the slow clients run before measuring")
     parser.add_argument("--idle-connections", type=int, default=200)
+    parser.add_argument("--costly-requests", type=int, default=10, help="new maps and ego networks of the other client")
+    parser.add_argument("--distinct", type=int, default=20, help="distinct whole-network computations for memory")
     parser.add_argument(
         "--serve-args", nargs=argparse.REMAINDER, default=[], help="passed to bibgraph serve (last option)"
     )

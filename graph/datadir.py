@@ -46,6 +46,14 @@ class DatasetError(ValueError):
     """A directory that is not a (complete, readable) dataset of this format, or one being written."""
 
 
+class DatasetBusy(DatasetError):
+    """Another build or add holds the dataset's write lock (exit 1, as a failed write: docs/operating.md)."""
+
+
+class DatasetDamaged(DatasetError):
+    """A version's file differs from the checksum its manifest records, or is missing: the version is refused."""
+
+
 _held = threading.local()  # the datasets this thread holds the write lock of: {real path: depth}
 
 
@@ -71,7 +79,7 @@ def writing(root: Path) -> Iterator[None]:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise DatasetError(
+            raise DatasetBusy(
                 f"{root}: another build or add is writing this dataset; run this one when it has finished"
             ) from None
         held[key] = 1
@@ -92,9 +100,32 @@ def current_version(root: Path) -> Path:
     """The version directory the pointer names, checked against the manifest's format."""
     if not is_dataset(root):
         raise DatasetError(f"{root} is not a bibgraph dataset (no {POINTER} pointer)")
-    version = root / os.readlink(root / POINTER)
+    version = root / pointed(root)
     read_manifest(version)
     return version
+
+
+def pointed(root: Path) -> str:
+    """The name of the version ``root/current`` points at: one of ``root``'s own version directories.
+
+    A pointer to anything else (an absolute path, ``../``, a subdirectory, a link that leaves ``root``) is
+    refused: whoever can replace that one link must not make a server read files outside the dataset.
+    """
+    try:
+        name = os.readlink(root / POINTER)
+    except OSError as error:
+        raise DatasetError(f"{root / POINTER}: cannot read the pointer: {error.strerror or error}") from error
+    target = root / name
+    if (
+        not name.startswith("v-")
+        or os.sep in name
+        or (os.altsep and os.altsep in name)
+        or target.is_symlink()
+        or not target.is_dir()
+        or os.path.realpath(target.parent) != os.path.realpath(root)
+    ):
+        raise DatasetError(f"{root / POINTER} -> {name!r}: not a version directory of {root}; refused")
+    return name
 
 
 def read_manifest(version: Path) -> dict[str, Any]:
@@ -125,11 +156,7 @@ def checksums(version: Path, previous: Path | None = None) -> dict[str, str]:
         if previous and path.suffix == IMMUTABLE_SUFFIX and name in known and _same_file(path, previous / name):
             sums[name] = known[name]
         elif path.is_file() and path.name != MANIFEST and not path.name.startswith("LOG"):
-            digest = hashlib.sha256()
-            with path.open("rb") as data:
-                for block in iter(lambda: data.read(1 << 20), b""):
-                    digest.update(block)
-            sums[name] = digest.hexdigest()
+            sums[name] = _digest(path)
     return sums
 
 
@@ -145,6 +172,44 @@ def verify(version: Path) -> list[str]:
     recorded = read_manifest(version)["checksums"]
     found = checksums(version)
     return sorted(name for name in recorded.keys() | found.keys() if recorded.get(name) != found.get(name))
+
+
+def check_opened(version: Path) -> None:
+    """Refuse ``version`` (:class:`DatasetDamaged`, naming the file) unless what a server reads into memory is as
+    built: every file of ``derived/`` has the manifest's checksum (and none is there the manifest does not
+    name), and every file the manifest names exists. The store's and dumps' contents are too large to hash at
+    each start: ``bibgraph check DIR`` does, and a dump is checked before it is first served (:func:`check_file`).
+    """
+    recorded: dict[str, str] = read_manifest(version).get("checksums", {})
+    for name in sorted(recorded):
+        if not (version / name).is_file():
+            raise DatasetDamaged(
+                f"{version / name}: missing (the manifest lists it): restore the dataset or build it again"
+            )
+    derived = version / DERIVED
+    for path in sorted(derived.rglob("*")) if derived.is_dir() else []:
+        if path.is_file():
+            check_file(version, str(path.relative_to(version)), recorded)
+
+
+def check_file(version: Path, name: str, recorded: dict[str, str] | None = None) -> None:
+    """Refuse ``version`` (:class:`DatasetDamaged`) unless its file ``name`` has the manifest's checksum."""
+    expected = (read_manifest(version)["checksums"] if recorded is None else recorded).get(name)
+    if expected is None:
+        raise DatasetDamaged(f"{version / name}: not in the manifest (added after the build): refused")
+    if _digest(version / name) != expected:
+        raise DatasetDamaged(
+            f"{version / name}: differs from the checksum of the manifest (damaged or changed since it was built):"
+            " restore the dataset or build it again"
+        )
+
+
+def _digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as data:
+        for block in iter(lambda: data.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 @contextmanager
@@ -204,11 +269,41 @@ def switch(root: Path, name: str) -> None:
 
 
 def prune(root: Path) -> None:
-    """Remove the versions older than the last :data:`KEPT_VERSIONS` (never the one served)."""
+    """Remove the versions older than the last :data:`KEPT_VERSIONS`: never the one the pointer names, nor one a
+    running server still reads (it holds a :class:`Lease` on it: removed by a later add, once released)."""
     served = os.readlink(root / POINTER)
     for version in _versions(root)[:-KEPT_VERSIONS]:
         if version.name != served:
-            shutil.rmtree(version, ignore_errors=True)
+            try:
+                handle = os.open(version, os.O_RDONLY | os.O_DIRECTORY)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # leased by a reader
+            else:
+                shutil.rmtree(version, ignore_errors=True)
+            finally:
+                os.close(handle)
+
+
+class Lease:
+    """A reader's hold on a version directory (a shared ``flock`` on the directory itself, so no file is left
+    behind, and a killed reader's lease ends with it): :func:`prune` removes no version while one is held."""
+
+    def __init__(self, version: Path) -> None:
+        self.version = version
+        self._handle: int | None = os.open(version, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(self._handle, fcntl.LOCK_SH)
+
+    def release(self) -> None:
+        if self._handle is not None:
+            os.close(self._handle)
+            self._handle = None
+
+    def __del__(self) -> None:
+        self.release()
 
 
 def _versions(root: Path) -> list[Path]:

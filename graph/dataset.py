@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import pyoxigraph as ox
 
 from .atomic import remove_stale_temporaries, temporary_name
-from .datadir import MANIFEST, STORE, DatasetError, current_version, is_dataset, read_manifest
+from .datadir import MANIFEST, STORE, DatasetError, check_opened, current_version, is_dataset, read_manifest
 from .formats import RDF_SYNTAXES, rdf_syntax
 from .serving.pool import Opener
 from .stores.store import OxigraphGraphStore
@@ -77,9 +77,11 @@ def prepare(inputs: Sequence[Path], spec: str, base: str) -> tuple[Opener, str]:
         if inputs:
             raise ValueError("a dataset is served as it was built: add lists with `bibgraph add DIR FILES`")
         version = dataset_version(Path(spec.removeprefix("dataset:")))
-        built: dict[str, Any] = (
-            read_manifest(version) if (version / MANIFEST).is_file() else {"base": base, "counts": {}}
-        )
+        if (version / MANIFEST).is_file():  # a published version: refused unless what is read is as built
+            check_opened(version)
+            built: dict[str, Any] = read_manifest(version)
+        else:  # the version a build or add is deriving the data of (its manifest is written last)
+            built = {"base": base, "counts": {}}
         if built["base"] != base:
             raise ValueError(f"{version} was built with base IRI {built['base']}, not {base}: serve it with that base")
         counts = ", ".join(f"{value} {name}" for name, value in built["counts"].items())
@@ -100,7 +102,10 @@ def prepare(inputs: Sequence[Path], spec: str, base: str) -> tuple[Opener, str]:
 
 
 def dataset_version(path: Path) -> Path:
-    """The version directory of a dataset ``path`` (its current one), or ``path`` when it is a version itself."""
+    """The version directory of a dataset ``path`` (its current one), or ``path`` when it is a version itself;
+    absolute, so that it names the same files whatever directory later code runs in (a relative one given to
+    ``serve`` made Flask's ``send_file`` look for the dumps under the package's directory: 500)."""
+    path = path.absolute()
     if is_dataset(path):
         return current_version(path)
     if (path / STORE / COMPLETE_MARKER).is_file():

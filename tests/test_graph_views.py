@@ -130,3 +130,64 @@ def test_subareas_on_the_topic_map_are_named_with_their_area(client, seed_store)
     assert rows
     for row in rows:
         assert f'"label": "{row["area"]} · {row["sub"]}"' in html, row
+
+
+def _derivations_forbidden(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """From here on, computing a co-author network fails the test (asserted through the 500 it would answer)."""
+    from bibgraph.graph.incidence import Incidence
+
+    def refused(*arguments):  # type: ignore[no-untyped-def]
+        raise AssertionError("a network was computed")
+
+    monkeypatch.setattr(Incidence, "coauthor_network", refused)
+
+
+def test_head_of_a_map_or_download_computes_nothing(client, monkeypatch) -> None:
+    assert client.get("/graph/coauthors.json?min_papers=1").status_code == 200  # the incidence itself, once
+    _derivations_forbidden(monkeypatch)
+    for path in ("/graph/coauthors.graphml?min_papers=2&resolution=2.7", "/graph/coauthors?min_joint=2&top=7"):
+        answer = client.head(path)
+        assert answer.status_code == 200 and answer.data == b"" and "Content-Length" not in answer.headers, path
+    assert client.head("/graph/coauthors.graphml?min_papers=x").status_code == 400  # still checked
+    assert client.head("/graph/nothing.graphml").status_code == 404
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.0, 20.0, allow_nan=False))
+def test_resolutions_are_read_to_fixed_steps(app, value: float) -> None:  # type: ignore[no-untyped-def]
+    """Any float names one of 100 steps (0.1 .. 10.0), so a client drawing fresh floats asks for bounded work."""
+    from bibgraph.web.graphviews import filters_from_request
+
+    with app.test_request_context(f"/graph/coauthors?resolution={value!r}"):
+        read = filters_from_request().resolution
+    assert read in {round(step / 10, 1) for step in range(1, 101)}
+    assert abs(read - min(10.0, max(0.1, value))) <= 0.05 + 1e-9
+
+
+def test_resolutions_below_a_step_apart_are_one_computation(client, monkeypatch) -> None:
+    assert client.get("/graph/coauthors.gexf?min_papers=2&resolution=1.31").status_code == 200
+    _derivations_forbidden(monkeypatch)
+    assert client.get("/graph/coauthors.gexf?min_papers=2&resolution=1.349").status_code == 200
+
+
+def test_a_download_body_is_made_once_per_full_key(client, monkeypatch) -> None:
+    from bibgraph.graph.formats import NetworkSyntax
+
+    made: list[str] = []
+    real = NetworkSyntax.export
+
+    def counted(self, *arguments, **options):  # type: ignore[no-untyped-def]
+        made.append(self.name)
+        return real(self, *arguments, **options)
+
+    monkeypatch.setattr(NetworkSyntax, "export", counted)
+    path = "/graph/coauthors.gexf?min_papers=2&min_joint=2&weighting=fractional"
+    first, again = client.get(path), client.get(path)
+    assert first.status_code == again.status_code == 200 and again.data == first.data and made == ["gexf"]
+    assert first.headers["Content-Length"] == str(len(first.data))
+    assert client.get("/graph/coauthors.gexf?min_papers=2&min_joint=2").status_code == 200  # another key: made
+    assert made == ["gexf", "gexf"]

@@ -181,6 +181,13 @@ def one_map_app():
     application.extensions["bibgraph"].close()
 
 
+def client_at(app: Any, number: int) -> Any:
+    """A test client with its own address 127.0.0.NUMBER: the gate shares its slots per client."""
+    client = app.test_client()
+    client.environ_base["REMOTE_ADDR"] = f"127.0.0.{number}"
+    return client
+
+
 def refusals(client: Any) -> dict[str, float]:
     text = client.get("/metrics").get_data(as_text=True)
     return {
@@ -201,9 +208,9 @@ def test_the_excess_map_requests_get_503_with_retry_after(one_map_app, monkeypat
         return fake.of(None)() or real(self, *arguments)
 
     monkeypatch.setattr(Incidence, "coauthor_network", blocked)
-    running, first = in_threads([lambda: one_map_app.test_client().get("/graph/coauthors?min_papers=2")])
+    running, first = in_threads([lambda: client_at(one_map_app, 2).get("/graph/coauthors?min_papers=2")])
     assert fake.started.acquire(timeout=60)
-    waiting, second = in_threads([lambda: one_map_app.test_client().get("/graph/coauthors.graphml?min_papers=3")])
+    waiting, second = in_threads([lambda: client_at(one_map_app, 3).get("/graph/coauthors.graphml?min_papers=3")])
     gate = one_map_app.extensions[GATE]
     wait_until(lambda: gate.state()["waiting"] == 1, "the second waits")
     with caplog.at_level(logging.WARNING, logger="bibgraph.maps"):
@@ -231,7 +238,7 @@ def test_a_map_request_that_waits_too_long_gets_503(one_map_app, monkeypatch) ->
     monkeypatch.setattr(Incidence, "ego_rings", lambda self, *arguments: fake.of(None)() or real(self, *arguments))
     author = client.get("/graph/coauthors.json?min_papers=1").get_json()["nodes"][0]["id"]
     path = "/graph/ego/" + author.split("/", 3)[3]
-    running, first = in_threads([lambda: one_map_app.test_client().get(f"{path}?top=3")])
+    running, first = in_threads([lambda: client_at(one_map_app, 2).get(f"{path}?top=3")])
     assert fake.started.acquire(timeout=60)
     monkeypatch.setattr(gate, "wait", 0.01)
     response = client.get("/graph/coauthors.gexf?min_papers=4&min_joint=2")  # not kept yet: to be derived
@@ -242,6 +249,32 @@ def test_a_map_request_that_waits_too_long_gets_503(one_map_app, monkeypatch) ->
     assert first[0].status_code == 200
     assert refusals(client)["waited"] - before.get("waited", 0) == 1
     assert client.get("/graph/coauthors.gexf?min_papers=4&min_joint=2").status_code == 200  # its turn came
+
+
+def test_a_client_over_its_share_of_derivations_gets_429_and_others_are_served(monkeypatch) -> None:
+    """Four whole-network downloads at once from one client held both slots (~78 s at 10k papers) and every other
+    client's new map got 503: now a client holds at most its share (one of two slots), the excess 429."""
+    from bibgraph.graph.incidence import Incidence
+
+    app = make_app(MAP_DERIVATIONS=2, MAP_WAITING=8, MAP_WAIT=60.0)
+    try:
+        assert app.test_client().get("/graph/coauthors.json?min_papers=1").status_code == 200  # the incidence
+        real, fake = Incidence.coauthor_network, Derivations()
+        monkeypatch.setattr(Incidence, "coauthor_network", lambda self, *a: fake.of(None)() or real(self, *a))
+        greedy = client_at(app, 2)
+        running, first = in_threads([lambda: greedy.get("/graph/coauthors.graphml?min_papers=2")])
+        assert fake.started.acquire(timeout=60)
+        for fresh in ("/graph/coauthors.gexf?min_papers=3", "/graph/coauthors?min_joint=3", "/graph/path?from=a&to=b"):
+            refused = greedy.get(fresh)
+            assert refused.status_code == 429 and refused.headers["Retry-After"] == "5", fresh
+        other, second = in_threads([lambda: client_at(app, 3).get("/graph/coauthors?min_papers=4")])
+        assert fake.started.acquire(timeout=60)  # the other client's map started at once, beside the greedy one
+        fake.release.set()
+        joined(running + other)
+        assert [r.status_code for r in first + second] == [200, 200]
+        assert refusals(app.test_client())["over_share"] == 3
+    finally:
+        app.extensions["bibgraph"].close()
 
 
 @st.composite

@@ -316,3 +316,39 @@ def test_an_answer_over_the_size_limit_is_refused_and_a_smaller_one_served(seed_
         assert answer.read() == seed_store.answer("SELECT * WHERE { ?s ?p ?o } LIMIT 1", "tsv", "nt").body
     finally:
         pool.close()
+
+
+def test_a_serving_process_limits_its_heaps() -> None:
+    """``limit_arenas`` caps glibc's heaps: eight threads allocating at once open at most two (glibc's own count,
+    from ``malloc_stats``), where by default they open more."""
+    import ctypes
+    import os
+    import subprocess
+    import sys
+
+    script = """
+import ctypes, sys, threading
+from bibgraph.graph.serving.memory import limit_arenas
+if sys.argv[1] == "limited":
+    assert limit_arenas()
+go = threading.Barrier(8)
+def work():
+    go.wait()
+    kept = [bytearray(100_000) for _ in range(20)]
+    go.wait()
+threads = [threading.Thread(target=work) for _ in range(8)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+ctypes.CDLL(None).malloc_stats()
+"""
+    if not hasattr(ctypes.CDLL(None), "malloc_stats"):
+        pytest.fail("not glibc: bibgraph's memory figures are measured on glibc")
+    environment = {name: value for name, value in os.environ.items() if name != "MALLOC_ARENA_MAX"}
+    heaps = {}
+    for mode in ("limited", "default"):
+        done = subprocess.run(
+            [sys.executable, "-c", script, mode], capture_output=True, text=True, env=environment, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        heaps[mode] = done.stderr.count("Arena ")
+    assert heaps["limited"] <= 2 < heaps["default"]

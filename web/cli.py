@@ -1,6 +1,7 @@
 """The ``bibgraph`` command line: build, serve and inspect the graph.
 
-Exit codes: 0 ok, 1 input problems under ``--strict`` (or a failed check or write), 2 usage errors.
+Exit codes: 0 ok, 1 input problems under ``--strict`` (or a failed check or write, a damaged dataset, another
+writer), 2 usage errors. The one table of them is in docs/operating.md (tests/test_cli_build.py checks it).
 """
 
 import argparse
@@ -8,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from bibgraph.graph.atomic import write_bytes_atomically
 from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, network_syntax, rdf_syntax
@@ -82,12 +83,15 @@ def _write_dataset(
     args: argparse.Namespace, write: Callable[[], tuple[Path, "BuildReport"]], done: str
 ) -> "BuildReport | int":
     """Run a dataset write (build or add) and say how it went: its report, or the exit status of its failure."""
-    from bibgraph.graph.datadir import DatasetError
+    from bibgraph.graph.datadir import DatasetBusy, DatasetDamaged, DatasetError
 
     from .datasets import DeriveError
 
     try:
         version, report = write()
+    except (DatasetBusy, DatasetDamaged) as error:  # nothing wrong with the command: the dataset cannot be written
+        print(f"bibgraph: error: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
     except (ValueError, DatasetError) as error:
         return _usage_error(str(error))
     except DeriveError as error:
@@ -120,6 +124,9 @@ def _strict_failure(checks: frozenset[str], report: "BuildReport") -> bool:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from bibgraph.graph.serving.memory import limit_arenas
+
+    limit_arenas()  # before any thread: the heaps each web thread would take keep their peaks (memory.py)
     from .app import create_app
     from .logs import configure as configure_logging
     from .server import AddressUnusable, check_address, serve
@@ -139,9 +146,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
         check_address(settings["HOST"], settings["PORT"])
     except (ValueError, AddressUnusable) as error:
         return _usage_error(str(error))
+    from bibgraph.graph.datadir import DatasetDamaged
+    from bibgraph.graph.serving.pool import WorkerFailed
+
     try:
         configure_logging(settings["LOG_FORMAT"])
         app = create_app(config)
+    except DatasetDamaged as error:
+        print(f"bibgraph: error: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except WorkerFailed as error:  # e.g. a damaged store file the manifest's check could not see
+        print(
+            f"bibgraph: error: {error} ({config.get('BIBGRAPH_STORE', 'memory')}); a dataset: run `bibgraph check DIR`",
+            file=sys.stderr,
+        )
+        return EXIT_PROBLEMS
     except ValueError as error:
         return _usage_error(str(error))
     except OSError as error:  # e.g. a full disk while a disk store is built: nothing half-built is kept
@@ -160,6 +179,7 @@ def _opened_dataset(args: argparse.Namespace) -> int | None:
     from bibgraph.graph.datadir import DatasetError, current_version, is_dataset, read_manifest
 
     if len(args.inputs) != 1 or not is_dataset(Path(args.inputs[0])):
+        _refuse_datasets(args.inputs)
         return None
     try:
         version = current_version(Path(args.inputs[0]))
@@ -168,8 +188,18 @@ def _opened_dataset(args: argparse.Namespace) -> int | None:
         return _usage_error(str(error))
     if args.BIBGRAPH_BASE not in (None, built):
         return _usage_error(f"{args.inputs[0]} was built with base IRI {built}: serve it with that base")
-    args.inputs, args.BIBGRAPH_STORE, args.BIBGRAPH_BASE = [], f"dataset:{args.inputs[0]}", built
+    root = Path(args.inputs[0]).absolute()  # the same files whatever directory later code runs in
+    args.inputs, args.BIBGRAPH_STORE, args.BIBGRAPH_BASE = [], f"dataset:{root}", built
     return None
+
+
+def _refuse_datasets(values: Sequence[str]) -> None:
+    """A dataset directory among several inputs is not a directory of paper lists: one line, exit 2."""
+    from bibgraph.graph.datadir import is_dataset
+
+    found = [value for value in values if is_dataset(Path(value))]
+    if found:
+        raise SystemExit(_usage_error(f"{', '.join(found)}: a dataset directory is read alone, not among other inputs"))
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -216,12 +246,49 @@ def _concept(iris: Iris, slug: str) -> str:
 
 
 def _local_store(inputs: Sequence[str], base: str) -> "OxigraphGraphStore":
-    from bibgraph.graph.dataset import fill
+    """The graph of ``inputs``: a dataset directory (or one of its versions) read as built, its store opened
+    read-only; else paper lists and dumps built in memory. Inputs that hold neither are refused (exit 2): a
+    command given a directory of something else answered as if the graph were empty, and exited 0."""
+    from bibgraph.graph.datadir import POINTER, STORE, DatasetDamaged, DatasetError
+    from bibgraph.graph.dataset import COMPLETE_MARKER, dataset_version, fill, prepare
     from bibgraph.graph.stores.store import OxigraphGraphStore
 
+    paths = _inputs(inputs)
+    if (
+        len(paths) == 1
+        and paths[0].is_dir()
+        and ((paths[0] / POINTER).is_symlink() or (paths[0] / STORE / COMPLETE_MARKER).is_file())
+    ):
+        try:
+            version = dataset_version(paths[0])
+            opener, _ = prepare([], f"dataset:{version}", _built_base(version, base))
+        except DatasetDamaged as error:
+            print(f"bibgraph: error: {error}", file=sys.stderr)
+            raise SystemExit(EXIT_PROBLEMS) from None
+        except DatasetError as error:
+            raise SystemExit(_usage_error(str(error))) from None
+        try:
+            return cast("OxigraphGraphStore", opener())
+        except (OSError, RuntimeError) as error:  # RocksDB's own words on a damaged store, in one line
+            first = str(error).splitlines()[0] if str(error) else type(error).__name__
+            print(
+                f"bibgraph: error: {version / STORE}: cannot open the store ({first}); run `bibgraph check`",
+                file=sys.stderr,
+            )
+            raise SystemExit(EXIT_PROBLEMS) from None
+    _refuse_datasets(inputs)
     store = OxigraphGraphStore.memory()
-    fill(store, _inputs(inputs), base)
+    report = fill(store, paths, base)
+    if paths and report is not None and report.files == 0:
+        raise SystemExit(_usage_error(f"no paper list or RDF dump in {', '.join(map(str, paths))}"))
     return store
+
+
+def _built_base(version: Path, base: str) -> str:
+    """The base IRI ``version`` was built with (its manifest's), whatever ``--base`` says."""
+    from bibgraph.graph.datadir import MANIFEST, read_manifest
+
+    return str(read_manifest(version)["base"]) if (version / MANIFEST).is_file() else base
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -276,6 +343,26 @@ def cmd_validate(args: argparse.Namespace) -> int:
     conforms, report = validate(store.rdflib_graph())
     print(report if not conforms else "conforms to ontology/shapes.ttl")
     return EXIT_OK if conforms else EXIT_PROBLEMS
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``bibgraph check DIR``: every file of the version served (store, dumps, derived data) hashed and compared
+    with the manifest's checksums; exit 1 naming each file that differs or is missing."""
+    from bibgraph.graph.datadir import DatasetError, current_version, verify
+
+    root = Path(args.dataset)
+    try:
+        version = current_version(root)
+        damaged = verify(version)
+    except DatasetError as error:
+        return _usage_error(str(error))
+    for name in damaged:
+        print(f"bibgraph: {version / name}: differs from the manifest's checksum, or is missing", file=sys.stderr)
+    if damaged:
+        print(f"{root}: version {version.name} is damaged ({len(damaged)} files); restore it or build it again")
+        return EXIT_PROBLEMS
+    print(f"{root}: version {version.name}: every file as built")
+    return EXIT_OK
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
@@ -403,6 +490,12 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("inputs", nargs="*", metavar="FILES_OR_DIRS")
     check.add_argument("--base", default=DEFAULT_BASE)
     check.set_defaults(handler=cmd_validate)
+
+    checked = commands.add_parser(
+        "check", help="verify a dataset's files against its manifest's checksums (exit 1 if not)"
+    )
+    checked.add_argument("dataset", metavar="DIR", help="a dataset built with `build --dataset DIR`")
+    checked.set_defaults(handler=cmd_check)
 
     publish = commands.add_parser(
         "publish",

@@ -61,7 +61,9 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
                 report = fill(store, inputs, base, ntriples, scratch=version) or BuildReport()
             manifest["dumps"] = complete_streamed_dumps(version / DUMPS, void_quads(store, Iris(base)))
         counts = {name: getattr(report, name) for name in COUNTS}
-        _complete(store, version, manifest, counts, sorted(str(path) for path in inputs))
+        _release(store)
+        del store  # the last reference: RocksDB's read-write handle ends here, before the derivation reads the store
+        _complete(version, manifest, counts, sorted(str(path) for path in inputs))
     return root / manifest["name"], report
 
 
@@ -115,8 +117,9 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
             build_search_index(store, version / DERIVED / FILE_NAME)
         counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
         counts["concepts"], counts["triples"] = report.concepts, report.triples
+        _release(store)
+        del store  # see build_dataset: no read-write handle may outlive this line
         _complete(
-            store,
             version,
             manifest,
             counts,
@@ -126,19 +129,26 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
     return root / manifest["name"], report
 
 
+def _release(store: OxigraphGraphStore) -> None:
+    """Flush the filled store (its dumps written) so that the caller's ``del`` ends RocksDB's read-write handle.
+
+    A read-write handle still referenced (by the caller's frame) when the derivation opened the store read-only
+    went on compacting: it removed table files the read-only handle had just listed, and the add failed with
+    RocksDB's "Corruption ... .sst" (5 adds in 19). The caller holds the only reference and drops it at once.
+    """
+    store.close()
+
+
 def _complete(
-    store: OxigraphGraphStore,
     version: Path,
     manifest: dict[str, Any],
     counts: dict[str, int],
     inputs: list[str],
     previous: tuple[Path, OxigraphGraphStore] | None = None,
 ) -> None:
-    """Close the filled store (its dumps written), derive the views' data, and fill in the manifest; ``previous``,
-    after an add, is the version added to and the part of the added triples :func:`derive` needs."""
-    store.close()
-    del store
-    gc.collect()  # release RocksDB's lock before the app's worker opens the store read-only
+    """Derive the views' data of the version whose store is written (and closed), and fill in the manifest;
+    ``previous``, after an add, is the version added to and the part of the added triples :func:`derive` needs."""
+    gc.collect()  # anything else that held RocksDB's files (a cycle) is gone before the app's worker opens them
     (version / STORE / COMPLETE_MARKER).write_text("complete\n", encoding="utf-8")
     manifest["counts"], manifest["inputs"] = counts, inputs
     derive(version, manifest["base"], previous=previous)

@@ -11,6 +11,12 @@ getting a slot, is refused: HTTP 503 with ``Retry-After``, logged with its cause
 distinct ones take slots, and a map already kept is served without one. A request keeps the slot it took until
 it is answered, so the map's network, analytics and drawing, derived one after the other, count once and never
 queue again halfway. The dataset build derives with no limit.
+
+Per client, as the SPARQL endpoint's share (nginx's ``limit_req`` per address, Virtuoso's per-client limits): a
+client may hold at most ``per_client`` derivations, running or waiting (default half the slots, at least one);
+one more is refused at once with 429 and ``Retry-After`` (:data:`OVER_SHARE_RETRY`), so a client asking for four
+whole-network downloads at once holds one slot, and every other client's map gets the others in turn (two such
+downloads held both slots for ~78 s at 10k papers, and every other client's new map, ego network and path got 503).
 """
 
 import logging
@@ -25,12 +31,13 @@ from flask import Response, request
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from bibgraph.graph.serving.fairshare import FairShare, ServerBusy
+from bibgraph.graph.serving.fairshare import FairShare, OverShare, ServerBusy
 
 from .errors import error_response
 
 log = logging.getLogger("bibgraph.maps")
-WAITED, QUEUE_FULL = "waited", "queue full"  # the causes of a refusal
+WAITED, QUEUE_FULL, OVER_SHARE = "waited", "queue full", "over share"  # the causes of a refusal
+OVER_SHARE_RETRY = 5  # seconds a client over its share is asked to wait (its own derivation is likely still running)
 
 
 class DerivationsBusy(ServerBusy):
@@ -45,9 +52,11 @@ class DerivationsBusy(ServerBusy):
 class DerivationGate:
     """``limit`` derivation slots (0: no limit); at most ``waiting`` calls wait (0: no cap), ``wait`` seconds each."""
 
-    def __init__(self, limit: int, waiting: int = 0, wait: float = 10.0) -> None:
+    def __init__(self, limit: int, waiting: int = 0, wait: float = 10.0, per_client: int | None = None) -> None:
         self.limit, self.waiting, self.wait = limit, waiting, wait
+        self.per_client = max(1, limit // 2) if per_client is None else per_client
         self._share = FairShare(limit, max_waiting=waiting, half_life=max(1.0, wait)) if limit > 0 else None
+        self._clients: Counter[str] = Counter()  # derivations each client holds or waits for (the app's own: none)
         self._held = threading.local()  # this thread's slot, while it derives
         self._lock = threading.Lock()
         self.refused: Counter[str] = Counter()  # by cause
@@ -68,10 +77,16 @@ class DerivationGate:
         if self._share is None or self.holds():
             return False
         until = time.monotonic() + self.wait if until is None else until
+        self._count(client)
         try:
             self._held.ticket = self._share.enter(client, until)
         except ServerBusy as busy:
+            self._uncount(client)
             raise self.refusal(until) from busy
+        except BaseException:
+            self._uncount(client)
+            raise
+        self._held.client = client
         self._held.slot = True
         return True
 
@@ -80,6 +95,25 @@ class DerivationGate:
         if self._share is not None and self.holds():
             self._held.slot = False
             self._share.leave(self._held.ticket)
+            self._uncount(self._held.client)
+
+    def _count(self, client: str) -> None:
+        """Count one more derivation of ``client``, or refuse it (429) past its share; the app's own ("") never."""
+        with self._lock:
+            if client and self.per_client and self._clients[client] >= self.per_client:
+                self.refused[OVER_SHARE] += 1
+                raise OverShare(
+                    f"this client already has {self.per_client} map computation(s) running or waiting (maps, ego"
+                    f" networks, paths, downloads not computed yet); retry in {OVER_SHARE_RETRY} s",
+                    OVER_SHARE_RETRY,
+                )
+            self._clients[client] += 1
+
+    def _uncount(self, client: str) -> None:
+        with self._lock:
+            self._clients[client] -= 1
+            if self._clients[client] <= 0:
+                del self._clients[client]
 
     @contextmanager
     def slot(self, client: str = "", until: float | None = None, keep: bool = False) -> Iterator[None]:
@@ -117,9 +151,11 @@ class DerivationCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         refused = CounterMetricFamily(
-            "bibgraph_map_derivations_refused", "map derivations refused (503), by cause", labels=["cause"]
+            "bibgraph_map_derivations_refused",
+            "map derivations refused (503; over share: 429), by cause",
+            labels=["cause"],
         )
-        for cause in (WAITED, QUEUE_FULL):
+        for cause in (WAITED, QUEUE_FULL, OVER_SHARE):
             refused.add_metric([cause.replace(" ", "_")], self.gate.refused[cause])
         yield refused
         state = self.gate.state()

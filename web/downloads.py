@@ -5,15 +5,23 @@ A file is written by one request at a time; one asking for a file that another i
 :data:`WRITING_WAIT` seconds at most, then gets 503 with ``Retry-After``. All writes were behind one lock
 that waiting requests held their web thread on without limit: a dump of a large store (minutes, up to
 ``NETWORK_TIMEOUT``, tried again by the next waiter when it ran out of time) let a few dozen requests for it
-hold every web thread, so pages and ``/health`` got no answer, and a file already written waited too."""
+hold every web thread, so pages and ``/health`` got no answer, and a file already written waited too.
+
+A dataset's own dumps are checked against its manifest's checksums before this process first serves them
+(once per file: hashing a large dump is too costly for each start, and too important to skip); a dump that
+differs is refused (503, the file named in the log and on ``/health``), never sent."""
 
 import gzip
+import hashlib
+import os
 import shutil
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
 from flask import Blueprint, Flask, Response, abort, current_app, render_template, send_file
+from werkzeug.exceptions import ServiceUnavailable
 
 from bibgraph.graph import datadir
 from bibgraph.graph.atomic import write_atomically
@@ -28,9 +36,12 @@ from .graphstore import get_store
 blueprint = Blueprint("downloads", __name__, url_prefix="/download")
 _writers: dict[Path, threading.Lock] = {}  # one per file being written (or written) by this process
 _writers_lock = threading.Lock()
+_checked: set[Path] = set()  # a dataset's dumps found as built by this process
 WRITING_WAIT = 1.0  # seconds a request waits for a file another request is writing, before 503
 DUMPS: dict[str, RdfSyntax] = {f"{DUMP_STEM}.{s.suffix}": s for s in RDF_SYNTAXES}
 DATASET_VERSION = "BIBGRAPH_DATASET_VERSION"  # app config: the dataset version served, if any
+NETWORK_BODIES = "networks"  # under the download directory: network exports, one file per full key
+NETWORK_BODIES_KEPT = 64  # at most this many kept (least recently written removed first): a bound on the disk
 GZIPPED = {f"{DUMP_STEM}.{s.suffix}.gz": f"{DUMP_STEM}.{s.suffix}" for s in RDF_SYNTAXES if s.name in ("turtle", "nt")}
 
 
@@ -40,7 +51,8 @@ def _directory(app: Flask) -> Path:
         directory = scratch_directory("bibgraph-downloads-")
         app.config["DOWNLOAD_DIR"] = directory
     version = app.config.get(DATASET_VERSION)
-    path = Path(directory) / Path(version).name if version else Path(directory)  # a dataset's: one per version
+    root = Path(directory).absolute()  # Flask's send_file reads a relative path against the package's directory
+    path = root / Path(version).name if version else root  # a dataset's: one per version
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -49,7 +61,7 @@ def ensure(name: str) -> Path:
     """The file ``name``, written from the store on first request (atomically; never half-written)."""
     version = current_app.config.get(DATASET_VERSION)
     if version and (Path(version) / datadir.DUMPS / name).is_file():  # written by the dataset's build
-        return Path(version) / datadir.DUMPS / name
+        return _checked_dump(Path(version).absolute(), f"{datadir.DUMPS}/{name}")
     path = _directory(current_app) / name
     if path.exists():  # written atomically: there means complete
         return path
@@ -74,6 +86,54 @@ def ensure(name: str) -> Path:
     finally:
         writer.release()
     return path
+
+
+def _checked_dump(version: Path, name: str) -> Path:
+    """The dataset's dump ``name``, once it is found as built (hashed by one request; others wait, then 503)."""
+    path = version / name
+    if path in _checked:
+        return path
+    with _writers_lock:
+        checker = _writers.setdefault(path, threading.Lock())
+    if not checker.acquire(timeout=WRITING_WAIT):
+        raise ServerBusy(f"{path.name} is being checked for another request; retry in a moment")
+    try:
+        if path not in _checked:
+            try:
+                datadir.check_file(version, name)
+            except datadir.DatasetDamaged as error:
+                current_app.logger.error("download refused: %s", error)
+                switches = current_app.extensions.get("bibgraph-versions")
+                if switches is not None:
+                    switches.damaged[name] = str(error)
+                raise ServiceUnavailable(f"{path.name} differs from what was built; it is not served") from error
+            _checked.add(path)
+    finally:
+        checker.release()
+    return path
+
+
+def network_body(key: str, suffix: str, make: Callable[[], bytes]) -> Path:
+    """The file of a network export whose full key (kind, format, filters, weighting) is ``key``: made once by
+    ``make`` and kept, so a repeated download is a file sent (Content-Length, ETag, ranges), not a body rebuilt
+    for each request; at most :data:`NETWORK_BODIES_KEPT` are kept."""
+    directory = _directory(current_app) / NETWORK_BODIES
+    path = directory / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.{suffix}"
+    if path.exists():
+        return path
+    body = make()
+    write_atomically(path, lambda out: out.write(body))
+    kept = sorted(directory.glob("*.*"), key=_written, reverse=True)
+    for old in kept[NETWORK_BODIES_KEPT:]:
+        old.unlink(missing_ok=True)
+    return path
+
+
+def _written(path: Path) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
 
 
 @blueprint.route("/")

@@ -141,6 +141,7 @@ def init_app(app: Flask) -> None:
     # the others, raised by a page's own query, are bugs: 500.
     for kind in (OverShare, QueryTimeout, ServerBusy, WorkerFailed, QueryCrashed):
         app.register_error_handler(kind, answer_exception)
+    app.register_error_handler(ResultTooLarge, _page_over_a_limit)
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Response | HTTPException:
@@ -157,6 +158,14 @@ def init_app(app: Flask) -> None:
         if prefers_html(request):
             return error_page(500, _DEFAULT[500])
         return Response("internal server error\n", 500, mimetype="text/plain")
+
+
+def _page_over_a_limit(error: ResultTooLarge) -> Response:
+    """A page whose own query passed a limit (the site's bound: its queries are not held to the clients'): the
+    page cannot be made now, which is the server's state, not the client's request. A styled 503 with a retry
+    hint, never a 500 with a traceback; the limit is logged for the operator."""
+    current_app.logger.error("a page's query passed a limit at %s: %s", request.path, error)
+    return error_response(_DEFAULT[503], 503, BUSY.retry_after)
 
 
 _DEFAULT = {

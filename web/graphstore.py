@@ -21,6 +21,7 @@ from bibgraph.graph.serving.pooled import PooledStore
 from .settings import worker_memory_limit
 
 EXTENSION = "bibgraph"
+SPARQL_BLUEPRINT = "sparql"  # web/sparql.py's: the one place a client's query text runs
 
 
 def init_app(app: Flask) -> None:
@@ -70,9 +71,14 @@ def sandbox_refusal() -> str | None:
 
 
 def get_store() -> PooledStore:
-    """The current app's store, charging its calls to the requesting client."""
+    """The current app's store, charging its calls to the requesting client.
+
+    Only the SPARQL endpoint runs a client's own query text: elsewhere (pages, sitemaps, VoID, views) the queries
+    are the site's, and the limits on clients' answers (``MAX_RESULT_BYTES``) are not theirs."""
     store: PooledStore = current_app.extensions[EXTENSION]
-    return store.for_client(client_key()) if has_request_context() else store
+    if not has_request_context():
+        return store.for_client("", site=True)
+    return store.for_client(client_key(), site=request.blueprint != SPARQL_BLUEPRINT)
 
 
 def client_key() -> str:
@@ -100,4 +106,7 @@ def client_key() -> str:
 def health() -> tuple[dict[str, Any], int]:
     """``GET /health``: the query pool's state (a dead zygote or worker is brought back first); 200 or 503."""
     state = get_store().pool.health()
+    switches = current_app.extensions.get("bibgraph-versions")  # a served dataset: its version, and any refused
+    if switches is not None:
+        state["dataset"] = switches.state()
     return state, 200 if state["ok"] else 503

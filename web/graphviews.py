@@ -1,11 +1,12 @@
 """Interactive network views (pyvis data, vis-network served by the app) and network downloads."""
 
+import math
 import unicodedata
 from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
-from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, url_for
+from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, send_file, url_for
 from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
 
@@ -16,6 +17,7 @@ from bibgraph.graph.networks import AREA, Filters
 from bibgraph.graph.ntriples import is_iri
 from bibgraph.graph.paths import collaboration_path, labels
 
+from .downloads import network_body
 from .graphstore import get_store
 from .links import app_iris, concept_iri, iri_of, local_url, site_url
 from .netcache import COAUTHORS, EGO, TOPIC_MAP, TOPICS, NetworkSpec, networks
@@ -29,6 +31,31 @@ COLOURED_COMMUNITIES = 15  # the largest communities get a colour each; smaller 
 COMMUNITY_COLOURS = tuple(colour for colour in PALETTE if colour != "#7f7f7f")  # grey is for the small ones
 
 blueprint = Blueprint("graphs", __name__, url_prefix="/graph")
+COSTLY = ("graphs.coauthors", "graphs.ego", "graphs.path", "graphs.topics", "graphs.download")
+
+
+@blueprint.before_request
+def head_computes_nothing() -> Response | None:
+    """HEAD of a map, path or download: its arguments checked, its headers, and nothing computed (a HEAD made the
+    whole network and its body, as costly as a GET, for nothing sent). Whether the map holds what the arguments
+    name (an author, an area) is only known by computing it: a GET says."""
+    if request.method != "HEAD" or request.endpoint not in COSTLY:
+        return None
+    if request.endpoint == "graphs.download":
+        kind, fmt = (request.view_args or {}).get("kind"), (request.view_args or {}).get("fmt")
+        if kind not in (COAUTHORS, "topics") or fmt not in {s.name for s in NETWORK_SYNTAXES}:
+            abort(404)
+        filters_from_request()
+        syntax = network_syntax(str(fmt))
+        response = Response(content_type=f"{syntax.media_type}; charset=utf-8")
+        response.headers["Content-Disposition"] = f'attachment; filename="bibgraph-{kind}.{syntax.suffix}"'
+    else:
+        if request.endpoint == "graphs.coauthors":
+            filters_from_request()
+        response = Response(content_type="text/html; charset=utf-8")
+    del response.headers["Content-Length"]  # the body's length is not known without computing it
+    response.automatically_set_content_length = False
+    return response
 
 
 def _int(name: str, default: int | None, low: int = 1, high: int = 1_000_000) -> int | None:
@@ -41,11 +68,20 @@ def _int(name: str, default: int | None, low: int = 1, high: int = 1_000_000) ->
         abort(400, f"{name} must be a whole number")
 
 
-def _float(name: str, default: float) -> float:
+RESOLUTION_STEP, RESOLUTION_RANGE = 0.1, (0.1, 10.0)
+
+
+def _resolution(name: str, default: float) -> float:
+    """A community resolution read to a fixed step (0.1, from 0.1 to 10): every new float recomputed the whole
+    network (35-39 CPU-s at 10k papers), so requests differing below a step are now one computation, one key."""
     try:
-        return max(0.01, min(10.0, float(request.args.get(name) or default)))
+        value = float(request.args.get(name) or default)
     except ValueError:
         abort(400, f"{name} must be a number")
+    if not math.isfinite(value):
+        abort(400, f"{name} must be a finite number")
+    low, high = RESOLUTION_RANGE
+    return round(max(low, min(high, round(value / RESOLUTION_STEP) * RESOLUTION_STEP)), 1)
 
 
 def concept_path(value: str) -> str:
@@ -64,7 +100,7 @@ _FILTER_READERS: dict[str, Callable[[str], Any]] = {
     "min_joint": lambda name: _int(name, 1) or 1,
     "top": lambda name: _int(name, None),
     "community": lambda name: _int(name, None, low=0),
-    "resolution": lambda name: _float(name, 1.0),
+    "resolution": lambda name: _resolution(name, 1.0),
 }
 WEIGHTING_ARG = "weighting"  # not a filter (it weighs the links drawn) but passed on with them
 FILTER_ARGS = (*_FILTER_READERS, WEIGHTING_ARG)
@@ -417,10 +453,15 @@ def download(kind: str, fmt: str) -> Response:
         abort(404)
     syntax = network_syntax(fmt)
     spec = NetworkSpec(COAUTHORS, filters_from_request()) if kind == COAUTHORS else NetworkSpec(TOPICS)
-    network = networks().network(spec)
     weight = _weighting() if kind == COAUTHORS else "weight"
-    with networks().derivation():  # the body is made for each download: a turn like a map's
-        body = syntax.export(network, lambda: networks().positions(spec), weight=weight)
-    response = Response(body, content_type=f"{syntax.media_type}; charset=utf-8")
+
+    def make() -> bytes:
+        network = networks().network(spec)
+        with networks().derivation():  # the body is made once per full key: a turn like a map's
+            return syntax.export(network, lambda: networks().positions(spec), weight=weight)
+
+    key = repr((str(current_app.config["BIBGRAPH_STORE"]), kind, syntax.name, spec, weight))
+    path = network_body(key, syntax.suffix, make)
+    response = send_file(path, mimetype=f"{syntax.media_type}; charset=utf-8", conditional=True, etag=True, max_age=0)
     response.headers["Content-Disposition"] = f'attachment; filename="bibgraph-{kind}.{syntax.suffix}"'
     return response

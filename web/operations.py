@@ -115,13 +115,39 @@ class PoolCollector(Collector):
         )
 
 
+class SwitchCollector(Collector):
+    """A served dataset's version switches: those that failed, and whether the pointer names a refused version."""
+
+    def __init__(self, app: Flask) -> None:
+        self.app = app
+
+    def collect(self) -> Iterator[Metric]:
+        state = self.app.extensions["bibgraph-versions"].state()
+        yield CounterMetricFamily("bibgraph_dataset_switches", "dataset versions switched to", state["switches"])
+        yield CounterMetricFamily(
+            "bibgraph_dataset_switch_failures", "dataset versions refused (see /health)", state["failed_switches"]
+        )
+        yield GaugeMetricFamily(
+            "bibgraph_dataset_damaged_files",
+            "files of the version served refused when first read",
+            len(state["damaged_files"]),
+        )
+        yield GaugeMetricFamily(
+            "bibgraph_dataset_version_refused",
+            "1 while the version the pointer names is refused",
+            int(bool(state["refused"])),
+        )
+
+
 class Metrics:
     """The app's Prometheus metrics, in a registry of its own."""
 
-    def __init__(self, pool: QueryPool | None = None) -> None:
+    def __init__(self, pool: QueryPool | None = None, app: Flask | None = None) -> None:
         self.registry = CollectorRegistry()
         if pool is not None:
             self.registry.register(PoolCollector(pool))
+        if app is not None and "bibgraph-versions" in app.extensions:
+            self.registry.register(SwitchCollector(app))
         self.requests = Counter(
             "bibgraph_http_requests", "HTTP requests answered, by status", ["status"], registry=self.registry
         )
@@ -153,7 +179,7 @@ def init_app(app: Flask) -> None:
     """Register the blueprint, the metrics and the access log of ``app``."""
     app.register_blueprint(blueprint)
     store: PooledStore = app.extensions[EXTENSION]
-    app.extensions["bibgraph-metrics"] = Metrics(store.pool)
+    app.extensions["bibgraph-metrics"] = Metrics(store.pool, app)
 
     @app.before_request
     def start_clock() -> None:

@@ -12,7 +12,7 @@ from ..formats import RdfSyntax
 from ..stores.store import Answer, GraphStore
 from ..vocab import prefixed_graph
 from .pool import QueryPool, QueryTimeout
-from .worker import serialise
+from .worker import serialise, serialise_site
 
 EVERYTHING = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"
 LOGGED_QUERY_CHARACTERS = 4000  # of a query's text in the log (its spaces collapsed); longer ones end with "…"
@@ -40,6 +40,7 @@ class PooledStore(GraphStore):
         fresh: bool = False,
         client: str = "",
         slow: float | None = None,
+        site: bool = False,
     ) -> None:
         self.pool = pool
         self.kind = kind
@@ -47,9 +48,10 @@ class PooledStore(GraphStore):
         self.fresh = fresh  # True: evaluate again rather than answer from the cache
         self.client = client  # whose share of the query threads the calls use
         self.slow = slow  # seconds from which a query is logged; None: never
+        self.site = site  # the site's own queries: not held to the clients' MAX_RESULT_BYTES
 
     def _copy(self, **changes: Any) -> "PooledStore":
-        state = {name: getattr(self, name) for name in ("deadline", "fresh", "client", "slow")} | changes
+        state = {name: getattr(self, name) for name in ("deadline", "fresh", "client", "slow", "site")} | changes
         return PooledStore(self.pool, self.kind, **state)
 
     def with_deadline(self, seconds: float) -> "PooledStore":
@@ -60,9 +62,10 @@ class PooledStore(GraphStore):
         """The same store evaluating every query again (a client sent ``Cache-Control: no-cache``)."""
         return self._copy(fresh=True)
 
-    def for_client(self, client: str) -> "PooledStore":
-        """The same store charging its calls to ``client``."""
-        return self._copy(client=client)
+    def for_client(self, client: str, site: bool = False) -> "PooledStore":
+        """The same store charging its calls to ``client``; ``site``: the calls are the site's own queries (a page
+        answering that client), which the limits on clients' SPARQL answers do not apply to."""
+        return self._copy(client=client, site=site)
 
     def run(self, function: Callable[..., Any], *args: Any) -> Any:
         """``function(store, *args)`` in the worker, never cached (e.g. :func:`bibgraph.graph.dump.dump_file`)."""
@@ -73,7 +76,7 @@ class PooledStore(GraphStore):
         started = time.perf_counter()
         try:
             answer: Answer = self.pool.call(
-                serialise,
+                serialise_site if self.site else serialise,
                 query,
                 results,
                 graphs,

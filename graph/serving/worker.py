@@ -37,6 +37,7 @@ TRIM_AFTER = 4 * 1024 * 1024  # a reply this large leaves free heap worth giving
 # rounds, each waiting until the other process is scheduled again; on a loaded 2-core machine 1 MB took 5 ms
 # that way (10 ms at p90) where 100 KB took 0.13 ms, and a 224 KB answer cost 7.5 ms more than the engine took.
 SPOOL_AFTER = 64 * 1024
+SITE_RESULT_BYTES = 1 << 30  # the site's own queries: a bound on a bug, not on a client (see serialise_site)
 WRITE_BUFFER = 1024 * 1024  # the engine writes 8 KiB at a time: a spool file gets them in fewer, larger writes
 
 
@@ -93,6 +94,10 @@ _limits = _Limits(0, "")
 class _TooLarge(Exception):
     """Raised inside the store's serialiser to stop it."""
 
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
 
 class _Spool(io.RawIOBase):
     """Where the worker writes an answer: memory first, a temporary file past ``SPOOL_AFTER`` bytes.
@@ -112,7 +117,7 @@ class _Spool(io.RawIOBase):
     def write(self, data: Any) -> int:
         self.size += len(data)
         if self.size > self.limit:
-            raise _TooLarge(self.size)
+            raise _TooLarge(self.limit)
         if self.file is None and self.size > SPOOL_AFTER:
             descriptor, self.path = tempfile.mkstemp(prefix="answer-", dir=self.directory)
             self.file = os.fdopen(descriptor, "wb", buffering=WRITE_BUFFER)
@@ -135,8 +140,21 @@ class _Spool(io.RawIOBase):
 
 
 def serialise(store: EngineStore, query: str, results: str, graphs: str) -> Serialised:
-    """Run a query in the worker and write its answer (``results`` or ``graphs`` syntax) to a spool."""
-    spool = _Spool(_limits.spool_directory, _limits.max_result_bytes)
+    """Run a client's query in the worker and write its answer (``results`` or ``graphs`` syntax) to a spool,
+    up to the clients' ``MAX_RESULT_BYTES``."""
+    return _serialised(store, query, results, graphs, _limits.max_result_bytes)
+
+
+def serialise_site(store: EngineStore, query: str, results: str, graphs: str) -> Serialised:
+    """As :func:`serialise`, for the site's own queries (pages, sitemaps, VoID, networks): a limit meant for
+    clients' SPARQL turned the site's pages into 500s (``MAX_RESULT_BYTES=2000``: paper pages, the sitemap, VoID).
+    Their answers are bounded by the queries themselves (each is written with its LIMIT); :data:`SITE_RESULT_BYTES`
+    only stops a bug."""
+    return _serialised(store, query, results, graphs, max(_limits.max_result_bytes, SITE_RESULT_BYTES))
+
+
+def _serialised(store: EngineStore, query: str, results: str, graphs: str, limit: int) -> Serialised:
+    spool = _Spool(_limits.spool_directory, limit)
     try:
         form, media_type = store.write_answer(query, results, graphs, cast(BinaryIO, spool))  # it only writes
     except BaseException:
@@ -153,8 +171,8 @@ def _run(store: EngineStore, payload: bytes) -> bytes:
     try:
         value = call.function(store, *call.args)
         reply = value if isinstance(value, Serialised) else Returned(value)
-    except _TooLarge:
-        reply = Raised(ResultTooLarge(f"the answer is over the {_limits.max_result_bytes:,}-byte limit; add a LIMIT"))
+    except _TooLarge as too_large:
+        reply = Raised(ResultTooLarge(f"the answer is over the {too_large.limit:,}-byte limit; add a LIMIT"))
     except QueryError as error:
         reply = Raised(QueryError(str(error)))
     except Exception as error:
