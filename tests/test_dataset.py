@@ -21,7 +21,7 @@ from rdflib import Graph
 
 from bench.generate import write_corpus
 from bench.servers import bibgraph_server
-from bibgraph.graph import datadir, incidence
+from bibgraph.graph import datadir
 from bibgraph.graph.datadir import (
     DERIVED,
     FORMAT_VERSION,
@@ -34,6 +34,7 @@ from bibgraph.graph.datadir import (
     verify,
 )
 from bibgraph.graph.derived import DerivedFiles
+from bibgraph.graph.networks import engine, incidence
 from bibgraph.graph.vocab import BG
 from bibgraph.seeds import seed_directory
 from bibgraph.web import datasets, pages
@@ -168,8 +169,8 @@ def test_each_areas_and_subareas_default_map_is_kept_and_other_filters_are_compu
     def refuse(*arguments):
         raise AssertionError("a map was computed")
 
-    monkeypatch.setattr(incidence.Incidence, "coauthor_network", refuse)
-    monkeypatch.setattr(incidence.Incidence, "topic_map", refuse)
+    monkeypatch.setattr(engine, "coauthor_network", refuse)
+    monkeypatch.setattr(engine, "topic_map", refuse)
     app = make_app(BIBGRAPH_STORE=f"dataset:{seed_dataset}")
     try:
         client = app.test_client()

@@ -79,7 +79,7 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
 
 
 def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
-    from bibgraph.graph.incidence import incidence_part  # numpy and scipy: not imported by a server's start
+    from bibgraph.graph.networks.incidence import incidence_part  # numpy and scipy: not imported by a server's start
 
     served = current_version(root)
     before = read_manifest(served)
@@ -148,8 +148,8 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
     """Derive the views' costly data of ``version`` into its ``derived/`` files, through the app.
 
     ``previous``, after an add, is the version this one extends and the added triples' part the incidence reads:
-    the previous incidence is extended with them (:func:`~bibgraph.graph.incidence.extended`) instead of read again
-    from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`). The
+    the previous incidence is extended with them (:func:`~bibgraph.graph.networks.incidence.extended`) instead of read
+    again from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`). The
     other derived data is derived again from the incidence and the store.
     """
     from .app import create_app
@@ -190,7 +190,7 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
 def _extend_incidence(version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore) -> None:
     """Keep the incidence of ``version`` (its ``store``) as the previous version's extended by ``additions`` (when it
     kept one)."""
-    from bibgraph.graph.incidence import extended
+    from bibgraph.graph.networks.incidence import extended
 
     key = derived_key("incidence")
     kept, before = DerivedFiles(served / DERIVED).load(key)

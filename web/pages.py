@@ -88,7 +88,7 @@ def _home_figures() -> dict[str, Any]:
     store = get_store()
     summary = dataset_summary(store)
     cache = networks()
-    degrees = None if cache.pushed() else cache.incidence().coauthor_degrees()
+    degrees = cache.coauthor_degrees()
     figures = charts(store, summary["authors"], degrees)
     return {
         "summary": summary,
