@@ -16,7 +16,6 @@ from it, beside the baseline of one vectorised count of papers per author over t
 """
 
 import argparse
-import pickle
 import re
 import resource
 import subprocess
@@ -38,6 +37,7 @@ from bench.servers import free_port, stop, wait_for_http
 from bench.sparql import MemoryWatch, pss_kb
 from bibgraph.graph.datadir import MANIFEST, STORE, read_manifest
 from bibgraph.graph.dataset import dataset_version
+from bibgraph.graph.derived import DATA_FORMATS
 from bibgraph.graph.layout import layout
 from bibgraph.graph.networks import Filters, analytics, coauthor, ego, topic
 from bibgraph.graph.networks.incidence import Concept, _arrays
@@ -203,9 +203,10 @@ def synthetic(papers: int, seed: int = 7) -> None:
     built = time.perf_counter() - started
     del author_ids, paper_ids, names, ap, pc
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    data = pickle.dumps(incidence, pickle.HIGHEST_PROTOCOL)
+    _, write, read = DATA_FORMATS["incidence"]
+    data = write(incidence)
     started = time.perf_counter()
-    pickle.loads(data)
+    read(data)
     loaded = time.perf_counter() - started
     print(f"| {papers} papers, {len(incidence.authors)} authors, {len(incidence.ap_paper)} authorships | | |")
     print("| measure | seconds | ratio to baseline |\n|---|---:|---:|")
@@ -247,7 +248,7 @@ def synthetic(papers: int, seed: int = 7) -> None:
     print(f"| analytics of the top-1000 map | {seconds:.2f} | {seconds / baseline:.0f}x |")
     print(f"| incidence built from IRIs (no store) | {built:.2f} | |")
     print(f"| peak RSS of this process while building (MB) | {peak:.0f} | |")
-    print(f"| incidence pickled (MB) / loaded (s) | {len(data) / 2**20:.0f} / {loaded:.2f} | |")
+    print(f"| incidence kept as .npz (MB) / loaded (s) | {len(data) / 2**20:.0f} / {loaded:.2f} | |")
 
 
 def _timed(function: Callable[..., Any], *args: Any) -> tuple[Any, float]:

@@ -1,15 +1,32 @@
 """The server layout: no two nodes overlap, whatever the network; ego rings; the topic map's links."""
 
 import math
+from collections.abc import Mapping
 
 import networkx as nx
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.spatial import cKDTree
 
-from bibgraph.graph.layout import concentric, layout, overlaps
+from bibgraph.graph.layout import DEFAULT_RADIUS, concentric, layout
 
 from . import network_oracle as oracle
 from .network_oracle import Authorship, bipartite_graph, topic_map
+
+
+def overlaps(positions: Mapping[str, tuple[float, float]], radii: Mapping[str, float]) -> list[tuple[str, str]]:
+    """Pairs of nodes whose discs overlap (the layout promises none)."""
+    order = sorted(positions)
+    if len(order) < 2:
+        return []
+    points = np.array([positions[node] for node in order])
+    sizes = np.array([float(radii.get(node, DEFAULT_RADIUS)) for node in order])
+    found = []
+    for a, b in cKDTree(points).query_pairs(2 * float(sizes.max()), output_type="ndarray"):
+        if float(np.linalg.norm(points[a] - points[b])) < sizes[a] + sizes[b] - 1e-6:
+            found.append((order[a], order[b]))
+    return found
 
 
 @st.composite

@@ -14,10 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.networks import coauthor
+from bibgraph.graph.networks import coauthor, filters
 from bibgraph.graph.networks.filters import link_rank
 from bibgraph.graph.networks.incidence import incidence_of
-from bibgraph.web import graphviews
 
 from .conftest import make_app
 from .network_oracle import authorships, coauthor_network
@@ -46,7 +45,7 @@ def test_every_path_keeps_the_same_strongest_links(generated, limit: int) -> Non
 
 @pytest.fixture
 def monkeypatch_links(monkeypatch):
-    return lambda limit: monkeypatch.setattr(graphviews, "MAX_MAP_LINKS", limit)
+    return lambda limit: monkeypatch.setattr(filters, "MAX_MAP_LINKS", limit)
 
 
 def test_a_map_of_one_large_paper_says_which_links_it_keeps(tmp_path, monkeypatch_links) -> None:

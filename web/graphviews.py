@@ -9,8 +9,8 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
 
 from bibgraph.graph.formats import NETWORK_SYNTAXES, network_syntax
-from bibgraph.graph.networks import AREA, MAX_MAP_LINKS, Filters, analytics
-from bibgraph.graph.networks.filters import CONCEPT, read_number, replaced, user_filters, weight_attribute
+from bibgraph.graph.networks import AREA, Filters, analytics
+from bibgraph.graph.networks.filters import CONCEPT, drawn, read_number, user_filters, weight_attribute
 from bibgraph.graph.networks.paths import collaboration_path, labels
 from bibgraph.graph.networks.spec import (
     COAUTHORS,
@@ -91,13 +91,8 @@ def filters_from_request() -> Filters:
 
 
 def _capped(filters: Filters) -> tuple[Filters, int | None]:
-    """The filters actually drawn: at most MAX_VIEW_NODES authors, the most prolific ones, and their
-    MAX_MAP_LINKS strongest links (downloads keep every link)."""
-    limit = int(current_app.config["MAX_VIEW_NODES"])
-    filters = replaced(filters, links=MAX_MAP_LINKS)
-    if filters.top is None or filters.top > limit:
-        return replaced(filters, top=limit), limit
-    return filters, None
+    """The filters actually drawn (:func:`~bibgraph.graph.networks.filters.drawn`, at most ``MAX_VIEW_NODES``)."""
+    return drawn(filters, int(current_app.config["MAX_VIEW_NODES"]))
 
 
 def _counted(count: int, noun: str) -> str:

@@ -18,11 +18,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import networkx as nx
 from flask import Flask, current_app, has_request_context, request
 
-from bibgraph.graph.datadir import DERIVED
+from bibgraph.graph.datadir import DERIVED, read_manifest
 from bibgraph.graph.dataset import dataset_version
-from bibgraph.graph.derived import DerivedFiles
-from bibgraph.graph.networks import Filters
-from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
+from bibgraph.graph.derived import DerivedFiles, derived_key
+from bibgraph.graph.networks.spec import TOPICS, NetworkSpec
 from bibgraph.graph.search import FILE_NAME, SearchIndex
 from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.sizes import estimate_bytes
@@ -39,12 +38,6 @@ EXTENSION = "bibgraph.networks"
 GATE = "bibgraph.derivations"
 MAX_BYTES = 128 * 1024 * 1024  # the MAP_CACHE_BYTES default, for a cache made outside an app
 DERIVED_WRITABLE = "BIBGRAPH_DERIVED_WRITABLE"  # app config (not a setting): a dataset build keeps what it derives
-
-
-def derived_key(what: str, spec: NetworkSpec | None = None, *options: Hashable) -> tuple[Hashable, ...]:
-    """The one way a cache key is made: what is derived, the spec it is derived from, and every
-    other option that shapes it (e.g. the edge weighting of a drawing)."""
-    return (what, spec, *options)
 
 
 PINNED = frozenset({derived_key("incidence")})
@@ -185,9 +178,6 @@ class NetworkCache:
         """The network of ``spec``; an EGO spec whose author is unknown raises ``KeyError``."""
         return self._get(derived_key("network", spec), lambda: _engine().network(self.incidence(), spec))
 
-    def coauthors(self, filters: Filters) -> nx.Graph:
-        return self.network(NetworkSpec(COAUTHORS, filters))
-
     def topics(self) -> nx.Graph:
         return self.network(NetworkSpec(TOPICS))
 
@@ -264,7 +254,10 @@ def cache_for(store: str, app: Flask | None = None) -> NetworkCache:
         return NetworkCache(None, gate, max_bytes)
     version = dataset_version(Path(store.removeprefix("dataset:")))
     writable = bool(app.config.get(DERIVED_WRITABLE))
-    return NetworkCache(DerivedFiles(version / DERIVED, writable), gate, max_bytes)
+    # each kept file is checked against the manifest's checksum as it is read (it is read whole anyway)
+    recorded = {} if writable else read_manifest(version).get("checksums", {})
+    checksums = {name.removeprefix(f"{DERIVED}/"): digest for name, digest in recorded.items()}
+    return NetworkCache(DerivedFiles(version / DERIVED, writable, checksums), gate, max_bytes)
 
 
 def init_app(app: Flask) -> None:

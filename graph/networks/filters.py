@@ -65,6 +65,15 @@ def weight_attribute(weighting: str | None) -> str:
     return WEIGHTINGS.get(weighting or "full", "weight")
 
 
+def drawn(filters: Filters, limit: int) -> tuple[Filters, int | None]:
+    """The filters a map draws: at most ``limit`` authors, the most prolific ones (the cap, or None when the
+    filters ask for fewer), and their ``MAX_MAP_LINKS`` strongest links (downloads keep every link)."""
+    filters = replaced(filters, links=MAX_MAP_LINKS)
+    if filters.top is None or filters.top > limit:
+        return replaced(filters, top=limit), limit
+    return filters, None
+
+
 def link_rank(weight: int, a: str, b: str) -> tuple[int, str, str]:
     """The order links are kept in when a map holds too many: most joint papers, then the IRIs."""
     return (-weight, a, b) if a < b else (-weight, b, a)

@@ -15,7 +15,8 @@ import bisect
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 import pyoxigraph as ox
@@ -288,4 +289,30 @@ def _arrays(
         pc_paper=pc_paper,
         pc_concept=pc_concept,
         concepts=concepts,
+    )
+
+
+def to_arrays(incidence: Incidence) -> dict[str, np.ndarray]:
+    """``incidence`` as named arrays of numbers and text, for ``numpy.savez`` (data only: read back without pickle)."""
+    arrays = {name: value for name, value in vars(incidence).items() if isinstance(value, np.ndarray)}
+    for name in ("authors", "names", "papers"):
+        strings: Strings = getattr(incidence, name)
+        arrays |= {f"{name}_blob": strings.blob, f"{name}_offsets": strings.offsets}
+        arrays[f"{name}_prefix"] = np.array(strings.prefix)
+    fields = [[c.concept, c.label, c.area, c.area_label] for c in incidence.concepts]
+    arrays["concepts"] = np.array(fields, dtype=str).reshape(len(fields), 4)
+    return arrays
+
+
+def of_arrays(arrays: Any) -> Incidence:
+    """The incidence :func:`to_arrays` gave (``arrays``: a mapping of names to arrays, as ``numpy.load`` reads)."""
+
+    def strings(name: str) -> Strings:
+        return Strings(arrays[f"{name}_blob"], arrays[f"{name}_offsets"], str(arrays[f"{name}_prefix"]))
+
+    numbers = {f.name: arrays[f.name] for f in fields(Incidence) if f.name not in ("authors", "names", "papers")}
+    numbers.pop("concepts")
+    concepts = [Concept(*map(str, row)) for row in arrays["concepts"].tolist()]
+    return Incidence(
+        authors=strings("authors"), names=strings("names"), papers=strings("papers"), concepts=concepts, **numbers
     )
