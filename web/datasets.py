@@ -48,7 +48,9 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
                 report = fill(store, inputs, base, ntriples, scratch=version) or BuildReport()
             manifest["dumps"] = complete_streamed_dumps(version / DUMPS, void_quads(store, Iris(base)))
         counts = {name: getattr(report, name) for name in COUNTS}
-        _complete(store, version, manifest, counts, sorted(str(path) for path in inputs))
+        store.close()
+        del store  # the last reference: RocksDB's files are released before the derivation opens them read-only
+        _complete(version, manifest, counts, sorted(str(path) for path in inputs))
     return root / manifest["name"], report
 
 
@@ -102,8 +104,9 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
             build_search_index(store, version / DERIVED / FILE_NAME)
         counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
         counts["concepts"], counts["triples"] = report.concepts, report.triples
+        store.close()
+        del store  # the last reference: RocksDB's files are released before the derivation opens them read-only
         _complete(
-            store,
             version,
             manifest,
             counts,
@@ -114,18 +117,17 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
 
 
 def _complete(
-    store: OxigraphGraphStore,
     version: Path,
     manifest: dict[str, Any],
     counts: dict[str, int],
     inputs: list[str],
     previous: tuple[Path, OxigraphGraphStore] | None = None,
 ) -> None:
-    """Close the filled store (its dumps written), derive the views' data, and fill in the manifest; ``previous``,
-    after an add, is the version added to and the part of the added triples :func:`derive` needs."""
-    store.close()
-    del store
-    gc.collect()  # release RocksDB's lock before the app's worker opens the store read-only
+    """Mark the filled store (closed by the caller, its dumps written) complete, derive the views' data, and fill in
+    the manifest; ``previous``, after an add, is the version added to and the part of the added triples
+    :func:`derive` needs. The callers drop their handle of the written store first: with it still open, a read-only
+    open of the same store once failed under load on a table file gone (compaction of the open handle, presumably)."""
+    gc.collect()  # any cycle still holding the written store released
     (version / STORE / COMPLETE_MARKER).write_text("complete\n", encoding="utf-8")
     manifest["counts"], manifest["inputs"] = counts, inputs
     derive(version, manifest["base"], previous=previous)
