@@ -86,9 +86,8 @@ def kept_index(version: Path) -> str:
     """The size of the concept index ``version`` keeps: its figures and order pieces, and how many pieces are
     hard links to the previous version's (kept as they were by the update)."""
     from bibgraph.graph.datadir import DERIVED
-    from bibgraph.graph.derived import DerivedFiles, file_name
-    from bibgraph.web.netcache import derived_key
-    from bibgraph.web.pages import CONCEPT_FIGURES, ORDER_CHUNK, order_piece_key
+    from bibgraph.graph.derived import DerivedFiles, derived_key, file_name
+    from bibgraph.graph.sitedata import CONCEPT_FIGURES, ORDER_CHUNK, order_piece_key
 
     derived = version / DERIVED
     key = derived_key("page", None, CONCEPT_FIGURES)

@@ -16,7 +16,6 @@ from it, beside the baseline of one vectorised count of papers per author over t
 """
 
 import argparse
-import pickle
 import re
 import resource
 import subprocess
@@ -36,13 +35,13 @@ import numpy as np
 from bench.serve import COUNT_PAPERS, TOP_AUTHOR, get, local, select
 from bench.servers import free_port, stop, wait_for_http
 from bench.sparql import MemoryWatch, pss_kb
-from bibgraph.graph import analytics
 from bibgraph.graph.datadir import MANIFEST, STORE, read_manifest
 from bibgraph.graph.dataset import dataset_version
-from bibgraph.graph.incidence import Concept, _arrays
+from bibgraph.graph.derived import DATA_FORMATS
 from bibgraph.graph.layout import layout
-from bibgraph.graph.networks import Filters
-from bibgraph.web.pyvis_views import author_radius
+from bibgraph.graph.networks import Filters, analytics, coauthor, ego, topic
+from bibgraph.graph.networks.incidence import Concept, _arrays
+from bibgraph.graph.networks.spec import author_radius
 
 SUBAREA_OF = """SELECT ?sub ?area WHERE { ?sub <http://www.w3.org/2004/02/skos/core#broader> ?area }
 ORDER BY ?sub LIMIT 1"""
@@ -204,30 +203,38 @@ def synthetic(papers: int, seed: int = 7) -> None:
     built = time.perf_counter() - started
     del author_ids, paper_ids, names, ap, pc
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    data = pickle.dumps(incidence, pickle.HIGHEST_PROTOCOL)
+    _, write, read = DATA_FORMATS["incidence"]
+    data = write(incidence)
     started = time.perf_counter()
-    pickle.loads(data)
+    read(data)
     loaded = time.perf_counter() - started
     print(f"| {papers} papers, {len(incidence.authors)} authors, {len(incidence.ap_paper)} authorships | | |")
     print("| measure | seconds | ratio to baseline |\n|---|---:|---:|")
     _, baseline = _timed(incidence.paper_counts, None)
     area, sub = f"{base}area/a1", f"{base}area/a1/s11"
     top = incidence.authors[int(np.argmax(incidence.paper_counts(None)))]
-    other = incidence.authors[int(np.argsort(incidence.paper_counts(None))[-2])]
-    drawn = incidence.coauthor_network(Filters(top=1000))
+
+    def network(filters: Filters) -> Any:
+        return coauthor.coauthor_network(incidence, filters)
+
+    drawn = network(Filters(top=1000))
+
     figures = {
         "baseline: papers per author (one bincount)": lambda: incidence.paper_counts(None),
-        "co-author map, top 1000": lambda: incidence.coauthor_network(Filters(top=1000)),
-        "co-author map of an area, top 1000": lambda: incidence.coauthor_network(Filters(area=area, top=1000)),
-        "co-author map of a subarea, top 1000": lambda: incidence.coauthor_network(Filters(subarea=sub, top=1000)),
-        "area + min 3 papers + min 2 joint": lambda: incidence.coauthor_network(
-            Filters(area=area, min_papers=3, min_joint=2, top=1000)
+        "co-author map, top 1000": lambda: network(Filters(top=1000)),
+        "co-author map of an area, top 1000": lambda: coauthor.coauthor_network(
+            incidence, Filters(area=area, top=1000)
         ),
-        "collaboration counts of 1000 drawn authors": lambda: incidence.collaboration(Filters(), list(drawn)),
-        "ego rings of the top author, radius 2, K 25": lambda: incidence.ego_rings(top, 2, 25),
-        "topic network": incidence.topic_network,
-        "topic map, all subareas": lambda: incidence.topic_map("all"),
-        "path between the two top authors": lambda: incidence.path(top, other),
+        "co-author map of a subarea, top 1000": lambda: coauthor.coauthor_network(
+            incidence, Filters(subarea=sub, top=1000)
+        ),
+        "area + min 3 papers + min 2 joint": lambda: coauthor.coauthor_network(
+            incidence, Filters(area=area, min_papers=3, min_joint=2, top=1000)
+        ),
+        "collaboration counts of 1000 drawn authors": lambda: coauthor.collaboration(incidence, Filters(), list(drawn)),
+        "ego rings of the top author, radius 2, K 25": lambda: ego.ego_rings(incidence, top, 2, 25),
+        "topic network": lambda: topic.topic_network(incidence),
+        "topic map, all subareas": lambda: topic.topic_map(incidence, "all"),
     }
     for name, make in figures.items():
         _, seconds = _timed(make)
@@ -241,7 +248,7 @@ def synthetic(papers: int, seed: int = 7) -> None:
     print(f"| analytics of the top-1000 map | {seconds:.2f} | {seconds / baseline:.0f}x |")
     print(f"| incidence built from IRIs (no store) | {built:.2f} | |")
     print(f"| peak RSS of this process while building (MB) | {peak:.0f} | |")
-    print(f"| incidence pickled (MB) / loaded (s) | {len(data) / 2**20:.0f} / {loaded:.2f} | |")
+    print(f"| incidence kept as .npz (MB) / loaded (s) | {len(data) / 2**20:.0f} / {loaded:.2f} | |")
 
 
 def _timed(function: Callable[..., Any], *args: Any) -> tuple[Any, float]:

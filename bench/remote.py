@@ -1,9 +1,8 @@
 """Benchmark ``bibgraph publish`` into Virtuoso and the views served from it, against the embedded store.
 
-The row path (what the embedded store serves with, and what a remote store did before push-down)
-fetches every authorship row once (timed on both stores), then derives each view in Python; the
-push-down path has the engine aggregate, per view, on the embedded store and on Virtuoso (what
-``serve --store sparql:URL`` does). Nothing else is cached between measures.
+Every view of either store is computed by the one network engine from the store's incidence, read by the same
+streamed queries (timed on both stores: what ``serve --store sparql:URL`` reads once); then each view is timed
+from that incidence (the same work whichever store it was read from). Nothing else is cached between measures.
 Usage: ``python -m bench.remote --size 100000`` (needs Debian's virtuoso-opensource; ``--buffers``
 sizes its cache in 8 kB pages). ``--store DIR`` measures an on-disk store already built (say, from
 ``/tmp/shared-bench/l100k``) instead of generating one; with ``--scratch DIR`` the Virtuoso database is
@@ -30,31 +29,15 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-import networkx as nx
-
 from bench.generate import write_lists
 from bench.servers import bibgraph_process
 from bench.virtuoso import virtuoso
-from bibgraph.graph import analytics, datadir
+from bibgraph.graph import datadir
 from bibgraph.graph.dataset import build_disk_store
-from bibgraph.graph.networks import (
-    Authorship,
-    Filters,
-    authorships,
-    bipartite_graph,
-    coauthor_network,
-    topic_map,
-    topic_network,
-)
+from bibgraph.graph.networks import Filters, engine
+from bibgraph.graph.networks.incidence import Incidence, incidence_of
+from bibgraph.graph.networks.spec import COAUTHORS, EGO, TOPIC_MAP, TOPICS, NetworkSpec
 from bibgraph.graph.publish import Target, publish
-from bibgraph.graph.pushdown import (
-    author_names_from,
-    coauthor_network_from,
-    collaboration_from,
-    ego_rings_from,
-    topic_map_from,
-    topic_network_from,
-)
 from bibgraph.graph.stores import remote as remote_store
 from bibgraph.graph.stores.remote import RemoteGraphStore
 from bibgraph.graph.stores.store import GraphStore, OxigraphGraphStore
@@ -89,36 +72,24 @@ def peak_kb(marker: str) -> int:
     return 0
 
 
-def views(prolific: str, area: str) -> dict[str, Callable[[GraphStore, list[Authorship] | None], object]]:
-    """Each view from a store: pushed down when no rows are given, else derived from the rows (the row path)."""
+def views(prolific: str, area: str) -> dict[str, Callable[[Incidence], object]]:
+    """Each view, from an incidence, as the engine computes it for the web's maps."""
 
-    def ego(store: GraphStore, rows: list[Authorship] | None) -> nx.Graph:
-        if rows is None:
-            rings, _ = ego_rings_from(store, prolific, 2, EGO_TOP)
-        else:
-            rings, _ = analytics.ego_rings(bipartite_graph(rows), prolific, 2, EGO_TOP)
-        return coauthors(store, rows, Filters(authors=frozenset(node for ring in rings for node in ring)))
+    def summary(incidence: Incidence) -> object:
+        spec = NetworkSpec(COAUTHORS, Filters(top=VIEW_CAP))
+        return engine.summary(incidence, spec, engine.network(incidence, spec))
 
-    def summary(store: GraphStore, rows: list[Authorship] | None) -> object:
-        drawn = list(coauthors(store, rows, Filters(top=VIEW_CAP)))
-        if rows is None:
-            return collaboration_from(store, Filters(), drawn)
-        return analytics.collaboration(bipartite_graph(rows), drawn)
-
-    def names(store: GraphStore, rows: list[Authorship] | None) -> object:
-        if rows is None:
-            return author_names_from(store)
-        return {name for _, name in bipartite_graph(rows).nodes(data="name") if name}
+    def network(spec: NetworkSpec) -> Callable[[Incidence], object]:
+        return lambda incidence: engine.network(incidence, spec)
 
     return {
-        "co-author network, whole": lambda s, r: coauthors(s, r, Filters()),
-        f"co-author map, top {VIEW_CAP}": lambda s, r: coauthors(s, r, Filters(top=VIEW_CAP)),
-        f"co-author map, one area, top {VIEW_CAP}": lambda s, r: coauthors(s, r, Filters(area=area, top=VIEW_CAP)),
-        f"ego network (radius 2, top {EGO_TOP})": ego,
+        "co-author network, whole": network(NetworkSpec(COAUTHORS)),
+        f"co-author map, top {VIEW_CAP}": network(NetworkSpec(COAUTHORS, Filters(top=VIEW_CAP))),
+        f"co-author map, one area, top {VIEW_CAP}": network(NetworkSpec(COAUTHORS, Filters(area=area, top=VIEW_CAP))),
+        f"ego network (radius 2, top {EGO_TOP})": network(NetworkSpec(EGO, ego=(prolific, 2, EGO_TOP))),
         f"map summary (collaboration of {VIEW_CAP})": summary,
-        "topic network": lambda s, r: topic_network_from(s, push_down=True) if r is None else topic_network(r),
-        "topic map": lambda s, r: topic_map_from(s, None, 3, push_down=True) if r is None else topic_map(r),
-        "author names (autocomplete)": names,
+        "topic network": network(NetworkSpec(TOPICS)),
+        "topic map": network(NetworkSpec(TOPIC_MAP)),
     }
 
 
@@ -133,10 +104,6 @@ def most_prolific_and_largest_area(store: GraphStore) -> tuple[str, str]:
         " GROUP BY ?area ORDER BY DESC(COUNT(*)) ?area LIMIT 1"
     )[0]["area"]
     return str(author), str(area)
-
-
-def coauthors(store: GraphStore, rows: list[Authorship] | None, filters: Filters) -> nx.Graph:
-    return coauthor_network_from(store, filters, push_down=True) if rows is None else coauthor_network(rows, filters)
 
 
 def pss_kb(pid: int) -> int:
@@ -242,14 +209,11 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000, help="papers to generate")
     parser.add_argument("--buffers", type=int, default=170_000, help="Virtuoso NumberOfBuffers (8 kB pages)")
     parser.add_argument("--batch", type=int, default=100_000, help="triples per publish request")
-    parser.add_argument("--skip-embedded-push-down", action="store_true", help="measure push-down on Virtuoso only")
     parser.add_argument("--only", nargs="+", help="measure only the views whose names contain one of these words")
     parser.add_argument("--scratch", type=Path, help="keep the data here (default: a temporary directory)")
     parser.add_argument("--store", type=Path, help="an on-disk store to measure (default: generate and build one)")
     parser.add_argument("--published", action="store_true", help="the Virtuoso database in --scratch is loaded")
     parser.add_argument("--no-views", action="store_true", help="measure the publish only")
-    parser.add_argument("--no-rows", action="store_true", help="skip the row path (push-down only)")
-    parser.add_argument("--remote-rows", action="store_true", help="also time fetching every row from Virtuoso")
     parser.add_argument("--serve", type=Path, metavar="DATASET", help="measure the site in front of the engine")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
@@ -292,29 +256,18 @@ def main() -> None:
         remote = RemoteGraphStore(f"{endpoint}?default-graph-uri={BASE}", timeout=3600)
 
         print(f"\n{args.size} papers, {triples} triples; machine load {os.getloadavg()[0]:.1f} at start")
-        local_rows: list[Authorship] = []
-        if not args.no_rows:
-            local_rows, local_seconds = timed(lambda: authorships(store))
-            print(f"authorship rows ({len(local_rows)}), the row path's input, fetched once and cached by the app:")
-            print(f"embedded {local_seconds:.2f} s", flush=True)
-        if args.remote_rows:
-            print(f"Virtuoso {timed(lambda: authorships(remote))[1]:.2f} s")
+        local, local_seconds = timed(lambda: incidence_of(store))
+        far, far_seconds = timed(lambda: incidence_of(remote))
+        print(f"incidence ({len(local.ap_paper)} authorships), read once and kept by the app:")
+        print(f"embedded {local_seconds:.2f} s, Virtuoso {far_seconds:.2f} s", flush=True)
         print()
-        print("| view | from cached rows (either store) | embedded, push-down | Virtuoso, push-down |")
-        print("|---|---:|---:|---:|")
+        print("| view | from the embedded store's incidence | from Virtuoso's |")
+        print("|---|---:|---:|")
         for name, view in views(prolific, area).items():
             if args.only and not any(word in name for word in args.only):
                 continue
-            cells = [] if args.no_rows else [timed(partial(view, store, local_rows))[1]]
-            if not args.skip_embedded_push_down:
-                cells.append(timed(partial(view, store, None))[1])
-            cells.append(timed(partial(view, remote, None))[1])
-            shown = [f"{seconds:.2f} s" for seconds in cells]
-            if args.skip_embedded_push_down:
-                shown.insert(len(shown) - 1, "not run")
-            if args.no_rows:
-                shown.insert(0, "not run")
-            print(f"| {name} | {' | '.join(shown)} |", flush=True)
+            cells = [timed(partial(view, local))[1], timed(partial(view, far))[1]]
+            print(f"| {name} | {' | '.join(f'{seconds:.2f} s' for seconds in cells)} |", flush=True)
         print(f"\nvirtuoso peak after the views: {peak_kb(str(database)) / 1e6:.2f} GB resident")
         print(f"machine load {os.getloadavg()[0]:.1f} at the end")
 

@@ -79,8 +79,7 @@ def kept_top_authors(version: Path) -> list[list[str]]:
     """The two most prolific authors (IRI, papers) from the incidence the dataset keeps, if it keeps one: at a
     million papers the Oxigraph server's GROUP BY over every creator took over 600 s on this loaded machine."""
     from bibgraph.graph.datadir import DERIVED
-    from bibgraph.graph.derived import DerivedFiles
-    from bibgraph.web.netcache import derived_key
+    from bibgraph.graph.derived import DerivedFiles, derived_key
 
     kept, incidence = DerivedFiles(version / DERIVED).load(derived_key("incidence"))
     if not kept:

@@ -5,23 +5,106 @@ the store; each is a value under a key (what, the spec it is derived from, optio
 the default ones and keeps them here, so a server opened on the dataset reads a file instead of
 deriving (lazily: nothing is loaded before a request needs it, and a value is read once per process).
 
-Values are pickled: they are networkx graphs and plain Python objects, and pickle is the format
-that round-trips them exactly. A dataset directory is trusted like the code that wrote it (it is
-never uploaded by clients); the manifest's checksums tell a damaged file.
+What the network engine derives is kept as data only, read back with nothing run: the incidence as numpy arrays
+(``.npz``, read with ``allow_pickle=False``), a network, a layout and a map's summary as JSON (a network as its
+graph, node and edge attributes, in order). The other values (pages' figures, orders, drawn views) are still
+pickled (issue 25 asks for data-only formats for them too); a dataset directory is trusted like the code that wrote
+it (it is never uploaded by clients). A file whose SHA-256 differs from the manifest's (when the caller gives the
+manifest's checksums) is refused on read: :class:`DamagedFile`.
 """
 
 import dataclasses
 import hashlib
+import io
 import json
 import os
 import pickle
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
+
+import networkx as nx
 
 from .atomic import write_bytes_atomically
 
 SUFFIX = ".pickle"
+
+
+class DamagedFile(RuntimeError):
+    """A derived file whose checksum is not the manifest's."""
+
+
+def _graph_json(network: nx.Graph) -> bytes:
+    document = {
+        "graph": network.graph,
+        "nodes": [[node, data] for node, data in network.nodes(data=True)],
+        "edges": [[a, b, data] for a, b, data in network.edges(data=True)],
+    }
+    return json.dumps(document, ensure_ascii=False, default=sorted).encode("utf-8")
+
+
+def _json_graph(data: bytes) -> nx.Graph:
+    document = json.loads(data)
+    network = nx.Graph(**document["graph"])
+    network.add_nodes_from((node, attributes) for node, attributes in document["nodes"])
+    network.add_edges_from((a, b, attributes) for a, b, attributes in document["edges"])
+    return network
+
+
+def _incidence_npz(incidence: Any) -> bytes:
+    from .networks.incidence import to_arrays
+
+    out = io.BytesIO()
+    import numpy as np
+
+    arrays: dict[str, Any] = to_arrays(incidence)
+    np.savez(out, allow_pickle=False, **arrays)
+    return out.getvalue()
+
+
+def _npz_incidence(data: bytes) -> Any:
+    import numpy as np
+
+    from .networks.incidence import of_arrays
+
+    with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+        return of_arrays({name: arrays[name] for name in arrays.files})
+
+
+def _layout_json(positions: dict[str, tuple[float, float]]) -> bytes:
+    return json.dumps({node: list(xy) for node, xy in positions.items()}, ensure_ascii=False).encode("utf-8")
+
+
+def _json_layout(data: bytes) -> dict[str, tuple[float, float]]:
+    return {node: (x, y) for node, (x, y) in json.loads(data).items()}
+
+
+def _summary_json(summary: dict[str, Any]) -> bytes:
+    return json.dumps(summary, ensure_ascii=False).encode("utf-8")
+
+
+def _json_summary(data: bytes) -> dict[str, Any]:
+    return {
+        name: [tuple(row) for row in value] if isinstance(value, list) else value
+        for name, value in json.loads(data).items()
+    }
+
+
+# What the engine derives (the first part of a key), as data: suffix, writer, reader.
+DATA_FORMATS: dict[str, tuple[str, Callable[[Any], bytes], Callable[[bytes], Any]]] = {
+    "incidence": (".npz", _incidence_npz, _npz_incidence),
+    "network": (".json", _graph_json, _json_graph),
+    "layout": (".json", _layout_json, _json_layout),
+    "summary": (".json", _summary_json, _json_summary),
+}
+
+
+def _pickled(value: Any) -> bytes:
+    return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+
+
+def _format(key: tuple[Hashable, ...]) -> tuple[str, Callable[[Any], bytes], Callable[[bytes], Any]]:
+    return DATA_FORMATS.get(str(key[0]), (SUFFIX, _pickled, pickle.loads))
 
 
 def canonical(value: Any) -> Any:
@@ -38,31 +121,43 @@ def canonical(value: Any) -> Any:
     raise TypeError(f"no canonical form for a derived-data key part of type {type(value).__name__}")
 
 
+def derived_key(what: str, spec: Any = None, *options: Hashable) -> tuple[Hashable, ...]:
+    """The one way a key of derived data is made: what is derived, the spec it is derived from (a network's), and
+    every other option that shapes it (e.g. the edge weighting of a drawing)."""
+    return (what, spec, *options)
+
+
 def file_name(key: tuple[Hashable, ...]) -> str:
     """The file holding the value of ``key``: a hash of its canonical form."""
     text = json.dumps(canonical(key), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32] + SUFFIX
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32] + _format(key)[0]
 
 
 class DerivedFiles:
     """The derived values of one dataset version, in ``directory`` (read-only unless ``writable``)."""
 
-    def __init__(self, directory: Path, writable: bool = False) -> None:
+    def __init__(self, directory: Path, writable: bool = False, checksums: dict[str, str] | None = None) -> None:
         self.directory = directory
         self.writable = writable
+        self.checksums = checksums or {}  # SHA-256 by file name, from the version's manifest
 
     def load(self, key: tuple[Hashable, ...]) -> tuple[bool, Any]:
-        """(True, value) when the dataset holds the value of ``key``, else (False, None)."""
+        """(True, value) when the dataset holds the value of ``key``, else (False, None); :class:`DamagedFile` when
+        the file's checksum is not the manifest's."""
+        name = file_name(key)
         try:
-            with (self.directory / file_name(key)).open("rb") as data:
-                return True, pickle.load(data)
+            data = (self.directory / name).read_bytes()
         except FileNotFoundError:
             return False, None
+        expected = self.checksums.get(name)
+        if expected is not None and hashlib.sha256(data).hexdigest() != expected:
+            raise DamagedFile(f"{self.directory / name} is damaged: its checksum is not the manifest's")
+        return True, _format(key)[2](data)
 
     def save(self, key: tuple[Hashable, ...], value: Any) -> None:
         """Keep ``value`` (atomically) when this is a dataset being built; otherwise nothing."""
         if self.writable:
-            write_bytes_atomically(self.directory / file_name(key), pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+            write_bytes_atomically(self.directory / file_name(key), _format(key)[1](value))
 
     def link(self, previous: "DerivedFiles", key: tuple[Hashable, ...]) -> None:
         """Keep ``previous``'s value of ``key`` as this one's: a hard link to its file, never copied or read (a value

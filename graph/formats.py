@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from pyoxigraph import QueryResultsFormat, RdfFormat
 
-from . import exports
+from .networks import exports
 
 if TYPE_CHECKING:  # networkx is loaded when a network is written, never by the build (it costs 11 MB)
     import networkx as nx

@@ -153,20 +153,6 @@ def _spread_out(points: np.ndarray, radii: np.ndarray, rng: np.random.Generator)
     return centre + (points - centre) * ratio
 
 
-def overlaps(positions: Mapping[str, tuple[float, float]], radii: Mapping[str, float]) -> list[tuple[str, str]]:
-    """Pairs of nodes whose discs overlap (for tests and benchmarks)."""
-    order = sorted(positions)
-    if len(order) < 2:
-        return []
-    points = np.array([positions[node] for node in order])
-    sizes = np.array([float(radii.get(node, DEFAULT_RADIUS)) for node in order])
-    found = []
-    for a, b in cKDTree(points).query_pairs(2 * float(sizes.max()), output_type="ndarray"):
-        if float(np.linalg.norm(points[a] - points[b])) < sizes[a] + sizes[b] - 1e-6:
-            found.append((order[a], order[b]))
-    return found
-
-
 def _component_layout(component: nx.Graph, order: Sequence[Hashable], seed: int) -> np.ndarray:
     """Unit-scale coordinates of one component, in ``order``."""
     size = len(order)

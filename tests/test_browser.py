@@ -12,9 +12,11 @@ from bench.servers import bibgraph_server, free_port
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.model import paper_id
 from bibgraph.graph.names import person_key
-from bibgraph.graph.networks import Filters, authorships, coauthor_network, topic_map
+from bibgraph.graph.networks import Filters
 from bibgraph.graph.parse import parse_file
 from bibgraph.seeds import seed_directory
+
+from .network_oracle import authorships, coauthor_network, topic_map
 
 pytestmark = pytest.mark.browser
 HOSTILE = "<img src=x onerror=alert(1)>"

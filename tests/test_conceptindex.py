@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bench.generate import write_lists
-from bibgraph.graph import conceptindex
+from bibgraph.graph import conceptindex, sitedata
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.conceptindex import concept_index
 from bibgraph.graph.pages import concept_tree, paper_page
@@ -112,7 +112,7 @@ PAPER_LINK = re.compile(r'<li><a href="/(paper/[^"]+)">')
 def test_a_dataset_serves_every_page_of_every_area_from_its_kept_pieces(corpus, tmp_path, monkeypatch) -> None:
     """Pieces smaller than a page, so pages straddle pieces; the dataset's pages equal the lists' pages, and
     serving them reads neither a whole area's order nor its figures from the store."""
-    monkeypatch.setattr(pages, "ORDER_CHUNK", 7)
+    monkeypatch.setattr(sitedata, "ORDER_CHUNK", 7)
     root = tmp_path / "dataset"
     assert main(["build", str(corpus), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
     served = make_app(BIBGRAPH_STORE=f"dataset:{root}")
@@ -122,7 +122,7 @@ def test_a_dataset_serves_every_page_of_every_area_from_its_kept_pieces(corpus, 
         paths = sorted(set(re.findall(r'href="/(area/[^"?#]+)"', areas)))
         assert len(paths) > 20
         monkeypatch.setattr(pages, "paper_order", None)  # a page needing the whole order would fail
-        monkeypatch.setattr(pages, "concept_index", None)
+        monkeypatch.setattr(sitedata, "concept_index", None)
         store = build_graph([corpus], base=BASE, progress=False)[0]
         for path in paths:
             iri = BASE + path

@@ -13,7 +13,7 @@ from bibgraph.graph import conceptindex
 from bibgraph.graph.add import add_lists
 from bibgraph.graph.conceptindex import ConceptFigures, concept_index
 from bibgraph.graph.conceptupdate import updated_index
-from bibgraph.graph.incidence import incidence_part
+from bibgraph.graph.networks.incidence import incidence_part
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.graph.vocab import BG
 

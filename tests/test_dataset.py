@@ -21,7 +21,7 @@ from rdflib import Graph
 
 from bench.generate import write_corpus
 from bench.servers import bibgraph_server
-from bibgraph.graph import datadir, incidence
+from bibgraph.graph import datadir, sitedata
 from bibgraph.graph.datadir import (
     DERIVED,
     FORMAT_VERSION,
@@ -34,9 +34,10 @@ from bibgraph.graph.datadir import (
     verify,
 )
 from bibgraph.graph.derived import DerivedFiles
+from bibgraph.graph.networks import engine, incidence
 from bibgraph.graph.vocab import BG
 from bibgraph.seeds import seed_directory
-from bibgraph.web import datasets, pages
+from bibgraph.web import datasets
 from bibgraph.web.cli import main
 from bibgraph.web.netcache import derived_key
 
@@ -168,8 +169,8 @@ def test_each_areas_and_subareas_default_map_is_kept_and_other_filters_are_compu
     def refuse(*arguments):
         raise AssertionError("a map was computed")
 
-    monkeypatch.setattr(incidence.Incidence, "coauthor_network", refuse)
-    monkeypatch.setattr(incidence.Incidence, "topic_map", refuse)
+    monkeypatch.setattr(engine, "coauthor_network", refuse)
+    monkeypatch.setattr(engine, "topic_map", refuse)
     app = make_app(BIBGRAPH_STORE=f"dataset:{seed_dataset}")
     try:
         client = app.test_client()
@@ -274,7 +275,7 @@ def _sorted_dump(root: Path) -> list[str]:
     return sorted((current_version(root) / "dumps" / "bibgraph.nt").read_text(encoding="utf-8").splitlines())
 
 
-@mock.patch.object(pages, "ORDER_CHUNK", 3)  # orders of several pieces, some kept as they were
+@mock.patch.object(sitedata, "ORDER_CHUNK", 3)  # orders of several pieces, some kept as they were
 def test_add_equals_a_build_of_all_the_lists(lists: Path, tmp_path: Path, capsys) -> None:
     """Papers keep their IRIs, a record seen again gains a source, a known person keeps their name:
     the graph, the counts and every view after build + add are those of one build of all the lists."""
@@ -288,7 +289,7 @@ def test_add_equals_a_build_of_all_the_lists(lists: Path, tmp_path: Path, capsys
         # and the concepts' figures and orders are the previous ones updated, not derived again
         with (
             mock.patch.object(incidence, "incidence_of", side_effect=AssertionError("read again")),
-            mock.patch.object(pages, "concept_index", side_effect=AssertionError("concept index derived again")),
+            mock.patch.object(sitedata, "concept_index", side_effect=AssertionError("concept index derived again")),
         ):
             assert main(["add", str(added), str(path)]) == 0
         assert "added to" in capsys.readouterr().out
@@ -310,12 +311,12 @@ def test_add_equals_a_build_of_all_the_lists(lists: Path, tmp_path: Path, capsys
     manifests = [json.loads((current_version(root) / MANIFEST).read_text()) for root in (added, whole)]
     assert manifests[0]["counts"] == manifests[1]["counts"]
     kept = [DerivedFiles(current_version(root) / DERIVED) for root in (added, whole)]
-    figures = [files.load(derived_key("page", None, pages.CONCEPT_FIGURES)) for files in kept]
+    figures = [files.load(derived_key("page", None, sitedata.CONCEPT_FIGURES)) for files in kept]
     assert figures[0] == figures[1] and figures[1][0]
     concepts = figures[1][1].values()
     for concept in concepts:  # the orders, piece by piece (hard links to the previous pieces before the changes)
-        for number in range(max(1, -(-concept.papers // pages.ORDER_CHUNK))):
-            found = [files.load(pages.order_piece_key(concept.iri, number)) for files in kept]
+        for number in range(max(1, -(-concept.papers // sitedata.ORDER_CHUNK))):
+            found = [files.load(sitedata.order_piece_key(concept.iri, number)) for files in kept]
             assert found[0] == found[1] and found[1][0], (concept.iri, number)
     apps = [make_app(BIBGRAPH_STORE=f"dataset:{root}") for root in (added, whole)]
     try:

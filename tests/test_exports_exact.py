@@ -15,9 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.networks import SUBAREA, Filters, authorships, coauthor_network, topic_network
+from bibgraph.graph.networks import SUBAREA, Filters
 
 from .conftest import BASE
+from .network_oracle import authorships, coauthor_network, topic_network
 
 FORMATS = ("graphml", "gexf", "json", "vosviewer")
 

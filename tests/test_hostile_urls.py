@@ -93,14 +93,14 @@ def test_a_failed_derivation_leaves_nothing_cached() -> None:
 
 
 def test_a_failed_view_is_derived_again(app, monkeypatch) -> None:
-    from bibgraph.graph.incidence import Incidence
+    from bibgraph.graph.networks import engine
 
-    real = Incidence.coauthor_network
-    monkeypatch.setattr(Incidence, "coauthor_network", lambda *arguments: 1 / 0)
+    real = engine.coauthor_network
+    monkeypatch.setattr(engine, "coauthor_network", lambda *arguments: 1 / 0)
     client = app.test_client()
     with pytest.raises(ZeroDivisionError):
         client.get("/graph/coauthors.json?min_joint=3&top=77")
-    monkeypatch.setattr(Incidence, "coauthor_network", real)
+    monkeypatch.setattr(engine, "coauthor_network", real)
     assert client.get("/graph/coauthors.json?min_joint=3&top=77").status_code == 200
 
 

@@ -5,15 +5,32 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 
 import networkx as nx
 import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from scipy.spatial import cKDTree
 
-from bibgraph.graph import analytics
-from bibgraph.graph.layout import concentric, layout, overlaps
-from bibgraph.graph.networks import Authorship, bipartite_graph, topic_map
+from bibgraph.graph.layout import DEFAULT_RADIUS, concentric, layout
+
+from . import network_oracle as oracle
+from .network_oracle import Authorship, bipartite_graph, topic_map
+
+
+def overlaps(positions: Mapping[str, tuple[float, float]], radii: Mapping[str, float]) -> list[tuple[str, str]]:
+    """Pairs of nodes whose discs overlap (the layout promises none)."""
+    order = sorted(positions)
+    if len(order) < 2:
+        return []
+    points = np.array([positions[node] for node in order])
+    sizes = np.array([float(radii.get(node, DEFAULT_RADIUS)) for node in order])
+    found = []
+    for a, b in cKDTree(points).query_pairs(2 * float(sizes.max()), output_type="ndarray"):
+        if float(np.linalg.norm(points[a] - points[b])) < sizes[a] + sizes[b] - 1e-6:
+            found.append((order[a], order[b]))
+    return found
 
 
 @st.composite
@@ -65,11 +82,11 @@ def test_ego_rings_keep_the_coauthors_with_most_joint_papers() -> None:
     rows = [row("p1", "ego"), row("p1", "a"), row("p2", "ego"), row("p2", "a"), row("p2", "b")]
     rows += [row("p3", "ego"), row("p3", "c"), row("p4", "b"), row("p4", "d")]
     graph = bipartite_graph(rows)
-    rings, total = analytics.ego_rings(graph, "ego", 1, top=1)
+    rings, total = oracle.ego_rings(graph, "ego", 1, top=1)
     assert rings == [["ego"], ["a"]] and total == 3
-    rings, _ = analytics.ego_rings(graph, "ego", 2, top=2)
+    rings, _ = oracle.ego_rings(graph, "ego", 2, top=2)
     assert rings[1] == ["a", "b"] and rings[2] == ["d"]
-    path = analytics.bipartite_path(graph, "a", "d")
+    path = oracle.bipartite_path(graph, "a", "d")
     assert path[::2] == ["a", "b", "d"] and all(p.startswith("p") for p in path[1::2])
 
 

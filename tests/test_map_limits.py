@@ -197,17 +197,17 @@ def refusals(client: Any) -> dict[str, float]:
 
 
 def test_the_excess_map_requests_get_503_with_retry_after(one_map_app, monkeypatch, caplog) -> None:
-    from bibgraph.graph.incidence import Incidence
+    from bibgraph.graph.networks import engine
 
     client = one_map_app.test_client()
     assert client.get("/graph/coauthors.json?min_papers=1").status_code == 200  # the incidence, once
     before = refusals(client)
-    real, fake = Incidence.coauthor_network, Derivations()
+    real, fake = engine.coauthor_network, Derivations()
 
-    def blocked(self: Incidence, *arguments: Any) -> Any:
-        return fake.of(None)() or real(self, *arguments)
+    def blocked(*arguments: Any) -> Any:
+        return fake.of(None)() or real(*arguments)
 
-    monkeypatch.setattr(Incidence, "coauthor_network", blocked)
+    monkeypatch.setattr(engine, "coauthor_network", blocked)
     running, first = in_threads([lambda: client_at(one_map_app, 2).get("/graph/coauthors?min_papers=2")])
     assert fake.started.acquire(timeout=60)
     waiting, second = in_threads([lambda: client_at(one_map_app, 3).get("/graph/coauthors.graphml?min_papers=3")])
@@ -228,14 +228,14 @@ def test_the_excess_map_requests_get_503_with_retry_after(one_map_app, monkeypat
 
 
 def test_a_map_request_that_waits_too_long_gets_503(one_map_app, monkeypatch) -> None:
-    from bibgraph.graph.incidence import Incidence
+    from bibgraph.graph.networks import ego
 
     client = one_map_app.test_client()
     client.get("/graph/coauthors.json?min_papers=1")
     before = refusals(client)
     gate, fake = one_map_app.extensions[GATE], Derivations()
-    real = Incidence.ego_rings
-    monkeypatch.setattr(Incidence, "ego_rings", lambda self, *arguments: fake.of(None)() or real(self, *arguments))
+    real = ego.ego_rings
+    monkeypatch.setattr(ego, "ego_rings", lambda *arguments: fake.of(None)() or real(*arguments))
     author = client.get("/graph/coauthors.json?min_papers=1").get_json()["nodes"][0]["id"]
     path = "/graph/ego/" + author.split("/", 3)[3]
     running, first = in_threads([lambda: client_at(one_map_app, 2).get(f"{path}?top=3")])

@@ -8,11 +8,11 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from bench.servers import bibgraph_server, free_port
-from bibgraph.graph import analytics
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.names import person_key
-from bibgraph.graph.networks import authorships, bipartite_graph
 from bibgraph.seeds import seed_directory
+
+from .network_oracle import authorships, bipartite_graph, joint_papers
 
 pytestmark = pytest.mark.browser
 READY = "body[data-network-ready]"
@@ -144,7 +144,7 @@ def test_empty_filters_say_no_authors_match(browser, base) -> None:
 
 def test_the_ego_is_marked_and_centred_with_its_top_coauthors(browser, base, papers_and_authors) -> None:
     ego = f"{base}/author/{person_key('Ziniu Li')}"
-    joint = analytics.joint_papers(papers_and_authors, ego)
+    joint = joint_papers(papers_and_authors, ego)
     page = open_map(browser, f"{base}/graph/ego/author/{person_key('Ziniu Li')}?top=3")
     marked = page.evaluate("bibgraphNetwork.nodes.get().filter(n => n.ego).map(n => [n.id, n.borderWidth])")
     assert marked == [[ego, 5]]

@@ -1,4 +1,4 @@
-"""Networks and analytics on hand-made lists with known answers, and on the seeds."""
+"""The engine's networks and analytics on hand-made lists with known answers, and on the seeds."""
 
 import json
 import xml.etree.ElementTree as ET
@@ -8,17 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph import analytics
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.formats import NETWORK_SYNTAXES
-from bibgraph.graph.networks import (
-    Filters,
-    assign_communities,
-    authorships,
-    bipartite_graph,
-    coauthor_network,
-    topic_network,
-)
+from bibgraph.graph.networks import Filters, analytics
+from bibgraph.graph.networks.coauthor import coauthor_network
+from bibgraph.graph.networks.communities import assign_communities
+from bibgraph.graph.networks.ego import ego_rings
+from bibgraph.graph.networks.incidence import Incidence, incidence_of
+from bibgraph.graph.networks.paths import collaboration_path
+from bibgraph.graph.networks.topic import topic_network
+from bibgraph.graph.stores.store import OxigraphGraphStore
 
 from .conftest import BASE
 
@@ -36,12 +35,17 @@ LISTS = "\n\n".join(
 
 
 @pytest.fixture(scope="module")
-def rows(tmp_path_factory):
+def store(tmp_path_factory) -> OxigraphGraphStore:
     path = tmp_path_factory.mktemp("net") / "list.txt"
     path.write_text(LISTS, encoding="utf-8")
-    store, report = build_graph([path], base=BASE, progress=False)
+    built, report = build_graph([path], base=BASE, progress=False)
     assert report.problems == []
-    return authorships(store)
+    return built
+
+
+@pytest.fixture(scope="module")
+def rows(store) -> Incidence:
+    return incidence_of(store)
 
 
 def iri(name: str) -> str:
@@ -51,7 +55,7 @@ def iri(name: str) -> str:
 
 
 def test_full_and_fractional_weights(rows) -> None:
-    network = coauthor_network(rows)
+    network = coauthor_network(rows, Filters())
     ab = network.edges[iri("Ann A"), iri("Bob B")]
     cd = network.edges[iri("Cid C"), iri("Dan D")]
     ef = network.edges[iri("Eve E"), iri("Fay F")]
@@ -81,7 +85,7 @@ def test_filters(rows) -> None:
 
 
 def test_communities_and_components(rows) -> None:
-    network = coauthor_network(rows)
+    network = coauthor_network(rows, Filters())
     components = analytics.components(network)
     assert [len(c) for c in components] == [10, 4, 1]
     community = network.nodes[iri("Ann A")]["community"]
@@ -98,21 +102,20 @@ def test_louvain_resolution_splits_more_when_higher() -> None:
     assert len(assign_communities(barbell.copy(), resolution=0.01)) == 1
 
 
-def test_centralities_ego_and_path(rows) -> None:
-    network = coauthor_network(rows)
+def test_centralities_ego_and_path(store, rows) -> None:
+    network = coauthor_network(rows, Filters())
     degree, weighted = analytics.degrees(network)[iri("Cid C")]
     assert (degree, weighted) == (3, 5)
     between = analytics.betweenness(network)
     assert max(between, key=between.get) == iri("Cid C")
-    papers_and_authors = bipartite_graph(rows)
-    rings, coauthors = analytics.ego_rings(papers_and_authors, iri("Dan D"), 1, top=10)
+    rings, coauthors = ego_rings(rows, iri("Dan D"), 1, top=10)
     assert rings == [[iri("Dan D")], [iri("Cid C")]] and coauthors == 1
-    rings, _ = analytics.ego_rings(papers_and_authors, iri("Dan D"), 2, top=10)
+    rings, _ = ego_rings(rows, iri("Dan D"), 2, top=10)
     assert sum(len(ring) for ring in rings) == 4
-    path = analytics.bipartite_path(papers_and_authors, iri("Ann A"), iri("Dan D"))
+    path = collaboration_path(store, iri("Ann A"), iri("Dan D")).chain
     assert path[::2] == [iri("Ann A"), iri("Cid C"), iri("Dan D")]
-    assert all(papers_and_authors.nodes[p]["bipartite"] == 0 for p in path[1::2])
-    assert analytics.bipartite_path(papers_and_authors, iri("Ann A"), iri("Eve E")) == []
+    assert all(p in set(rows.papers) for p in path[1::2])
+    assert collaboration_path(store, iri("Ann A"), iri("Eve E")).chain == []
 
 
 def test_topic_network(rows) -> None:
@@ -126,15 +129,15 @@ def test_topic_network(rows) -> None:
 
 
 def test_seed_networks(seed_store) -> None:
-    rows = authorships(seed_store)
-    network = coauthor_network(rows)
+    rows = incidence_of(seed_store)
+    network = coauthor_network(rows, Filters())
     assert (network.number_of_nodes(), network.number_of_edges()) == (203, 537)
     topics = topic_network(rows)
     assert len([n for n, k in topics.nodes(data="kind") if k == "area"]) == 8
 
 
 def test_exports_parse_back(rows) -> None:
-    network = coauthor_network(rows)
+    network = coauthor_network(rows, Filters())
     for syntax in NETWORK_SYNTAXES:
         name = syntax.name
         data = syntax.export(network, lambda: {node: (0.0, 1.0) for node in network})

@@ -1,4 +1,4 @@
-"""The collaboration path search (graph/paths.py) against networkx's shortest path on generated networks."""
+"""The collaboration path search (graph/networks/paths.py) against networkx's shortest path on generated networks."""
 
 import html
 import re
@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph import paths, vocab
+from bibgraph.graph import vocab
+from bibgraph.graph.networks import paths
 from bibgraph.graph.ntriples import is_iri
 from bibgraph.graph.stores.store import OxigraphGraphStore
 
@@ -111,7 +112,8 @@ def test_batches_give_the_same_path(monkeypatch) -> None:
 
 def test_the_path_page_tells_a_cut_search_from_no_connection(client, seed_store, monkeypatch) -> None:
     from bibgraph.graph.names import person_key
-    from bibgraph.graph.networks import authorships, bipartite_graph
+
+    from .network_oracle import authorships, bipartite_graph
 
     graph = bipartite_graph(authorships(seed_store))
     people = sorted(n for n, d in graph.nodes(data="bipartite") if d == 1)
@@ -148,8 +150,9 @@ def test_the_form_shows_names_for_ends_given_by_key_and_submitting_it_again_give
     client, seed_store
 ) -> None:
     """A profile's "Path to" sends the author's key: the form showed ``author/wang-wei``, not the name."""
-    from bibgraph.graph.networks import authorships, bipartite_graph
     from bibgraph.web.links import local_url
+
+    from .network_oracle import authorships, bipartite_graph
 
     graph = bipartite_graph(authorships(seed_store))
     people = sorted(n for n, d in graph.nodes(data="bipartite") if d == 1)[:40]

@@ -1,6 +1,6 @@
-"""Publishing into Virtuoso, and serving from it with the aggregation pushed into SPARQL.
+"""Publishing into Virtuoso, and serving from it: the one network engine reads a remote store as it reads its own.
 
-Differential: the seeds published through the Graph Store Protocol, then every network, page and
+Differential: the seeds published through the Graph Store Protocol, then the incidence, every network, page and
 view read back through the remote store, must equal what the embedded store gives.
 """
 
@@ -21,37 +21,26 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.servers import free_port, stop, wait_for_http
-from bibgraph.graph import analytics, enginehttp, searchbuild
+from bibgraph.graph import enginehttp, searchbuild
 from bibgraph.graph.dataset import build_disk_store
 from bibgraph.graph.dump import write_dump
 from bibgraph.graph.enginehttp import Deadline, Session
 from bibgraph.graph.formats import rdf_syntax
-from bibgraph.graph.networks import (
-    Filters,
-    authorships,
-    bipartite_graph,
-    coauthor_network,
-    topic_map,
-    topic_network,
-)
+from bibgraph.graph.networks import Filters, coauthor, ego, topic
+from bibgraph.graph.networks.incidence import incidence_of
 from bibgraph.graph.publish import PASSWORD_ENV, Engine, PublishError, Target, clean, publish, resolve_source
-from bibgraph.graph.pushdown import (
-    author_names_from,
-    coauthor_network_from,
-    collaboration_from,
-    ego_rings_from,
-    topic_map_from,
-    topic_network_from,
-)
 from bibgraph.graph.search import SearchIndexError
 from bibgraph.graph.stores import remote as remote_store
 from bibgraph.graph.stores.remote import RemoteGraphStore
 from bibgraph.seeds import seed_directory
 from bibgraph.web.cli import main
 
+from . import network_oracle as oracle
 from .conftest import BASE, make_app
 from .loopback import Handler, serving
+from .network_oracle import authorships, bipartite_graph
 from .networks_compare import same_network
+from .test_incidence import same_incidence
 
 PUBLISHED = "urn:bibgraph:published"
 
@@ -284,49 +273,40 @@ def _filters(rows) -> st.SearchStrategy[Filters]:
     )
 
 
+@pytest.mark.virtuoso
+def test_the_remote_stores_incidence_equals_the_embedded_ones(remote, seed_store) -> None:
+    """One streamed read for every store: what Virtuoso answers is the same incidence, so every network is too."""
+    same_incidence(incidence_of(remote), incidence_of(seed_store))
+
+
 @pytest.mark.parametrize("where", ["embedded", pytest.param("virtuoso", marks=pytest.mark.virtuoso)])
-def test_pushed_down_networks_equal_the_row_path(request, where: str, seed_store, rows) -> None:
-    """Generated filter sets; the push-down path runs on Oxigraph too, so it is checked without Virtuoso."""
+def test_the_engines_networks_from_either_store_equal_the_row_path(request, where: str, seed_store, rows) -> None:
+    """Generated filter sets: co-author networks, ego rings, collaboration counts and topic maps of the engine
+    reading the store (embedded or remote) equal the row path's (the oracle)."""
     store = seed_store if where == "embedded" else request.getfixturevalue("remote")
+    incidence = incidence_of(store)
 
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(_filters(rows))
     def check(filters: Filters) -> None:
-        same_network(coauthor_network_from(store, filters, push_down=True), coauthor_network(rows, filters))
+        same_network(coauthor.coauthor_network(incidence, filters), oracle.coauthor_network(rows, filters))
 
     check()
-
-
-@pytest.mark.parametrize("where", ["embedded", pytest.param("virtuoso", marks=pytest.mark.virtuoso)])
-def test_pushed_down_ego_rings_collaboration_and_names(request, where: str, seed_store, rows) -> None:
-    store = seed_store if where == "embedded" else request.getfixturevalue("remote")
     papers_and_authors = bipartite_graph(rows)
     authors = sorted(node for node, side in papers_and_authors.nodes(data="bipartite") if side)
     for author in authors[::7]:
         for radius in (1, 2):
-            expected = analytics.ego_rings(papers_and_authors, author, radius, 4)
-            assert ego_rings_from(store, author, radius, 4) == expected
-    with pytest.raises(KeyError):
-        ego_rings_from(store, BASE + "author/nobody", 1, 4)
+            expected = oracle.ego_rings(papers_and_authors, author, radius, 4)
+            assert ego.ego_rings(incidence, author, radius, 4) == expected
     for filters in (Filters(), Filters(area=next(row.area for row in rows if row.area))):
         scoped = bipartite_graph(rows, filters)
         present = [author for author in authors if author in scoped]
-        assert collaboration_from(store, filters, present) == analytics.collaboration(scoped, present)
-    assert author_names_from(store) == {name for _, name in papers_and_authors.nodes(data="name") if name}
-
-
-@pytest.mark.parametrize("where", ["embedded", pytest.param("virtuoso", marks=pytest.mark.virtuoso)])
-def test_pushed_down_topic_networks_equal_the_row_path(request, where: str, seed_store, rows) -> None:
-    store = seed_store if where == "embedded" else request.getfixturevalue("remote")
-
-    def same(pushed: nx.Graph, pulled: nx.Graph) -> None:
-        assert list(pushed.nodes(data=True)) == list(pulled.nodes(data=True))
-        assert list(pushed.edges(data=True)) == list(pulled.edges(data=True))
-
-    same(topic_network_from(store, push_down=True), topic_network(rows))
-    for expand in (None, "all", *sorted({row.area for row in rows if row.area})):
-        for strongest in (1, 3):
-            same(topic_map_from(store, expand, strongest, push_down=True), topic_map(rows, expand, strongest))
+        assert coauthor.collaboration(incidence, filters, present) == oracle.collaboration(scoped, present)
+    assert list(topic.topic_network(incidence).edges(data=True)) == list(oracle.topic_network(rows).edges(data=True))
+    for expand in (None, "all"):
+        found, expected = topic.topic_map(incidence, expand, 3), oracle.topic_map(rows, expand, 3)
+        assert list(found.nodes(data=True)) == list(expected.nodes(data=True))
+        assert list(found.edges(data=True)) == list(expected.edges(data=True))
 
 
 @pytest.fixture(scope="module")

@@ -129,11 +129,10 @@ def test_community_colours_are_told_apart() -> None:
     import itertools
     import math
 
-    from bibgraph.web.graphviews import COLOURED_COMMUNITIES, COMMUNITY_COLOURS
-    from bibgraph.web.pyvis_views import OTHER_COLOUR
+    from bibgraph.web.pyvis_views import OTHER_COLOUR, PALETTE, colour
 
-    coloured = COMMUNITY_COLOURS[:COLOURED_COMMUNITIES]
-    assert len(set(coloured)) == COLOURED_COMMUNITIES
+    coloured = [colour(index) for index in range(len(PALETTE))]
+    assert len(set(coloured)) == len(PALETTE) and colour(len(PALETTE)) == colour(None) == OTHER_COLOUR
     for a, b in itertools.combinations([*coloured, OTHER_COLOUR], 2):
         assert math.dist(_lab(a), _lab(b)) >= 20, (a, b)
 
@@ -222,10 +221,11 @@ def test_a_dataset_built_with_an_earlier_drawing_style_is_drawn_again(tmp_path) 
     import pickle
 
     from bibgraph.graph.derived import file_name
+    from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
     from bibgraph.seeds import seed_directory
     from bibgraph.web.cli import main
     from bibgraph.web.graphviews import _capped, filters_from_request
-    from bibgraph.web.netcache import COAUTHORS, NetworkSpec, derived_key
+    from bibgraph.web.netcache import derived_key
     from tests.conftest import BASE, make_app
 
     root = tmp_path / "dataset"

@@ -9,11 +9,13 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from bibgraph.graph.atomic import write_bytes_atomically
-from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, network_syntax, rdf_syntax
+from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, rdf_syntax
 from bibgraph.graph.iris import DEFAULT_BASE, Iris
+from bibgraph.graph.networks import Filters
+from bibgraph.graph.networks.filters import CONCEPT, WEIGHTINGS, read_number, user_filters, weight_attribute
 
 from .settings import SETTINGS, resolve
 
@@ -212,29 +214,47 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_export_graph(args: argparse.Namespace) -> int:
-    from bibgraph.graph.layout import layout
-    from bibgraph.graph.networks import Filters, authorships, coauthor_network, topic_network
+    """The network through the engine the web's maps and downloads use (same filters, same file)."""
+    from bibgraph.graph.networks.engine import exported  # numpy, scipy, igraph: only for this command
+    from bibgraph.graph.networks.incidence import incidence_of
+    from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 
-    rows = authorships(_local_store(args.inputs, args.base))
+    incidence = incidence_of(_local_store(args.inputs, args.base))
     if args.kind == "topics":
-        network = topic_network(rows)
+        spec = NetworkSpec(TOPICS)
     else:
         iris = Iris(args.base)
-        filters = Filters(
-            area=args.area and _concept(iris, args.area),
-            subarea=args.subarea and _concept(iris, args.subarea),
-            min_papers=args.min_papers,
-            min_joint=args.min_joint,
-            top=args.top,
-        )
-        network = coauthor_network(rows, filters)
-    body = network_syntax(args.format).export(network, lambda: layout(network))
+
+        def given(field: Any) -> Any:
+            value = getattr(args, field.name)
+            return _concept(iris, value) if field.metadata["read"] == CONCEPT and value else value
+
+        spec = NetworkSpec(COAUTHORS, Filters(**{field.name: given(field) for field in user_filters()}))
+    weight = weight_attribute(args.weighting) if args.kind == "coauthors" else "weight"
+    network, body = exported(incidence, spec, args.format, weight)
     try:
         write_bytes_atomically(Path(args.out), body)
     except OSError as error:
         return _write_error(args.out, error)
     print(f"wrote {args.out}: {network.number_of_nodes()} nodes, {network.number_of_edges()} edges")
     return EXIT_OK
+
+
+def _filter_options(command: argparse.ArgumentParser) -> None:
+    """An option per filter a user sets (:func:`~bibgraph.graph.networks.filters.user_filters`), and the weighting."""
+    for field in user_filters():
+
+        def read(text: str, metadata: Any = field.metadata) -> Any:
+            if metadata["read"] == CONCEPT:
+                return text
+            try:
+                return read_number(text, metadata)
+            except ValueError as error:
+                raise argparse.ArgumentTypeError(f"not a number: {text!r}") from error
+
+        option = "--" + field.name.replace("_", "-")
+        command.add_argument(option, type=read, default=field.default, help=field.metadata["help"])
+    command.add_argument("--weighting", choices=sorted(WEIGHTINGS), default="full", help="link strength (VOSviewer)")
 
 
 def _concept(iris: Iris, slug: str) -> str:
@@ -466,11 +486,7 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=[s.name for s in NETWORK_SYNTAXES], default="graphml")
     export.add_argument("--out", required=True)
     export.add_argument("--base", default=DEFAULT_BASE)
-    export.add_argument("--area", help="area slug, e.g. deep-learning")
-    export.add_argument("--subarea", help="area/subarea slugs, e.g. deep-learning/theory")
-    export.add_argument("--min-papers", type=int, default=1)
-    export.add_argument("--min-joint", type=int, default=1)
-    export.add_argument("--top", type=int)
+    _filter_options(export)
     export.set_defaults(handler=cmd_export_graph)
 
     query = commands.add_parser("query", help="run a SPARQL query against the local graph or a server")

@@ -1,52 +1,39 @@
 """``bibgraph build --dataset DIR`` and ``bibgraph add DIR``: the store, the dumps and the views' derived data,
 in one new version of a dataset directory.
 
-The derived data is made by the app itself: the build opens the new version as a server would and
-asks for the pages whose data is costly to derive (home charts, the default co-author and topic maps,
-each area's and subarea's default co-author map, each area's topic map, the search index, the author
-names, the paper-author incidence of every other map, ego network and path); the app's network cache
-keeps every value it derives in the version's ``derived/`` files. So what a server
-reads later is exactly what it would have derived, by the same code, with the default settings.
+The derived data is made by the domain (:mod:`bibgraph.graph.sitedata`), with no web stack loaded: the
+paper-author incidence every map is computed from, the home charts, the default co-author and topic maps, each
+area's and subarea's default co-author map, each area's topic map, the concepts' figures and the search index, in
+the version's ``derived/`` files under the keys the web reads them by. So what a server reads later is exactly
+what it would have derived, by the same functions, with the settings of the build.
 """
 
 import gc
-import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pyoxigraph as ox
-from flask import Flask
 
 from bibgraph.graph.add import add_lists, papers_read
 from bibgraph.graph.build import BuildReport
 from bibgraph.graph.datadir import DERIVED, DUMPS, STORE, current_version, new_version, read_manifest, writing
 from bibgraph.graph.dataset import COMPLETE_MARKER, fill, is_dump
-from bibgraph.graph.derived import DerivedFiles
+from bibgraph.graph.derived import DerivedFiles, derived_key
 from bibgraph.graph.dump import complete_streamed_dumps, continued_dumps, streamed_ntriples, write_dataset_dumps
 from bibgraph.graph.iris import Iris
-from bibgraph.graph.networks import AREA
 from bibgraph.graph.search import FILE_NAME
 from bibgraph.graph.searchbuild import build_search_index, update_search_index
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.graph.void import void_quads
 
-from .netcache import DERIVED_WRITABLE, derived_key
+from .settings import resolve
 
-BUILD_TIMEOUT = 24 * 3600.0  # seconds the build's own derivation queries may run
 COUNTS = ("records", "papers", "authors", "authorships", "concepts", "triples")  # in the manifest
-# Pages and views whose data a build derives ahead (GET paths, answered by the app over the new version).
-WARM_PATHS = (
-    "/",
-    "/graph/coauthors",
-    "/graph/topics",
-    "/search?q=a",
-    "/graph/authors.json?q=zz",
-)
 
 
 class DeriveError(RuntimeError):
-    """The app could not derive a page's data from the new version (nothing is published)."""
+    """The views' data of the new version could not be derived (nothing is published)."""
 
 
 def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, BuildReport]:
@@ -61,8 +48,8 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
                 report = fill(store, inputs, base, ntriples, scratch=version) or BuildReport()
             manifest["dumps"] = complete_streamed_dumps(version / DUMPS, void_quads(store, Iris(base)))
         counts = {name: getattr(report, name) for name in COUNTS}
-        _release(store)
-        del store  # the last reference: RocksDB's read-write handle ends here, before the derivation reads the store
+        store.close()
+        del store  # the last reference: RocksDB's files are released before the derivation opens them read-only
         _complete(version, manifest, counts, sorted(str(path) for path in inputs))
     return root / manifest["name"], report
 
@@ -81,7 +68,7 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
 
 
 def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
-    from bibgraph.graph.incidence import incidence_part  # numpy and scipy: not imported by a server's start
+    from bibgraph.graph.networks.incidence import incidence_part  # numpy and scipy: not imported by a server's start
 
     served = current_version(root)
     before = read_manifest(served)
@@ -117,8 +104,8 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
             build_search_index(store, version / DERIVED / FILE_NAME)
         counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
         counts["concepts"], counts["triples"] = report.concepts, report.triples
-        _release(store)
-        del store  # see build_dataset: no read-write handle may outlive this line
+        store.close()
+        del store  # the last reference: RocksDB's files are released before the derivation opens them read-only
         _complete(
             version,
             manifest,
@@ -129,16 +116,6 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
     return root / manifest["name"], report
 
 
-def _release(store: OxigraphGraphStore) -> None:
-    """Flush the filled store (its dumps written) so that the caller's ``del`` ends RocksDB's read-write handle.
-
-    A read-write handle still referenced (by the caller's frame) when the derivation opened the store read-only
-    went on compacting: it removed table files the read-only handle had just listed, and the add failed with
-    RocksDB's "Corruption ... .sst" (5 adds in 19). The caller holds the only reference and drops it at once.
-    """
-    store.close()
-
-
 def _complete(
     version: Path,
     manifest: dict[str, Any],
@@ -146,24 +123,25 @@ def _complete(
     inputs: list[str],
     previous: tuple[Path, OxigraphGraphStore] | None = None,
 ) -> None:
-    """Derive the views' data of the version whose store is written (and closed), and fill in the manifest;
-    ``previous``, after an add, is the version added to and the part of the added triples :func:`derive` needs."""
-    gc.collect()  # anything else that held RocksDB's files (a cycle) is gone before the app's worker opens them
+    """Mark the filled store (closed by the caller, its dumps written) complete, derive the views' data, and fill in
+    the manifest; ``previous``, after an add, is the version added to and the part of the added triples
+    :func:`derive` needs. The callers drop their handle of the written store first: with it still open, a read-only
+    open of the same store once failed under load on a table file gone (compaction of the open handle, presumably)."""
+    gc.collect()  # any cycle still holding the written store released
     (version / STORE / COMPLETE_MARKER).write_text("complete\n", encoding="utf-8")
     manifest["counts"], manifest["inputs"] = counts, inputs
     derive(version, manifest["base"], previous=previous)
 
 
 def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] | None = None) -> None:
-    """Derive the views' costly data of ``version`` into its ``derived/`` files, through the app.
+    """Derive the views' costly data of ``version`` (base IRI ``base``) into its ``derived/`` files, by the domain.
 
     ``previous``, after an add, is the version this one extends and the added triples' part the incidence reads:
-    the previous incidence is extended with them (:func:`~bibgraph.graph.incidence.extended`) instead of read again
-    from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`). The
+    the previous incidence is extended with them (:func:`~bibgraph.graph.networks.incidence.extended`) instead of read
+    again from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`). The
     other derived data is derived again from the incidence and the store.
     """
-    from .app import create_app
-    from .graphstore import get_store
+    from bibgraph.graph import sitedata  # numpy, scipy, igraph come with it: only a build derives
 
     (version / DERIVED).mkdir(exist_ok=True)
     if previous is not None:
@@ -174,33 +152,17 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
             _update_concept_index(version, served, additions, store)
         finally:
             del store  # read-only: nothing to flush
-            gc.collect()  # release RocksDB's files before the app's worker opens the store
-    app = create_app(
-        {
-            "BIBGRAPH_STORE": f"dataset:{version}",
-            "BIBGRAPH_BASE": base,
-            DERIVED_WRITABLE: True,
-            # the build's own queries: no public deadline (a large graph's home charts take a while)
-            "QUERY_TIMEOUT": BUILD_TIMEOUT,
-            "NETWORK_TIMEOUT": BUILD_TIMEOUT,
-            "SLOW_QUERY_SECONDS": BUILD_TIMEOUT,  # a large graph's derivation queries are slow by nature: not logged
-        }
-    )
+            gc.collect()  # release RocksDB's files before the derivation opens the store
     try:
-        client = app.test_client()
-        for path in (*WARM_PATHS, *_topic_paths(app)):
-            response = client.get(path)
-            if response.status_code != 200:
-                raise DeriveError(f"deriving the data of {path} failed (HTTP {response.status_code})")
-    finally:
-        with app.app_context():
-            get_store().close()
+        sitedata.derive(version, int(resolve({"BIBGRAPH_BASE": base})["MAX_VIEW_NODES"]))
+    except Exception as error:  # any failure: the version is not published, and the user is told why
+        raise DeriveError(f"deriving the views' data of {version} failed: {error}") from error
 
 
 def _extend_incidence(version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore) -> None:
     """Keep the incidence of ``version`` (its ``store``) as the previous version's extended by ``additions`` (when it
     kept one)."""
-    from bibgraph.graph.incidence import extended
+    from bibgraph.graph.networks.incidence import extended
 
     key = derived_key("incidence")
     kept, before = DerivedFiles(served / DERIVED).load(key)
@@ -216,8 +178,7 @@ def _update_concept_index(
     before its first new paper are hard links to the previous ones. Else the app derives them from the whole store.
     The figures are written last, so a version whose update failed half-way has its orders derived again in full."""
     from bibgraph.graph.conceptupdate import updated_index
-
-    from .pages import CONCEPT_FIGURES, ORDER_CHUNK, order_piece_key
+    from bibgraph.graph.sitedata import CONCEPT_FIGURES, ORDER_CHUNK, order_piece_key
 
     before, after = DerivedFiles(served / DERIVED), DerivedFiles(version / DERIVED, writable=True)
     kept, figures = before.load(derived_key("page", None, CONCEPT_FIGURES))
@@ -244,18 +205,3 @@ def _update_concept_index(
         after.save(derived_key("page", None, CONCEPT_FIGURES), updated)
     except (LookupError, FileNotFoundError):
         return  # a previous version missing a piece: derived in full by the app
-
-
-def _topic_paths(app: Flask) -> list[str]:
-    """The default map of each area and subarea, and the topic map with each area's subareas drawn."""
-    from .links import local_url
-    from .netcache import networks
-
-    paths = ["/graph/topics?subareas=all"]
-    with app.test_request_context():
-        for node, kind in networks().topics().nodes(data="kind"):
-            where = urllib.parse.quote((local_url(node) or node).lstrip("/"), safe="/")
-            paths.append(f"/graph/coauthors?{kind}={where}")
-            if kind == AREA:
-                paths.append(f"/graph/topics?subareas={where}")
-    return paths

@@ -1,8 +1,6 @@
 """Interactive network views (pyvis data, vis-network served by the app) and network downloads."""
 
-import math
 import unicodedata
-from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
@@ -10,25 +8,31 @@ from flask import Blueprint, Response, abort, current_app, jsonify, render_templ
 from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
 
-from bibgraph.graph import analytics
-from bibgraph.graph import networks as network_model
 from bibgraph.graph.formats import NETWORK_SYNTAXES, network_syntax
-from bibgraph.graph.networks import AREA, Filters
+from bibgraph.graph.networks import AREA, Filters, analytics
+from bibgraph.graph.networks.filters import CONCEPT, drawn, read_number, user_filters, weight_attribute
+from bibgraph.graph.networks.paths import collaboration_path, labels
+from bibgraph.graph.networks.spec import (
+    COAUTHORS,
+    EGO,
+    TOPIC_MAP,
+    TOPICS,
+    NetworkSpec,
+    author_radius,
+    topic_radius,
+)
 from bibgraph.graph.ntriples import is_iri
-from bibgraph.graph.paths import collaboration_path, labels
 
 from .downloads import network_body
 from .graphstore import get_store
 from .links import app_iris, concept_iri, iri_of, local_url, site_url
-from .netcache import COAUTHORS, EGO, TOPIC_MAP, TOPICS, NetworkSpec, networks
-from .pyvis_views import OTHER_COLOUR, PALETTE, author_radius, community_colour, topic_radius, view_data
+from .netcache import networks
+from .pyvis_views import OTHER_COLOUR, PALETTE, colour, view_data
 
 EGO_TOP = 25  # co-authors an ego map draws by default (the ones with most joint papers)
 # Part of a drawn view's key: raised when the drawing changes (colours, tooltips), so that the drawings a dataset
 # keeps from an earlier build are drawn again rather than served beside a legend of other colours.
-VIEW_STYLE = 3  # 3: the colour-blind-safe palette of graph/palette.py
-COLOURED_COMMUNITIES = 15  # the largest communities get a colour each; smaller ones share a grey
-COMMUNITY_COLOURS = tuple(colour for colour in PALETTE if colour != "#7f7f7f")  # grey is for the small ones
+VIEW_STYLE = 3
 
 blueprint = Blueprint("graphs", __name__, url_prefix="/graph")
 COSTLY = ("graphs.coauthors", "graphs.ego", "graphs.path", "graphs.topics", "graphs.download")
@@ -58,30 +62,20 @@ def head_computes_nothing() -> Response | None:
     return response
 
 
-def _int(name: str, default: int | None, low: int = 1, high: int = 1_000_000) -> int | None:
+def _number(name: str, metadata: Any, default: Any) -> Any:
+    """The request's number ``name`` read as ``metadata`` (a filter field's) says; ``default`` when not given."""
     value = request.args.get(name, "")
     if not value.strip():
         return default
     try:
-        return max(low, min(high, int(value)))
+        return read_number(value, metadata)
     except ValueError:
-        abort(400, f"{name} must be a whole number")
+        abort(400, f"{name} must be a {'whole number' if metadata['read'] != 'float' else 'number'}")
 
 
-RESOLUTION_STEP, RESOLUTION_RANGE = 0.1, (0.1, 10.0)
-
-
-def _resolution(name: str, default: float) -> float:
-    """A community resolution read to a fixed step (0.1, from 0.1 to 10): every new float recomputed the whole
-    network (35-39 CPU-s at 10k papers), so requests differing below a step are now one computation, one key."""
-    try:
-        value = float(request.args.get(name) or default)
-    except ValueError:
-        abort(400, f"{name} must be a number")
-    if not math.isfinite(value):
-        abort(400, f"{name} must be a finite number")
-    low, high = RESOLUTION_RANGE
-    return round(max(low, min(high, round(value / RESOLUTION_STEP) * RESOLUTION_STEP)), 1)
+def _int(name: str, default: int | None, low: int = 1, high: int = 1_000_000) -> int | None:
+    value: int | None = _number(name, {"read": "int", "low": low, "high": high}, default)
+    return value
 
 
 def concept_path(value: str) -> str:
@@ -91,19 +85,10 @@ def concept_path(value: str) -> str:
     return value if iri is None else (app_iris().path(iri) or value)
 
 
-# How each request argument of the map filters is read: one entry per field of Filters the request
-# can set, so the arguments a map passes on (FILTER_ARGS) are exactly the ones it reads.
-_FILTER_READERS: dict[str, Callable[[str], Any]] = {
-    "area": lambda name: concept_iri(request.args[name]) if request.args.get(name) else None,
-    "subarea": lambda name: concept_iri(request.args[name]) if request.args.get(name) else None,
-    "min_papers": lambda name: _int(name, 1) or 1,
-    "min_joint": lambda name: _int(name, 1) or 1,
-    "top": lambda name: _int(name, None),
-    "community": lambda name: _int(name, None, low=0),
-    "resolution": lambda name: _resolution(name, 1.0),
-}
 WEIGHTING_ARG = "weighting"  # not a filter (it weighs the links drawn) but passed on with them
-FILTER_ARGS = (*_FILTER_READERS, WEIGHTING_ARG)
+# The map filters a request sets: the fields of Filters a user sets (so the arguments a map passes on are the ones
+# it reads), and the weighting.
+FILTER_ARGS = (*(f.name for f in user_filters()), WEIGHTING_ARG)
 
 
 def _filter_args() -> dict[str, Any]:
@@ -121,28 +106,24 @@ def _shown_args() -> MultiDict[str, str]:
 
 
 def filters_from_request() -> Filters:
-    return Filters(**{name: read(name) for name, read in _FILTER_READERS.items()})
+    """The request's map filters, each read as its field of Filters says."""
+
+    def read(field: Any) -> Any:
+        if field.metadata["read"] == CONCEPT:
+            return concept_iri(request.args[field.name]) if request.args.get(field.name) else None
+        return _number(field.name, field.metadata, field.default)
+
+    return Filters(**{field.name: read(field) for field in user_filters()})
 
 
 def _capped(filters: Filters) -> tuple[Filters, int | None]:
-    """The filters actually drawn: at most MAX_VIEW_NODES authors, the most prolific ones, and their
-    MAX_MAP_LINKS strongest links (downloads keep every link)."""
-    limit = int(current_app.config["MAX_VIEW_NODES"])
-    filters = Filters(**{**filters.__dict__, "links": network_model.MAX_MAP_LINKS})
-    if filters.top is None or filters.top > limit:
-        return Filters(**{**filters.__dict__, "top": limit}), limit
-    return filters, None
+    """The filters actually drawn (:func:`~bibgraph.graph.networks.filters.drawn`, at most ``MAX_VIEW_NODES``)."""
+    return drawn(filters, int(current_app.config["MAX_VIEW_NODES"]))
 
 
 def _counted(count: int, noun: str) -> str:
     """``1 paper``, ``1,224 papers``: a map's tooltips count as the pages do (grouped, in the right number)."""
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
-
-
-def _colour(community: int | None) -> str:
-    if community is None or community >= COLOURED_COMMUNITIES:
-        return OTHER_COLOUR
-    return COMMUNITY_COLOURS[community % len(COMMUNITY_COLOURS)]
 
 
 def _author_style(node: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -152,7 +133,7 @@ def _author_style(node: str, data: dict[str, Any]) -> dict[str, Any]:
         "label": data["name"],
         "title": f"{data['name']}\n{_counted(data['papers'], 'paper')} · {areas}{note}",
         "size": author_radius(data["papers"]),
-        "color": _colour(data.get("community")),
+        "color": colour(data.get("community")),
         "url": local_url(node) or node,
         "community": data.get("community", 0),
         "papers": data["papers"],
@@ -179,7 +160,7 @@ def _edge_style(weighting: str, centre: str | None = None) -> Any:
 
 def _weighting() -> str:
     """The edge attribute that weighs a drawing or a VOSviewer map: ``weight`` (full) or ``fractional``."""
-    return "fractional" if request.args.get(WEIGHTING_ARG) == "fractional" else "weight"
+    return weight_attribute(request.args.get(WEIGHTING_ARG))
 
 
 def _render(title: str, spec: NetworkSpec, note: str | None = None, **context: Any) -> str:
@@ -221,7 +202,7 @@ def _legend(network: nx.Graph) -> list[tuple[int, str, str, int]]:
     sizes: dict[int, int] = {}
     for _, community in network.nodes(data="community"):
         sizes[community] = sizes.get(community, 0) + 1
-    return [(c, names[c], _colour(c), sizes[c]) for c in sorted(sizes)]
+    return [(c, names[c], colour(c), sizes[c]) for c in sorted(sizes)]
 
 
 @blueprint.route("/coauthors")
@@ -256,6 +237,8 @@ def coauthors() -> str:
         note,
         choices=_area_choices(),
         communities=_legend(network),
+        coloured=len(PALETTE),
+        other_colour=OTHER_COLOUR,
         stats=stats,
         total=total,
         kind="coauthors",
@@ -386,14 +369,14 @@ def _topic_style(biggest: int) -> Any:
 
     def style(node: str, data: dict[str, Any]) -> dict[str, Any]:
         is_area = data["kind"] == AREA
-        colour = community_colour(areas.setdefault(data["area"], len(areas)))
+        area_colour = colour(areas.setdefault(data["area"], len(areas)) % len(PALETTE))
         # a subarea is named with its area, as the site writes it: two areas can have subareas of one name
         label = data["label"] if is_area else f"{data['parent']} · {data['label']}"
         return {
             "label": label,
             "title": f"{label}\n{'area' if is_area else 'subarea'} · {_counted(data['papers'], 'paper')}",
             "size": topic_radius(data["papers"], biggest, is_area),
-            "color": colour if is_area else {"background": "#fff", "border": colour},
+            "color": area_colour if is_area else {"background": "#fff", "border": area_colour},
             "borderWidth": 1 if is_area else 3,
             "url": local_url(node) or node,
             "papers": data["papers"],

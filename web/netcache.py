@@ -7,29 +7,21 @@ Served from a dataset (``bibgraph serve DIR``), a value the build kept is read f
 import atexit
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import networkx as nx
 from flask import Flask, current_app, has_request_context, request
 
-from bibgraph.graph import analytics
-from bibgraph.graph.datadir import DERIVED
+from bibgraph.graph.datadir import DERIVED, read_manifest
 from bibgraph.graph.dataset import dataset_version
-from bibgraph.graph.derived import DerivedFiles
-from bibgraph.graph.networks import Filters
-from bibgraph.graph.pushdown import (
-    coauthor_network_from,
-    collaboration_from,
-    ego_rings_from,
-    pushes_down,
-    topic_map_from,
-    topic_network_from,
-)
+from bibgraph.graph.derived import DerivedFiles, derived_key
+from bibgraph.graph.networks.spec import TOPICS, NetworkSpec
 from bibgraph.graph.search import FILE_NAME, SearchIndex
 from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.sizes import estimate_bytes
@@ -37,36 +29,15 @@ from bibgraph.graph.stores.store import GraphStore
 
 from .derivations import DerivationCollector, DerivationGate, DerivationsBusy, answer_busy
 from .graphstore import get_store
-from .pyvis_views import author_radius, topic_radii
 
 if TYPE_CHECKING:
-    from bibgraph.graph.incidence import Incidence
+    from bibgraph.graph.networks.incidence import Incidence
 
 T = TypeVar("T")
 EXTENSION = "bibgraph.networks"
 GATE = "bibgraph.derivations"
 MAX_BYTES = 128 * 1024 * 1024  # the MAP_CACHE_BYTES default, for a cache made outside an app
 DERIVED_WRITABLE = "BIBGRAPH_DERIVED_WRITABLE"  # app config (not a setting): a dataset build keeps what it derives
-COAUTHORS, TOPICS, TOPIC_MAP, EGO = "coauthors", "topics", "topic map", "ego"
-RELATED_PER_TOPIC = 3  # strongest "related" edges kept per topic on the topic map
-
-
-@dataclass(frozen=True)
-class NetworkSpec:
-    """Everything that shapes a derived network. The network, its layout, its drawn views and its
-    analytics are all cached under keys made from the whole spec (:func:`derived_key`), and each is
-    made from the network of that same spec, so no two filter sets can ever share a layout."""
-
-    kind: str  # COAUTHORS, TOPICS (the whole topic network), TOPIC_MAP (as drawn) or EGO
-    filters: Filters = field(default_factory=Filters)  # COAUTHORS: the co-author filters
-    expand: str | None = None  # TOPIC_MAP: the area IRI whose subareas are drawn, or "all"
-    ego: tuple[str, int, int] | None = None  # EGO: (the author's IRI, radius 1 or 2, top K co-authors)
-
-
-def derived_key(what: str, spec: NetworkSpec | None = None, *options: Hashable) -> tuple[Hashable, ...]:
-    """The one way a cache key is made: what is derived, the spec it is derived from, and every
-    other option that shapes it (e.g. the edge weighting of a drawing)."""
-    return (what, spec, *options)
 
 
 PINNED = frozenset({derived_key("incidence")})
@@ -188,101 +159,42 @@ class NetworkCache:
             return {"evictable": self._bytes, "pinned": sum(size for _, size in self._pinned.values())}
 
     def incidence(self) -> "Incidence":
-        """The whole graph's paper-author incidence (compact arrays), read in the worker in one streamed pass:
-        every co-author, ego and topic network of an embedded store is computed from it, never from a
-        networkx graph of the whole network."""
-        from bibgraph.graph.incidence import incidence_of  # here, not at the top: numpy and scipy cost ~1 s at start
+        """The whole graph's paper-author incidence (compact arrays), read in one streamed pass, in a query worker
+        next to the data for an embedded store: every network is computed from it (:mod:`bibgraph.graph.networks`)."""
+        from bibgraph.graph.networks.incidence import incidence_of  # numpy: not loaded by a server's start
 
-        return self._get(derived_key("incidence"), lambda: _engine(self._store()).run(incidence_of))
+        def read() -> "Incidence":
+            store = self._store()
+            return store.run(incidence_of) if isinstance(store, PooledStore) else incidence_of(store)
+
+        return self._get(derived_key("incidence"), read)
 
     @staticmethod
     def _store() -> GraphStore:
         """The store for deriving networks, under their (longer) deadline."""
         return get_store().with_deadline(float(current_app.config["NETWORK_TIMEOUT"]))
 
-    @staticmethod
-    def pushed() -> bool:
-        """Whether the engine aggregates (a remote store) instead of this process going over every row."""
-        return pushes_down(get_store())
-
-    def author_name(self, author: str) -> str | None:
-        """The name of the author ``author`` (an IRI), or None when no paper has them."""
-        incidence = self.incidence()
-        found = incidence.author_id(author)
-        return None if found is None else incidence.names[found]
-
     def network(self, spec: NetworkSpec) -> nx.Graph:
         """The network of ``spec``; an EGO spec whose author is unknown raises ``KeyError``."""
-        return self._get(derived_key("network", spec), lambda: self._derive(spec))
-
-    def _derive(self, spec: NetworkSpec) -> nx.Graph:
-        if spec.kind == COAUTHORS and self.pushed():
-            return coauthor_network_from(self._store(), spec.filters, push_down=True)
-        if spec.kind == COAUTHORS:
-            return self.incidence().coauthor_network(spec.filters)
-        if spec.kind == TOPICS and self.pushed():
-            return topic_network_from(self._store(), push_down=True)
-        if spec.kind == TOPICS:
-            return self.incidence().topic_network()
-        if spec.kind == TOPIC_MAP and self.pushed():
-            return topic_map_from(self._store(), spec.expand, RELATED_PER_TOPIC, push_down=True)
-        if spec.kind == TOPIC_MAP:
-            return self.incidence().topic_map(spec.expand, RELATED_PER_TOPIC)
-        if spec.kind == EGO and spec.ego is not None:
-            centre, radius, top = spec.ego
-            if self.pushed():
-                rings, coauthors = ego_rings_from(self._store(), centre, radius, top)
-            else:
-                rings, coauthors = self.incidence().ego_rings(centre, radius, top)
-            members = frozenset(node for ring in rings for node in ring)
-            network = self.coauthors(Filters(authors=members)).copy()  # a copy: the cached one may serve others
-            network.nodes[centre]["ego"] = True
-            network.graph.update(rings=rings, coauthors=coauthors)
-            return network
-        raise ValueError(f"unknown network kind {spec.kind!r}")
-
-    def coauthors(self, filters: Filters) -> nx.Graph:
-        return self.network(NetworkSpec(COAUTHORS, filters))
+        return self._get(derived_key("network", spec), lambda: _engine().network(self.incidence(), spec))
 
     def topics(self) -> nx.Graph:
         return self.network(NetworkSpec(TOPICS))
 
+    def coauthor_degrees(self) -> Counter[int]:
+        """How many authors have each number of distinct co-authors (the home page's chart)."""
+        degrees: Counter[int] = _engine().coauthor_degrees(self.incidence())
+        return degrees
+
     def positions(self, spec: NetworkSpec) -> dict[str, tuple[float, float]]:
-        """Server-side layout of the network of ``spec``, its nodes' discs (as drawn) apart; an ego
-        network in rings around its author. One layout per spec: the map and its VOSviewer download agree."""
-
-        def make() -> dict[str, tuple[float, float]]:
-            from bibgraph.graph.layout import concentric, layout  # here, not at the top: igraph and scipy load slowly
-
-            network = self.network(spec)
-            if spec.kind in (TOPICS, TOPIC_MAP):
-                radii = topic_radii(network)
-            else:
-                radii = {node: author_radius(papers) for node, papers in network.nodes(data="papers", default=1)}
-            if spec.kind == EGO:
-                return concentric(network.graph["rings"], radii)
-            return layout(network, radii)
-
-        return self._get(derived_key("layout", spec), make)
+        """The layout of the network of ``spec`` (:func:`bibgraph.graph.networks.engine.positions`)."""
+        return self._get(derived_key("layout", spec), lambda: _engine().positions(spec, self.network(spec)))
 
     def summary(self, spec: NetworkSpec) -> dict[str, Any]:
-        """The analytics beside a co-author map: components, communities and brokers of the drawn map;
-        co-authors and joint papers of its strongest authors over the whole filtered network, as profiles count."""
-
-        def make() -> dict[str, Any]:
-            network = self.network(spec)
-            stats = analytics.summary(network)
-            if self.pushed():
-                counts = collaboration_from(self._store(), spec.filters, list(network))
-            else:
-                counts = self.incidence().collaboration(spec.filters, list(network))
-            name = network.nodes
-            strongest = sorted(network, key=lambda n: (-counts[n][1], str(name[n].get("name", n))))[:10]
-            stats["strongest"] = [(n, name[n]["name"], *counts[n]) for n in strongest]
-            stats["drawn_authors"] = network.number_of_nodes()
-            return stats
-
-        return self._get(derived_key("summary", spec), make)
+        """The analytics beside the co-author map of ``spec`` (:func:`bibgraph.graph.networks.engine.summary`)."""
+        return self._get(
+            derived_key("summary", spec), lambda: _engine().summary(self.incidence(), spec, self.network(spec))
+        )
 
     def search_index(self) -> SearchIndex:
         """The search index (and the author autocomplete's names): a dataset's file, opened read-only (built
@@ -342,7 +254,10 @@ def cache_for(store: str, app: Flask | None = None) -> NetworkCache:
         return NetworkCache(None, gate, max_bytes)
     version = dataset_version(Path(store.removeprefix("dataset:")))
     writable = bool(app.config.get(DERIVED_WRITABLE))
-    return NetworkCache(DerivedFiles(version / DERIVED, writable), gate, max_bytes)
+    # each kept file is checked against the manifest's checksum as it is read (it is read whole anyway)
+    recorded = {} if writable else read_manifest(version).get("checksums", {})
+    checksums = {name.removeprefix(f"{DERIVED}/"): digest for name, digest in recorded.items()}
+    return NetworkCache(DerivedFiles(version / DERIVED, writable, checksums), gate, max_bytes)
 
 
 def init_app(app: Flask) -> None:
@@ -366,8 +281,9 @@ def _client() -> str:
     return (request.remote_addr or "") if has_request_context() else ""
 
 
-def _engine(store: GraphStore) -> PooledStore:
-    """The embedded store's query workers, which compute a value next to the data (a remote store pushes down)."""
-    if not isinstance(store, PooledStore):
-        raise TypeError(f"{type(store).__name__} runs no functions next to its data")
-    return store
+def _engine() -> ModuleType:
+    """The network engine, imported at its first use: numpy, scipy and igraph cost ~1 s, which a server's start
+    does not wait for."""
+    from bibgraph.graph.networks import engine
+
+    return engine

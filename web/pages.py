@@ -6,21 +6,21 @@ from typing import Any
 
 from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
 
+from bibgraph.graph import sitedata
 from bibgraph.graph.cite import LIST_FORMATS, citation_pages
-from bibgraph.graph.conceptindex import PAPER_ORDER, ConceptFigures, concept_index, paper_order
-from bibgraph.graph.pages import abstracts, author_profile, charts, concept_tree, dataset_summary, histogram_bins
+from bibgraph.graph.conceptindex import ConceptFigures, paper_order
+from bibgraph.graph.pages import abstracts, author_profile
 from bibgraph.graph.search import snippet
+from bibgraph.graph.sitedata import CONCEPT_FIGURES, HOME, order_piece_key
 
 from .graphstore import get_store
 from .links import app_iris, concept_iri, iri_of, public_url, site_url
-from .netcache import derived_key, networks
+from .netcache import networks
 from .server import base_is_served
 from .text import thousands
 
 blueprint = Blueprint("pages", __name__)
 RESULTS_PER_PAGE = 20
-ORDER_CHUNK = 1000  # papers per kept piece of a concept's paper order (a page reads one piece, or two)
-CONCEPT_FIGURES = f"concept figures, papers by {PAPER_ORDER}"  # the page value of every concept's figures
 # For every template, imported macros included: links under the proxy's prefix, counts for people,
 # and the log-scale charts' arithmetic (ticks 1, 10, 100 …).
 blueprint.add_app_template_global(site_url, "site_url")
@@ -40,28 +40,12 @@ def page_number(pages: int | None = None) -> int:
 
 
 def concept_figures() -> dict[str, ConceptFigures]:
-    """Every area's and subarea's figures, computed once (a dataset keeps them). While a dataset is built, every
-    concept's paper order is kept too, in pieces of ``ORDER_CHUNK`` papers, so that no page sorts an area."""
+    """Every area's and subarea's figures (:func:`~bibgraph.graph.sitedata.concept_figures`), computed once (a
+    dataset keeps them)."""
     cache = networks()
     store = get_store().with_deadline(float(current_app.config["NETWORK_TIMEOUT"]))
-
-    def make() -> dict[str, ConceptFigures]:
-        figures = {}
-        for concept, order in concept_index(store):
-            figures[concept.iri] = concept
-            if cache.derived is not None and cache.derived.writable:
-                for start in range(0, max(1, len(order)), ORDER_CHUNK):
-                    cache.derived.save(
-                        order_piece_key(concept.iri, start // ORDER_CHUNK), order[start : start + ORDER_CHUNK]
-                    )
-        return figures
-
-    return cache.page(CONCEPT_FIGURES, make)
-
-
-def order_piece_key(iri: str, piece: int) -> tuple:
-    """The derived-data key of piece ``piece`` of a concept's paper order."""
-    return derived_key("page", None, f"concept papers by {PAPER_ORDER} {piece} {iri}")
+    keep = cache.derived.save if cache.derived is not None and cache.derived.writable else None
+    return cache.page(CONCEPT_FIGURES, lambda: sitedata.concept_figures(store, keep))
 
 
 def concept_papers(iri: str, offset: int, count: int) -> list[str]:
@@ -71,7 +55,7 @@ def concept_papers(iri: str, offset: int, count: int) -> list[str]:
     cache = networks()
     found: list[str] = []
     while count > 0:
-        piece, start = divmod(offset, ORDER_CHUNK)
+        piece, start = divmod(offset, sitedata.ORDER_CHUNK)
         kept, part = (False, None)
         if cache.derived is not None:
             kept, part = cache.derived.load(order_piece_key(iri, piece))
@@ -89,22 +73,12 @@ def concept_papers(iri: str, offset: int, count: int) -> list[str]:
 
 def _home_figures() -> dict[str, Any]:
     """The home page's numbers (the store never changes while served, so they are computed once)."""
-    store = get_store()
-    summary = dataset_summary(store)
-    cache = networks()
-    degrees = None if cache.pushed() else cache.incidence().coauthor_degrees()
-    figures = charts(store, summary["authors"], degrees)
-    return {
-        "summary": summary,
-        "tree": concept_tree(concept_figures()),
-        "authors_per_paper": histogram_bins(figures.authors_per_paper),
-        "degrees": histogram_bins(figures.degree_histogram),
-    }
+    return sitedata.home_figures(get_store(), networks().coauthor_degrees(), concept_figures())
 
 
 @blueprint.route("/")
 def home() -> str:
-    figures = networks().page("home", _home_figures)
+    figures = networks().page(HOME, _home_figures)
     return render_template("home.html", title="bibgraph", hide_header_search=True, **figures)
 
 

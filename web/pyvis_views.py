@@ -9,13 +9,11 @@ vis-network from the app. Titles are plain strings, which vis-network shows as t
 """
 
 import json
-import math
 from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
 
-from bibgraph.graph.networks import AREA
 from bibgraph.graph.palette import OTHER_COLOUR, PALETTE  # the one definition of the maps' colours
 
 __all__ = ["OTHER_COLOUR", "PALETTE"]  # graphviews reads them from here
@@ -38,27 +36,9 @@ OPTIONS = {
 }
 
 
-def author_radius(papers: int) -> float:
-    """An author's disc in pixels: its area grows with the papers (radius with their square root), capped.
-    The layout keeps these discs apart, so the drawing and the layout use this one function."""
-    return round(5 + 3 * math.sqrt(min(papers, 80)), 1)
-
-
-def topic_radius(papers: int, biggest: int, is_area: bool) -> float:
-    """A topic's disc in pixels, relative to the biggest topic; areas larger than subareas."""
-    share = math.sqrt(papers / max(biggest, 1))
-    return round(8 + 32 * share, 1) if is_area else round(6 + 18 * share, 1)
-
-
-def topic_radii(network: nx.Graph) -> dict[str, float]:
-    biggest = max((papers for _, papers in network.nodes(data="papers")), default=1)
-    return {
-        node: topic_radius(data["papers"], biggest, data["kind"] == AREA) for node, data in network.nodes(data=True)
-    }
-
-
-def community_colour(index: int | None) -> str:
-    return PALETTE[(index or 0) % len(PALETTE)]
+def colour(index: int | None) -> str:
+    """The colour of the ``index``-th community or area (0: the first); past the palette (or none), the grey."""
+    return OTHER_COLOUR if index is None or not 0 <= index < len(PALETTE) else PALETTE[index]
 
 
 def view_data(

@@ -38,7 +38,7 @@ CHECK_SECONDS = 1.0
 # CI, the switch never completed). Importing them in the switching thread first waits for any such import to
 # finish and leaves none to start.
 # The views' share (numpy, scipy, pyvis: ~0.8 s) is loaded by ``serve``'s warm-up once it listens (web/server.py).
-VIEW_IMPORTS = ("bibgraph.graph.incidence", "bibgraph.graph.layout", "pyvis.network", "pyvis.node", "pyvis.edge")
+VIEW_IMPORTS = ("bibgraph.graph.networks.engine", "pyvis.network", "pyvis.node", "pyvis.edge")
 FIRST_USE_IMPORTS = (
     *VIEW_IMPORTS,
     "bibgraph.graph.names",

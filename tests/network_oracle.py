@@ -1,6 +1,8 @@
-"""Co-author and topic networks derived from the store through SPARQL (so they agree with SPARQL users).
+"""The row path: co-author and topic networks from one row per (paper, author, subject), kept as a test oracle.
 
-Pure functions: each returns a new ``networkx`` graph. The co-author network is the projection
+The engine (:mod:`bibgraph.graph.networks`) computes every network from the incidence; these functions compute the
+same from the plain rows with networkx's projection, in the most direct way, so that differential tests can compare
+the two. Pure functions: each returns a new ``networkx`` graph. The co-author network is the projection
 of the paper-author bipartite graph, weighted two ways, as VOSviewer offers:
 
 - ``weight``: full counting, the number of joint papers;
@@ -11,21 +13,37 @@ is larger than what the list shows.
 """
 
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from itertools import combinations
 
 import networkx as nx
 
-from .queries import integer, named_query
-from .stores.store import GraphStore
+from bibgraph.graph.networks.communities import with_communities
+from bibgraph.graph.networks.filters import AREA, SUBAREA, Filters
+from bibgraph.graph.networks.topic import add_related, add_strongest, ordered
+from bibgraph.graph.queries import integer
+from bibgraph.graph.stores.store import GraphStore
+from bibgraph.graph.vocab import sparql_prologue
 
-AREA, SUBAREA = "area", "subarea"
-# Links a co-author map draws at most (``Filters.links``): the most joint papers first, then by the two IRIs.
-# The drawn authors are capped (the most prolific), but their links are not bounded by that: the authors
-# of one 1,000-name paper are all linked, 499,500 links, and such a map took 86-100 s, 1.8 GB of the web
-# process and an 83 MB page to draw, for each filter anyone asked.
-MAX_MAP_LINKS = 20_000
+# Papers and their authors, with the data every network view filters on: one row per (paper, author, subject).
+AUTHORSHIPS = (
+    sparql_prologue()
+    + """
+SELECT ?paper ?author ?name ?listed ?truncated ?concept ?conceptLabel ?area ?areaLabel WHERE {
+  ?paper bg:authorship ?authorship ; bg:listedAuthorCount ?listed ; bg:authorListTruncated ?truncated .
+  ?authorship prov:agent ?author .
+  ?author foaf:name ?name .
+  OPTIONAL {
+    ?paper dcterms:subject ?concept .
+    ?concept skos:prefLabel ?conceptLabel .
+    OPTIONAL { ?concept skos:broader ?parent }
+    BIND (COALESCE(?parent, ?concept) AS ?area)
+    ?area skos:prefLabel ?areaLabel .
+  }
+}
+"""
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,21 +59,6 @@ class Authorship:
     area_label: str | None
 
 
-@dataclass(frozen=True)
-class Filters:
-    """What the co-author views filter on (all optional)."""
-
-    area: str | None = None  # area IRI: papers under it, whatever the subarea
-    subarea: str | None = None  # concept IRI
-    min_papers: int = 1
-    min_joint: int = 1
-    top: int | None = None  # keep the N authors with most papers
-    community: int | None = None  # keep one community (index into the Louvain partition)
-    resolution: float = 1.0
-    authors: frozenset[str] | None = None  # keep only these authors (ego networks, paths)
-    links: int | None = None  # keep the N strongest links (maps: MAX_MAP_LINKS; exports: all)
-
-
 def _shared(value: object) -> str | None:
     """One string object per distinct IRI or label: each recurs on many rows (kept for the app's lifetime)."""
     return None if value is None else _interned(value)
@@ -67,7 +70,7 @@ def _interned(value: object) -> str:
 
 def authorships(store: GraphStore) -> list[Authorship]:
     """One row per (paper, author, subject) from the store."""
-    rows = store.iter_select(named_query("network_authorships").text)
+    rows = store.iter_select(AUTHORSHIPS)
     return [
         Authorship(
             paper=_interned(row["paper"]),
@@ -149,41 +152,6 @@ def coauthor_network(
     return with_communities(network, filters)
 
 
-def link_rank(weight: int, a: str, b: str) -> tuple[int, str, str]:
-    """The order links are kept in when a map holds too many: most joint papers, then the IRIs."""
-    return (-weight, a, b) if a < b else (-weight, b, a)
-
-
-def keep_strongest_links(network: nx.Graph, limit: int | None, total: int | None = None) -> nx.Graph:
-    """``network`` with its ``limit`` strongest links (:func:`link_rank`; None: all); ``total_links``
-    says how many there were (``total``: counted by a caller that dropped some already)."""
-    network.graph["total_links"] = network.number_of_edges() if total is None else total
-    if limit is not None and network.number_of_edges() > limit:
-        ranked = sorted(network.edges(data="weight"), key=lambda edge: link_rank(edge[2], edge[0], edge[1]))
-        network.remove_edges_from(ranked[limit:])
-    return network
-
-
-def with_communities(network: nx.Graph, filters: Filters) -> nx.Graph:
-    """``network`` with the links ``filters`` keep (:func:`keep_strongest_links`) and Louvain communities,
-    cut down to the one community ``filters`` asks for."""
-    keep_strongest_links(network, filters.links, network.graph.get("total_links"))
-    assign_communities(network, filters.resolution)
-    if filters.community is not None:
-        network = network.subgraph(n for n, c in network.nodes(data="community") if c == filters.community).copy()
-    return network
-
-
-def assign_communities(network: nx.Graph, resolution: float = 1.0, seed: int = 42) -> list[set[str]]:
-    """Louvain communities (largest first) stored as the ``community`` node attribute."""
-    communities = nx.community.louvain_communities(network, weight="weight", resolution=resolution, seed=seed)
-    communities = sorted(communities, key=lambda c: (-len(c), min(c)))
-    for index, members in enumerate(communities):
-        for node in members:
-            network.nodes[node]["community"] = index
-    return communities
-
-
 def topic_network(rows: list[Authorship]) -> nx.Graph:
     """Areas and subareas with paper counts; ``broader`` edges area→subarea; ``related`` edges between
     subjects that share authors or papers (weight = shared authors + shared papers)."""
@@ -210,15 +178,6 @@ def topic_network(rows: list[Authorship]) -> nx.Graph:
             network, a, b, len(subject_authors[a] & subject_authors[b]), len(subject_papers[a] & subject_papers[b])
         )
     return ordered(network)
-
-
-def add_related(network: nx.Graph, a: str, b: str, shared_authors: int, shared_papers: int) -> None:
-    """A "related" edge between two topics that share authors or papers (none when they share nothing)."""
-    if shared_authors or shared_papers:
-        weight = shared_authors + shared_papers
-        network.add_edge(
-            a, b, kind="related", shared_authors=shared_authors, shared_papers=shared_papers, weight=weight
-        )
 
 
 def topic_map(rows: list[Authorship], expand: str | None = None, strongest: int = 3) -> nx.Graph:
@@ -261,20 +220,49 @@ def topic_map(rows: list[Authorship], expand: str | None = None, strongest: int 
     return add_strongest(network, candidates, strongest)
 
 
-def add_strongest(network: nx.Graph, candidates: dict[str, list[tuple[float, str, int]]], strongest: int) -> nx.Graph:
-    """Keep each topic's ``strongest`` related edges (association strength, shared authors) and order the map."""
-    for a, found in candidates.items():
-        for strength, b, shared in sorted(found, key=lambda item: (-item[0], item[1]))[:strongest]:
-            strength = round(strength, 2)
-            network.add_edge(a, b, kind="related", weight=strength, shared_authors=shared, strength=strength)
-    return ordered(network)
+def collaboration(papers_and_authors: nx.Graph, authors: list[str]) -> dict[str, tuple[int, int]]:
+    """Distinct co-authors and joint papers (summed over co-authors) of each author over the whole
+    (filtered) network, not only the drawn part: the numbers an author's profile shows."""
+    found = {}
+    for author in authors:
+        joint = joint_papers(papers_and_authors, author)
+        found[author] = (len(joint), sum(joint.values()))
+    return found
 
 
-def ordered(network: nx.Graph) -> nx.Graph:
-    """``network`` with nodes and edges in sorted order: the same topics drawn the same way (colours go
-    by node order) whatever order the store returned its rows in."""
-    ordered = nx.Graph(**network.graph)
-    ordered.add_nodes_from(sorted(network.nodes(data=True), key=lambda node: node[0]))
-    edges = ((min(a, b), max(a, b), data) for a, b, data in network.edges(data=True))
-    ordered.add_edges_from(sorted(edges, key=lambda edge: edge[:2]))
-    return ordered
+def joint_papers(papers_and_authors: nx.Graph, author: str) -> Counter[str]:
+    """Joint papers of ``author`` with each co-author."""
+    joint: Counter[str] = Counter()
+    for paper in papers_and_authors[author]:
+        joint.update(other for other in papers_and_authors[paper] if other != author)
+    return joint
+
+
+def ego_rings(papers_and_authors: nx.Graph, center: str, radius: int, top: int) -> tuple[list[list[str]], int]:
+    """The ego, its ``top`` co-authors by joint papers and (radius 2) up to ``2 * top`` of theirs, by joint
+    papers with the first ring; and how many co-authors the ego has in all."""
+    if center not in papers_and_authors:
+        raise KeyError(center)
+    names = papers_and_authors.nodes
+
+    def ranked(counts: Counter[str], limit: int) -> list[str]:
+        return sorted(counts, key=lambda a: (-counts[a], str(names[a].get("name", a))))[:limit]
+
+    direct = joint_papers(papers_and_authors, center)
+    first = ranked(direct, top)
+    rings = [[center], first]
+    if radius >= 2:
+        seen = {center, *first}
+        outer: Counter[str] = Counter()
+        for author in first:
+            outer.update({a: n for a, n in joint_papers(papers_and_authors, author).items() if a not in seen})
+        rings.append(ranked(outer, 2 * top))
+    return rings, len(direct)
+
+
+def bipartite_path(papers_and_authors: nx.Graph, source: str, target: str) -> list[str]:
+    """The shortest chain author, paper, author, ... between two authors (empty when not connected)."""
+    try:
+        return list(nx.shortest_path(papers_and_authors, source, target))
+    except (nx.NetworkXNoPath, nx.NodeNotFound):
+        return []

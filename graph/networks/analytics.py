@@ -1,4 +1,4 @@
-"""Network analytics with networkx: centralities, components, communities' names, ego rings, collaboration paths."""
+"""Network analytics of a drawn map with networkx and igraph: centralities, components, communities' names."""
 
 from collections import Counter
 
@@ -67,51 +67,3 @@ def community_names(network: nx.Graph) -> dict[int, str]:
         top_area = f" · {min(areas.items(), key=lambda kv: (-kv[1], kv[0]))[0]}" if areas else ""
         names[community] = f"{data[lead].get('name', lead)}{' et al.' if len(nodes) > 1 else ''}{top_area}"
     return names
-
-
-def collaboration(papers_and_authors: nx.Graph, authors: list[str]) -> dict[str, tuple[int, int]]:
-    """Distinct co-authors and joint papers (summed over co-authors) of each author over the whole
-    (filtered) network, not only the drawn part: the numbers an author's profile shows."""
-    found = {}
-    for author in authors:
-        joint = joint_papers(papers_and_authors, author)
-        found[author] = (len(joint), sum(joint.values()))
-    return found
-
-
-def joint_papers(papers_and_authors: nx.Graph, author: str) -> Counter[str]:
-    """Joint papers of ``author`` with each co-author."""
-    joint: Counter[str] = Counter()
-    for paper in papers_and_authors[author]:
-        joint.update(other for other in papers_and_authors[paper] if other != author)
-    return joint
-
-
-def ego_rings(papers_and_authors: nx.Graph, center: str, radius: int, top: int) -> tuple[list[list[str]], int]:
-    """The ego, its ``top`` co-authors by joint papers and (radius 2) up to ``2 * top`` of theirs, by joint
-    papers with the first ring; and how many co-authors the ego has in all."""
-    if center not in papers_and_authors:
-        raise KeyError(center)
-    names = papers_and_authors.nodes
-
-    def ranked(counts: Counter[str], limit: int) -> list[str]:
-        return sorted(counts, key=lambda a: (-counts[a], str(names[a].get("name", a))))[:limit]
-
-    direct = joint_papers(papers_and_authors, center)
-    first = ranked(direct, top)
-    rings = [[center], first]
-    if radius >= 2:
-        seen = {center, *first}
-        outer: Counter[str] = Counter()
-        for author in first:
-            outer.update({a: n for a, n in joint_papers(papers_and_authors, author).items() if a not in seen})
-        rings.append(ranked(outer, 2 * top))
-    return rings, len(direct)
-
-
-def bipartite_path(papers_and_authors: nx.Graph, source: str, target: str) -> list[str]:
-    """The shortest chain author, paper, author, ... between two authors (empty when not connected)."""
-    try:
-        return list(nx.shortest_path(papers_and_authors, source, target))
-    except (nx.NetworkXNoPath, nx.NodeNotFound):
-        return []

@@ -1,0 +1,54 @@
+"""Ego networks: an author, the co-authors they share most papers with and (radius 2) theirs, from the incidence."""
+
+from collections import Counter
+
+import networkx as nx
+import numpy as np
+
+from .coauthor import coauthor_network
+from .filters import Filters
+from .incidence import Incidence
+
+
+def joint_papers(inc: Incidence, author: int, inside: np.ndarray | None = None) -> Counter[int]:
+    """Joint papers of ``author`` with each co-author (under the scope ``inside``)."""
+    own = inc.author_papers[inc.author_ptr[author] : inc.author_ptr[author + 1]]
+    if inside is not None:
+        own = own[inside[own]]
+    joint: Counter[int] = Counter()
+    for paper in own.tolist():
+        joint.update(inc.ap_author[inc.paper_ptr[paper] : inc.paper_ptr[paper + 1]].tolist())
+    joint.pop(author, None)
+    return joint
+
+
+def ego_rings(inc: Incidence, center: str, radius: int, top: int) -> tuple[list[list[str]], int]:
+    """The ego, its ``top`` co-authors by joint papers and (radius 2) up to ``2 * top`` of theirs, by joint
+    papers with the first ring; and how many co-authors the ego has in all. ``KeyError``: no such author."""
+    found = inc.author_id(center)
+    if found is None:
+        raise KeyError(center)
+
+    def ranked(counts: Counter[int], limit: int) -> list[int]:
+        return sorted(counts, key=lambda a: (-counts[a], inc.names[a], a))[:limit]
+
+    direct = joint_papers(inc, found)
+    first = ranked(direct, top)
+    rings = [[found], first]
+    if radius >= 2:
+        seen = {found, *first}
+        outer: Counter[int] = Counter()
+        for author in first:
+            outer.update({a: n for a, n in joint_papers(inc, author).items() if a not in seen})
+        rings.append(ranked(outer, 2 * top))
+    return [[inc.authors[a] for a in ring] for ring in rings], len(direct)
+
+
+def ego_network(inc: Incidence, centre: str, radius: int, top: int) -> nx.Graph:
+    """The co-author network of :func:`ego_rings`' members, the ego marked (``ego``) and the rings and the ego's
+    number of co-authors kept on the graph (``rings``, ``coauthors``); ``KeyError``: no such author."""
+    rings, coauthors = ego_rings(inc, centre, radius, top)
+    network = coauthor_network(inc, Filters(authors=frozenset(node for ring in rings for node in ring)))
+    network.nodes[centre]["ego"] = True
+    network.graph.update(rings=rings, coauthors=coauthors)
+    return network

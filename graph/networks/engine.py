@@ -1,0 +1,63 @@
+"""The one engine: every network a view, a download or ``bibgraph export-graph`` shows, from one incidence.
+
+:func:`network` computes what a :class:`.spec.NetworkSpec` names, :func:`positions` lays it out, :func:`summary`
+gives the figures beside a co-author map; a file is written by the format's ``export``
+(:data:`bibgraph.graph.formats.NETWORK_SYNTAXES`). The web's cache (``web/netcache.py``) keeps what these return,
+``bibgraph export-graph`` calls them directly (:func:`exported`), so a download and an export of the same filters
+are the same bytes (``tests/test_export_parity.py``).
+"""
+
+from typing import Any
+
+import networkx as nx
+
+from ..formats import network_syntax
+from ..layout import concentric, layout
+from . import analytics
+from .coauthor import coauthor_degrees, coauthor_network, collaboration
+from .ego import ego_network
+from .incidence import Incidence
+from .spec import COAUTHORS, EGO, RELATED_PER_TOPIC, TOPIC_MAP, TOPICS, NetworkSpec, radii
+from .topic import topic_map, topic_network
+
+Positions = dict[str, tuple[float, float]]
+__all__ = ["coauthor_degrees", "exported", "network", "positions", "summary"]
+
+
+def network(inc: Incidence, spec: NetworkSpec) -> nx.Graph:
+    """The network of ``spec``; an EGO spec whose author is unknown raises ``KeyError``."""
+    if spec.kind == COAUTHORS:
+        return coauthor_network(inc, spec.filters)
+    if spec.kind == TOPICS:
+        return topic_network(inc)
+    if spec.kind == TOPIC_MAP:
+        return topic_map(inc, spec.expand, RELATED_PER_TOPIC)
+    if spec.kind == EGO and spec.ego is not None:
+        return ego_network(inc, *spec.ego)
+    raise ValueError(f"unknown network kind {spec.kind!r}")
+
+
+def positions(spec: NetworkSpec, drawn: nx.Graph) -> Positions:
+    """Server-side layout of ``drawn`` (the network of ``spec``), its nodes' discs (as drawn) apart; an ego
+    network in rings around its author. One layout per spec: a map and its VOSviewer download agree."""
+    if spec.kind == EGO:
+        return concentric(drawn.graph["rings"], radii(spec, drawn))
+    return layout(drawn, radii(spec, drawn))
+
+
+def summary(inc: Incidence, spec: NetworkSpec, drawn: nx.Graph) -> dict[str, Any]:
+    """The analytics beside a co-author map: components, communities and brokers of the drawn map;
+    co-authors and joint papers of its strongest authors over the whole filtered network, as profiles count."""
+    stats = analytics.summary(drawn)
+    counts = collaboration(inc, spec.filters, list(drawn))
+    name = drawn.nodes
+    strongest = sorted(drawn, key=lambda n: (-counts[n][1], str(name[n].get("name", n))))[:10]
+    stats["strongest"] = [(n, name[n]["name"], *counts[n]) for n in strongest]
+    stats["drawn_authors"] = drawn.number_of_nodes()
+    return stats
+
+
+def exported(inc: Incidence, spec: NetworkSpec, fmt: str, weight: str = "weight") -> tuple[nx.Graph, bytes]:
+    """The network of ``spec`` and its file of format ``fmt``, computed here (what the command writes)."""
+    drawn = network(inc, spec)
+    return drawn, network_syntax(fmt).export(drawn, lambda: positions(spec, drawn), weight=weight)

@@ -1,0 +1,116 @@
+"""What a dataset keeps for the site, derived by the domain: the one place its keys and values are made.
+
+A dataset build (``bibgraph build --dataset``, ``bibgraph add``) derives here, with no web stack loaded, the data
+whose derivation is costly: the paper-author incidence, the default co-author map of the whole graph and of each
+area and subarea (network, layout, summary), the topic network, the topic maps (none, every and each area's
+subareas drawn), every concept's figures and paper order (in pieces), the home page's figures and the search index.
+The web (``web/netcache.py``, ``web/pages.py``) reads each under the same key, or derives it with the same
+functions when a dataset does not keep it; the drawn views (pyvis data) are the web's, made from the kept
+network and layout at first request.
+"""
+
+import gc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .conceptindex import PAPER_ORDER, ConceptFigures, concept_index
+from .datadir import DERIVED, STORE
+from .derived import DerivedFiles, derived_key
+from .networks import AREA, Filters
+from .networks.filters import drawn
+from .networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
+from .pages import charts, concept_tree, dataset_summary, histogram_bins
+from .search import FILE_NAME
+from .stores.store import GraphStore, OxigraphGraphStore
+
+T = TypeVar("T")
+ORDER_CHUNK = 1000  # papers per kept piece of a concept's paper order (a page reads one piece, or two)
+CONCEPT_FIGURES = f"concept figures, papers by {PAPER_ORDER}"  # the page value of every concept's figures
+HOME = "home"  # the page value of the home page's figures
+
+
+def order_piece_key(iri: str, piece: int) -> tuple[Any, ...]:
+    """The derived-data key of piece ``piece`` of a concept's paper order."""
+    return derived_key("page", None, f"concept papers by {PAPER_ORDER} {piece} {iri}")
+
+
+def concept_figures(
+    store: GraphStore, keep: Callable[[tuple[Any, ...], list[str]], None] | None = None
+) -> dict[str, ConceptFigures]:
+    """Every area's and subarea's figures; ``keep`` (a dataset being built) is given each piece of every concept's
+    paper order (``ORDER_CHUNK`` papers), so that no page sorts an area."""
+    figures = {}
+    for concept, order in concept_index(store):
+        figures[concept.iri] = concept
+        if keep is not None:
+            for start in range(0, max(1, len(order)), ORDER_CHUNK):
+                keep(order_piece_key(concept.iri, start // ORDER_CHUNK), order[start : start + ORDER_CHUNK])
+    return figures
+
+
+def home_figures(store: GraphStore, degrees: Any, figures: dict[str, ConceptFigures]) -> dict[str, Any]:
+    """The home page's numbers: the summary, the area tree, the authors-per-paper and co-author degree charts."""
+    summary = dataset_summary(store)
+    found = charts(store, summary["authors"], degrees)
+    return {
+        "summary": summary,
+        "tree": concept_tree(figures),
+        "authors_per_paper": histogram_bins(found.authors_per_paper),
+        "degrees": histogram_bins(found.degree_histogram),
+    }
+
+
+def default_maps(topics: Any, max_view_nodes: int) -> list[NetworkSpec]:
+    """The maps a site shows by default: the co-author map of the whole graph and of each area and subarea (as
+    drawn: the most prolific ``max_view_nodes`` authors), the topic map with no, every and each area's subareas."""
+    coauthors = [Filters(), *(Filters(**{kind: node}) for node, kind in topics.nodes(data="kind"))]
+    areas = [node for node, kind in topics.nodes(data="kind") if kind == AREA]
+    return [
+        *(NetworkSpec(COAUTHORS, drawn(filters, max_view_nodes)[0]) for filters in coauthors),
+        *(NetworkSpec(TOPIC_MAP, expand=expand) for expand in (None, "all", *areas)),
+    ]
+
+
+def derive(version: Path, max_view_nodes: int) -> None:
+    """Derive into ``version``'s ``derived/`` files what the site serves of it, keeping what is kept already (an
+    add's extended incidence and updated concept figures); ``max_view_nodes``: the authors a map draws."""
+    store = OxigraphGraphStore.disk(version / STORE, read_only=True)
+    try:
+        _derive(store, DerivedFiles(version / DERIVED, writable=True), max_view_nodes)
+    finally:
+        del store  # read-only: nothing to flush
+        gc.collect()  # RocksDB's files released before a server opens the store
+
+
+def _derive(store: GraphStore, files: DerivedFiles, max_view_nodes: int) -> None:
+    from .networks import engine  # numpy, scipy, igraph: loaded by a build, never by this module's importers
+    from .networks.incidence import incidence_of
+    from .searchbuild import build_search_index
+
+    def kept(key: tuple[Any, ...], make: Callable[[], T]) -> T:
+        found, value = files.load(key)
+        if not found:
+            value = make()
+            files.save(key, value)
+        return value
+
+    incidence = kept(derived_key("incidence"), lambda: incidence_of(store))
+    whole = NetworkSpec(TOPICS)
+    topics = kept(derived_key("network", whole), lambda: engine.network(incidence, whole))
+    for spec in default_maps(topics, max_view_nodes):
+        _derive_map(spec, incidence, kept)
+    figures = kept(derived_key("page", None, CONCEPT_FIGURES), lambda: concept_figures(store, files.save))
+    kept(derived_key("page", None, HOME), lambda: home_figures(store, engine.coauthor_degrees(incidence), figures))
+    if not (files.directory / FILE_NAME).exists():
+        build_search_index(store, files.directory / FILE_NAME)
+
+
+def _derive_map(spec: NetworkSpec, incidence: Any, kept: Callable[[tuple[Any, ...], Callable[[], Any]], Any]) -> None:
+    """The network of ``spec``, its layout and (a co-author map) its summary, each kept."""
+    from .networks import engine
+
+    network = kept(derived_key("network", spec), lambda: engine.network(incidence, spec))
+    kept(derived_key("layout", spec), lambda: engine.positions(spec, network))
+    if spec.kind == COAUTHORS:
+        kept(derived_key("summary", spec), lambda: engine.summary(incidence, spec, network))
