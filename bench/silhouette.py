@@ -16,9 +16,10 @@ import numpy as np
 from sklearn.metrics import silhouette_score
 
 from bibgraph.graph.build import build_graph
-from bibgraph.graph.layout import layout
-from bibgraph.graph.networks import MAX_MAP_LINKS, Filters, authorships, coauthor_network
-from bibgraph.web.pyvis_views import author_radius
+from bibgraph.graph.networks import Filters, engine
+from bibgraph.graph.networks.filters import drawn
+from bibgraph.graph.networks.incidence import incidence_of
+from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
 
 MIN_MEMBERS = 3
 
@@ -26,10 +27,10 @@ MIN_MEMBERS = 3
 def silhouette(inputs: list[Path], top: int) -> tuple[float, int, int, float]:
     """(silhouette, authors scored, communities scored, layout seconds)."""
     store, _ = build_graph(inputs, base="http://example.org/", progress=False)
-    network = coauthor_network(authorships(store), Filters(top=top, links=MAX_MAP_LINKS))
-    radii = {node: author_radius(papers) for node, papers in network.nodes(data="papers", default=1)}
+    spec = NetworkSpec(COAUTHORS, drawn(Filters(), top)[0])  # the default map, as the server draws it
+    network = engine.network(incidence_of(store), spec)
     started = time.perf_counter()
-    positions = layout(network, radii)
+    positions = engine.positions(spec, network)
     took = time.perf_counter() - started
     community = dict(network.nodes(data="community"))
     sizes = Counter(community.values())
