@@ -7,12 +7,16 @@ term object per node; the IRIs here are all minted by us, so only literals need 
 (:mod:`bibgraph.graph.ntriples`).
 """
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from rdflib import DCTERMS, FOAF, PROV, RDF, RDFS, SKOS
 
 from .authorline import CORRESPONDING_MARKS, EQUAL_CONTRIBUTION_MARKS
+from .identity import persons_of
+from .identity.features import Collected
+from .identity.persons import person_keys, person_lines
 from .iris import Iris
 from .names import concept_key, name_parts, normalise, person_key, short_hash, tidy
 from .ntriples import literal as _literal
@@ -133,6 +137,13 @@ class Catalogue:
     records: int = 0
     authorships: int = 0
     _concept_iris: dict[str, str] = field(default_factory=dict)  # one string per concept IRI
+    # With ``identity`` (a build), persons are decided from the evidence of every paper at the end
+    # (graph.identity): the papers' creators and authorship agents are written then, not as read.
+    identity: Collected | None = None
+    persons: int = 0
+    joined: list[tuple[str, list[str]]] = field(default_factory=list)  # persons with several written forms
+    shared: int = 0  # persons whose name another person of the dataset holds too
+    identity_seconds: float = 0.0  # what the identity step cost (evidence kept, persons decided, written)
 
     def add(self, record: Record, iris: Iris) -> Iterator[str]:
         """Record what ``record`` says about identities and return its N-Triples lines."""
@@ -158,7 +169,12 @@ class Catalogue:
             self.authorships += len(record.authors)
             if record.truncated:
                 self.truncated.append(f"{record.source}:{record.line}")
-            return _paper_lines(record, paper_iri, new_subject, iris)
+            if self.identity is not None:
+                start = time.perf_counter()
+                area, subarea = record.area or "", record.subarea or ""
+                self.identity.add(record.authors, area, subarea, record.abstract, pid)
+                self.identity_seconds += time.perf_counter() - start
+            return _paper_lines(record, paper_iri, new_subject, iris, self.identity is None)
         # The same paper again (same authors and abstract): only its new source and subject.
         return _duplicate_lines(record, paper_iri, seen + 1, new_subject)
 
@@ -188,7 +204,16 @@ class Catalogue:
     def closing(self, iris: Iris) -> Iterator[str]:
         """People and concepts, once every record has been added."""
         a = _RDF_TYPE
-        for key in sorted(self.people):
+        if self.identity is not None:
+            start = time.perf_counter()
+            persons = persons_of(self.identity)
+            self.persons = len(persons.persons)
+            self.joined = [(p.name, list(p.variants)) for p in persons.persons if p.variants]
+            self.shared = sum(1 for key in person_keys(persons) if key[-5:-4] == "-" and key[-4:].isdigit())
+            lines = list(person_lines(persons, self.identity, iris))
+            self.identity_seconds += time.perf_counter() - start
+            yield from lines
+        for key in sorted(self.people) if self.identity is None else ():
             name = self.people[key]
             iri = f"<{iris.person(key)}>"
             yield f"{iri} {a} {_FOAF_PERSON} .\n"
@@ -217,7 +242,7 @@ class Catalogue:
             yield f"{iri} {_SKOS_BROADER} <{iris.area(area_key)}> .\n"
 
 
-def _paper_lines(record: Record, paper_iri: str, subject: str | None, iris: Iris) -> Iterator[str]:
+def _paper_lines(record: Record, paper_iri: str, subject: str | None, iris: Iris, people_now: bool) -> Iterator[str]:
     iri = f"<{paper_iri}>"
     if record.author_list is not None:  # kept whole: verbatim, no persons stated
         names = record.author_list
@@ -237,7 +262,7 @@ def _paper_lines(record: Record, paper_iri: str, subject: str | None, iris: Iris
     authorships = [f"<{iris.authorship(paper_iri, position)}>" for position in range(1, len(people) + 1)]
     creators = set()  # a person listed twice is one creator (each triple written once: the dump is the stream)
     for person, node in zip(people, authorships, strict=True):
-        if person not in creators:
+        if people_now and person not in creators:
             creators.add(person)
             yield f"{iri} {_DCTERMS_CREATOR} {person} .\n"
         yield f"{iri} {_BG_AUTHORSHIP} {node} .\n"
@@ -247,7 +272,8 @@ def _paper_lines(record: Record, paper_iri: str, subject: str | None, iris: Iris
     credits = zip(record.names_as_written, record.author_marks, people, authorships, strict=True)
     for position, (name, marks, person, node) in enumerate(credits, 1):
         yield f"{node} {_RDF_TYPE} {_BG_AUTHORSHIP_CLASS} .\n"
-        yield f"{node} {_PROV_AGENT} {person} .\n"
+        if people_now:
+            yield f"{node} {_PROV_AGENT} {person} .\n"
         yield f"{node} {_BG_AUTHOR_POSITION} {_typed(position)} .\n"
         yield f"{node} {_BG_NAME_AS_WRITTEN} {_literal(name)} .\n"
         if marks:

@@ -1,0 +1,154 @@
+"""Who is who: authorships of one name split into persons, then variant forms joined, by evidence.
+
+S2AND's shape, small: a pairwise probability that two authorships of one name are one person (a
+logistic model over the evidence of :mod:`~bibgraph.graph.identity.features` and how common the name is,
+its weights fitted on held-apart real lists by ``bench.identity --fit``), then average-linkage
+clustering (scikit-learn) within the name, cut at even odds. A name seen once is one person, and a rare
+name is never split (the model's prior says so; the split also needs two authorships that disagree).
+Then forms of one block that :func:`~bibgraph.graph.identity.keys.compatible` allows are joined when
+their persons share a co-author, or, for forms differing only in accents, case or hyphens, when their
+texts agree; the union is igraph's connected components, so the result does not depend on order.
+"""
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import igraph
+import numpy as np
+from sklearn.cluster import AgglomerativeClustering
+
+from .features import Collected, View, pair_features, view
+from .keys import block_key, compatible, fold, split_name
+
+METHOD = "bibgraph-identity/1"
+# Logistic weights over (shared co-authors, two hops, same area, same subarea, cosine, log commonness), bias.
+WEIGHTS = (0.032, 0.606, 0.183, 0.064, 0.064, -1.402)
+BIAS = 1.323
+JOIN_COSINE = 0.15  # abstracts of two accent-only variants at least this alike: one person
+MAX_GROUP = 4000  # authorships of one name compared pairwise at most (beyond: kept as one person)
+
+
+@dataclass(frozen=True)
+class Person:
+    """One person: its authorships (record, position), the forms written and how it was formed."""
+
+    mentions: tuple[tuple[int, int], ...]
+    name: str  # the form written most often (ties: not in capitals, then the first in reading order)
+    variants: tuple[str, ...]
+    score: float  # the mean pairwise probability inside (1.0 for one authorship)
+    split: bool  # its name was split between several persons
+    joined: bool  # forms were joined into it
+
+
+def commonness(collected: Collected) -> dict[str, float]:
+    """How many persons a name is expected to hold: given-name and family-name frequencies over the
+    distinct names of the dataset (``Wei Wang``: many; ``Yoshua Bengio``: far below one)."""
+    distinct = {name for names in collected.written for name in names}
+    given_count: dict[str, int] = defaultdict(int)
+    family_count: dict[str, int] = defaultdict(int)
+    parts = {name: split_name(name) for name in distinct}
+    for given, family in parts.values():
+        given_count[" ".join(given)] += 1
+        family_count[family] += 1
+    total = max(len(distinct), 1)
+    return {name: given_count[" ".join(g)] * family_count[f] / total for name, (g, f) in parts.items()}
+
+
+def probability(features: tuple[float, ...], common: float) -> float:
+    z = BIAS + sum(w * x for w, x in zip(WEIGHTS, (*features, math.log(max(common, 1e-3))), strict=True))
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def _split(views: list[View], common: float) -> tuple[list[list[int]], list[float]]:
+    """Clusters of ``views`` (indices) and each cluster's mean pairwise probability."""
+    n = len(views)
+    if n == 1 or n > MAX_GROUP:
+        return [list(range(n))], [1.0]
+    prob = np.ones((n, n))
+    for i in range(n):
+        for j in range(i + 1, n):
+            prob[i, j] = prob[j, i] = probability(pair_features(views[i], views[j]), common)
+    if prob.min() >= 0.5:
+        return [list(range(n))], [float(prob[np.triu_indices(n, 1)].mean())]
+    labels = AgglomerativeClustering(
+        n_clusters=None, metric="precomputed", linkage="average", distance_threshold=0.5
+    ).fit_predict(1.0 - prob)
+    clusters: dict[int, list[int]] = defaultdict(list)
+    for index, label in enumerate(labels):
+        clusters[int(label)].append(index)
+    groups = sorted(clusters.values())
+    scores = [float(prob[np.ix_(g, g)][np.triu_indices(len(g), 1)].mean()) if len(g) > 1 else 1.0 for g in groups]
+    return groups, scores
+
+
+def identify_collected(collected: Collected) -> list[Person]:
+    """Every person of the collected records, in a reading order independent of the input order."""
+    by_name: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for record, names in enumerate(collected.names):
+        for position, name in enumerate(names):
+            by_name[name].append((record, position))
+    common = commonness(collected)
+    coauthors = collected.coauthors()
+    matrix = collected.term_matrix(list(range(len(collected.names))))
+    units: list[tuple[list[tuple[int, int]], float, bool]] = []  # mentions, score, split
+    for key in sorted(by_name):
+        mentions = sorted(by_name[key], key=lambda m: (collected.order[m[0]], m[1]))
+        written = collected.written[mentions[0][0]][mentions[0][1]]
+        views = [view(r, p, collected, coauthors, matrix[r]) for r, p in mentions]
+        groups, scores = _split(views, common.get(written, 0.0))
+        for group, score in zip(groups, scores, strict=True):
+            units.append(([mentions[i] for i in group], score, len(groups) > 1))
+    return _join(units, collected, matrix)
+
+
+def _join(units: list[tuple[list[tuple[int, int]], float, bool]], collected: Collected, matrix: object) -> list[Person]:
+    blocks: dict[str, list[int]] = defaultdict(list)
+    for index, (mentions, _, _) in enumerate(units):
+        record, position = mentions[0]
+        blocks[block_key(collected.written[record][position])].append(index)
+    edges: list[tuple[int, int]] = []
+    for members in blocks.values():
+        for i, a in enumerate(members):
+            for b in members[i + 1 :]:
+                if _joined(units[a][0], units[b][0], collected, matrix):
+                    edges.append((a, b))
+    graph = igraph.Graph(n=len(units), edges=edges)
+    persons = []
+    for component in graph.connected_components():
+        mentions = sorted((m for i in component for m in units[i][0]), key=lambda m: (collected.order[m[0]], m[1]))
+        forms = [collected.written[r][p] for r, p in mentions]
+        counts: dict[str, int] = defaultdict(int)
+        for form in forms:
+            counts[form] += 1
+        # the most written form; on a tie, one not in capitals (a list's habit), then the first in reading order
+        name = max(counts, key=lambda f: (counts[f], not f.isupper(), -forms.index(f)))
+        variants = tuple(sorted(set(forms) - {name}))
+        score = min(units[i][1] for i in component)
+        persons.append(
+            Person(tuple(mentions), name, variants, score, any(units[i][2] for i in component), len(component) > 1)
+        )
+    persons.sort(key=lambda p: (collected.order[p.mentions[0][0]], p.mentions[0][1]))
+    return persons
+
+
+def _names(mentions: Iterable[tuple[int, int]], collected: Collected) -> set[str]:
+    return {other for r, p in mentions for i, other in enumerate(collected.names[r]) if i != p}
+
+
+def _joined(a: list[tuple[int, int]], b: list[tuple[int, int]], collected: Collected, matrix: object) -> bool:
+    name_a = collected.written[a[0][0]][a[0][1]]
+    name_b = collected.written[b[0][0]][b[0][1]]
+    if not compatible(name_a, name_b):
+        return False
+    if {r for r, _ in a} & {r for r, _ in b}:
+        return False  # both forms on one paper: two people
+    if _names(a, collected) & _names(b, collected):
+        return True
+    if fold(name_a) != fold(name_b):
+        return False
+    rows_a = np.asarray(matrix[[r for r, _ in a]].mean(axis=0)).ravel()  # type: ignore[index]
+    rows_b = np.asarray(matrix[[r for r, _ in b]].mean(axis=0)).ravel()  # type: ignore[index]
+    norm = float(np.linalg.norm(rows_a) * np.linalg.norm(rows_b))
+    return norm > 0 and float(rows_a @ rows_b) / norm >= JOIN_COSINE
