@@ -61,6 +61,12 @@ def probability(features: tuple[float, ...], common: float) -> float:
     return 1.0 / (1.0 + math.exp(-z))
 
 
+def splittable(common: float) -> bool:
+    """Whether any evidence could split a name this common: the probability with no evidence at all
+    (every feature at its least; the weights of evidence are not negative) below even odds."""
+    return probability((0.0, 0.0, 0.0, 0.0, 0.0), common) < 0.5
+
+
 def _split(views: list[View], common: float) -> tuple[list[list[int]], list[float]]:
     """Clusters of ``views`` (indices) and each cluster's mean pairwise probability."""
     n = len(views)
@@ -96,6 +102,9 @@ def identify_collected(collected: Collected) -> list[Person]:
     for key in sorted(by_name):
         mentions = sorted(by_name[key], key=lambda m: (collected.order[m[0]], m[1]))
         written = collected.written[mentions[0][0]][mentions[0][1]]
+        if len(mentions) == 1 or not splittable(common.get(written, 0.0)):
+            units.append((mentions, 1.0, False))
+            continue
         views = [view(r, p, collected, coauthors, matrix[r]) for r, p in mentions]
         groups, scores = _split(views, common.get(written, 0.0))
         for group, score in zip(groups, scores, strict=True):
