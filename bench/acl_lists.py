@@ -3,7 +3,8 @@
 The Anthology disambiguates people: ``<author id=...>`` on an authorship, and
 ``data/yaml/name_variants.yaml`` listing each person's id and written variants. A name no entry
 lists is one person, keyed by its slug (the Anthology's own rule). A name several entries share,
-written without an id, has no known gold person: it stays in the lists (its co-authors and text are
+written without an id, or an id the Anthology marks "may refer to several people" (its catch-all for the
+name's unassigned papers), has no known gold person: it stays in the lists (its co-authors and text are
 evidence) but is not scored. The lists carry no identifier; the gold goes to a separate file, one
 line per record in list order, ``?`` for an unknown person.
 
@@ -39,30 +40,39 @@ def _written(author: ET.Element) -> str:
     return " ".join(part for part in (_text(author.find("first")), _text(author.find("last"))) if part)
 
 
-def name_index(variants_yaml: str) -> dict[str, list[str]]:
-    """Written name (slug) → the ids of the persons it may name."""
+CATCH_ALL = "may refer to"  # the comment of an id that gathers the papers of a name not yet assigned to anyone
+
+
+def name_index(variants_yaml: str) -> tuple[dict[str, list[str]], set[str]]:
+    """Written name (slug) → the ids of the persons it may name; and the catch-all ids (no one person)."""
     index: dict[str, list[str]] = {}
+    catch_all: set[str] = set()
     for entry in yaml.safe_load(variants_yaml):
         canonical = entry["canonical"]
         full = f"{canonical.get('first') or ''} {canonical.get('last') or ''}"
         person = entry.get("id") or slug(full)
+        if CATCH_ALL in str(entry.get("comment", "")).lower():
+            catch_all.add(person)
         for name in [canonical, *entry.get("variants", [])]:
             key = slug(f"{name.get('first') or ''} {name.get('last') or ''}")
             ids = index.setdefault(key, [])
             if person not in ids:
                 ids.append(person)
-    return index
+    return index, catch_all
 
 
-def gold_id(author: ET.Element, index: dict[str, list[str]]) -> str:
+def gold_id(author: ET.Element, index: dict[str, list[str]], catch_all: set[str]) -> str:
+    """The person's id; ``?`` for an ambiguous name written without one, or an id that gathers several people."""
     if author.get("id"):
-        return str(author.get("id"))
-    key = slug(_written(author))
-    ids = index.get(key, [key])
-    return ids[0] if len(ids) == 1 else "?"
+        person = str(author.get("id"))
+    else:
+        key = slug(_written(author))
+        ids = index.get(key, [key])
+        person = ids[0] if len(ids) == 1 else "?"
+    return "?" if person in catch_all else person
 
 
-def convert(xml_text: str, collection: str, index: dict[str, list[str]]) -> tuple[str, str]:
+def convert(xml_text: str, collection: str, index: dict[str, list[str]], catch_all: set[str]) -> tuple[str, str]:
     """One collection's list text and its gold lines."""
     root = ET.fromstring(xml_text)
     venue, _, _ = collection.partition(".")
@@ -80,7 +90,7 @@ def convert(xml_text: str, collection: str, index: dict[str, list[str]]) -> tupl
             if len(abstract) < 20:
                 continue
             out += [f"{area} · {year} {track}".strip(), "", ", ".join(names), "", abstract, ""]
-            gold.append("\t".join(gold_id(a, index) for a in authors))
+            gold.append("\t".join(gold_id(a, index, catch_all) for a in authors))
     return "\n".join(out), "\n".join(gold) + "\n"
 
 
@@ -93,9 +103,9 @@ def _git_show(git_dir: Path, path: str) -> str:
 def main(argv: list[str]) -> None:
     git_dir, out_dir, collections = Path(argv[0]), Path(argv[1]), argv[2:]
     out_dir.mkdir(parents=True, exist_ok=True)
-    index = name_index(_git_show(git_dir, "data/yaml/name_variants.yaml"))
+    index, catch_all = name_index(_git_show(git_dir, "data/yaml/name_variants.yaml"))
     for collection in collections:
-        text, gold = convert(_git_show(git_dir, f"data/xml/{collection}.xml"), collection, index)
+        text, gold = convert(_git_show(git_dir, f"data/xml/{collection}.xml"), collection, index, catch_all)
         (out_dir / f"{collection}.txt.gz").write_bytes(gzip.compress(text.encode(), mtime=0))
         (out_dir / f"{collection}.gold.gz").write_bytes(gzip.compress(gold.encode(), mtime=0))
         print(

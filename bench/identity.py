@@ -8,6 +8,9 @@ The homonym subset is every scored authorship whose name (normalised) two or mor
 The identity step's share of a build is timed on the same lists.
 
     python -m bench.identity [DATA_DIR]
+
+``DATA_DIR`` (default: the sample shipped in ``bench/data/identity``) holds ``*.txt.gz`` and ``*.gold.gz``
+pairs as ``bench.acl_lists`` writes them; lists of 2023 and later are the held-out part.
 """
 
 import gzip
@@ -25,8 +28,7 @@ from bibgraph.graph.parse import parse_text
 from bibgraph.graph.records import Record
 
 DATA = Path(__file__).parent / "data" / "identity"
-DEV = ("2020.acl", "2021.acl", "2022.acl", "2020.emnlp", "2021.emnlp", "2022.findings")
-HELD_OUT = ("2023.acl", "2024.acl", "2024.naacl", "2023.eacl")
+HELD_OUT_FROM = "2023"  # collections of this year and later are held out; the method was tuned on the earlier ones
 Mention = tuple[int, int]  # (record index, author position)
 
 
@@ -127,9 +129,12 @@ def build_share(data: Path, collections: Sequence[str]) -> None:
 
 def main(argv: list[str]) -> None:
     data = Path(argv[0]) if argv else DATA
-    for part, collections in (("dev", DEV), ("held-out", HELD_OUT)):
-        report(part, *load(data, collections))
-    build_share(data, DEV + HELD_OUT)
+    collections = sorted(path.name.removesuffix(".txt.gz") for path in data.glob("*.txt.gz"))
+    dev = [c for c in collections if c < HELD_OUT_FROM]
+    held_out = [c for c in collections if c >= HELD_OUT_FROM]
+    for part, chosen in ((f"dev ({len(dev)} lists)", dev), (f"held-out ({len(held_out)} lists)", held_out)):
+        report(part, *load(data, chosen))
+    build_share(data, collections)
 
 
 if __name__ == "__main__":
