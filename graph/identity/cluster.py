@@ -27,6 +27,8 @@ METHOD = "bibgraph-identity/1"
 WEIGHTS = (0.032, 0.606, 0.183, 0.064, 0.064, -1.402)
 BIAS = 1.323
 JOIN_COSINE = 0.15  # abstracts of two accent-only variants at least this alike: one person
+COMMON_PARTS = 10  # a name whose given and family names both start this many names of the dataset is common:
+# it joins a form with more given names (``Xiang Li``, ``Xiang Lorraine Li``) only on two shared co-authors
 MAX_GROUP = 4000  # authorships of one name compared pairwise at most (beyond: kept as one person)
 
 
@@ -42,18 +44,33 @@ class Person:
     joined: bool  # forms were joined into it
 
 
-def commonness(collected: Collected) -> dict[str, float]:
-    """How many persons a name is expected to hold: given-name and family-name frequencies over the
-    distinct names of the dataset (``Wei Wang``: many; ``Yoshua Bengio``: far below one)."""
+@dataclass(frozen=True)
+class Frequency:
+    """How common a name is in the dataset: the distinct names sharing its given name, its family name."""
+
+    given: int
+    family: int
+    names: int  # distinct names in the dataset
+
+    @property
+    def expected(self) -> float:
+        """How many persons the name is expected to hold (``Wei Wang``: many; ``Yoshua Bengio``: far below one)."""
+        return self.given * self.family / max(self.names, 1)
+
+
+def frequencies(collected: Collected) -> dict[str, Frequency]:
+    """Each written name's :class:`Frequency`; forms of one name (``Steven P. Abney``, ``Steven Abney``)
+    count once, by (first given word, family name)."""
     distinct = {name for names in collected.written for name in names}
+    parts = {name: split_name(name) for name in distinct}
+    keys = {name: (given[0] if given else "", family) for name, (given, family) in parts.items()}
     given_count: dict[str, int] = defaultdict(int)
     family_count: dict[str, int] = defaultdict(int)
-    parts = {name: split_name(name) for name in distinct}
-    for given, family in parts.values():
-        given_count[" ".join(given)] += 1
+    for first, family in set(keys.values()):
+        given_count[first] += 1
         family_count[family] += 1
-    total = max(len(distinct), 1)
-    return {name: given_count[" ".join(g)] * family_count[f] / total for name, (g, f) in parts.items()}
+    total = len(set(keys.values()))
+    return {name: Frequency(given_count[key[0]], family_count[key[1]], total) for name, key in keys.items()}
 
 
 def probability(features: tuple[float, ...], common: float) -> float:
@@ -95,7 +112,8 @@ def identify_collected(collected: Collected) -> list[Person]:
     for record, names in enumerate(collected.names):
         for position, name in enumerate(names):
             by_name[name].append((record, position))
-    common = commonness(collected)
+    frequency = frequencies(collected)
+    common = {name: found.expected for name, found in frequency.items()}
     coauthors = collected.coauthors()
     matrix = collected.term_matrix(list(range(len(collected.names))))
     units: list[tuple[list[tuple[int, int]], float, bool]] = []  # mentions, score, split
@@ -109,20 +127,24 @@ def identify_collected(collected: Collected) -> list[Person]:
         groups, scores = _split(views, common.get(written, 0.0))
         for group, score in zip(groups, scores, strict=True):
             units.append(([mentions[i] for i in group], score, len(groups) > 1))
-    return _join(units, collected, matrix)
+    return _join(units, collected, matrix, frequency)
 
 
-def _join(units: list[tuple[list[tuple[int, int]], float, bool]], collected: Collected, matrix: object) -> list[Person]:
+def _join(
+    units: list[tuple[list[tuple[int, int]], float, bool]],
+    collected: Collected,
+    matrix: object,
+    frequency: dict[str, Frequency],
+) -> list[Person]:
     blocks: dict[str, list[int]] = defaultdict(list)
     for index, (mentions, _, _) in enumerate(units):
         record, position = mentions[0]
         blocks[block_key(collected.written[record][position])].append(index)
     edges: list[tuple[int, int]] = []
     for members in blocks.values():
-        for i, a in enumerate(members):
-            for b in members[i + 1 :]:
-                if _joined(units[a][0], units[b][0], collected, matrix):
-                    edges.append((a, b))
+        for a, b in _candidates(members, units, collected):
+            if _joined(units[a][0], units[b][0], collected, matrix, frequency):
+                edges.append((a, b))
     graph = igraph.Graph(n=len(units), edges=edges)
     persons = []
     for component in graph.connected_components():
@@ -142,19 +164,49 @@ def _join(units: list[tuple[list[tuple[int, int]], float, bool]], collected: Col
     return persons
 
 
+def _candidates(
+    members: list[int], units: list[tuple[list[tuple[int, int]], float, bool]], collected: Collected
+) -> Iterable[tuple[int, int]]:
+    """The pairs of a block whose first given words could agree (equal, or one an initial of the other):
+    a block of a common family name holds hundreds of forms, most of them plainly other people."""
+    by_first: dict[str, list[int]] = defaultdict(list)
+    for index in members:
+        record, position = units[index][0][0]
+        given, _ = split_name(collected.written[record][position])
+        by_first[given[0] if given else ""].append(index)
+    for first, group in by_first.items():
+        for i, a in enumerate(group):
+            yield from ((a, b) for b in group[i + 1 :])
+        if len(first) == 1:  # an initial: every longer word it may stand for
+            for other, more in by_first.items():
+                if len(other) > 1 and other[0] == first:
+                    yield from ((a, b) for a in group for b in more)
+
+
 def _names(mentions: Iterable[tuple[int, int]], collected: Collected) -> set[str]:
     return {other for r, p in mentions for i, other in enumerate(collected.names[r]) if i != p}
 
 
-def _joined(a: list[tuple[int, int]], b: list[tuple[int, int]], collected: Collected, matrix: object) -> bool:
+def _joined(
+    a: list[tuple[int, int]],
+    b: list[tuple[int, int]],
+    collected: Collected,
+    matrix: object,
+    frequency: dict[str, Frequency],
+) -> bool:
     name_a = collected.written[a[0][0]][a[0][1]]
     name_b = collected.written[b[0][0]][b[0][1]]
     if not compatible(name_a, name_b):
         return False
     if {r for r, _ in a} & {r for r, _ in b}:
         return False  # both forms on one paper: two people
-    if _names(a, collected) & _names(b, collected):
-        return True
+    shared = _names(a, collected) & _names(b, collected)
+    if shared:
+        # ``Xiang Li`` and ``Xiang Lorraine Li``: a common short form may be anyone; it takes more evidence
+        shorter = min(name_a, name_b, key=lambda n: len(split_name(n)[0]))
+        words_differ = len(split_name(name_a)[0]) != len(split_name(name_b)[0])
+        parts = frequency[shorter]
+        return len(shared) >= 2 or not (words_differ and min(parts.given, parts.family) >= COMMON_PARTS)
     if fold(name_a) != fold(name_b):
         return False
     rows_a = np.asarray(matrix[[r for r, _ in a]].mean(axis=0)).ravel()  # type: ignore[index]
