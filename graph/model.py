@@ -15,6 +15,7 @@ from rdflib import DCTERMS, FOAF, PROV, RDF, RDFS, SKOS
 
 from .authorline import CORRESPONDING_MARKS, EQUAL_CONTRIBUTION_MARKS
 from .identity import persons_of
+from .identity.curation import Applied, Curation
 from .identity.features import Collected
 from .identity.persons import person_keys, person_lines
 from .iris import Iris
@@ -140,6 +141,8 @@ class Catalogue:
     # With ``identity`` (a build), persons are decided from the evidence of every paper at the end
     # (graph.identity): the papers' creators and authorship agents are written then, not as read.
     identity: Collected | None = None
+    curation: Curation | None = None
+    curated: Applied = field(default_factory=Applied)
     persons: int = 0
     joined: list[tuple[str, list[str]]] = field(default_factory=list)  # persons with several written forms
     shared: int = 0  # persons whose name another person of the dataset holds too
@@ -172,7 +175,7 @@ class Catalogue:
             if self.identity is not None:
                 start = time.perf_counter()
                 area, subarea = record.area or "", record.subarea or ""
-                self.identity.add(record.authors, area, subarea, record.abstract, pid)
+                self.identity.add(record.authors, area, subarea, record.abstract, pid, (record.source, record.line))
                 self.identity_seconds += time.perf_counter() - start
             return _paper_lines(record, paper_iri, new_subject, iris, self.identity is None)
         # The same paper again (same authors and abstract): only its new source and subject.
@@ -206,7 +209,7 @@ class Catalogue:
         a = _RDF_TYPE
         if self.identity is not None:
             start = time.perf_counter()
-            persons = persons_of(self.identity)
+            persons = persons_of(self.identity, self.curation, self.curated)
             self.identity_seconds += time.perf_counter() - start  # deciding; writing persons is no new cost
             self.persons = len(persons.persons)
             self.joined = [(p.name, list(p.variants)) for p in persons.persons if p.variants]

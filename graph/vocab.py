@@ -31,6 +31,7 @@ class BG(DefinedNamespace):
     SharedName: URIRef  # a name several persons of the dataset share: the disambiguation resource
     nameOf: URIRef  # SharedName -> each Person holding it
     identityScore: URIRef  # how sure the identity step is that a person's authorships are one person
+    curated: URIRef  # a curator's decision (people.curation) formed this person
 
 
 SCHEMA = SDO

@@ -13,12 +13,13 @@ texts agree; the union is igraph's connected components, so the result does not 
 import math
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import igraph
 import numpy as np
 from sklearn.cluster import AgglomerativeClustering
 
+from .curation import Applied, Curation, resolve
 from .features import Collected, View, pair_features, view
 from .keys import block_key, compatible, fold, split_name
 
@@ -42,6 +43,7 @@ class Person:
     score: float  # the mean pairwise probability inside (1.0 for one authorship)
     split: bool  # its name was split between several persons
     joined: bool  # forms were joined into it
+    curated: bool = False  # a curator's decision formed it (people.curation)
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,9 @@ def _split(views: list[View], common: float) -> tuple[list[list[int]], list[floa
     return groups, scores
 
 
-def identify_collected(collected: Collected) -> list[Person]:
+def identify_collected(
+    collected: Collected, curation: Curation | None = None, applied: Applied | None = None
+) -> list[Person]:
     """Every person of the collected records, in a reading order independent of the input order."""
     by_name: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for record, names in enumerate(collected.names):
@@ -127,7 +131,8 @@ def identify_collected(collected: Collected) -> list[Person]:
         groups, scores = _split(views, common.get(written, 0.0))
         for group, score in zip(groups, scores, strict=True):
             units.append(([mentions[i] for i in group], score, len(groups) > 1))
-    return _join(units, collected, matrix, frequency)
+    curated = _curate(units, collected, curation, applied or Applied()) if curation else _Curated()
+    return _join(units, collected, matrix, frequency, curated)
 
 
 def _join(
@@ -135,6 +140,7 @@ def _join(
     collected: Collected,
     matrix: object,
     frequency: dict[str, Frequency],
+    curated: "_Curated",
 ) -> list[Person]:
     blocks: dict[str, list[int]] = defaultdict(list)
     for index, (mentions, _, _) in enumerate(units):
@@ -143,9 +149,12 @@ def _join(
     edges: list[tuple[int, int]] = []
     for members in blocks.values():
         for a, b in _candidates(members, units, collected):
+            if a in curated.alone or b in curated.alone:
+                continue
             if _joined(units[a][0], units[b][0], collected, matrix, frequency):
                 edges.append((a, b))
-    graph = igraph.Graph(n=len(units), edges=edges)
+    graph = igraph.Graph(n=len(units), edges=edges + curated.edges)
+    touched = curated.alone | {unit for edge in curated.edges for unit in edge}
     persons = []
     for component in graph.connected_components():
         mentions = sorted((m for i in component for m in units[i][0]), key=lambda m: (collected.order[m[0]], m[1]))
@@ -158,10 +167,61 @@ def _join(
         variants = tuple(sorted(set(forms) - {name}))
         score = min(units[i][1] for i in component)
         persons.append(
-            Person(tuple(mentions), name, variants, score, any(units[i][2] for i in component), len(component) > 1)
+            Person(
+                tuple(mentions),
+                name,
+                variants,
+                score,
+                any(units[i][2] for i in component),
+                len(component) > 1,
+                any(i in touched for i in component),
+            )
         )
     persons.sort(key=lambda p: (collected.order[p.mentions[0][0]], p.mentions[0][1]))
     return persons
+
+
+@dataclass
+class _Curated:
+    """The curation as the join sees it: units joined whatever the evidence, units no one joins."""
+
+    edges: list[tuple[int, int]] = field(default_factory=list)
+    alone: set[int] = field(default_factory=set)
+
+
+def _curate(
+    units: list[tuple[list[tuple[int, int]], float, bool]], collected: Collected, curation: Curation, applied: Applied
+) -> _Curated:
+    """Apply the curator's decisions to the units (in place: an ``other`` authorship leaves its unit)."""
+    sizes = [len(names) for names in collected.names]
+    found = _Curated()
+    applied.files = list(curation.files)
+    for reference in curation.other:
+        mention = resolve(reference, collected.where, sizes)
+        unit = next(i for i, u in enumerate(units) if mention in u[0])
+        applied.decisions += 1
+        if len(units[unit][0]) > 1:
+            applied.overruled += 1
+            units[unit] = ([m for m in units[unit][0] if m != mention], units[unit][1], units[unit][2])
+            units.append(([mention], 1.0, units[unit][2]))
+            unit = len(units) - 1
+        found.alone.add(unit)
+    of = {m: i for i, unit in enumerate(units) for m in unit[0]}
+    for group in curation.same:
+        members = [of[resolve(reference, collected.where, sizes)] for reference in group]
+        applied.decisions += 1
+        applied.overruled += len(set(members)) > 1
+        found.edges += [(members[0], other) for other in members[1:] if other != members[0]]
+    by_name: dict[str, list[int]] = defaultdict(list)
+    for index, (mentions, _, _) in enumerate(units):
+        record, position = mentions[0]
+        by_name[collected.names[record][position]].append(index)
+    for names, _ in curation.same_names:
+        members = sorted({i for name in names for i in by_name.get(name, [])})
+        applied.decisions += 1
+        applied.overruled += len(members) > 1
+        found.edges += [(members[0], other) for other in members[1:]]
+    return found
 
 
 def _candidates(

@@ -31,11 +31,15 @@ class Collected:
     written: list[tuple[str, ...]] = field(default_factory=list)  # cleaned names as the list gives them
     concepts: list[tuple[str, str]] = field(default_factory=list)  # (area, subarea) keys, "" when absent
     order: list[str] = field(default_factory=list)  # the paper id: what persons are numbered by
+    where: dict[tuple[str, int], int] = field(default_factory=dict)  # (file, line) -> record (for curation)
     terms: list[np.ndarray] = field(default_factory=list)
     _pending: list[str] = field(default_factory=list)
 
-    def add(self, authors: tuple[str, ...], area: str, subarea: str, abstract: str, paper: str) -> int:
+    def add(
+        self, authors: tuple[str, ...], area: str, subarea: str, abstract: str, paper: str, where: tuple[str, int]
+    ) -> int:
         """Keep one record's evidence; its index."""
+        self.where[where] = len(self.names)
         self.written.append(authors)
         self.names.append(tuple(normalise(name) for name in authors))
         self.concepts.append((normalise(area), normalise(subarea)))

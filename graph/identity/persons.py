@@ -69,6 +69,8 @@ def person_lines(persons: Persons, collected: Collected, iris: Iris) -> Iterator
         for variant in person.variants:
             yield f"{iri} <{SKOS.altLabel}> {literal(variant)} .\n"
         yield f"{iri} <{PROV.wasGeneratedBy}> {activity} .\n"
+        if person.curated:
+            yield f'{iri} <{BG.curated}> "true"^^<{XSD.boolean}> .\n'
         yield f'{iri} <{BG.identityScore}> "{person.score:.3f}"^^<{XSD.decimal}> .\n'
         base = person_key(person.name)
         if key != base:
