@@ -62,3 +62,25 @@ def test_a_bad_curation_file_is_an_error_with_file_and_line_and_nothing_is_built
 ) -> None:
     with pytest.raises(ValueError, match="^" + message.replace("(", r"\(").replace(".", r"\.")):
         build_graph([lists(tmp_path, curation)], base=BASE)
+
+
+def test_bibgraph_authors_lists_variant_pairs_with_their_evidence(tmp_path: Path, capsys) -> None:
+    from bibgraph.web.cli import main
+
+    directory = lists(tmp_path, "other: " + _reference("Bernhard Scholkopf") + "\n")
+    rows = LIST + "\n".join(
+        f"\nMath · Algebra\n\nWei Wang, Helper{k} Person\n\nLattice group number {k} theorem proof.\n" for k in range(4)
+    )
+    (directory / "list.txt").write_text(rows, encoding="utf-8")
+    assert main(["authors", str(directory)]) == 0
+    out = capsys.readouterr().out
+    # the curated 'other' keeps them apart; the shared co-author is the evidence shown
+    assert "Bernhard Scholkopf = Bernhard Schölkopf: 2 authorships, apart; Alex Smola" in out
+    # the four algebra papers (alike in text and area) are one person, each of the two others its own
+    assert "suspected homonyms: 1" in out and "  Wei Wang: 6 authorships, 3 person(s)" in out
+
+
+def _reference(author: str) -> str:
+    records, _ = parse_text(LIST, "list.txt")
+    (record,) = [r for r in records if r.authors[0] == author]
+    return f"list.txt:{record.line}#1"

@@ -29,7 +29,8 @@ WEIGHTS = (0.032, 0.606, 0.183, 0.064, 0.064, -1.402)
 BIAS = 1.323
 JOIN_COSINE = 0.15  # abstracts of two accent-only variants at least this alike: one person
 COMMON_PARTS = 10  # a name whose given and family names both start this many names of the dataset is common:
-# it joins a form with more given names (``Xiang Li``, ``Xiang Lorraine Li``) only on two shared co-authors
+# it is never joined to a form with more given names (``Xiang Li``, ``Xiang Lorraine Li``): its authorships are
+# likely several people's, and only some of them the longer form's (``bibgraph authors`` lists the pair)
 MAX_GROUP = 4000  # authorships of one name compared pairwise at most (beyond: kept as one person)
 
 
@@ -262,11 +263,11 @@ def _joined(
         return False  # both forms on one paper: two people
     shared = _names(a, collected) & _names(b, collected)
     if shared:
-        # ``Xiang Li`` and ``Xiang Lorraine Li``: a common short form may be anyone; it takes more evidence
+        # ``Xiang Li`` and ``Xiang Lorraine Li``: a common short form may be anyone
         shorter = min(name_a, name_b, key=lambda n: len(split_name(n)[0]))
         words_differ = len(split_name(name_a)[0]) != len(split_name(name_b)[0])
         parts = frequency[shorter]
-        return len(shared) >= 2 or not (words_differ and min(parts.given, parts.family) >= COMMON_PARTS)
+        return not (words_differ and min(parts.given, parts.family) >= COMMON_PARTS)
     if fold(name_a) != fold(name_b):
         return False
     rows_a = np.asarray(matrix[[r for r, _ in a]].mean(axis=0)).ravel()  # type: ignore[index]
