@@ -107,3 +107,30 @@ def test_the_site_serves_the_disambiguation_page_the_profile_note_and_a_301(buil
         assert client.get(f"/{old}.ttl").status_code == 301
     finally:
         app.extensions["bibgraph"].close()
+
+
+def test_add_sends_known_names_to_the_persons_the_dataset_has(built: Path, tmp_path: Path) -> None:
+    from bibgraph.graph.add import add_lists
+
+    store, _ = build_graph([built], base=BASE, progress=False)
+    (row,) = store.select(sparql_prologue() + "SELECT ?old ?p WHERE { ?old owl:sameAs ?p }")
+    retired = next(f for f in ("Bernhard Scholkopf", "Bernhard Schölkopf") if row["old"].endswith(person_key(f)))
+    (tmp_path / "more.txt").write_text(
+        "论文检索\n\nBiology · Proteins\n\nWei Wang, Jun Wang\n\nEnzyme kinetics again, in bacteria.\n\n"
+        f"Learning · Kernels\n\n{retired}, Kim Novak\n\nKernel two-sample tests.\n",
+        encoding="utf-8",
+    )
+    add_lists(store, [tmp_path / "more.txt"], BASE)
+
+    def creators(word: str) -> set[str]:
+        query = "SELECT ?p WHERE { ?paper dcterms:creator ?p ; dcterms:abstract ?a FILTER (CONTAINS(?a, '%s')) }"
+        return {r["p"] for r in store.select(sparql_prologue() + query % word)}
+
+    # the new Wei Wang paper goes to the Wei Wang who wrote with Jun Wang before (not the astronomer)
+    biologist = creators("calorimetry") & creators("bacteria") - {f"{BASE}author/{person_key('Jun Wang')}"}
+    assert len(biologist) == 1 and biologist.pop().endswith(("-0001", "-0002"))
+    assert not creators("bacteria") & creators("Galaxy")
+    # the retired form's new paper goes to the survivor
+    assert row["p"] in creators("two-sample") and row["old"] not in creators("two-sample")
+    shared = f"SELECT ?t WHERE {{ <{BASE}author/{person_key('Wei Wang')}> a ?t }}"
+    assert store.select(sparql_prologue() + shared) == [{"t": "https://w3id.org/bibgraph/ontology#SharedName"}]

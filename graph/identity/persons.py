@@ -9,7 +9,7 @@ unless a person of its own holds it.
 """
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from rdflib import DCTERMS, FOAF, OWL, PROV, RDF, RDFS, SKOS, XSD
 
@@ -41,6 +41,28 @@ def person_keys(persons: Persons) -> list[str]:
     return keys
 
 
+def activity_lines(iris: Iris) -> Iterator[str]:
+    """The identity step as a ``prov:Activity`` labelled with its method and version."""
+    activity = f"<{iris.dataset}#identity>"
+    yield f"{activity} {_A} <{PROV.Activity}> .\n"
+    yield f"{activity} <{RDFS.label}> {literal(METHOD)} .\n"
+
+
+def description(iri: str, name: str, variants: Iterable[str], score: float, curated: bool, iris: Iris) -> Iterator[str]:
+    """One person's triples: names, variants, and how it was formed."""
+    yield f"{iri} {_A} <{FOAF.Person}> .\n"
+    yield f"{iri} <{FOAF.name}> {literal(name)} .\n"
+    if parts := name_parts(name):
+        yield f"{iri} <{FOAF.givenName}> {literal(parts[0])} .\n"
+        yield f"{iri} <{FOAF.familyName}> {literal(parts[1])} .\n"
+    for variant in variants:
+        yield f"{iri} <{SKOS.altLabel}> {literal(variant)} .\n"
+    yield f"{iri} <{PROV.wasGeneratedBy}> <{iris.dataset}#identity> .\n"
+    if curated:
+        yield f'{iri} <{BG.curated}> "true"^^<{XSD.boolean}> .\n'
+    yield f'{iri} <{BG.identityScore}> "{score:.3f}"^^<{XSD.decimal}> .\n'
+
+
 def person_lines(persons: Persons, collected: Collected, iris: Iris) -> Iterator[str]:
     """Creators and authorship agents of every paper, then every person, shared name and retired form."""
     keys = person_keys(persons)
@@ -55,23 +77,11 @@ def person_lines(persons: Persons, collected: Collected, iris: Iris) -> Iterator
                 written.add(who)
                 yield f"<{paper}> {creator} {who} .\n"
             yield f"<{Iris.authorship(paper, position + 1)}> {agent} {who} .\n"
-    activity = f"<{iris.dataset}#identity>"
-    yield f"{activity} {_A} <{PROV.Activity}> .\n"
-    yield f"{activity} <{RDFS.label}> {literal(METHOD)} .\n"
+    yield from activity_lines(iris)
     held = set(keys)
     shared: dict[str, list[str]] = defaultdict(list)
     for person, key, iri in zip(persons.persons, keys, iri_of, strict=True):
-        yield f"{iri} {_A} <{FOAF.Person}> .\n"
-        yield f"{iri} <{FOAF.name}> {literal(person.name)} .\n"
-        if parts := name_parts(person.name):
-            yield f"{iri} <{FOAF.givenName}> {literal(parts[0])} .\n"
-            yield f"{iri} <{FOAF.familyName}> {literal(parts[1])} .\n"
-        for variant in person.variants:
-            yield f"{iri} <{SKOS.altLabel}> {literal(variant)} .\n"
-        yield f"{iri} <{PROV.wasGeneratedBy}> {activity} .\n"
-        if person.curated:
-            yield f'{iri} <{BG.curated}> "true"^^<{XSD.boolean}> .\n'
-        yield f'{iri} <{BG.identityScore}> "{person.score:.3f}"^^<{XSD.decimal}> .\n'
+        yield from description(iri, person.name, person.variants, person.score, person.curated, iris)
         base = person_key(person.name)
         if key != base:
             shared[base].append(iri)
