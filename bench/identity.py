@@ -8,6 +8,7 @@ The homonym subset is every scored authorship whose name (normalised) two or mor
 The identity step's share of a build is timed on the same lists.
 
     python -m bench.identity [DATA_DIR]
+    python -m bench.identity --generated 100000   # the identity step's share of a generated corpus's build
 
 ``DATA_DIR`` (default: the sample shipped in ``bench/data/identity``) holds ``*.txt.gz`` and ``*.gold.gz``
 pairs as ``bench.acl_lists`` writes them; lists of 2023 and later are the held-out part.
@@ -127,7 +128,24 @@ def build_share(data: Path, collections: Sequence[str]) -> None:
     )
 
 
+def generated_share(records: int) -> None:
+    """The identity step's share of a build of a generated corpus (``bench.generate``: few, very common names)."""
+    from bench.generate import write_lists
+
+    with tempfile.TemporaryDirectory() as tmp:
+        write_lists(Path(tmp), records)
+        start = time.perf_counter()
+        _, report_ = build_graph([Path(tmp)], progress=False)
+        total = time.perf_counter() - start
+    step = report_.identity_seconds
+    share = f"identity step {step:.1f} s ({100 * step / total:.1f} %)"
+    print(f"generated {records:,} records: build {total:.1f} s, {share}")
+
+
 def main(argv: list[str]) -> None:
+    if argv[:1] == ["--generated"]:
+        generated_share(int(argv[1]))
+        return
     data = Path(argv[0]) if argv else DATA
     collections = sorted(path.name.removesuffix(".txt.gz") for path in data.glob("*.txt.gz"))
     dev = [c for c in collections if c < HELD_OUT_FROM]

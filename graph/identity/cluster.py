@@ -31,7 +31,7 @@ JOIN_COSINE = 0.15  # abstracts of two accent-only variants at least this alike:
 COMMON_PARTS = 10  # a name whose given and family names both start this many names of the dataset is common:
 # it is never joined to a form with more given names (``Xiang Li``, ``Xiang Lorraine Li``): its authorships are
 # likely several people's, and only some of them the longer form's (``bibgraph authors`` lists the pair)
-MAX_GROUP = 4000  # authorships of one name compared pairwise at most (beyond: kept as one person)
+MAX_GROUP = 400  # authorships of one name compared pairwise at most (beyond: kept as one person, for now)
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def splittable(common: float) -> bool:
 def _split(views: list[View], common: float) -> tuple[list[list[int]], list[float]]:
     """Clusters of ``views`` (indices) and each cluster's mean pairwise probability."""
     n = len(views)
-    if n == 1 or n > MAX_GROUP:
+    if n == 1:
         return [list(range(n))], [1.0]
     prob = np.ones((n, n))
     for i in range(n):
@@ -125,7 +125,7 @@ def identify_collected(
     for key in sorted(by_name):
         mentions = sorted(by_name[key], key=lambda m: (collected.order[m[0]], m[1]))
         written = collected.written[mentions[0][0]][mentions[0][1]]
-        if len(mentions) == 1 or not splittable(common.get(written, 0.0)):
+        if not 1 < len(mentions) <= MAX_GROUP or not splittable(common.get(written, 0.0)):
             units.append((mentions, 1.0, False))
             continue
         views = [view(r, p, collected, coauthors, matrix[r]) for r, p in mentions]
