@@ -1,7 +1,7 @@
 """What the records say about who wrote them, kept small, and the pairwise evidence read from it.
 
 Per record the identity step keeps the author names, its area and subarea, and its abstract as the
-sorted indices of its hashed words (scikit-learn's ``HashingVectorizer``, in batches): never the
+indices of its hashed words (scikit-learn's ``HashingVectorizer``, a sparse matrix per batch): never the
 abstract itself, so a build still holds no abstracts. Evidence between two authorships of one name:
 co-authors they share, co-authors' co-authors they share (two hops), the same area and subarea, and the
 TF-IDF cosine of their abstracts (``TfidfTransformer`` over the kept word indices).
@@ -18,8 +18,9 @@ from ..names import normalise
 
 HASH_FEATURES = 1 << 20
 _BATCH = 2048
+# No stop-word list: IDF weighs common words down anyway, and filtering them in Python doubled the hashing's cost.
 _VECTORISER = HashingVectorizer(
-    n_features=HASH_FEATURES, alternate_sign=False, norm=None, binary=True, stop_words="english", dtype=np.float32
+    n_features=HASH_FEATURES, alternate_sign=False, norm=None, binary=True, dtype=np.float32
 )
 
 
@@ -32,7 +33,7 @@ class Collected:
     concepts: list[tuple[str, str]] = field(default_factory=list)  # (area, subarea) keys, "" when absent
     order: list[str] = field(default_factory=list)  # the paper id: what persons are numbered by
     where: dict[tuple[str, int], int] = field(default_factory=dict)  # (file, line) -> record (for curation)
-    terms: list[np.ndarray] = field(default_factory=list)
+    terms: list[sparse.csr_matrix] = field(default_factory=list)  # one binary matrix per batch of records
     _pending: list[str] = field(default_factory=list)
 
     def add(
@@ -51,10 +52,7 @@ class Collected:
 
     def _flush(self) -> None:
         if self._pending:
-            matrix = _VECTORISER.transform(self._pending).tocsr()
-            for row in range(matrix.shape[0]):
-                start, end = matrix.indptr[row], matrix.indptr[row + 1]
-                self.terms.append(np.sort(matrix.indices[start:end]).astype(np.int32))
+            self.terms.append(_VECTORISER.transform(self._pending).tocsr())
             self._pending = []
 
     def term_matrix(self, rows: list[int]) -> sparse.csr_matrix:
@@ -73,12 +71,9 @@ class Collected:
 
 def _tfidf(collected: Collected) -> sparse.csr_matrix:
     collected._flush()
-    lengths = [len(t) for t in collected.terms]
-    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    indices = np.concatenate(collected.terms) if collected.terms else np.zeros(0, np.int32)
-    counts = sparse.csr_matrix(
-        (np.ones(len(indices), np.float32), indices, indptr), shape=(len(collected.terms), HASH_FEATURES)
-    )
+    if not collected.terms:
+        return sparse.csr_matrix((0, HASH_FEATURES), dtype=np.float32)
+    counts = sparse.vstack(collected.terms, format="csr")
     return TfidfTransformer(sublinear_tf=True).fit_transform(counts).tocsr()
 
 

@@ -43,7 +43,7 @@ def person_keys(persons: Persons) -> list[str]:
 
 def activity_lines(iris: Iris) -> Iterator[str]:
     """The identity step as a ``prov:Activity`` labelled with its method and version."""
-    activity = f"<{iris.dataset}#identity>"
+    activity = f"<{iris.identity_step(METHOD)}>"
     yield f"{activity} {_A} <{PROV.Activity}> .\n"
     yield f"{activity} <{RDFS.label}> {literal(METHOD)} .\n"
 
@@ -57,10 +57,11 @@ def description(iri: str, name: str, variants: Iterable[str], score: float, cura
         yield f"{iri} <{FOAF.familyName}> {literal(parts[1])} .\n"
     for variant in variants:
         yield f"{iri} <{SKOS.altLabel}> {literal(variant)} .\n"
-    yield f"{iri} <{PROV.wasGeneratedBy}> <{iris.dataset}#identity> .\n"
+    yield f"{iri} <{PROV.wasGeneratedBy}> <{iris.identity_step(METHOD)}> .\n"
     if curated:
         yield f'{iri} <{BG.curated}> "true"^^<{XSD.boolean}> .\n'
-    yield f'{iri} <{BG.identityScore}> "{score:.3f}"^^<{XSD.decimal}> .\n'
+    # the canonical lexical form ("1", "0.953", as Oxigraph writes a decimal it holds): the streamed dump agrees
+    yield f'{iri} <{BG.identityScore}> "{f"{score:.3f}".rstrip("0").rstrip(".")}"^^<{XSD.decimal}> .\n'
 
 
 def person_lines(persons: Persons, collected: Collected, iris: Iris) -> Iterator[str]:
