@@ -14,9 +14,11 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import igraph
 import numpy as np
+from scipy import sparse
 from sklearn.cluster import AgglomerativeClustering
 
 from .curation import Applied, Curation, resolve
@@ -119,8 +121,7 @@ def identify_collected(
             by_name[name].append((record, position))
     frequency = frequencies(collected)
     common = {name: found.expected for name, found in frequency.items()}
-    coauthors = collected.coauthors()
-    matrix = collected.term_matrix(list(range(len(collected.names))))
+    lazy = _Lazy(collected)  # most datasets split no name: co-author sets and TF-IDF only when asked for
     units: list[tuple[list[tuple[int, int]], float, bool]] = []  # mentions, score, split
     for key in sorted(by_name):
         mentions = sorted(by_name[key], key=lambda m: (collected.order[m[0]], m[1]))
@@ -128,18 +129,18 @@ def identify_collected(
         if not 1 < len(mentions) <= MAX_GROUP or not splittable(common.get(written, 0.0)):
             units.append((mentions, 1.0, False))
             continue
-        views = [view(r, p, collected, coauthors, matrix[r]) for r, p in mentions]
+        views = [view(r, p, collected, lazy.coauthors, lazy.matrix[r]) for r, p in mentions]
         groups, scores = _split(views, common.get(written, 0.0))
         for group, score in zip(groups, scores, strict=True):
             units.append(([mentions[i] for i in group], score, len(groups) > 1))
     curated = _curate(units, collected, curation, applied or Applied()) if curation else _Curated()
-    return _join(units, collected, matrix, frequency, curated)
+    return _join(units, collected, lazy, frequency, curated)
 
 
 def _join(
     units: list[tuple[list[tuple[int, int]], float, bool]],
     collected: Collected,
-    matrix: object,
+    lazy: "_Lazy",
     frequency: dict[str, Frequency],
     curated: "_Curated",
 ) -> list[Person]:
@@ -152,7 +153,7 @@ def _join(
         for a, b in _candidates(members, units, collected):
             if a in curated.alone or b in curated.alone:
                 continue
-            if _joined(units[a][0], units[b][0], collected, matrix, frequency):
+            if _joined(units[a][0], units[b][0], collected, lazy, frequency):
                 edges.append((a, b))
     graph = igraph.Graph(n=len(units), edges=edges + curated.edges)
     touched = curated.alone | {unit for edge in curated.edges for unit in edge}
@@ -180,6 +181,31 @@ def _join(
         )
     persons.sort(key=lambda p: (collected.order[p.mentions[0][0]], p.mentions[0][1]))
     return persons
+
+
+class _Lazy:
+    """The co-author sets and the TF-IDF matrix of the whole dataset, computed when first asked for."""
+
+    def __init__(self, collected: Collected) -> None:
+        self.collected = collected
+        self._near: dict[tuple[int, int], set[str]] = {}
+
+    def near(self, mentions: list[tuple[int, int]]) -> set[str]:
+        """The co-author names of a unit's authorships (kept: a unit meets many forms of its block)."""
+        found = self._near.get(mentions[0])
+        if found is None:
+            names = self.collected.names
+            found = {other for r, p in mentions for i, other in enumerate(names[r]) if i != p}
+            self._near[mentions[0]] = found
+        return found
+
+    @cached_property
+    def coauthors(self) -> dict[str, set[str]]:
+        return self.collected.coauthors()
+
+    @cached_property
+    def matrix(self) -> sparse.csr_matrix:
+        return self.collected.term_matrix(list(range(len(self.collected.names))))
 
 
 @dataclass
@@ -244,33 +270,29 @@ def _candidates(
                     yield from ((a, b) for a in group for b in more)
 
 
-def _names(mentions: Iterable[tuple[int, int]], collected: Collected) -> set[str]:
-    return {other for r, p in mentions for i, other in enumerate(collected.names[r]) if i != p}
-
-
 def _joined(
     a: list[tuple[int, int]],
     b: list[tuple[int, int]],
     collected: Collected,
-    matrix: object,
+    lazy: "_Lazy",
     frequency: dict[str, Frequency],
 ) -> bool:
     name_a = collected.written[a[0][0]][a[0][1]]
     name_b = collected.written[b[0][0]][b[0][1]]
     if not compatible(name_a, name_b):
         return False
+    shorter = min(name_a, name_b, key=lambda n: len(split_name(n)[0]))
+    if len(split_name(name_a)[0]) != len(split_name(name_b)[0]):
+        parts = frequency[shorter]
+        if min(parts.given, parts.family) >= COMMON_PARTS:
+            return False  # ``Xiang Li`` and ``Xiang Lorraine Li``: a common short form may be anyone
     if {r for r, _ in a} & {r for r, _ in b}:
         return False  # both forms on one paper: two people
-    shared = _names(a, collected) & _names(b, collected)
-    if shared:
-        # ``Xiang Li`` and ``Xiang Lorraine Li``: a common short form may be anyone
-        shorter = min(name_a, name_b, key=lambda n: len(split_name(n)[0]))
-        words_differ = len(split_name(name_a)[0]) != len(split_name(name_b)[0])
-        parts = frequency[shorter]
-        return not (words_differ and min(parts.given, parts.family) >= COMMON_PARTS)
+    if lazy.near(a) & lazy.near(b):
+        return True
     if fold(name_a) != fold(name_b):
         return False
-    rows_a = np.asarray(matrix[[r for r, _ in a]].mean(axis=0)).ravel()  # type: ignore[index]
-    rows_b = np.asarray(matrix[[r for r, _ in b]].mean(axis=0)).ravel()  # type: ignore[index]
+    rows_a = np.asarray(lazy.matrix[[r for r, _ in a]].mean(axis=0)).ravel()
+    rows_b = np.asarray(lazy.matrix[[r for r, _ in b]].mean(axis=0)).ravel()
     norm = float(np.linalg.norm(rows_a) * np.linalg.norm(rows_b))
     return norm > 0 and float(rows_a @ rows_b) / norm >= JOIN_COSINE
