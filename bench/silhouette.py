@@ -4,7 +4,7 @@ communities (sklearn's ``silhouette_score``; 1 = communities far apart, 0 = mixe
 
     .venv/bin/python -m bench.silhouette seeds /tmp/corpus [--top 1000]
 
-Needs scikit-learn (only here, not a dependency). Communities of fewer than MIN_MEMBERS authors are left out of
+Communities of fewer than MIN_MEMBERS authors are left out of
 the score (they are grey on the map, and a lone node has no silhouette)."""
 
 import argparse

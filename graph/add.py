@@ -17,9 +17,10 @@ import pyoxigraph as ox
 from rdflib import PROV
 
 from .build import BuildReport, _unpublishable
+from .identity.extend import resolver
 from .iris import Iris
 from .model import Catalogue, paper_id
-from .names import concept_key, person_key
+from .names import concept_key
 from .parse import find_input_files, parse_file, scan_areas
 from .records import Problem, Record
 from .stores.store import OxigraphGraphStore
@@ -81,6 +82,7 @@ def add_lists(
                 problems.append(Problem(record.source, record.line, trouble_text))
             else:
                 records.append(record)
+    catalogue.resolve = resolver(store, iris, records)  # known names go to the persons the store has
     existing_papers = _known_papers(store, iris, catalogue, records)
     existing_people = _known_people(store, iris, catalogue, records)
     described = void_quads(store, iris)
@@ -154,7 +156,8 @@ def _known_papers(store: OxigraphGraphStore, iris: Iris, catalogue: Catalogue, r
 
 def _known_people(store: OxigraphGraphStore, iris: Iris, catalogue: Catalogue, records: list[Record]) -> int:
     """Tell ``catalogue`` the names of the people among ``records`` the store holds; how many."""
-    by_iri = {iris.person(person_key(name)): person_key(name) for record in records for name in record.authors}
+    keys = {catalogue.key(name, record) for record in records for name in record.authors}
+    by_iri = {iris.person(key): key for key in keys}
     for block in _values(by_iri):
         for row in store.select(_PEOPLE % block):
             key = by_iri[str(row["person"])]

@@ -86,7 +86,8 @@ _LEADING_AND = re.compile(r"^(?:and|&)\s+", re.IGNORECASE)
 _ORCID = re.compile(r"\s*[(\[]?\s*(?:https?://orcid\.org/|orcid:?\s*)?\d{4}-\d{4}-\d{4}-\d{3}[\dX]\s*[)\]]?\s*$", re.I)
 _SUPERSCRIPT = "⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᶜᵈᵉ"
 _MARKER_BODY = rf"[\d{_SUPERSCRIPT}{re.escape(MARKS)}a-e,，\s]*"
-_LATEX_SUPERSCRIPT = re.compile(rf"\$?\^\{{?({_MARKER_BODY})\}}?\$?|\\textsuperscript\{{({_MARKER_BODY})\}}")
+# ``^{1}``, ``$^a$`` are markers; ``\^{a}`` is LaTeX's circumflex (â), not one
+_LATEX_SUPERSCRIPT = re.compile(rf"\$?(?<!\\)\^\{{?({_MARKER_BODY})\}}?\$?|\\textsuperscript\{{({_MARKER_BODY})\}}")
 _TRAILING_MARKER = re.compile(
     rf"(?<=[^\W\d_]|\.)\d+$|\s*[\[(]\d+(?:\s*[,，]\s*\d+)*[\])]$|[{_SUPERSCRIPT}]+$|\s*[{re.escape(MARKS)}]$"
 )
@@ -185,8 +186,16 @@ def _strip_markers(text: str) -> tuple[str, str, bool]:
         text = (text[: match.start()] + text[match.end() :]).strip()
 
 
+# TeX ends a control word's name at the first character that is not an ASCII letter (``\\Lącki`` is ``\\L``
+# then ``ącki``); pylatexenc reads any letter as part of the name and drops the unknown macro, and the surname with
+# it. A space after the name says the same to both (TeX eats it).
+_CONTROL_WORD_BEFORE_OTHER_LETTER = re.compile(r"(\\[A-Za-z]+)(?=[^\x00-\x7f])")
+
+
 def _decode_latex(text: str) -> str:
-    return tidy(_latex.latex_to_text(text)) if any(sign in text for sign in _LATEX_SIGNS) else text
+    if not any(sign in text for sign in _LATEX_SIGNS):
+        return text
+    return tidy(_latex.latex_to_text(_CONTROL_WORD_BEFORE_OTHER_LETTER.sub(r"\1 ", text)))
 
 
 def name_words(name: str) -> int:

@@ -13,6 +13,8 @@ from tqdm import tqdm
 
 from bibgraph.seeds import seed_directory
 
+from .identity import Collected, curation
+from .identity.curation import Applied
 from .iris import DEFAULT_BASE, Iris
 from .model import Catalogue
 from .ntriples import unpublishable
@@ -76,6 +78,9 @@ class BuildReport:
     duplicate_records: int = 0
     repairs: dict[str, RepairTally] = field(default_factory=dict)
     warnings: dict[str, RepairTally] = field(default_factory=dict)
+    shared_names: int = 0  # persons holding a name another person holds too (each with a numbered IRI)
+    curation: Applied = field(default_factory=Applied)
+    identity_seconds: float = 0.0
 
     @property
     def repaired_names(self) -> int:
@@ -105,6 +110,12 @@ class BuildReport:
         yield f"truncated author lists (等): {len(self.truncated)}"
         for where in self.truncated:
             yield f"  {where}"
+        yield f"persons sharing a name with another person (split by evidence): {self.shared_names}"
+        if self.curation.files:
+            yield (
+                f"curated persons: {self.curation.decisions} decisions applied, {self.curation.overruled} "
+                f"overruling the algorithm ({', '.join(self.curation.files)})"
+            )
         yield f"merged name variants: {len(self.merged_names)}"
         for name, variants in self.merged_names:
             yield f"  {name} = {' = '.join(variants)}"
@@ -217,7 +228,7 @@ def build_graph(
     iris = Iris(base)
     store = store or OxigraphGraphStore.memory()
     inputs = list(paths) or [seed_directory()]  # the one place the seeds are the default input
-    catalogue = Catalogue()
+    catalogue = Catalogue(identity=Collected(), curation=curation.read(curation.find(inputs)))
     problems: list[Problem] = []
     report = BuildReport(problems=problems)
     with VoidTally(iris.base, scratch) as tally:  # counted as the lines pass, not from the store afterwards
@@ -233,11 +244,14 @@ def build_graph(
         report.files = len(list(find_input_files(inputs)))
         report.records = catalogue.records
         report.papers = catalogue.papers
-        report.authors = len(catalogue.people)
+        report.authors = catalogue.persons
         report.authorships = catalogue.authorships
         report.concepts = len(catalogue.areas) + len(catalogue.subareas)
         report.truncated = catalogue.truncated
-        report.merged_names = [(person.name, person.variants) for person in catalogue.merged_people]
+        report.merged_names = catalogue.joined
+        report.shared_names = catalogue.shared
+        report.curation = catalogue.curated
+        report.identity_seconds = catalogue.identity_seconds
         report.duplicate_records = catalogue.duplicate_records
         del catalogue
         gc.collect()  # the catalogue's memory back before the distinct terms are counted

@@ -64,6 +64,11 @@ class Iris:
     def dataset(self) -> str:
         return f"{self.base}{DATASET}"
 
+    def identity_step(self, method: str) -> str:
+        """The ``prov:Activity`` that formed the persons (``identity/bibgraph-identity-1``): kept apart from the
+        dataset's IRI, whose triples are the VoID description."""
+        return f"{self.base}identity/{method.replace('/', '-')}"
+
     @property
     def endpoint(self) -> str:
         return f"{self.base}{ENDPOINT}"

@@ -7,14 +7,19 @@ term object per node; the IRIs here are all minted by us, so only literals need 
 (:mod:`bibgraph.graph.ntriples`).
 """
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from rdflib import DCTERMS, FOAF, PROV, RDF, RDFS, SKOS
+from rdflib import DCTERMS, PROV, RDF, RDFS, SKOS
 
 from .authorline import CORRESPONDING_MARKS, EQUAL_CONTRIBUTION_MARKS
+from .identity import persons_of
+from .identity.curation import Applied, Curation
+from .identity.features import Collected
+from .identity.persons import activity_lines, description, person_keys, person_lines
 from .iris import Iris
-from .names import concept_key, name_parts, normalise, person_key, short_hash, tidy
+from .names import concept_key, normalise, person_key, short_hash, tidy
 from .ntriples import literal as _literal
 from .ntriples import typed as _typed
 from .plaintext import plain_text
@@ -87,10 +92,6 @@ _BG_SOURCE_LINE = f"<{BG.sourceLine}>"
 _DCTERMS_ABSTRACT = f"<{DCTERMS.abstract}>"
 _DCTERMS_CREATOR = f"<{DCTERMS.creator}>"
 _DCTERMS_SUBJECT = f"<{DCTERMS.subject}>"
-_FOAF_PERSON = f"<{FOAF.Person}>"
-_FOAF_FAMILY_NAME = f"<{FOAF.familyName}>"
-_FOAF_GIVEN_NAME = f"<{FOAF.givenName}>"
-_FOAF_NAME = f"<{FOAF.name}>"
 _PROV_AGENT = f"<{PROV.agent}>"
 _PROV_WAS_DERIVED_FROM = f"<{PROV.wasDerivedFrom}>"
 _RDF_TYPE = f"<{RDF.type}>"
@@ -98,7 +99,6 @@ _RDFS_LABEL = f"<{RDFS.label}>"
 _SCHEMA_SCHOLARLY_ARTICLE = f"<{SCHEMA.ScholarlyArticle}>"
 _SKOS_CONCEPT = f"<{SKOS.Concept}>"
 _SKOS_CONCEPT_SCHEME = f"<{SKOS.ConceptScheme}>"
-_SKOS_ALT_LABEL = f"<{SKOS.altLabel}>"
 _SKOS_BROADER = f"<{SKOS.broader}>"
 _SKOS_HAS_TOP_CONCEPT = f"<{SKOS.hasTopConcept}>"
 _SKOS_IN_SCHEME = f"<{SKOS.inScheme}>"
@@ -133,6 +133,23 @@ class Catalogue:
     records: int = 0
     authorships: int = 0
     _concept_iris: dict[str, str] = field(default_factory=dict)  # one string per concept IRI
+    # With ``identity`` (a build), persons are decided from the evidence of every paper at the end
+    # (graph.identity): the papers' creators and authorship agents are written then, not as read.
+    identity: Collected | None = None
+    curation: Curation | None = None
+    curated: Applied = field(default_factory=Applied)
+    persons: int = 0
+    joined: list[tuple[str, list[str]]] = field(default_factory=list)  # persons with several written forms
+    shared: int = 0  # persons whose name another person of the dataset holds too
+    identity_seconds: float = 0.0  # what the identity step cost (evidence kept, persons decided, written)
+    # With ``resolve`` (an add), a name's key goes to the person the store already has for it: the survivor of
+    # a joined form, the holder of a shared name the record's co-authors point to (graph.identity.extend).
+    resolve: Callable[[str, Record], str] | None = None
+
+    def key(self, name: str, record: Record) -> str:
+        """The person key ``name`` on ``record`` is written under."""
+        key = person_key(name)
+        return self.resolve(key, record) if self.resolve is not None else key
 
     def add(self, record: Record, iris: Iris) -> Iterator[str]:
         """Record what ``record`` says about identities and return its N-Triples lines."""
@@ -144,7 +161,7 @@ class Catalogue:
         self.sources[number] = seen + 1
         concept = self._concept(record, iris)
         for name in record.authors:
-            key = person_key(name)
+            key = self.key(name, record)
             first = self.people.setdefault(key, name)
             if name != first:
                 known = self.variants.setdefault(key, [])
@@ -158,7 +175,13 @@ class Catalogue:
             self.authorships += len(record.authors)
             if record.truncated:
                 self.truncated.append(f"{record.source}:{record.line}")
-            return _paper_lines(record, paper_iri, new_subject, iris)
+            if self.identity is not None:
+                start = time.perf_counter()
+                area, subarea = record.area or "", record.subarea or ""
+                self.identity.add(record.authors, area, subarea, record.abstract, pid, (record.source, record.line))
+                self.identity_seconds += time.perf_counter() - start
+            keys = [self.key(name, record) for name in record.authors]
+            return _paper_lines(record, paper_iri, new_subject, iris, self.identity is None, keys)
         # The same paper again (same authors and abstract): only its new source and subject.
         return _duplicate_lines(record, paper_iri, seen + 1, new_subject)
 
@@ -188,16 +211,19 @@ class Catalogue:
     def closing(self, iris: Iris) -> Iterator[str]:
         """People and concepts, once every record has been added."""
         a = _RDF_TYPE
-        for key in sorted(self.people):
-            name = self.people[key]
-            iri = f"<{iris.person(key)}>"
-            yield f"{iri} {a} {_FOAF_PERSON} .\n"
-            yield f"{iri} {_FOAF_NAME} {_literal(name)} .\n"
-            if parts := name_parts(name):
-                yield f"{iri} {_FOAF_GIVEN_NAME} {_literal(parts[0])} .\n"
-                yield f"{iri} {_FOAF_FAMILY_NAME} {_literal(parts[1])} .\n"
-            for variant in self.variants.get(key, ()):
-                yield f"{iri} {_SKOS_ALT_LABEL} {_literal(variant)} .\n"
+        if self.identity is not None:
+            start = time.perf_counter()
+            persons = persons_of(self.identity, self.curation, self.curated)
+            self.identity_seconds += time.perf_counter() - start  # deciding; writing persons is no new cost
+            self.persons = len(persons.persons)
+            self.joined = [(p.name, list(p.variants)) for p in persons.persons if p.variants]
+            self.shared = sum(1 for key in person_keys(persons) if key[-5:-4] == "-" and key[-4:].isdigit())
+            yield from person_lines(persons, self.identity, iris)
+        else:  # an add: a name is a person (graph.identity.extend sent known names to their persons)
+            yield from activity_lines(iris)
+            for key in sorted(self.people):
+                iri = f"<{iris.person(key)}>"
+                yield from description(iri, self.people[key], self.variants.get(key, ()), 1.0, False, iris)
         scheme = f"<{iris.scheme}>"
         yield f"{scheme} {a} {_SKOS_CONCEPT_SCHEME} .\n"
         yield f'{scheme} {_SKOS_PREF_LABEL} "Research areas" .\n'
@@ -217,7 +243,9 @@ class Catalogue:
             yield f"{iri} {_SKOS_BROADER} <{iris.area(area_key)}> .\n"
 
 
-def _paper_lines(record: Record, paper_iri: str, subject: str | None, iris: Iris) -> Iterator[str]:
+def _paper_lines(
+    record: Record, paper_iri: str, subject: str | None, iris: Iris, people_now: bool, keys: list[str]
+) -> Iterator[str]:
     iri = f"<{paper_iri}>"
     if record.author_list is not None:  # kept whole: verbatim, no persons stated
         names = record.author_list
@@ -233,11 +261,11 @@ def _paper_lines(record: Record, paper_iri: str, subject: str | None, iris: Iris
         yield f"{iri} {_BG_AUTHOR_LIST_UNSPLIT} {_typed(True)} .\n"
     if subject:
         yield f"{iri} {_DCTERMS_SUBJECT} <{subject}> .\n"
-    people = [f"<{iris.person(person_key(name))}>" for name in record.authors]
+    people = [f"<{iris.person(key)}>" for key in keys]
     authorships = [f"<{iris.authorship(paper_iri, position)}>" for position in range(1, len(people) + 1)]
     creators = set()  # a person listed twice is one creator (each triple written once: the dump is the stream)
     for person, node in zip(people, authorships, strict=True):
-        if person not in creators:
+        if people_now and person not in creators:
             creators.add(person)
             yield f"{iri} {_DCTERMS_CREATOR} {person} .\n"
         yield f"{iri} {_BG_AUTHORSHIP} {node} .\n"
@@ -247,7 +275,8 @@ def _paper_lines(record: Record, paper_iri: str, subject: str | None, iris: Iris
     credits = zip(record.names_as_written, record.author_marks, people, authorships, strict=True)
     for position, (name, marks, person, node) in enumerate(credits, 1):
         yield f"{node} {_RDF_TYPE} {_BG_AUTHORSHIP_CLASS} .\n"
-        yield f"{node} {_PROV_AGENT} {person} .\n"
+        if people_now:
+            yield f"{node} {_PROV_AGENT} {person} .\n"
         yield f"{node} {_BG_AUTHOR_POSITION} {_typed(position)} .\n"
         yield f"{node} {_BG_NAME_AS_WRITTEN} {_literal(name)} .\n"
         if marks:

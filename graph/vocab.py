@@ -28,6 +28,10 @@ class BG(DefinedNamespace):
     correspondingAuthor: URIRef  # the authorship carries a corresponding-author mark (✉)
     sourceFile: URIRef  # input file name
     sourceLine: URIRef  # 1-based line of the record in that file
+    SharedName: URIRef  # a name several persons of the dataset share: the disambiguation resource
+    nameOf: URIRef  # SharedName -> each Person holding it
+    identityScore: URIRef  # how sure the identity step is that a person's authorships are one person
+    curated: URIRef  # a curator's decision (people.curation) formed this person
 
 
 SCHEMA = SDO

@@ -1,6 +1,7 @@
 """docs/architecture.md stays true: every module it names exists, and the README links it."""
 
 import re
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,3 +35,13 @@ def test_every_named_query_is_used() -> None:
         for path in (ROOT / folder).rglob("*.py")
     )
     assert names and {name for name in names if f'"{name}"' not in sources} == set()
+
+
+def test_every_package_folder_is_installed() -> None:
+    """A non-editable install (the README's main command) carries only the packages pyproject lists."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    for top, name in (("graph", "bibgraph.graph"), ("web", "bibgraph.web")):
+        for init in (ROOT / top).rglob("__init__.py"):
+            folder = init.parent.relative_to(ROOT / top)
+            package = ".".join([name, *folder.parts]) if folder.parts else name
+            assert package in listed, f"{package} is missing from [tool.setuptools] packages"

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pylatexenc.latex2text import LatexNodes2Text
 
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.names import name_parts
@@ -378,3 +379,38 @@ def test_two_word_shortcut_agrees_with_nameparser(words: list[str]) -> None:
     quick = _two_words(name.split())
     if quick is not None:
         assert quick == western_parts(name)
+
+
+# A LaTeX letter or accent in every form a list writes it, read as pylatexenc reads its unambiguous spelling.
+_LETTER_MACROS = ["L", "l", "o", "O", "ss", "aa", "AA", "ae", "AE", "oe", "OE", "i"]
+_ACCENTS = ["'", "`", "^", '"', "~", "=", ".", "H", "c", "k", "r", "u", "v"]
+_TAILS = ["ącki", "ódź", "ñez", "acki", "ström", "ewski"]
+
+
+@settings(max_examples=60)
+@given(
+    st.sampled_from(["Jakub", "Anna", "Bo"]),
+    st.sampled_from(_LETTER_MACROS),
+    st.sampled_from(["{}", " ", "", "{braced}"]),
+    st.sampled_from(_TAILS),
+)
+def test_a_latex_letter_command_keeps_the_surname_behind_it(given_name: str, macro: str, form: str, tail: str) -> None:
+    """``Jakub \\Lącki`` is ``Jakub Łącki`` (it was read as ``Jakub``): TeX ends a control word at a letter
+    outside ASCII, so every form (``\\L{}``, ``\\L `` and ``\\L`` before such a letter, ``{\\L}``) reads alike."""
+    if form == "" and tail[0].isascii():
+        form = "{}"  # ``\\Lacki`` is another control word in TeX too
+    written = f"{given_name} {{\\{macro}}}{tail}" if form == "{braced}" else f"{given_name} \\{macro}{form}{tail}"
+    expected = " ".join(LatexNodes2Text().latex_to_text(f"{given_name} \\{macro}{{}}{tail}").split())
+    assert read(f"{written}, Ann Lee").authors == (expected, "Ann Lee")
+    assert expected.endswith(tail[1:]) and len(expected) > len(given_name) + len(tail)
+
+
+@settings(max_examples=60)
+@given(st.sampled_from(_ACCENTS), st.sampled_from("aeoucnszAEOC"), st.sampled_from(["{x}", "{\\X x}", "\\X x", "\\Xx"]))
+def test_a_latex_accent_in_any_form_reads_as_its_braced_form(accent: str, letter: str, form: str) -> None:
+    if form == "\\Xx" and accent.isalpha():
+        form = "\\X x"  # ``\\cc`` is another control word
+    command = f"\\{accent}"
+    spelled = f"{command}{{{letter}}}" if form == "{x}" else form.replace("\\X", command).replace("x", letter)
+    expected = " ".join(LatexNodes2Text().latex_to_text(f"Ren\\'e Dup{command}{{{letter}}}nt").split())
+    assert read(f"Ren\\'e Dup{spelled}nt, Ann Lee").authors == (expected, "Ann Lee")

@@ -125,6 +125,19 @@ def _strict_failure(checks: frozenset[str], report: "BuildReport") -> bool:
     )
 
 
+def cmd_authors(args: argparse.Namespace) -> int:
+    """Suspected homonyms and variant pairs with their evidence, largest first (where a curator looks)."""
+    from bibgraph.graph.identity.suspects import report_lines, suspects
+
+    try:
+        homonyms, pairs = suspects(_inputs(args.inputs))
+    except ValueError as error:
+        return _usage_error(str(error))
+    for line in report_lines(homonyms, pairs, args.limit):
+        print(line)
+    return EXIT_OK
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from bibgraph.graph.serving.memory import limit_arenas
 
@@ -449,6 +462,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     build.add_argument("--quiet", action="store_true", help="no progress bar and no quality report")
     build.set_defaults(handler=cmd_build)
+
+    authors = commands.add_parser("authors", help="list suspected homonyms and name variants, with their evidence")
+    authors.add_argument("inputs", nargs="*", metavar="FILES_OR_DIRS", help="paper lists (default: the seeds)")
+    authors.add_argument("--limit", type=int, default=50, help="entries shown of each list (default 50)")
+    authors.set_defaults(handler=cmd_authors)
 
     serve = commands.add_parser(
         "serve",

@@ -7,11 +7,12 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
-from flask import Blueprint, Response, abort, render_template, request, url_for
+from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
 from rdflib import VOID, Graph, Literal, URIRef
 
 from bibgraph.graph import cite
 from bibgraph.graph.formats import RDF_SYNTAXES, RdfSyntax
+from bibgraph.graph.identity.pages import holders, identity_of
 from bibgraph.graph.pages import (
     PAGE_SIZE,
     author_profile,
@@ -132,8 +133,12 @@ COAUTHORS_LISTED = 200  # co-authors listed under "show all"; the rest through t
 
 def _author(iri: str) -> str | None:
     profile = author_profile(get_store(), iri)
+    identity = identity_of(get_store(), iri)
     if profile is None:
-        return None
+        shared = holders(get_store(), iri)  # a name several persons share: its disambiguation page
+        if not shared:
+            return None
+        return render_template("disambiguation.html", title=shared[0].name, holders=shared, **_context(iri))
     minted = app_iris().parse(iri)
     key = minted.keys[0] if minted is not None and minted.keys else iri
     page = page_number(profile.pages)  # a page past the end shows the last, as an area's does
@@ -150,6 +155,8 @@ def _author(iri: str) -> str | None:
         last_shown=last_shown,
         page_url=lambda n: f"?page={n}",
         coauthors_listed=COAUTHORS_LISTED,
+        identity=identity,
+        sharing=holders(get_store(), identity.shared) if identity.shared else [],
         coauthors_query=url_for("sparql.endpoint") + "#" + urlencode({"query": coauthors_query}),
         **{**_context(iri), "canonical": public_url(iri) + (f"?page={page}" if page > 1 else "")},
     )
@@ -249,6 +256,9 @@ def paper(paper_id: str, suffix: str | None) -> Response | str:
 @blueprint.route("/author/<key>", defaults={"suffix": None})
 @blueprint.route("/author/<key>.<suffix>")
 def author(key: str, suffix: str | None) -> Response | str:
+    survivor = identity_of(get_store(), iri_of(f"author/{key}")).survivor
+    if survivor is not None and (target := site_url(survivor)) is not None:  # a form joined into another person
+        return redirect(target + (f".{suffix}" if suffix else ""), 301)  # type: ignore[return-value]
     return serve(f"author/{key}", suffix, _author)
 
 

@@ -1,0 +1,298 @@
+"""Who is who: authorships of one name split into persons, then variant forms joined, by evidence.
+
+S2AND's shape, small: a pairwise probability that two authorships of one name are one person (a
+logistic model over the evidence of :mod:`~bibgraph.graph.identity.features` and how common the name is,
+its weights fitted on held-apart real lists by ``bench.identity --fit``), then average-linkage
+clustering (scikit-learn) within the name, cut at even odds. A name seen once is one person, and a rare
+name is never split (the model's prior says so; the split also needs two authorships that disagree).
+Then forms of one block that :func:`~bibgraph.graph.identity.keys.compatible` allows are joined when
+their persons share a co-author, or, for forms differing only in accents, case or hyphens, when their
+texts agree; the union is igraph's connected components, so the result does not depend on order.
+"""
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import igraph
+import numpy as np
+from scipy import sparse
+from sklearn.cluster import AgglomerativeClustering
+
+from .curation import Applied, Curation, resolve
+from .features import Collected, View, pair_features, view
+from .keys import block_key, compatible, fold, split_name
+
+METHOD = "bibgraph-identity/1"
+# Logistic weights over (shared co-authors, two hops, same area, same subarea, cosine, log commonness), bias.
+WEIGHTS = (0.032, 0.606, 0.183, 0.064, 0.064, -1.402)
+BIAS = 1.323
+JOIN_COSINE = 0.15  # abstracts of two accent-only variants at least this alike: one person
+COMMON_PARTS = 10  # a name whose given and family names both start this many names of the dataset is common:
+# it is never joined to a form with more given names (``Xiang Li``, ``Xiang Lorraine Li``): its authorships are
+# likely several people's, and only some of them the longer form's (``bibgraph authors`` lists the pair)
+MAX_GROUP = 400  # authorships of one name compared pairwise at most (beyond: kept as one person, for now)
+
+
+@dataclass(frozen=True)
+class Person:
+    """One person: its authorships (record, position), the forms written and how it was formed."""
+
+    mentions: tuple[tuple[int, int], ...]
+    name: str  # the form written most often (ties: not in capitals, then the first in reading order)
+    variants: tuple[str, ...]
+    score: float  # the mean pairwise probability inside (1.0 for one authorship)
+    split: bool  # its name was split between several persons
+    joined: bool  # forms were joined into it
+    curated: bool = False  # a curator's decision formed it (people.curation)
+
+
+@dataclass(frozen=True)
+class Frequency:
+    """How common a name is in the dataset: the distinct names sharing its given name, its family name."""
+
+    given: int
+    family: int
+    names: int  # distinct names in the dataset
+
+    @property
+    def expected(self) -> float:
+        """How many persons the name is expected to hold (``Wei Wang``: many; ``Yoshua Bengio``: far below one)."""
+        return self.given * self.family / max(self.names, 1)
+
+
+def frequencies(collected: Collected) -> dict[str, Frequency]:
+    """Each written name's :class:`Frequency`; forms of one name (``Steven P. Abney``, ``Steven Abney``)
+    count once, by (first given word, family name)."""
+    distinct = {name for names in collected.written for name in names}
+    parts = {name: split_name(name) for name in distinct}
+    keys = {name: (given[0] if given else "", family) for name, (given, family) in parts.items()}
+    given_count: dict[str, int] = defaultdict(int)
+    family_count: dict[str, int] = defaultdict(int)
+    for first, family in set(keys.values()):
+        given_count[first] += 1
+        family_count[family] += 1
+    total = len(set(keys.values()))
+    return {name: Frequency(given_count[key[0]], family_count[key[1]], total) for name, key in keys.items()}
+
+
+def probability(features: tuple[float, ...], common: float) -> float:
+    z = BIAS + sum(w * x for w, x in zip(WEIGHTS, (*features, math.log(max(common, 1e-3))), strict=True))
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def splittable(common: float) -> bool:
+    """Whether any evidence could split a name this common: the probability with no evidence at all
+    (every feature at its least; the weights of evidence are not negative) below even odds."""
+    return probability((0.0, 0.0, 0.0, 0.0, 0.0), common) < 0.5
+
+
+def _split(views: list[View], common: float) -> tuple[list[list[int]], list[float]]:
+    """Clusters of ``views`` (indices) and each cluster's mean pairwise probability."""
+    n = len(views)
+    if n == 1:
+        return [list(range(n))], [1.0]
+    prob = np.ones((n, n))
+    for i in range(n):
+        for j in range(i + 1, n):
+            prob[i, j] = prob[j, i] = probability(pair_features(views[i], views[j]), common)
+    if prob.min() >= 0.5:
+        return [list(range(n))], [float(prob[np.triu_indices(n, 1)].mean())]
+    labels = AgglomerativeClustering(
+        n_clusters=None, metric="precomputed", linkage="average", distance_threshold=0.5
+    ).fit_predict(1.0 - prob)
+    clusters: dict[int, list[int]] = defaultdict(list)
+    for index, label in enumerate(labels):
+        clusters[int(label)].append(index)
+    groups = sorted(clusters.values())
+    scores = [float(prob[np.ix_(g, g)][np.triu_indices(len(g), 1)].mean()) if len(g) > 1 else 1.0 for g in groups]
+    return groups, scores
+
+
+def identify_collected(
+    collected: Collected, curation: Curation | None = None, applied: Applied | None = None
+) -> list[Person]:
+    """Every person of the collected records, in a reading order independent of the input order."""
+    by_name: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for record, names in enumerate(collected.names):
+        for position, name in enumerate(names):
+            by_name[name].append((record, position))
+    frequency = frequencies(collected)
+    common = {name: found.expected for name, found in frequency.items()}
+    lazy = _Lazy(collected)  # most datasets split no name: co-author sets and TF-IDF only when asked for
+    units: list[tuple[list[tuple[int, int]], float, bool]] = []  # mentions, score, split
+    for key in sorted(by_name):
+        mentions = sorted(by_name[key], key=lambda m: (collected.order[m[0]], m[1]))
+        written = collected.written[mentions[0][0]][mentions[0][1]]
+        if not 1 < len(mentions) <= MAX_GROUP or not splittable(common.get(written, 0.0)):
+            units.append((mentions, 1.0, False))
+            continue
+        views = [view(r, p, collected, lazy.coauthors, lazy.matrix[r]) for r, p in mentions]
+        groups, scores = _split(views, common.get(written, 0.0))
+        for group, score in zip(groups, scores, strict=True):
+            units.append(([mentions[i] for i in group], score, len(groups) > 1))
+    curated = _curate(units, collected, curation, applied or Applied()) if curation else _Curated()
+    return _join(units, collected, lazy, frequency, curated)
+
+
+def _join(
+    units: list[tuple[list[tuple[int, int]], float, bool]],
+    collected: Collected,
+    lazy: "_Lazy",
+    frequency: dict[str, Frequency],
+    curated: "_Curated",
+) -> list[Person]:
+    blocks: dict[str, list[int]] = defaultdict(list)
+    for index, (mentions, _, _) in enumerate(units):
+        record, position = mentions[0]
+        blocks[block_key(collected.written[record][position])].append(index)
+    edges: list[tuple[int, int]] = []
+    for members in blocks.values():
+        for a, b in _candidates(members, units, collected):
+            if a in curated.alone or b in curated.alone:
+                continue
+            if _joined(units[a][0], units[b][0], collected, lazy, frequency):
+                edges.append((a, b))
+    graph = igraph.Graph(n=len(units), edges=edges + curated.edges)
+    touched = curated.alone | {unit for edge in curated.edges for unit in edge}
+    persons = []
+    for component in graph.connected_components():
+        mentions = sorted((m for i in component for m in units[i][0]), key=lambda m: (collected.order[m[0]], m[1]))
+        forms = [collected.written[r][p] for r, p in mentions]
+        counts: dict[str, int] = defaultdict(int)
+        for form in forms:
+            counts[form] += 1
+        # the most written form; on a tie, one not in capitals (a list's habit), then the first in reading order
+        name = max(counts, key=lambda f: (counts[f], not f.isupper(), -forms.index(f)))
+        variants = tuple(sorted(set(forms) - {name}))
+        score = min(units[i][1] for i in component)
+        persons.append(
+            Person(
+                tuple(mentions),
+                name,
+                variants,
+                score,
+                any(units[i][2] for i in component),
+                len(component) > 1,
+                any(i in touched for i in component),
+            )
+        )
+    persons.sort(key=lambda p: (collected.order[p.mentions[0][0]], p.mentions[0][1]))
+    return persons
+
+
+class _Lazy:
+    """The co-author sets and the TF-IDF matrix of the whole dataset, computed when first asked for."""
+
+    def __init__(self, collected: Collected) -> None:
+        self.collected = collected
+        self._near: dict[tuple[int, int], set[str]] = {}
+
+    def near(self, mentions: list[tuple[int, int]]) -> set[str]:
+        """The co-author names of a unit's authorships (kept: a unit meets many forms of its block)."""
+        found = self._near.get(mentions[0])
+        if found is None:
+            names = self.collected.names
+            found = {other for r, p in mentions for i, other in enumerate(names[r]) if i != p}
+            self._near[mentions[0]] = found
+        return found
+
+    @cached_property
+    def coauthors(self) -> dict[str, set[str]]:
+        return self.collected.coauthors()
+
+    @cached_property
+    def matrix(self) -> sparse.csr_matrix:
+        return self.collected.term_matrix(list(range(len(self.collected.names))))
+
+
+@dataclass
+class _Curated:
+    """The curation as the join sees it: units joined whatever the evidence, units no one joins."""
+
+    edges: list[tuple[int, int]] = field(default_factory=list)
+    alone: set[int] = field(default_factory=set)
+
+
+def _curate(
+    units: list[tuple[list[tuple[int, int]], float, bool]], collected: Collected, curation: Curation, applied: Applied
+) -> _Curated:
+    """Apply the curator's decisions to the units (in place: an ``other`` authorship leaves its unit)."""
+    sizes = [len(names) for names in collected.names]
+    found = _Curated()
+    applied.files = list(curation.files)
+    for reference in curation.other:
+        mention = resolve(reference, collected.where, sizes)
+        unit = next(i for i, u in enumerate(units) if mention in u[0])
+        applied.decisions += 1
+        if len(units[unit][0]) > 1:
+            applied.overruled += 1
+            units[unit] = ([m for m in units[unit][0] if m != mention], units[unit][1], units[unit][2])
+            units.append(([mention], 1.0, units[unit][2]))
+            unit = len(units) - 1
+        found.alone.add(unit)
+    of = {m: i for i, unit in enumerate(units) for m in unit[0]}
+    for group in curation.same:
+        members = [of[resolve(reference, collected.where, sizes)] for reference in group]
+        applied.decisions += 1
+        applied.overruled += len(set(members)) > 1
+        found.edges += [(members[0], other) for other in members[1:] if other != members[0]]
+    by_name: dict[str, list[int]] = defaultdict(list)
+    for index, (mentions, _, _) in enumerate(units):
+        record, position = mentions[0]
+        by_name[collected.names[record][position]].append(index)
+    for names, _ in curation.same_names:
+        members = sorted({i for name in names for i in by_name.get(name, [])})
+        applied.decisions += 1
+        applied.overruled += len(members) > 1
+        found.edges += [(members[0], other) for other in members[1:]]
+    return found
+
+
+def _candidates(
+    members: list[int], units: list[tuple[list[tuple[int, int]], float, bool]], collected: Collected
+) -> Iterable[tuple[int, int]]:
+    """The pairs of a block whose first given words could agree (equal, or one an initial of the other):
+    a block of a common family name holds hundreds of forms, most of them plainly other people."""
+    by_first: dict[str, list[int]] = defaultdict(list)
+    for index in members:
+        record, position = units[index][0][0]
+        given, _ = split_name(collected.written[record][position])
+        by_first[given[0] if given else ""].append(index)
+    for first, group in by_first.items():
+        for i, a in enumerate(group):
+            yield from ((a, b) for b in group[i + 1 :])
+        if len(first) == 1:  # an initial: every longer word it may stand for
+            for other, more in by_first.items():
+                if len(other) > 1 and other[0] == first:
+                    yield from ((a, b) for a in group for b in more)
+
+
+def _joined(
+    a: list[tuple[int, int]],
+    b: list[tuple[int, int]],
+    collected: Collected,
+    lazy: "_Lazy",
+    frequency: dict[str, Frequency],
+) -> bool:
+    name_a = collected.written[a[0][0]][a[0][1]]
+    name_b = collected.written[b[0][0]][b[0][1]]
+    if not compatible(name_a, name_b):
+        return False
+    shorter = min(name_a, name_b, key=lambda n: len(split_name(n)[0]))
+    if len(split_name(name_a)[0]) != len(split_name(name_b)[0]):
+        parts = frequency[shorter]
+        if min(parts.given, parts.family) >= COMMON_PARTS:
+            return False  # ``Xiang Li`` and ``Xiang Lorraine Li``: a common short form may be anyone
+    if {r for r, _ in a} & {r for r, _ in b}:
+        return False  # both forms on one paper: two people
+    if lazy.near(a) & lazy.near(b):
+        return True
+    if fold(name_a) != fold(name_b):
+        return False
+    rows_a = np.asarray(lazy.matrix[[r for r, _ in a]].mean(axis=0)).ravel()
+    rows_b = np.asarray(lazy.matrix[[r for r, _ in b]].mean(axis=0)).ravel()
+    norm = float(np.linalg.norm(rows_a) * np.linalg.norm(rows_b))
+    return norm > 0 and float(rows_a @ rows_b) / norm >= JOIN_COSINE

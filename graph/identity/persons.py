@@ -1,0 +1,98 @@
+"""The persons found, as N-Triples: IRIs dblp's way, who wrote what, and how each person was formed.
+
+A person's IRI is its name's key (:func:`~bibgraph.graph.names.person_key` of the form written most
+often). When several persons share that key, each gets the key and a four-digit number
+(``jie-zhou-…-0001``), numbered in the order of their first paper's id (content-derived, so any input
+order numbers them alike), and the key's own IRI becomes a ``bg:SharedName`` naming each of them: the
+disambiguation page. A form joined into another person's keeps its IRI as ``owl:sameAs`` the person's,
+unless a person of its own holds it.
+"""
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+
+from rdflib import DCTERMS, FOAF, OWL, PROV, RDF, RDFS, SKOS, XSD
+
+from ..iris import Iris
+from ..names import name_parts, person_key
+from ..ntriples import literal
+from ..vocab import BG
+from . import Persons
+from .cluster import METHOD
+from .features import Collected
+
+_A = f"<{RDF.type}>"
+
+
+def person_keys(persons: Persons) -> list[str]:
+    """Each person's IRI key, in the persons' order."""
+    base = [person_key(person.name) for person in persons.persons]
+    holders: dict[str, int] = defaultdict(int)
+    for key in base:
+        holders[key] += 1
+    seen: dict[str, int] = defaultdict(int)
+    keys = []
+    for key in base:
+        if holders[key] > 1:
+            seen[key] += 1
+            keys.append(f"{key}-{seen[key]:04d}")
+        else:
+            keys.append(key)
+    return keys
+
+
+def activity_lines(iris: Iris) -> Iterator[str]:
+    """The identity step as a ``prov:Activity`` labelled with its method and version."""
+    activity = f"<{iris.identity_step(METHOD)}>"
+    yield f"{activity} {_A} <{PROV.Activity}> .\n"
+    yield f"{activity} <{RDFS.label}> {literal(METHOD)} .\n"
+
+
+def description(iri: str, name: str, variants: Iterable[str], score: float, curated: bool, iris: Iris) -> Iterator[str]:
+    """One person's triples: names, variants, and how it was formed."""
+    yield f"{iri} {_A} <{FOAF.Person}> .\n"
+    yield f"{iri} <{FOAF.name}> {literal(name)} .\n"
+    if parts := name_parts(name):
+        yield f"{iri} <{FOAF.givenName}> {literal(parts[0])} .\n"
+        yield f"{iri} <{FOAF.familyName}> {literal(parts[1])} .\n"
+    for variant in variants:
+        yield f"{iri} <{SKOS.altLabel}> {literal(variant)} .\n"
+    yield f"{iri} <{PROV.wasGeneratedBy}> <{iris.identity_step(METHOD)}> .\n"
+    if curated:
+        yield f'{iri} <{BG.curated}> "true"^^<{XSD.boolean}> .\n'
+    # the canonical lexical form ("1", "0.953", as Oxigraph writes a decimal it holds): the streamed dump agrees
+    yield f'{iri} <{BG.identityScore}> "{f"{score:.3f}".rstrip("0").rstrip(".")}"^^<{XSD.decimal}> .\n'
+
+
+def person_lines(persons: Persons, collected: Collected, iris: Iris) -> Iterator[str]:
+    """Creators and authorship agents of every paper, then every person, shared name and retired form."""
+    keys = person_keys(persons)
+    iri_of = [f"<{iris.person(key)}>" for key in keys]
+    creator, agent = f"<{DCTERMS.creator}>", f"<{PROV.agent}>"
+    for record, names in enumerate(collected.names):
+        paper = iris.paper(collected.order[record])
+        written: set[str] = set()
+        for position in range(len(names)):
+            who = iri_of[persons.of[(record, position)]]
+            if who not in written:
+                written.add(who)
+                yield f"<{paper}> {creator} {who} .\n"
+            yield f"<{Iris.authorship(paper, position + 1)}> {agent} {who} .\n"
+    yield from activity_lines(iris)
+    held = set(keys)
+    shared: dict[str, list[str]] = defaultdict(list)
+    for person, key, iri in zip(persons.persons, keys, iri_of, strict=True):
+        yield from description(iri, person.name, person.variants, person.score, person.curated, iris)
+        base = person_key(person.name)
+        if key != base:
+            shared[base].append(iri)
+        for variant in person.variants:
+            retired = person_key(variant)
+            if retired not in held:
+                held.add(retired)
+                yield f"<{iris.person(retired)}> <{OWL.sameAs}> {iri} .\n"
+    for base, members in sorted(shared.items()):
+        node = f"<{iris.person(base)}>"
+        yield f"{node} {_A} <{BG.SharedName}> .\n"
+        for member in members:
+            yield f"{node} <{BG.nameOf}> {member} .\n"

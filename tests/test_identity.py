@@ -1,0 +1,101 @@
+"""Person identity (graph/identity): order never matters, no split without evidence, joins need evidence."""
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bibgraph.graph.identity import identify
+from bibgraph.graph.identity.keys import compatible, fold
+from bibgraph.graph.records import Record
+
+WORDS = "graph parsing speech vision protein galaxy lattice enzyme theorem robot market poetry".split()
+GIVEN = ["Wei", "Jie", "Anna", "Yoshua", "Jean-Michel", "Bernhard", "Li"]
+FAMILY = ["Wang", "Zhou", "Schölkopf", "Bengio", "Loubes", "Kim", "Smith"]
+
+
+def record(n: int, authors: tuple[str, ...], area: str, words: list[str]) -> Record:
+    return Record(f"l{n // 50}.txt", n % 50 + 1, area, None, authors, False, " ".join(words) + f" n{n}.")
+
+
+def persons_by_paper(records: list[Record]) -> set[frozenset[tuple[str, int]]]:
+    """Persons as sets of (paper text, position): comparable whatever the records' order."""
+    found = identify(records)
+    groups: dict[int, set[tuple[str, int]]] = {}
+    for (index, position), person in found.of.items():
+        groups.setdefault(person, set()).add((records[index].abstract, position))
+    return {frozenset(g) for g in groups.values()}
+
+
+names = st.builds(lambda g, f: f"{g} {f}", st.sampled_from(GIVEN), st.sampled_from(FAMILY))
+papers = st.lists(
+    st.tuples(
+        st.lists(names, min_size=1, max_size=4, unique=True),
+        st.sampled_from(["A", "B", "C"]),
+        st.lists(st.sampled_from(WORDS), min_size=3, max_size=8),
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=25)
+@given(papers, st.randoms(use_true_random=False))
+def test_any_input_order_gives_the_same_persons(drawn: list, rng: random.Random) -> None:
+    records = [record(n, tuple(a), area, w) for n, (a, area, w) in enumerate(drawn)]
+    shuffled = records[:]
+    rng.shuffle(shuffled)
+    assert persons_by_paper(records) == persons_by_paper(shuffled)
+
+
+@settings(max_examples=25)
+@given(papers, st.lists(st.sampled_from(WORDS), min_size=2, max_size=4, unique=True))
+def test_no_split_without_evidence_every_authorship_one_person(drawn: list, topics: list[str]) -> None:
+    """A rare name on papers that share nothing (no co-author, area or words) stays one person."""
+    records = [record(n, tuple(a), area, w) for n, (a, area, w) in enumerate(drawn)]
+    rare = [record(100 + k, ("Zebulon Quackenbush", f"Solo Author{k}"), f"R{k}", [t]) for k, t in enumerate(topics)]
+    found = identify(records + rare)
+    assert set(found.of) == {(i, p) for i, r in enumerate(records + rare) for p in range(len(r.authors))}
+    assert len({found.of[(len(records) + k, 0)] for k in range(len(rare))}) == 1
+
+
+@settings(max_examples=20)
+@given(st.sampled_from(GIVEN), st.sampled_from(FAMILY), st.sampled_from(["\u0301", "\u0308", "\u030c"]))
+def test_two_people_sharing_a_folded_name_and_nothing_else_stay_two(given_name: str, family: str, accent: str) -> None:
+    marked = f"{given_name} {family[0]}{accent}{family[1:]}"  # an accent on the family name, or more than one
+    plain = " ".join(fold(marked).title().split())
+    assert fold(marked) == fold(plain) and compatible(marked, plain)  # one person they could be: no evidence says so
+    a = record(0, (marked, "Carol Able"), "A", ["protein", "enzyme", "folding"])
+    b = record(1, (plain, "Dmitri Baker"), "B", ["galaxy", "lattice", "cosmology"])
+    found = identify([a, b])
+    assert found.of[(0, 0)] != found.of[(1, 0)]
+
+
+@settings(max_examples=20)
+@given(
+    st.sampled_from(
+        [
+            ("Bernhard Schölkopf", "Bernhard Scholkopf"),
+            ("Y. Bengio", "Yoshua Bengio"),
+            ("Jean-Michel Loubes", "Jean Michel Loubes"),
+            ("Steven P. Abney", "Steven Abney"),
+        ]
+    ),
+    st.sampled_from(["Carol Able", "Dmitri Baker"]),
+)
+def test_variants_with_a_shared_coauthor_join(pair: tuple[str, str], coauthor: str) -> None:
+    a = record(0, (pair[0], coauthor), "A", ["protein", "enzyme"])
+    b = record(1, (pair[1], coauthor), "B", ["galaxy", "lattice"])
+    c = record(2, (pair[1], "Ed Unrelated"), "B", ["poetry", "market"])
+    found = identify([a, b, c])
+    assert found.of[(0, 0)] == found.of[(1, 0)]
+    person = found.persons[found.of[(0, 0)]]
+    assert person.joined and set(person.variants) | {person.name} == set(pair)
+
+
+def test_shared_coauthor_does_not_join_forms_that_cannot_be_one_person() -> None:
+    a = record(0, ("Anna Kim", "Carol Able"), "A", ["protein"])
+    b = record(1, ("Alex Kim", "Carol Able"), "A", ["protein"])
+    assert not compatible("Anna Kim", "Alex Kim")
+    found = identify([a, b])
+    assert found.of[(0, 0)] != found.of[(1, 0)]
