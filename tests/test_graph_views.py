@@ -134,12 +134,12 @@ def test_subareas_on_the_topic_map_are_named_with_their_area(client, seed_store)
 
 def _derivations_forbidden(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """From here on, computing a co-author network fails the test (asserted through the 500 it would answer)."""
-    from bibgraph.graph.incidence import Incidence
+    from bibgraph.graph.networks import engine
 
     def refused(*arguments):  # type: ignore[no-untyped-def]
         raise AssertionError("a network was computed")
 
-    monkeypatch.setattr(Incidence, "coauthor_network", refused)
+    monkeypatch.setattr(engine, "coauthor_network", refused)
 
 
 def test_head_of_a_map_or_download_computes_nothing(client, monkeypatch) -> None:

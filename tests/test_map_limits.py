@@ -254,13 +254,13 @@ def test_a_map_request_that_waits_too_long_gets_503(one_map_app, monkeypatch) ->
 def test_a_client_over_its_share_of_derivations_gets_429_and_others_are_served(monkeypatch) -> None:
     """Four whole-network downloads at once from one client held both slots (~78 s at 10k papers) and every other
     client's new map got 503: now a client holds at most its share (one of two slots), the excess 429."""
-    from bibgraph.graph.incidence import Incidence
+    from bibgraph.graph.networks import engine
 
     app = make_app(MAP_DERIVATIONS=2, MAP_WAITING=8, MAP_WAIT=60.0)
     try:
         assert app.test_client().get("/graph/coauthors.json?min_papers=1").status_code == 200  # the incidence
-        real, fake = Incidence.coauthor_network, Derivations()
-        monkeypatch.setattr(Incidence, "coauthor_network", lambda self, *a: fake.of(None)() or real(self, *a))
+        real, fake = engine.coauthor_network, Derivations()
+        monkeypatch.setattr(engine, "coauthor_network", lambda *a: fake.of(None)() or real(*a))
         greedy = client_at(app, 2)
         running, first = in_threads([lambda: greedy.get("/graph/coauthors.graphml?min_papers=2")])
         assert fake.started.acquire(timeout=60)

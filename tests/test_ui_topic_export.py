@@ -2,11 +2,13 @@
 
 import json
 
-from bibgraph.graph.networks import AREA, authorships, topic_network
+from bibgraph.graph.networks import AREA
+from bibgraph.graph.networks.incidence import incidence_of
+from bibgraph.graph.networks.topic import topic_network
 
 
 def test_the_topic_export_has_a_cluster_per_area_and_subareas_in_their_areas(client, seed_store) -> None:
-    network = topic_network(authorships(seed_store))
+    network = topic_network(incidence_of(seed_store))
     areas = [node for node, kind in network.nodes(data="kind") if kind == AREA]
     assert len(areas) > 1
     items = json.loads(client.get("/graph/topics.vosviewer").get_data())["network"]["items"]
