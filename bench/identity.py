@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bibgraph.graph.build import build_graph
-from bibgraph.graph.identity import identify
+from bibgraph.graph.identity.decide import identify
 from bibgraph.graph.names import normalise
 from bibgraph.graph.parse import parse_text
 from bibgraph.graph.records import Record

@@ -13,8 +13,9 @@ from tqdm import tqdm
 
 from bibgraph.seeds import seed_directory
 
-from .identity import Collected, curation
+from .identity import curation
 from .identity.curation import Applied
+from .identity.features import Collected
 from .iris import DEFAULT_BASE, Iris
 from .model import Catalogue
 from .ntriples import unpublishable

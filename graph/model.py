@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from rdflib import DCTERMS, PROV, RDF, RDFS, SKOS
 
 from .authorline import CORRESPONDING_MARKS, EQUAL_CONTRIBUTION_MARKS
-from .identity import persons_of
 from .identity.curation import Applied, Curation
+from .identity.decide import persons_of
 from .identity.features import Collected
 from .identity.persons import activity_lines, description, person_keys, person_lines
 from .iris import Iris

@@ -41,8 +41,9 @@ def big(tmp_path_factory):
 
 
 def _visible_numbers(html: str) -> list[str]:
-    """The numbers a reader sees: text outside tags, scripts, styles and attribute values."""
-    html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S)
+    """The numbers a reader sees: text outside tags, scripts, styles and attribute values; an address in ``<code>``
+    (a base IRI with its port) is no count."""
+    html = re.sub(r"<(script|style|code)\b.*?</\1>", " ", html, flags=re.S)
     text = re.sub(r"<[^>]*>", " ", html)
     return re.findall(r"\d[\d,]*", text)
 

@@ -5,7 +5,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.identity import identify
+from bibgraph.graph.identity.decide import identify
 from bibgraph.graph.identity.keys import compatible, fold
 from bibgraph.graph.records import Record
 

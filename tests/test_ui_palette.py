@@ -42,6 +42,8 @@ def test_every_two_colours_differ_as_a_reader_sees_them(vision: str) -> None:
 
 
 def test_the_co_author_map_colours_each_of_its_coloured_communities_differently() -> None:
-    from bibgraph.web.graphviews import COLOURED_COMMUNITIES, COMMUNITY_COLOURS
+    from bibgraph.web.pyvis_views import colour
 
-    assert len(set(COMMUNITY_COLOURS[:COLOURED_COMMUNITIES])) == COLOURED_COMMUNITIES
+    shown = [colour(index) for index in range(len(PALETTE))]  # the communities a map colours (the largest first)
+    assert len(set(shown)) == len(PALETTE) and OTHER_COLOUR not in shown
+    assert colour(len(PALETTE)) == OTHER_COLOUR  # the smaller ones share the grey

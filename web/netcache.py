@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import networkx as nx
 from flask import Flask, current_app, has_request_context, request
 
-from bibgraph.graph.datadir import DERIVED, read_manifest
+from bibgraph.graph.datadir import DERIVED, file_digest, read_manifest
 from bibgraph.graph.dataset import dataset_version
 from bibgraph.graph.derived import DerivedFiles, derived_key
 from bibgraph.graph.networks.spec import TOPICS, NetworkSpec
-from bibgraph.graph.search import FILE_NAME, SearchIndex
+from bibgraph.graph.search import FILE_NAME, SearchIndex, SearchIndexError
 from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.sizes import estimate_bytes
 from bibgraph.graph.stores.store import GraphStore
@@ -207,6 +207,12 @@ class NetworkCache:
             kept = self.derived is not None and (self.derived.directory / FILE_NAME).exists()
             if self.derived is not None and (kept or self.derived.writable):
                 path = self.derived.directory / FILE_NAME
+                expected = self.derived.checksums.get(FILE_NAME)
+                if kept and expected is not None and file_digest(path) != expected:  # read on disk: checked at first
+                    raise SearchIndexError(  # use, not at each open (2 GB at a million papers)
+                        f"{path}: differs from the checksum of the manifest (damaged or changed since it was built):"
+                        " restore the dataset or build it again"
+                    )
                 if not kept:
                     build_search_index(self._store(), path)
             else:  # no dataset, or one built before the index was kept: built once per server
@@ -276,9 +282,17 @@ def init_app(app: Flask) -> None:
     app.extensions["bibgraph-metrics"].registry.register(DerivationCollector(gate, sizes))
 
 
+# Marks a request the app makes of itself (the start's warm-up): its derivations are the app's own, charged to no
+# client's share (the warm-up's test client says 127.0.0.1, and held the share of every local visitor: their first
+# map answered 429). A WSGI environ key with a dot never comes from an HTTP header.
+OWN_REQUEST = "bibgraph.own_request"
+
+
 def _client() -> str:
     """Who asks: the request's client address (turns between clients at the gate), or the app itself."""
-    return (request.remote_addr or "") if has_request_context() else ""
+    if not has_request_context() or request.environ.get(OWN_REQUEST):
+        return ""
+    return request.remote_addr or ""
 
 
 def _engine() -> ModuleType:

@@ -15,6 +15,7 @@ from waitress.server import create_server
 from bibgraph.graph.serving.memory import release_free_memory
 
 from .graphstore import get_store, sandbox_refusal
+from .netcache import OWN_REQUEST
 from .versions import VIEW_IMPORTS
 
 WARM_PATHS = ("/graph/coauthors", "/graph/topics")
@@ -28,7 +29,7 @@ def warm_up(app: Flask) -> threading.Thread:
     def run() -> None:
         client = app.test_client()
         for path in WARM_PATHS:
-            client.get(path)
+            client.get(path, environ_base={OWN_REQUEST: True})
         for module in VIEW_IMPORTS:  # all in FIRST_USE_IMPORTS: a version switch waits for these imports to end
             importlib.import_module(module)
         release_free_memory()  # the derivation's intermediate graphs are garbage now

@@ -1,36 +1,5 @@
-"""Person identity: which authorships are one person (see :mod:`~bibgraph.graph.identity.cluster`)."""
+"""Person identity: which authorships are one person (see :mod:`~bibgraph.graph.identity.cluster`).
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
-from ..records import Record
-from .cluster import METHOD, Person, identify_collected
-from .curation import Applied, Curation
-from .features import Collected
-
-__all__ = ["METHOD", "Collected", "Person", "Persons", "identify"]
-
-
-@dataclass
-class Persons:
-    """The persons found and, for each authorship, the index of its person."""
-
-    persons: list[Person]
-    of: dict[tuple[int, int], int]
-
-    def person(self, record: int, position: int) -> str:
-        return str(self.of[(record, position)])
-
-
-def persons_of(collected: Collected, curation: Curation | None = None, applied: Applied | None = None) -> Persons:
-    persons = identify_collected(collected, curation, applied)
-    return Persons(persons, {m: i for i, p in enumerate(persons) for m in p.mentions})
-
-
-def identify(records: Sequence[Record], curation: Curation | None = None) -> Persons:
-    """The persons of ``records`` (each taken as a distinct paper), for tests and the bench."""
-    collected = Collected()
-    for record in records:
-        where = (record.source, record.line)
-        collected.add(record.authors, record.area or "", record.subarea or "", record.abstract, f"{where}", where)
-    return persons_of(collected, curation)
+The package itself imports nothing: the site reads persons (:mod:`.pages`) without loading the clustering
+libraries (numpy, scipy, scikit-learn) that only a build needs; the decision is :mod:`.decide`.
+"""

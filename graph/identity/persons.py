@@ -17,8 +17,8 @@ from ..iris import Iris
 from ..names import name_parts, person_key
 from ..ntriples import literal
 from ..vocab import BG
-from . import Persons
 from .cluster import METHOD
+from .decide import Persons
 from .features import Collected
 
 _A = f"<{RDF.type}>"

@@ -16,9 +16,9 @@ import igraph
 from bibgraph.seeds import seed_directory
 
 from ..parse import find_input_files, parse_file, scan_areas
-from . import persons_of
 from .cluster import frequencies
 from .curation import find, read
+from .decide import persons_of
 from .features import Collected
 from .keys import block_key, compatible
 
