@@ -23,12 +23,22 @@ from bibgraph.graph.dataset import dataset_version
 from bibgraph.graph.derived import DerivedFiles, derived_key
 from bibgraph.graph.networks.spec import TOPICS, NetworkSpec
 from bibgraph.graph.search import FILE_NAME, SearchIndex
+from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.sizes import estimate_bytes
 from bibgraph.graph.stores.store import GraphStore
 
-from .derivations import DerivationCollector, DerivationGate, DerivationsBusy, answer_busy
+from .derivations import (
+    ClientGone,
+    DerivationCollector,
+    DerivationGate,
+    DerivationsBusy,
+    MemoryBudget,
+    answer_busy,
+    answer_gone,
+)
 from .graphstore import get_store
+from .settings import memory_budget
 
 if TYPE_CHECKING:
     from bibgraph.graph.networks.incidence import Incidence
@@ -153,6 +163,12 @@ class NetworkCache:
         value, or for work on a map that is not kept (an export's body, a path): ``with`` it."""
         return self.gate.slot(_client(), until, keep=has_request_context()) if self.gate else nullcontext()
 
+    def shrink(self) -> None:
+        """Drop every evictable value (the server is over its memory budget): only the pinned ones stay."""
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+
     def sizes(self) -> dict[str, int]:
         """Estimated bytes kept: the evictable entries and the pinned ones."""
         with self._lock:
@@ -263,10 +279,20 @@ def cache_for(store: str, app: Flask | None = None) -> NetworkCache:
 def init_app(app: Flask) -> None:
     """The app's derivation gate (none while a dataset is built: the build derives everything it keeps), its
     503 answer, and the gate's and cache's figures in ``/metrics`` (so after the metrics are made)."""
-    limit = 0 if app.config.get(DERIVED_WRITABLE) else int(app.config["MAP_DERIVATIONS"])
-    gate = DerivationGate(limit, int(app.config["MAP_WAITING"]), float(app.config["MAP_WAIT"]))
+    building = bool(app.config.get(DERIVED_WRITABLE))
+    limit = 0 if building else int(app.config["MAP_DERIVATIONS"])
+    budget = MemoryBudget(0 if building else memory_budget(app.config.get("MEMORY_BUDGET")))
+
+    def shrink() -> None:
+        cache = app.extensions.get(EXTENSION)
+        if cache is not None:
+            cache.shrink()
+        release_free_memory()
+
+    gate = DerivationGate(limit, int(app.config["MAP_WAITING"]), float(app.config["MAP_WAIT"]), None, budget, shrink)
     app.extensions[GATE] = gate
     app.register_error_handler(DerivationsBusy, answer_busy)
+    app.register_error_handler(ClientGone, answer_gone)
     app.teardown_request(lambda _: gate.release())  # the turn a request took, given back once it is answered
 
     def sizes() -> dict[str, int]:
