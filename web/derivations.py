@@ -50,6 +50,7 @@ log = logging.getLogger("bibgraph.maps")
 WAITED, QUEUE_FULL, OVER_SHARE = "waited", "queue full", "over share"  # the causes of a refusal
 MEMORY, GONE = "memory", "client gone"  # over the memory budget; the client closed its connection
 CAUSES = (WAITED, QUEUE_FULL, OVER_SHARE, MEMORY, GONE)
+SHRINK_EVERY = 5.0  # seconds between two emptyings of the map cache while over the memory budget
 OVER_SHARE_RETRY = 5  # seconds a client over its share is asked to wait (its own derivation is likely still running)
 
 
@@ -131,6 +132,7 @@ class DerivationGate:
     ) -> None:
         self.limit, self.waiting, self.wait = limit, waiting, wait
         self.budget, self.shrink = budget or MemoryBudget(0), shrink
+        self._shrunk_at = -math.inf
         self.per_client = max(1, limit // 2) if per_client is None else per_client
         self._share = FairShare(limit, max_waiting=waiting, half_life=max(1.0, wait)) if limit > 0 else None
         self._clients: Counter[str] = Counter()  # derivations each client holds or waits for (the app's own: none)
@@ -181,18 +183,24 @@ class DerivationGate:
             raise ClientGone("the client closed its connection: its map computation stopped")
 
     def _check_memory(self) -> None:
-        """Refuse a new derivation while the process tree's PSS is over the budget, once the cache is emptied."""
+        """Refuse a new derivation while the process tree's PSS is over the budget, once the cache is emptied (at
+        most every :data:`SHRINK_EVERY` seconds: a flood of refused requests must not each collect the heap)."""
         if not self.budget.over():
             return
-        self.shrink()
-        if self.budget.over(fresh=True):
+        with self._lock:
+            shrink = time.monotonic() - self._shrunk_at >= SHRINK_EVERY
+            if shrink:
+                self._shrunk_at = time.monotonic()
+        if shrink:
+            self.shrink()
+        if not shrink or self.budget.over(fresh=True):
             with self._lock:
                 self.refused[MEMORY] += 1
             raise DerivationsBusy(
                 f"the server holds more memory than its budget ({self.budget.limit / 2**20:.0f} MB);"
-                f" no new map is computed until it falls: retry in {self.retry_after} s",
+                f" no new map is computed until it falls: retry in {math.ceil(SHRINK_EVERY)} s",
                 MEMORY,
-                self.retry_after,
+                math.ceil(SHRINK_EVERY),
             )
 
     def release(self) -> None:
