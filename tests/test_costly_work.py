@@ -119,6 +119,51 @@ def test_the_server_tells_a_request_its_client_closed_the_connection() -> None:
         server.close()
 
 
+def test_a_live_download_whose_client_closed_its_socket_stops_and_the_next_request_is_served(monkeypatch) -> None:
+    """The app served by waitress as ``serve`` does: a client asks for a whole-network download and closes its
+    socket while the network is computed (made to take 2 s of CPU): the layout and export never run, the slot is
+    free within seconds, and the next request is answered."""
+    from bibgraph.graph.networks import engine
+
+    application = make_app(MAP_DERIVATIONS=2, MAP_WAITING=8, MAP_WAIT=60.0)
+    stages: list[str] = []
+    real_network, real_positions = engine.coauthor_network, engine.positions
+
+    def slow_network(*args: Any) -> Any:
+        stages.append("network")
+        ends = time.monotonic() + 2.0
+        while time.monotonic() < ends:  # busy, as a whole network at 10k papers is
+            pass
+        return real_network(*args)
+
+    server = create_server(application, host="127.0.0.1", port=0, **waitress_options(resolve()))
+    port = server.socket.getsockname()[1]  # type: ignore[union-attr]
+    threading.Thread(target=server.run, daemon=True).start()
+    gate: DerivationGate = application.extensions[GATE]
+    try:
+        with socket.create_connection(("127.0.0.1", port)) as warm:  # the incidence, read once
+            warm.sendall(b"GET /graph/coauthors.json?min_papers=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert b" 200 " in warm.makefile("rb").readline()
+        monkeypatch.setattr(engine, "coauthor_network", slow_network)
+        monkeypatch.setattr(engine, "positions", lambda *a: stages.append("layout") or real_positions(*a))
+        with socket.create_connection(("127.0.0.1", port)) as leaving:
+            leaving.sendall(b"GET /graph/coauthors.vosviewer?min_papers=2&resolution=2.5 HTTP/1.1\r\nHost: x\r\n\r\n")
+            deadline = time.monotonic() + 30
+            while not stages and time.monotonic() < deadline:
+                time.sleep(0.02)
+        closed = time.monotonic()
+        while gate.state()["running"] and time.monotonic() < closed + 30:
+            time.sleep(0.05)
+        assert gate.state()["running"] == 0 and time.monotonic() - closed < 5
+        assert stages == ["network"] and gate.refused[GONE] == 1
+        with socket.create_connection(("127.0.0.1", port)) as after:
+            after.sendall(b"GET /graph/coauthors?min_papers=3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert b" 200 " in after.makefile("rb").readline()
+    finally:
+        server.close()
+        application.extensions["bibgraph"].close()
+
+
 def rss_of_tree(pid: int) -> int:
     """Resident bytes of ``pid`` and its descendants (VmRSS): PSS can never be more."""
     total, pending = 0, [pid]
