@@ -164,6 +164,39 @@ def test_a_live_download_whose_client_closed_its_socket_stops_and_the_next_reque
         application.extensions["bibgraph"].close()
 
 
+def test_reading_ahead_keeps_pipelining_safe() -> None:
+    """With the lookahead, pipelined requests are answered in order, and one after an invalid request is never
+    served (CVE-2024-49768: waitress before 3.0.1 served it)."""
+    served: list[str] = []
+    application = Flask(__name__)
+
+    @application.route("/<name>")
+    def echo(name: str) -> str:
+        served.append(name)
+        return name
+
+    server = create_server(application, host="127.0.0.1", port=0, **waitress_options(resolve()))
+    port = server.socket.getsockname()[1]  # type: ignore[union-attr]
+    threading.Thread(target=server.run, daemon=True).start()
+
+    def exchange(raw: bytes) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+            connection.sendall(raw)
+            connection.shutdown(socket.SHUT_WR)
+            return b"".join(iter(lambda: connection.recv(65536), b""))
+
+    try:
+        answer = exchange(b"GET /one HTTP/1.1\r\nHost: x\r\n\r\nGET /two HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert answer.count(b"HTTP/1.1 200") == 2 and answer.index(b"one") < answer.index(b"two")
+        answer = exchange(
+            b"GET /three HTTP/1.1\r\nHost: x\r\nContent-Length: z\r\n\r\nGET /four HTTP/1.1\r\nHost: x\r\n\r\n"
+        )
+        assert answer.startswith(b"HTTP/1.1 400") and b"HTTP/1.1 200" not in answer
+        assert served == ["one", "two"]
+    finally:
+        server.close()
+
+
 def rss_of_tree(pid: int) -> int:
     """Resident bytes of ``pid`` and its descendants (VmRSS): PSS can never be more."""
     total, pending = 0, [pid]

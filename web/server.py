@@ -18,7 +18,9 @@ from .graphstore import get_store, sandbox_refusal
 from .versions import VIEW_IMPORTS
 
 WARM_PATHS = ("/graph/coauthors", "/graph/topics")
-LOOKAHEAD = 1  # requests read ahead on a busy connection: more than 0, else a closed connection goes unseen
+# Requests read ahead on a busy connection: more than 0, else a closed connection goes unseen. Needs waitress >= 3.0.1
+# (pyproject): before, with a lookahead, a pipelined request could follow an invalid first one (CVE-2024-49768).
+LOOKAHEAD = 1
 
 
 def warm_up(app: Flask) -> threading.Thread:
