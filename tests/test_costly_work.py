@@ -7,6 +7,8 @@ import re
 import socket
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from waitress.server import create_server
 
-from bibgraph.web.derivations import GONE, MEMORY, ClientGone, DerivationGate, DerivationsBusy, MemoryBudget, children
+from bench.servers import bibgraph_process
+from bibgraph.web.derivations import (
+    GONE,
+    MEMORY,
+    ClientGone,
+    DerivationGate,
+    DerivationsBusy,
+    MemoryBudget,
+    children,
+    tree_pss,
+)
 from bibgraph.web.derivations import client_gone as the_client_is_gone
 from bibgraph.web.netcache import EXTENSION, GATE
 from bibgraph.web.server import waitress_options
@@ -228,6 +240,26 @@ def test_over_its_memory_budget_the_server_computes_no_new_map(app: Flask) -> No
     assert metric(client, "bibgraph_memory_budget_bytes") == 1024 * 1024
     gate.budget = MemoryBudget(2**50)
     assert client.get("/graph/coauthors.gexf?min_papers=3").status_code == 200
+
+
+def test_a_live_server_over_a_small_budget_refuses_new_maps_and_reports_its_tree(tmp_path: Path) -> None:
+    """``serve --memory-budget`` with a bound far below what it holds: a new map is refused with 503 and
+    Retry-After, SPARQL is answered, and /metrics gives the PSS of its whole tree (the web process and its query
+    workers), which /proc confirms."""
+    with bibgraph_process(["--memory-budget", str(2**20)], tmp_path / "serve.log") as (base, process):
+        try:
+            urllib.request.urlopen(f"{base}/graph/coauthors.gexf?min_papers=3", timeout=60)
+            raise AssertionError("a new map was computed over the budget")
+        except urllib.error.HTTPError as refused:
+            assert refused.code == 503 and int(refused.headers["Retry-After"]) >= 1
+        with urllib.request.urlopen(f"{base}/sparql?query=ASK%7B%7D", timeout=60) as answer:
+            assert answer.status == 200
+        with urllib.request.urlopen(f"{base}/metrics", timeout=60) as answer:
+            text = answer.read().decode()
+        pss = float(re.search(r"^bibgraph_memory_pss_bytes (\S+)$", text, re.M).group(1))  # type: ignore[union-attr]
+        assert children(process.pid), "the query worker runs in a child process"
+        assert tree_pss(process.pid) / 2 < pss <= rss_of_tree(process.pid)
+        assert re.search(r'^bibgraph_map_derivations_refused_total\{cause="memory"\} [1-9]', text, re.M)
 
 
 class Measured(MemoryBudget):
