@@ -21,7 +21,8 @@ from flask import Flask, current_app, has_request_context, request
 from bibgraph.graph.datadir import DERIVED, read_manifest
 from bibgraph.graph.dataset import dataset_version
 from bibgraph.graph.derived import DerivedFiles, derived_key
-from bibgraph.graph.networks.spec import TOPICS, NetworkSpec
+from bibgraph.graph.networks.filters import Filters, drawn
+from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
 from bibgraph.graph.search import FILE_NAME, SearchIndex
 from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.serving.pooled import PooledStore
@@ -163,11 +164,11 @@ class NetworkCache:
         value, or for work on a map that is not kept (an export's body, a path): ``with`` it."""
         return self.gate.slot(_client(), until, keep=has_request_context()) if self.gate else nullcontext()
 
-    def shrink(self) -> None:
-        """Drop every evictable value (the server is over its memory budget): only the pinned ones stay."""
+    def shrink(self, keep: Callable[[tuple[Hashable, ...]], bool] = lambda _: False) -> None:
+        """Drop every evictable value but those ``keep`` names (the server is over its memory budget)."""
         with self._lock:
-            self._entries.clear()
-            self._bytes = 0
+            for key in [key for key in self._entries if not keep(key)]:
+                self._bytes -= self._entries.pop(key)[1]
 
     def sizes(self) -> dict[str, int]:
         """Estimated bytes kept: the evictable entries and the pinned ones."""
@@ -286,7 +287,7 @@ def init_app(app: Flask) -> None:
     def shrink() -> None:
         cache = app.extensions.get(EXTENSION)
         if cache is not None:
-            cache.shrink()
+            cache.shrink(site_value(int(app.config["MAX_VIEW_NODES"])))
         release_free_memory()
 
     gate = DerivationGate(limit, int(app.config["MAP_WAITING"]), float(app.config["MAP_WAIT"]), None, budget, shrink)
@@ -300,6 +301,21 @@ def init_app(app: Flask) -> None:
         return cache.sizes() if cache is not None else {"evictable": 0, "pinned": 0}
 
     app.extensions["bibgraph-metrics"].registry.register(DerivationCollector(gate, sizes))
+
+
+def site_value(max_view_nodes: int) -> Callable[[tuple[Hashable, ...]], bool]:
+    """Whether a key is of a value the site's own pages show with no parameters (a page's figures, the topic maps,
+    the default co-author map): kept when the cache is emptied, so that over the memory budget the site's pages
+    are still served. They are bounded by the dataset (its areas), never by what clients ask."""
+    default_map = NetworkSpec(COAUTHORS, drawn(Filters(), max_view_nodes)[0])
+
+    def site(key: tuple[Hashable, ...]) -> bool:
+        spec = key[1] if len(key) > 1 else None
+        if key[0] == "page":
+            return True
+        return isinstance(spec, NetworkSpec) and (spec.kind in (TOPICS, TOPIC_MAP) or spec == default_map)
+
+    return site
 
 
 def _client() -> str:
