@@ -16,6 +16,10 @@ Three scenarios, each against a fresh server, each bounded (it stops by itself):
   p99) and statuses, the greedy client's statuses (429 past its share), and the server's process tree PSS over
   time; then ``--distinct`` whole-network computations in a row and the PSS after each (issue 25's memory target:
   at most 1.6x the figure after warm-up).
+- ``gone`` (give ``--serve-args DATASET``): a client starts a whole-network download with fresh parameters and
+  closes its socket ``--gone-after`` seconds later, ``--gone-runs`` times: the server's CPU seconds (utime + stime of
+  its process tree, from /proc) in each second after the close, how long it takes to fall back to idle, and the
+  next request's status and time. ``--server-python`` serves from another checkout's venv (a baseline).
 
 Every client has its own loopback address (127.0.0.N), as distinct clients would, since the
 server shares its threads per client address. Requests ask for a fresh evaluation
@@ -41,13 +45,14 @@ from pathlib import Path
 
 from bench.servers import stop
 from bibgraph.graph.vocab import sparql_prologue
+from bibgraph.web.derivations import children, tree_pss
 
 P = sparql_prologue()
 SLOW = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"  # runs until the deadline
 CHEAP = P + "SELECT (COUNT(?p) AS ?n) WHERE { ?p a schema:ScholarlyArticle }"
 NORMAL = P + "SELECT ?a (COUNT(?p) AS ?n) WHERE { ?p dcterms:creator ?a } GROUP BY ?a ORDER BY DESC(?n) LIMIT 20"
 CRASHER = "SELECT * WHERE " + "{" * 5000 + "}" * 5000  # overflows the engine's stack
-SCENARIOS = ("slow", "crash", "idle", "costly")
+SCENARIOS = ("slow", "crash", "idle", "costly", "gone")
 FORMATS = ("graphml", "gexf", "json", "vosviewer")
 
 
@@ -101,22 +106,12 @@ def post(port: int, source: str, query: str, timeout: float = 120.0) -> tuple[in
     return status, time.monotonic() - started
 
 
-def children(pid: int) -> list[int]:
-    """Child processes of ``pid`` (forked by any of its threads)."""
-    found = []
-    with contextlib.suppress(OSError):
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with contextlib.suppress(OSError):
-                found += [int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
-    return found
-
-
 @contextlib.contextmanager
 def server(args: argparse.Namespace) -> Iterator[tuple[int, subprocess.Popen]]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "bibgraph.web.cli", "serve", "--port", str(port), *args.serve_args]
+    command = [args.server_python, "-m", "bibgraph.web.cli", "serve", "--port", str(port), *args.serve_args]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         ends = time.monotonic() + 300
@@ -220,19 +215,6 @@ def get(port: int, source: str, path: str, timeout: float = 600.0) -> tuple[int,
     return status, time.monotonic() - started
 
 
-def tree_pss(pid: int) -> int:
-    """PSS of ``pid`` and all its descendants (zygote, query workers), in bytes: what the server holds."""
-    total, pending = 0, [pid]
-    while pending:
-        process = pending.pop()
-        with contextlib.suppress(OSError):
-            for line in Path(f"/proc/{process}/smaps_rollup").read_text().splitlines():
-                if line.startswith("Pss:"):
-                    total += int(line.split()[1]) * 1024
-        pending += children(process)
-    return total
-
-
 def _authors(port: int, count: int) -> list[str]:
     """The paths of ``count`` authors' pages, from the sitemap (no map computed to find them)."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
@@ -309,6 +291,49 @@ def scenario_costly(args: argparse.Namespace) -> None:
             print(f"    PSS after them / after one whole network: {after[-1][2] / warm:.2f}")
 
 
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (utime + stime) of ``pid`` and its descendants, from /proc (threads included)."""
+    total, pending, tick = 0.0, [pid], os.sysconf("SC_CLK_TCK")
+    while pending:
+        process = pending.pop()
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+        pending += children(process)
+    return total
+
+
+def scenario_gone(args: argparse.Namespace) -> None:
+    with server(args) as (port, process):
+        get(port, "127.0.0.1", "/graph/coauthors")  # warm-up: the default map, and the incidence every map needs
+        get(port, "127.0.0.1", "/graph/coauthors.json?resolution=0.5&min_joint=1")
+        print(f"(e) a whole-network download with fresh parameters, its socket closed {args.gone_after} s in")
+        for run in range(args.gone_runs):
+            time.sleep(2.0)
+            idle = tree_cpu(process.pid)
+            time.sleep(1.0)
+            idle = tree_cpu(process.pid) - idle  # CPU-s per second with nothing asked
+            path = f"/graph/coauthors.{FORMATS[run % len(FORMATS)]}?resolution={1.1 + run / 10:.1f}&min_joint=1"
+            connection = socket.create_connection(("127.0.0.1", port), source_address=("127.0.0.5", 0))
+            connection.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            time.sleep(args.gone_after)
+            connection.close()
+            closed, per_second = tree_cpu(process.pid), []
+            for _ in range(args.gone_watch):
+                time.sleep(1.0)
+                now = tree_cpu(process.pid)
+                per_second.append(now - closed)
+                closed = now
+            busy = [n for n, used in enumerate(per_second, 1) if used > max(0.1, 3 * idle)]
+            status, seconds = get(port, "127.0.0.6", "/graph/coauthors")
+            print(
+                f"    run {run + 1}: CPU-s in each second after the close: {', '.join(f'{u:.2f}' for u in per_second)}"
+                f" (idle before {idle:.2f}); busy until {max(busy, default=0)} s after the close;"
+                f" CPU-s in seconds 4-{args.gone_watch}: {sum(per_second[3:]):.2f};"
+                f" next request {status} in {seconds:.2f} s"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
@@ -319,6 +344,10 @@ def main() -> None:
     parser.add_argument("--idle-connections", type=int, default=200)
     parser.add_argument("--costly-requests", type=int, default=10, help="new maps and ego networks of the other client")
     parser.add_argument("--distinct", type=int, default=20, help="distinct whole-network computations for memory")
+    parser.add_argument("--gone-after", type=float, default=1.0, help="seconds before the download's socket closes")
+    parser.add_argument("--gone-runs", type=int, default=3)
+    parser.add_argument("--gone-watch", type=int, default=12, help="seconds the server's CPU is watched after a close")
+    parser.add_argument("--server-python", default=sys.executable, help="the Python that runs bibgraph serve")
     parser.add_argument(
         "--serve-args", nargs=argparse.REMAINDER, default=[], help="passed to bibgraph serve (last option)"
     )

@@ -17,17 +17,28 @@ client may hold at most ``per_client`` derivations, running or waiting (default 
 one more is refused at once with 429 and ``Retry-After`` (:data:`OVER_SHARE_RETRY`), so a client asking for four
 whole-network downloads at once holds one slot, and every other client's map gets the others in turn (two such
 downloads held both slots for ~78 s at 10k papers, and every other client's new map, ego network and path got 503).
+
+Work whose client has gone stops: waitress (with ``channel_request_lookahead``) tells a request its client closed
+the connection (``waitress.client_disconnected``), and every turn a derivation asks for (each stage: the network,
+its layout, its drawing, an export's body) first asks that (:class:`ClientGone`); a waiter that gets its slot after
+its client left gives it back at once. A stage already running ends first (seconds), nothing half-made is kept.
+
+Memory has a budget (``MEMORY_BUDGET``): while the server's process tree holds more (PSS, read from
+``/proc/*/smaps_rollup``), the map cache is emptied and a new derivation is refused with 503 and ``Retry-After``.
 """
 
+import contextlib
 import logging
 import math
+import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
-from flask import Response, request
+from flask import Response, has_request_context, request
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -37,6 +48,9 @@ from .errors import error_response
 
 log = logging.getLogger("bibgraph.maps")
 WAITED, QUEUE_FULL, OVER_SHARE = "waited", "queue full", "over share"  # the causes of a refusal
+MEMORY, GONE = "memory", "client gone"  # over the memory budget; the client closed its connection
+CAUSES = (WAITED, QUEUE_FULL, OVER_SHARE, MEMORY, GONE)
+SHRINK_EVERY = 5.0  # seconds between two emptyings of the map cache while over the memory budget
 OVER_SHARE_RETRY = 5  # seconds a client over its share is asked to wait (its own derivation is likely still running)
 
 
@@ -49,11 +63,76 @@ class DerivationsBusy(ServerBusy):
         self.retry_after = retry_after
 
 
-class DerivationGate:
-    """``limit`` derivation slots (0: no limit); at most ``waiting`` calls wait (0: no cap), ``wait`` seconds each."""
+class ClientGone(Exception):
+    """The client of this request closed its connection: the derivation it asked for stops."""
 
-    def __init__(self, limit: int, waiting: int = 0, wait: float = 10.0, per_client: int | None = None) -> None:
+
+def client_gone() -> bool:
+    """Whether the current request's client has closed its connection (waitress tells, with a lookahead)."""
+    if not has_request_context():
+        return False
+    gone = request.environ.get("waitress.client_disconnected")
+    return bool(gone is not None and gone())
+
+
+def children(pid: int) -> list[int]:
+    """Child processes of ``pid`` (forked by any of its threads)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):
+                found += [int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+    return found
+
+
+def tree_pss(pid: int) -> int:
+    """PSS in bytes of ``pid`` and all its descendants (zygote, query workers): what the kernel says they hold."""
+    total, pending = 0, [pid]
+    while pending:
+        process = pending.pop()
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{process}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1]) * 1024
+                    break
+        pending += children(process)
+    return total
+
+
+class MemoryBudget:
+    """This server's process tree's PSS against ``limit`` bytes (0: none), measured at most every ``every`` s."""
+
+    def __init__(self, limit: int, every: float = 1.0, pid: int | None = None) -> None:
+        self.limit, self.every, self.pid = limit, every, os.getpid() if pid is None else pid
+        self._measured, self._at = 0, -math.inf
+        self._lock = threading.Lock()
+
+    def pss(self, fresh: bool = False) -> int:
+        with self._lock:
+            if fresh or time.monotonic() - self._at >= self.every:
+                self._measured, self._at = tree_pss(self.pid), time.monotonic()
+            return self._measured
+
+    def over(self, fresh: bool = False) -> bool:
+        return bool(self.limit) and self.pss(fresh) > self.limit
+
+
+class DerivationGate:
+    """``limit`` derivation slots (0: no limit); at most ``waiting`` calls wait (0: no cap), ``wait`` seconds each;
+    none starts while ``budget`` is exceeded (``shrink`` first frees what it can) or once its client has gone."""
+
+    def __init__(
+        self,
+        limit: int,
+        waiting: int = 0,
+        wait: float = 10.0,
+        per_client: int | None = None,
+        budget: MemoryBudget | None = None,
+        shrink: Callable[[], None] = lambda: None,
+    ) -> None:
         self.limit, self.waiting, self.wait = limit, waiting, wait
+        self.budget, self.shrink = budget or MemoryBudget(0), shrink
+        self._shrunk_at = -math.inf
         self.per_client = max(1, limit // 2) if per_client is None else per_client
         self._share = FairShare(limit, max_waiting=waiting, half_life=max(1.0, wait)) if limit > 0 else None
         self._clients: Counter[str] = Counter()  # derivations each client holds or waits for (the app's own: none)
@@ -73,8 +152,13 @@ class DerivationGate:
     def acquire(self, client: str = "", until: float | None = None) -> bool:
         """Take a slot for this thread, waiting until the monotonic time ``until`` (default: ``wait`` seconds from
         now), else raise :class:`DerivationsBusy`; False when there is nothing to take (no limit, or this thread
-        holds a slot already)."""
-        if self._share is None or self.holds():
+        holds a slot already). Each call is a stage of a derivation: one whose client has gone stops here
+        (:class:`ClientGone`), and a new one is refused while the memory budget is exceeded."""
+        self._stop_if_gone()
+        if self.holds():
+            return False
+        self._check_memory()
+        if self._share is None:
             return False
         until = time.monotonic() + self.wait if until is None else until
         self._count(client)
@@ -88,7 +172,36 @@ class DerivationGate:
             raise
         self._held.client = client
         self._held.slot = True
+        self._stop_if_gone()  # its client left while it waited: the slot goes to the next in turn
         return True
+
+    def _stop_if_gone(self) -> None:
+        if client_gone():
+            with self._lock:
+                self.refused[GONE] += 1
+            self.release()
+            raise ClientGone("the client closed its connection: its map computation stopped")
+
+    def _check_memory(self) -> None:
+        """Refuse a new derivation while the process tree's PSS is over the budget, once the cache is emptied (at
+        most every :data:`SHRINK_EVERY` seconds: a flood of refused requests must not each collect the heap)."""
+        if not self.budget.over():
+            return
+        with self._lock:
+            shrink = time.monotonic() - self._shrunk_at >= SHRINK_EVERY
+            if shrink:
+                self._shrunk_at = time.monotonic()
+        if shrink:
+            self.shrink()
+        if not shrink or self.budget.over(fresh=True):
+            with self._lock:
+                self.refused[MEMORY] += 1
+            raise DerivationsBusy(
+                f"the server holds more memory than its budget ({self.budget.limit / 2**20:.0f} MB);"
+                f" no new map is computed until it falls: retry in {math.ceil(SHRINK_EVERY)} s",
+                MEMORY,
+                math.ceil(SHRINK_EVERY),
+            )
 
     def release(self) -> None:
         """Give back this thread's slot, if it holds one."""
@@ -152,10 +265,10 @@ class DerivationCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         refused = CounterMetricFamily(
             "bibgraph_map_derivations_refused",
-            "map derivations refused (503; over share: 429), by cause",
+            "map derivations refused (503; over share: 429) or stopped (client gone), by cause",
             labels=["cause"],
         )
-        for cause in (WAITED, QUEUE_FULL, OVER_SHARE):
+        for cause in CAUSES:
             refused.add_metric([cause.replace(" ", "_")], self.gate.refused[cause])
         yield refused
         state = self.gate.state()
@@ -167,6 +280,11 @@ class DerivationCollector(Collector):
         for part, size in self.sizes().items():
             kept.add_metric([part], size)
         yield kept
+        budget = self.gate.budget
+        yield GaugeMetricFamily(
+            "bibgraph_memory_pss_bytes", "PSS of the server's process tree (/proc smaps_rollup)", budget.pss()
+        )
+        yield GaugeMetricFamily("bibgraph_memory_budget_bytes", "MEMORY_BUDGET (0: none)", budget.limit)
 
 
 def answer_busy(error: DerivationsBusy) -> Response:
@@ -179,3 +297,9 @@ def answer_busy(error: DerivationsBusy) -> Response:
         request.full_path.rstrip("?"),
     )
     return error_response(str(error), 503, error.retry_after)
+
+
+def answer_gone(error: ClientGone) -> Response:
+    """A derivation stopped because its client left: logged; the answer goes nowhere."""
+    log.info("map derivation stopped, its client left: %s %s", request.method, request.full_path.rstrip("?"))
+    return error_response(str(error), 503, 1)

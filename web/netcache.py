@@ -21,14 +21,25 @@ from flask import Flask, current_app, has_request_context, request
 from bibgraph.graph.datadir import DERIVED, file_digest, read_manifest
 from bibgraph.graph.dataset import dataset_version
 from bibgraph.graph.derived import DerivedFiles, derived_key
-from bibgraph.graph.networks.spec import TOPICS, NetworkSpec
+from bibgraph.graph.networks.filters import Filters, drawn
+from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
 from bibgraph.graph.search import FILE_NAME, SearchIndex, SearchIndexError
+from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.sizes import estimate_bytes
 from bibgraph.graph.stores.store import GraphStore
 
-from .derivations import DerivationCollector, DerivationGate, DerivationsBusy, answer_busy
+from .derivations import (
+    ClientGone,
+    DerivationCollector,
+    DerivationGate,
+    DerivationsBusy,
+    MemoryBudget,
+    answer_busy,
+    answer_gone,
+)
 from .graphstore import get_store
+from .settings import memory_budget
 
 if TYPE_CHECKING:
     from bibgraph.graph.networks.incidence import Incidence
@@ -153,6 +164,12 @@ class NetworkCache:
         value, or for work on a map that is not kept (an export's body, a path): ``with`` it."""
         return self.gate.slot(_client(), until, keep=has_request_context()) if self.gate else nullcontext()
 
+    def shrink(self, keep: Callable[[tuple[Hashable, ...]], bool] = lambda _: False) -> None:
+        """Drop every evictable value but those ``keep`` names (the server is over its memory budget)."""
+        with self._lock:
+            for key in [key for key in self._entries if not keep(key)]:
+                self._bytes -= self._entries.pop(key)[1]
+
     def sizes(self) -> dict[str, int]:
         """Estimated bytes kept: the evictable entries and the pinned ones."""
         with self._lock:
@@ -269,10 +286,20 @@ def cache_for(store: str, app: Flask | None = None) -> NetworkCache:
 def init_app(app: Flask) -> None:
     """The app's derivation gate (none while a dataset is built: the build derives everything it keeps), its
     503 answer, and the gate's and cache's figures in ``/metrics`` (so after the metrics are made)."""
-    limit = 0 if app.config.get(DERIVED_WRITABLE) else int(app.config["MAP_DERIVATIONS"])
-    gate = DerivationGate(limit, int(app.config["MAP_WAITING"]), float(app.config["MAP_WAIT"]))
+    building = bool(app.config.get(DERIVED_WRITABLE))
+    limit = 0 if building else int(app.config["MAP_DERIVATIONS"])
+    budget = MemoryBudget(0 if building else memory_budget(app.config.get("MEMORY_BUDGET")))
+
+    def shrink() -> None:
+        cache = app.extensions.get(EXTENSION)
+        if cache is not None:
+            cache.shrink(site_value(int(app.config["MAX_VIEW_NODES"])))
+        release_free_memory()
+
+    gate = DerivationGate(limit, int(app.config["MAP_WAITING"]), float(app.config["MAP_WAIT"]), None, budget, shrink)
     app.extensions[GATE] = gate
     app.register_error_handler(DerivationsBusy, answer_busy)
+    app.register_error_handler(ClientGone, answer_gone)
     app.teardown_request(lambda _: gate.release())  # the turn a request took, given back once it is answered
 
     def sizes() -> dict[str, int]:
@@ -280,6 +307,21 @@ def init_app(app: Flask) -> None:
         return cache.sizes() if cache is not None else {"evictable": 0, "pinned": 0}
 
     app.extensions["bibgraph-metrics"].registry.register(DerivationCollector(gate, sizes))
+
+
+def site_value(max_view_nodes: int) -> Callable[[tuple[Hashable, ...]], bool]:
+    """Whether a key is of a value the site's own pages show with no parameters (a page's figures, the topic maps,
+    the default co-author map): kept when the cache is emptied, so that over the memory budget the site's pages
+    are still served. They are bounded by the dataset (its areas), never by what clients ask."""
+    default_map = NetworkSpec(COAUTHORS, drawn(Filters(), max_view_nodes)[0])
+
+    def site(key: tuple[Hashable, ...]) -> bool:
+        spec = key[1] if len(key) > 1 else None
+        if key[0] == "page":
+            return True
+        return isinstance(spec, NetworkSpec) and (spec.kind in (TOPICS, TOPIC_MAP) or spec == default_map)
+
+    return site
 
 
 # Marks a request the app makes of itself (the start's warm-up): its derivations are the app's own, charged to no

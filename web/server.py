@@ -19,6 +19,9 @@ from .netcache import OWN_REQUEST
 from .versions import VIEW_IMPORTS
 
 WARM_PATHS = ("/graph/coauthors", "/graph/topics")
+# Requests read ahead on a busy connection: more than 0, else a closed connection goes unseen. Needs waitress >= 3.0.1
+# (pyproject): before, with a lookahead, a pipelined request could follow an invalid first one (CVE-2024-49768).
+LOOKAHEAD = 1
 
 
 def warm_up(app: Flask) -> threading.Thread:
@@ -122,7 +125,9 @@ def waitress_options(config: Mapping[str, Any]) -> dict[str, Any]:
     poll() rather than select(), which fails past 1024 descriptors; a stalled connection is checked
     a few times per ``CHANNEL_TIMEOUT``. Behind a reverse proxy at ``TRUSTED_PROXY``, the client is
     the last address of its X-Forwarded-For (from anyone else, the header is dropped); with
-    ``PROXY_HOPS`` its host, scheme and port headers are kept too, for ProxyFix to read.
+    ``PROXY_HOPS`` its host, scheme and port headers are kept too, for ProxyFix to read. A connection stays
+    read while its request runs (one request ahead, :data:`LOOKAHEAD`), so that a client that closes it is
+    seen (``waitress.client_disconnected``) and its map computation stops (``web/derivations.py``).
     """
     options: dict[str, Any] = {
         "threads": int(config["WEB_THREADS"]),
@@ -132,6 +137,7 @@ def waitress_options(config: Mapping[str, Any]) -> dict[str, Any]:
         "backlog": int(config["BACKLOG"]),
         "asyncore_use_poll": True,
         "max_request_body_size": config["MAX_CONTENT_LENGTH"],
+        "channel_request_lookahead": LOOKAHEAD,
         "ident": "bibgraph",
     }
     hops = int(config.get("PROXY_HOPS") or 0)

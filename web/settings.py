@@ -104,6 +104,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MAP_WAITING", 8, "map computations waiting for a turn at most; one more gets 503 (0: no cap)"),
     Setting("MAP_WAIT", 30.0, "seconds a map computation waits for its turn before 503 with Retry-After"),
     Setting("MAP_CACHE_BYTES", 128 * 1024 * 1024, "derived maps kept in memory, estimated bytes (the incidence apart)"),
+    Setting(
+        "MEMORY_BUDGET",
+        None,
+        "bytes of PSS the server's process tree may hold before new map computations get 503"
+        " (default: half the machine's memory; 0: no budget)",
+        int,
+    ),
 )
 
 
@@ -136,4 +143,12 @@ def worker_memory_limit(configured: int | None) -> int | None:
     so that a client's runaway query (a string doubled thirty times) costs its worker, never the host."""
     if configured is not None:
         return configured or None
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+
+
+def memory_budget(configured: int | None) -> int:
+    """The server's memory budget in bytes: as configured (0: none), else half the machine's memory (the
+    query worker's own limit is as large, so the tree is refused new maps before a worker nears its limit)."""
+    if configured is not None:
+        return int(configured)
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
