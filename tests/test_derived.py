@@ -1,8 +1,10 @@
 """Every derived value is kept as data only (no pickle) and reads back equal; a damaged file is refused."""
 
+import ast
 import hashlib
 import json
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,7 +13,7 @@ from hypothesis import strategies as st
 
 from bibgraph.graph import sitedata
 from bibgraph.graph.conceptindex import ConceptFigures
-from bibgraph.graph.derived import DamagedFile, DerivedFiles, derived_key, file_name
+from bibgraph.graph.derived import DATA_FORMATS, DamagedFile, DerivedFiles, derived_key, file_name
 from bibgraph.graph.networks import Filters, engine
 from bibgraph.graph.networks.incidence import incidence_of
 from bibgraph.graph.networks.spec import COAUTHORS, EGO, TOPIC_MAP, TOPICS, NetworkSpec
@@ -160,3 +162,16 @@ def test_a_file_naming_any_other_record_makes_nothing(tmp_path) -> None:
 def test_no_kind_of_value_falls_back_to_a_format_that_runs_code(tmp_path) -> None:
     with pytest.raises(TypeError, match="no data format"):
         file_name(derived_key("anything else"))
+
+
+def test_every_kind_of_value_the_code_keys_has_a_data_format() -> None:
+    """A kind without a format is refused when its file is named (no fallback): every ``derived_key`` the package
+    makes names a kind of :data:`DATA_FORMATS` (read from the source, so a new kind cannot be added without one)."""
+    root = Path(__file__).resolve().parent.parent
+    kinds = set()
+    for path in [*root.glob("graph/**/*.py"), *root.glob("web/**/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "derived_key":
+                assert isinstance(node.args[0], ast.Constant), f"{path}: derived_key's kind must be a literal"
+                kinds.add(node.args[0].value)
+    assert {"incidence", "network", "layout", "summary", "page", "view"} <= kinds <= set(DATA_FORMATS)
