@@ -5,12 +5,13 @@ the store; each is a value under a key (what, the spec it is derived from, optio
 the default ones and keeps them here, so a server opened on the dataset reads a file instead of
 deriving (lazily: nothing is loaded before a request needs it, and a value is read once per process).
 
-What the network engine derives is kept as data only, read back with nothing run: the incidence as numpy arrays
-(``.npz``, read with ``allow_pickle=False``), a network, a layout and a map's summary as JSON (a network as its
-graph, node and edge attributes, in order). The other values (pages' figures, orders, drawn views) are still
-pickled (issue 25 asks for data-only formats for them too); a dataset directory is trusted like the code that wrote
-it (it is never uploaded by clients). A file whose SHA-256 differs from the manifest's (when the caller gives the
-manifest's checksums) is refused on read: :class:`DamagedFile`.
+A dataset is data, never code: every value is kept in a format whose reading runs nothing. The incidence as numpy
+arrays (``.npz``, read with ``allow_pickle=False``); a network, a layout and a map's summary as JSON (a network as
+its graph, node and edge attributes, in order); a page's figures, orders and drawn views as JSON whose tuples and
+records are tagged (:func:`page_json`): a record is one of :data:`RECORDS`, made again from its fields, never a
+type a file names. The suffix is part of a file's name (:func:`file_name`), so a file an older bibgraph kept in
+another format is never read: its value is derived again. A file whose SHA-256 differs from the manifest's (when
+the caller gives the manifest's checksums) is refused on read: :class:`DamagedFile`.
 """
 
 import dataclasses
@@ -18,7 +19,6 @@ import hashlib
 import io
 import json
 import os
-import pickle
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
@@ -26,8 +26,12 @@ from typing import Any
 import networkx as nx
 
 from .atomic import write_bytes_atomically
+from .conceptindex import ConceptFigures
+from .pages import TreeArea
 
-SUFFIX = ".pickle"
+# The records a page value may hold besides JSON's own values, by name: each is written as its fields.
+RECORDS: dict[str, type] = {record.__name__: record for record in (ConceptFigures, TreeArea)}
+TYPE, TUPLE = "@type", "@tuple"  # the tags of a record and of a tuple (a value's own dict keys never start with @)
 
 
 class DamagedFile(RuntimeError):
@@ -90,21 +94,64 @@ def _json_summary(data: bytes) -> dict[str, Any]:
     }
 
 
-# What the engine derives (the first part of a key), as data: suffix, writer, reader.
+def _tagged(value: Any) -> Any:
+    """``value`` as JSON values: a tuple as ``{"@tuple": [...]}``, a record of :data:`RECORDS` as its fields and
+    ``"@type"``; any other type (a set, a ``Counter``, a ``str`` subclass) is refused, so what is read back equals
+    what was kept."""
+    kind = type(value)
+    if value is None or kind in (str, int, float, bool):
+        return value
+    if kind is list:
+        return [_tagged(item) for item in value]
+    if kind is tuple:
+        return {TUPLE: [_tagged(item) for item in value]}
+    if kind is dict:
+        if not all(type(name) is str and not name.startswith("@") for name in value):
+            raise TypeError("a kept page value's dict keys must be strings not starting with @")
+        return {name: _tagged(item) for name, item in value.items()}
+    if RECORDS.get(kind.__name__) is kind:
+        fields = {f.name: _tagged(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {TYPE: kind.__name__, **fields}
+    raise TypeError(f"a kept page value holds a {kind.__name__}: not data this module can keep")
+
+
+def _untagged(document: dict[str, Any]) -> Any:
+    if TUPLE in document:
+        return tuple(document[TUPLE])
+    if TYPE in document:
+        fields = dict(document)
+        record = RECORDS.get(fields.pop(TYPE))
+        if record is None:
+            raise ValueError(f"a kept page value names an unknown record {document[TYPE]!r}")
+        return record(**fields)
+    return document
+
+
+def page_json(value: Any) -> bytes:
+    """A page's value (figures, an order, a drawn view) as JSON (:func:`_tagged`)."""
+    return json.dumps(_tagged(value), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def json_page(data: bytes) -> Any:
+    """The value :func:`page_json` wrote: only JSON's values, tuples and :data:`RECORDS` are made."""
+    return json.loads(data, object_hook=_untagged)
+
+
+# Every kind of derived value (the first part of a key), as data: suffix, writer, reader.
 DATA_FORMATS: dict[str, tuple[str, Callable[[Any], bytes], Callable[[bytes], Any]]] = {
     "incidence": (".npz", _incidence_npz, _npz_incidence),
     "network": (".json", _graph_json, _json_graph),
     "layout": (".json", _layout_json, _json_layout),
     "summary": (".json", _summary_json, _json_summary),
+    "page": (".json", page_json, json_page),
+    "view": (".json", page_json, json_page),
 }
 
 
-def _pickled(value: Any) -> bytes:
-    return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
-
-
 def _format(key: tuple[Hashable, ...]) -> tuple[str, Callable[[Any], bytes], Callable[[bytes], Any]]:
-    return DATA_FORMATS.get(str(key[0]), (SUFFIX, _pickled, pickle.loads))
+    if str(key[0]) not in DATA_FORMATS:
+        raise TypeError(f"no data format for derived values of kind {key[0]!r}")
+    return DATA_FORMATS[str(key[0])]
 
 
 def canonical(value: Any) -> Any:

@@ -32,7 +32,7 @@ def write_dump(store: GraphStore, path: Path, syntax: RdfSyntax) -> int:
 
 
 def dump_file(store: GraphStore, path: Path, syntax: str) -> int:
-    """:func:`write_dump` with the syntax named: a call a query worker can run (a name pickles)."""
+    """:func:`write_dump` with the syntax named: a call a query worker can run (sent to it by name)."""
     return write_dump(store, path, rdf_syntax(syntax))
 
 

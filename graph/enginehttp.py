@@ -6,6 +6,7 @@ urllib's own auth handlers send every request once without credentials and again
 the engine asks for (Digest or Basic); every later request carries the answer from its first byte.
 """
 
+import base64
 import ipaddress
 import re
 import time
@@ -161,8 +162,6 @@ class Session:
             if header:
                 request.add_unredirected_header("Authorization", f"Digest {header}")
         elif login_url in self._basic:
-            import base64
-
             pair = ":".join(self._pair()).encode()
             request.add_unredirected_header("Authorization", "Basic " + base64.b64encode(pair).decode("ascii"))
 

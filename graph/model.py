@@ -107,12 +107,6 @@ _SKOS_TOP_CONCEPT_OF = f"<{SKOS.topConceptOf}>"
 
 
 @dataclass
-class Person:
-    name: str
-    variants: list[str] = field(default_factory=list)
-
-
-@dataclass
 class Catalogue:
     """Identity decisions, made record by record in (file, line) order.
 
@@ -203,10 +197,6 @@ class Catalogue:
     @property
     def duplicate_records(self) -> int:
         return self.records - len(self.sources)
-
-    @property
-    def merged_people(self) -> list[Person]:
-        return [Person(name, self.variants[key]) for key, name in self.people.items() if key in self.variants]
 
     def closing(self, iris: Iris) -> Iterator[str]:
         """People and concepts, once every record has been added."""

@@ -354,14 +354,12 @@ class Charts:
     degree_histogram: list[tuple[int, int]]  # (co-authors, authors)
 
 
-def charts(store: GraphStore, authors: int, degrees: Counter[int] | None = None) -> Charts:
+def charts(store: GraphStore, authors: int, degrees: Counter[int]) -> Charts:
     """The home page's charts; ``authors`` counts every person, ``degrees`` are the co-author degrees of those with
-    papers when the caller has them (from the incidence); else the engine counts them (a push-down store)."""
+    papers (the network engine's count from the incidence)."""
     per_paper = [
         (integer(r["listed"]), integer(r["papers"])) for r in store.select(named_query("authors_per_paper").text)
     ]
-    if degrees is None:
-        degrees = Counter(integer(r["degree"]) for r in store.select(named_query("coauthor_degrees").text))
     histogram = Counter(degrees)
     listed = sum(histogram.values())
     if authors > listed:

@@ -26,6 +26,7 @@ from . import datadir
 from .dataset import _DUMP_SUFFIXES, COMPLETE_MARKER, is_dump
 from .enginehttp import PASSWORD_ENV, Credentials, Deadline, EngineError, Session, checked_url, escaped, whole_number
 from .stores.remote import CURRENT, PUBLISH_NS, pointer_graph
+from .stores.store import OxigraphGraphStore
 
 DEFAULT_BATCH = 100_000  # triples per request: ~15 MB of N-Triples, a few seconds of work for the engine
 DEFAULT_TIMEOUT = 6 * 3600.0  # seconds for a whole publish
@@ -126,8 +127,6 @@ def source_triples(source: Path) -> Iterator[ox.Triple]:
         except SyntaxError as error:
             raise PublishError(f"{source}: cannot read this dump: {error}") from error
         return
-    from .stores.store import OxigraphGraphStore
-
     store = OxigraphGraphStore.disk(source, read_only=True)
     for quad in store.store.quads_for_pattern(None, None, None, ox.DefaultGraph()):
         yield quad.triple

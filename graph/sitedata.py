@@ -10,6 +10,7 @@ network and layout at first request.
 """
 
 import gc
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -49,7 +50,7 @@ def concept_figures(
     return figures
 
 
-def home_figures(store: GraphStore, degrees: Any, figures: dict[str, ConceptFigures]) -> dict[str, Any]:
+def home_figures(store: GraphStore, degrees: Counter[int], figures: dict[str, ConceptFigures]) -> dict[str, Any]:
     """The home page's numbers: the summary, the area tree, the authors-per-paper and co-author degree charts."""
     summary = dataset_summary(store)
     found = charts(store, summary["authors"], degrees)

@@ -13,8 +13,8 @@ side. A graph's adjacency is estimated knowing its shape (see :func:`_graph`).
 Not pympler's ``asizeof``: it walks every object (25 to 150 ms for a 1,000-author map, 1.8 s for the
 whole co-author network of 10,000 papers: 18,000 authors, 100,000 links) where this takes about 1 ms and
 8 ms, and this runs on every insert into the cache; and pympler 1.1 fails on numpy arrays read from a
-pickle (a dataset's incidence). On that dataset's derived values the estimate is 0.77 to 1.16 times what
-unpickling the value allocates (tracemalloc), 0.96 times asizeof for the whole network;
+serialised copy (a dataset's incidence). On that dataset's derived values the estimate is 0.77 to 1.16 times what
+loading a fresh copy of the value allocates (tracemalloc), 0.96 times asizeof for the whole network;
 ``tests/test_sizes.py`` checks generated networks and layouts the same way.
 """
 
@@ -89,7 +89,7 @@ def _graph(graph: nx.Graph, seen: set[int]) -> float:
 
 
 def _array(value: Any, seen: set[int], array: type) -> float:
-    """An array's header, and its data once however many views share it (an unpickled array's data is a
+    """An array's header, and its data once however many views share it (a deserialised array's data is a
     buffer under one or two views: getsizeof counts the data of an array that owns it, not of a view)."""
     root = value
     while isinstance(root.base, array):

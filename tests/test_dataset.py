@@ -294,7 +294,7 @@ def test_add_equals_a_build_of_all_the_lists(lists: Path, tmp_path: Path, capsys
             assert main(["add", str(added), str(path)]) == 0
         assert "added to" in capsys.readouterr().out
         _assert_continued(served, current_version(added))
-        pieces = [(path, served / DERIVED / path.name) for path in (current_version(added) / DERIVED).glob("*.pickle")]
+        pieces = [(path, served / DERIVED / path.name) for path in (current_version(added) / DERIVED).glob("*.json")]
         assert any(old.exists() and os.path.samefile(path, old) for path, old in pieces), (
             "no order piece kept as it was"
         )

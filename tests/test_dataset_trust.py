@@ -2,8 +2,10 @@
 stays inside the directory, a damaged or missing file is one line naming it, and a version a server reads is never
 removed under it (issue 25)."""
 
+import hashlib
 import json
 import os
+import pickle
 import re
 import shutil
 import subprocess
@@ -325,3 +327,49 @@ def test_commands_given_a_dataset_read_it_and_refuse_nothing_in_one_line(
     empty.mkdir()
     assert _exit(given(empty)) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+class _Opens:
+    """A pickle whose loading runs code: it creates the file ``path`` (what a planted derived file could do)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        return open, (str(self.path), "w")
+
+
+def _pages(root: Path) -> dict[str, str]:
+    """The home page, the area tree, the maps and the first area and subarea pages, served from ``root``."""
+    app = make_app(BIBGRAPH_STORE=f"dataset:{root}")
+    try:
+        client = app.test_client()
+        paths = ["/", "/areas", "/graph/coauthors", "/graph/topics"]
+        areas = client.get("/areas").get_data(as_text=True)
+        paths += sorted(set(re.findall(r'href="(/area/[^"?#]+)"', areas)) - set(paths))[:6]
+        answers = {path: client.get(path) for path in paths}
+        assert all(answer.status_code == 200 for answer in answers.values()), paths
+        return {path: answer.get_data(as_text=True) for path, answer in answers.items()}
+    finally:
+        app.extensions["bibgraph"].close()
+
+
+def test_a_pickle_an_older_build_kept_is_never_loaded_its_value_is_derived_again(dataset: Path, tmp_path: Path) -> None:
+    """A dataset built by a bibgraph that pickled page values (or one whose files someone replaced) holds
+    ``derived/*.pickle`` files under the names that bibgraph read, with the manifest's checksums: the server never
+    loads them (loading one would create a file), and derives the values again: the pages are those of the dataset
+    as built now."""
+    expected = _pages(dataset)
+    version = current_version(dataset)
+    marker = tmp_path / "code-ran"
+    manifest = json.loads((version / datadir.MANIFEST).read_text(encoding="utf-8"))
+    for kept in sorted(path for path in (version / DERIVED).iterdir() if path.suffix in (".json", ".pickle")):
+        planted = kept.with_suffix(".pickle")
+        if kept != planted:
+            kept.unlink()
+            del manifest["checksums"][f"{DERIVED}/{kept.name}"]
+        planted.write_bytes(pickle.dumps(_Opens(marker)))
+        manifest["checksums"][f"{DERIVED}/{planted.name}"] = hashlib.sha256(planted.read_bytes()).hexdigest()
+    (version / datadir.MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    assert _pages(dataset) == expected
+    assert not marker.exists()

@@ -13,6 +13,8 @@ PACKAGES = {  # as pyproject.toml maps them
     "bibgraph.graph": ROOT / "graph",
     "bibgraph.graph.serving": ROOT / "graph" / "serving",
     "bibgraph.graph.stores": ROOT / "graph" / "stores",
+    "bibgraph.graph.identity": ROOT / "graph" / "identity",
+    "bibgraph.graph.networks": ROOT / "graph" / "networks",
     "bibgraph.web": ROOT / "web",
     "bibgraph.ontology": ROOT / "ontology",
     "bibgraph.seeds": ROOT / "seeds",
@@ -63,3 +65,54 @@ def test_the_import_graph_is_read_from_the_checkout_and_sees_real_imports() -> N
 def test_no_module_imports_itself_through_others() -> None:
     cycles = list(nx.simple_cycles(import_graph()))
     assert cycles == [], "import cycles: " + "; ".join(" -> ".join([*cycle, cycle[0]]) for cycle in cycles)
+
+
+CLI = "bibgraph.web.cli"  # each command imports what it runs, so `bibgraph --help` and each command load only theirs
+DEFERRED = {  # (module, what it imports inside a function): the rest of the package imports at module level
+    # the parser and builder: serving a dataset never builds
+    ("bibgraph.graph.dataset", ".build"),
+    # urllib.request and its TLS stack (~0.3 s): only a remote store
+    ("bibgraph.graph.dataset", ".stores.remote"),
+    # rdflib's SPARQL engine (~0.3 s): serving never uses it
+    ("bibgraph.graph.stores.store", "oxrdflib"),
+    # networkx (11 MB): the formats table imports the exports, a build never writes a network
+    ("bibgraph.graph.networks.exports", "networkx"),
+    # numpy, scipy, igraph (~1 s): a server's start and the pages never wait for them
+    ("bibgraph.graph.derived", ".networks.incidence"),
+    ("bibgraph.graph.derived", "numpy"),
+    ("bibgraph.graph.sitedata", ".networks"),
+    ("bibgraph.graph.sitedata", ".networks.incidence"),
+    ("bibgraph.graph.sitedata", ".searchbuild"),
+    ("bibgraph.web.netcache", "bibgraph.graph.networks"),
+    ("bibgraph.web.netcache", "bibgraph.graph.networks.incidence"),
+    ("bibgraph.web.netcache", "bibgraph.graph.searchbuild"),
+    ("bibgraph.web.app", "bibgraph.graph.searchbuild"),
+    # nameparser and pyvis (which pulls in IPython): loaded at first use, after `serve` listens
+    ("bibgraph.web.graphviews", "bibgraph.graph.names"),
+    ("bibgraph.web.pyvis_views", "pyvis.edge"),
+    ("bibgraph.web.pyvis_views", "pyvis.node"),
+}
+
+
+def in_function_imports() -> set[tuple[str, str]]:
+    """(module, what it imports) for every import inside a function of the package (``if TYPE_CHECKING`` blocks
+    are at module level: not counted)."""
+    found = set()
+    for name, path in modules().items():
+        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                for node in ast.walk(function):
+                    if isinstance(node, ast.Import):
+                        found |= {(name, alias.name) for alias in node.names}
+                    elif isinstance(node, ast.ImportFrom):
+                        found.add((name, "." * node.level + (node.module or "")))
+    return found
+
+
+def test_imports_are_deferred_only_where_start_up_time_needs_it() -> None:
+    """The rule (docs/architecture.md, "Imports"): a module imports at its top; an import inside a function is the
+    CLI's (per command) or one of :data:`DEFERRED`, each for a start-up time or memory it saves. A new one is added
+    there with its reason, one that is gone is removed."""
+    found = {(module, target) for module, target in in_function_imports() if module != CLI}
+    assert found == DEFERRED
+    assert any(module == CLI for module, _ in in_function_imports())  # the walk sees the CLI's commands

@@ -100,19 +100,19 @@ def test_a_worker_killed_from_outside_costs_no_query(pool, seed_store) -> None:
 
 
 def test_a_dead_zygote_is_forked_again_and_the_next_worker_comes_from_it(pool) -> None:
-    zygote = pool.zygote_pid
+    zygote = pool._zygote
     os.kill(zygote, signal.SIGKILL)
     os.kill(pool.worker_pid, signal.SIGKILL)
     assert pool.call(GraphStore.triple_count) > 0
     assert pool.restarts["zygote"] == 1
-    assert pool.zygote_pid != zygote and pool.zygote_pid in children(os.getpid())
-    assert pool.worker_pid in children(pool.zygote_pid)
+    assert pool._zygote != zygote and pool._zygote in children(os.getpid())
+    assert pool.worker_pid in children(pool._zygote)
 
 
 def test_health_reports_and_repairs_the_pool(pool) -> None:
     assert pool.health()["ok"] is True
-    os.kill(pool.zygote_pid, signal.SIGKILL)
-    wait_until(lambda: ended(pool.zygote_pid))
+    os.kill(pool._zygote, signal.SIGKILL)
+    wait_until(lambda: ended(pool._zygote))
     state = pool.health()
     assert state["zygote_was_alive"] is False and state["ok"] is True and state["restarts"]["zygote"] == 1
     old = pool.worker_pid
@@ -128,11 +128,11 @@ def test_a_zygote_forked_from_the_web_process_holds_none_of_its_connections(pool
     """The web process has client connections open when it forks a new zygote: they must not stay open there."""
     listening = socket.create_server(("127.0.0.1", 0))
     try:
-        os.kill(pool.zygote_pid, signal.SIGKILL)
-        wait_until(lambda: ended(pool.zygote_pid))
+        os.kill(pool._zygote, signal.SIGKILL)
+        wait_until(lambda: ended(pool._zygote))
         assert pool.health()["restarts"]["zygote"] == 1
         inode = f"socket:[{os.fstat(listening.fileno()).st_ino}]"
-        held = {os.readlink(f"/proc/{pool.zygote_pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pool.zygote_pid}/fd")}
+        held = {os.readlink(f"/proc/{pool._zygote}/fd/{fd}") for fd in os.listdir(f"/proc/{pool._zygote}/fd")}
         assert inode not in held
     finally:
         listening.close()

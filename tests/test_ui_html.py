@@ -218,9 +218,7 @@ def test_a_dataset_built_with_an_earlier_drawing_style_is_drawn_again(tmp_path) 
     """A dataset keeps the drawn maps of its build; after the colours and tooltips changed, a dataset built
     before served its old drawing beside a legend of the new colours. A drawing kept under the key of an
     earlier style is never served."""
-    import pickle
-
-    from bibgraph.graph.derived import file_name
+    from bibgraph.graph.derived import file_name, page_json
     from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
     from bibgraph.seeds import seed_directory
     from bibgraph.web.cli import main
@@ -237,7 +235,7 @@ def test_a_dataset_built_with_an_earlier_drawing_style_is_drawn_again(tmp_path) 
         node = {"id": "x", "label": "STALE DRAWING", "size": 5, "x": 0, "y": 0}
         stale = {"nodes": [node], "edges": [], "options": {}}
         derived = next(root.glob("v-*")) / "derived"
-        (derived / file_name(derived_key("view", spec, "authors", "weight"))).write_bytes(pickle.dumps(stale))
+        (derived / file_name(derived_key("view", spec, "authors", "weight"))).write_bytes(page_json(stale))
         body = app.test_client().get("/graph/coauthors").get_data(as_text=True)
     finally:
         app.extensions["bibgraph"].close()

@@ -5,6 +5,7 @@ writer), 2 usage errors. The one table of them is in docs/operating.md (tests/te
 """
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
@@ -399,8 +400,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    import os
-
     from bibgraph.graph.enginehttp import EngineError, escaped, read_password
     from bibgraph.graph.publish import PublishError, Target, clean, publish
 

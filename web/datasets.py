@@ -15,13 +15,16 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from bibgraph.graph import sitedata
 from bibgraph.graph.add import add_lists, papers_read
 from bibgraph.graph.build import BuildReport
+from bibgraph.graph.conceptupdate import updated_index
 from bibgraph.graph.datadir import DERIVED, DUMPS, STORE, current_version, new_version, read_manifest, writing
 from bibgraph.graph.dataset import COMPLETE_MARKER, fill, is_dump
 from bibgraph.graph.derived import DerivedFiles, derived_key
 from bibgraph.graph.dump import complete_streamed_dumps, continued_dumps, streamed_ntriples, write_dataset_dumps
 from bibgraph.graph.iris import Iris
+from bibgraph.graph.networks.incidence import extended, incidence_part  # numpy, scipy: a build derives with them
 from bibgraph.graph.search import FILE_NAME
 from bibgraph.graph.searchbuild import build_search_index, update_search_index
 from bibgraph.graph.stores.store import OxigraphGraphStore
@@ -68,8 +71,6 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
 
 
 def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
-    from bibgraph.graph.networks.incidence import incidence_part  # numpy and scipy: not imported by a server's start
-
     served = current_version(root)
     before = read_manifest(served)
     base = before["base"]
@@ -141,8 +142,6 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
     again from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`). The
     other derived data is derived again from the incidence and the store.
     """
-    from bibgraph.graph import sitedata  # numpy, scipy, igraph come with it: only a build derives
-
     (version / DERIVED).mkdir(exist_ok=True)
     if previous is not None:
         served, additions = previous
@@ -162,8 +161,6 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
 def _extend_incidence(version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore) -> None:
     """Keep the incidence of ``version`` (its ``store``) as the previous version's extended by ``additions`` (when it
     kept one)."""
-    from bibgraph.graph.networks.incidence import extended
-
     key = derived_key("incidence")
     kept, before = DerivedFiles(served / DERIVED).load(key)
     if kept:  # else derived from the whole store by the app, as by a build
@@ -177,31 +174,29 @@ def _update_concept_index(
     ``additions`` (:func:`~bibgraph.graph.conceptupdate.updated_index`), when it kept them: the pieces of an order
     before its first new paper are hard links to the previous ones. Else the app derives them from the whole store.
     The figures are written last, so a version whose update failed half-way has its orders derived again in full."""
-    from bibgraph.graph.conceptupdate import updated_index
-    from bibgraph.graph.sitedata import CONCEPT_FIGURES, ORDER_CHUNK, order_piece_key
-
     before, after = DerivedFiles(served / DERIVED), DerivedFiles(version / DERIVED, writable=True)
-    kept, figures = before.load(derived_key("page", None, CONCEPT_FIGURES))
+    kept, figures = before.load(derived_key("page", None, sitedata.CONCEPT_FIGURES))
     if not kept:
         return
 
     def piece(iri: str, number: int) -> list[str]:
-        found, part = before.load(order_piece_key(iri, number))
+        found, part = before.load(sitedata.order_piece_key(iri, number))
         if not found:
             raise LookupError(f"the previous version kept no piece {number} of the order of {iri}")
         return part
 
     try:
         updated = {}
-        for update in updated_index(figures, piece, ORDER_CHUNK, additions, store):
+        for update in updated_index(figures, piece, sitedata.ORDER_CHUNK, additions, store):
             iri = update.figures.iri
             for number in range(update.kept):
-                after.link(before, order_piece_key(iri, number))
-            for start in range(0, len(update.tail), ORDER_CHUNK):
+                after.link(before, sitedata.order_piece_key(iri, number))
+            for start in range(0, len(update.tail), sitedata.ORDER_CHUNK):
                 after.save(
-                    order_piece_key(iri, update.kept + start // ORDER_CHUNK), update.tail[start : start + ORDER_CHUNK]
+                    sitedata.order_piece_key(iri, update.kept + start // sitedata.ORDER_CHUNK),
+                    update.tail[start : start + sitedata.ORDER_CHUNK],
                 )
             updated[iri] = update.figures
-        after.save(derived_key("page", None, CONCEPT_FIGURES), updated)
+        after.save(derived_key("page", None, sitedata.CONCEPT_FIGURES), updated)
     except (LookupError, FileNotFoundError):
         return  # a previous version missing a piece: derived in full by the app

@@ -238,7 +238,7 @@ class NetworkCache:
                 build_search_index(self._store(), path)
             return SearchIndex(path)
 
-        # kept apart from the LRU (a temporary index is costly to build again) and from the pickled values
+        # kept apart from the LRU (a temporary index is costly to build again) and from the dataset's derived files
         with self._search_lock:
             if self._search is None:
                 self._search = make()

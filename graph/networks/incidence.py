@@ -293,7 +293,7 @@ def _arrays(
 
 
 def to_arrays(incidence: Incidence) -> dict[str, np.ndarray]:
-    """``incidence`` as named arrays of numbers and text, for ``numpy.savez`` (data only: read back without pickle)."""
+    """``incidence`` as named arrays of numbers and text, for ``numpy.savez`` (data only: read back running nothing)."""
     arrays = {name: value for name, value in vars(incidence).items() if isinstance(value, np.ndarray)}
     for name in ("authors", "names", "papers"):
         strings: Strings = getattr(incidence, name)

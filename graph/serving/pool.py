@@ -174,11 +174,6 @@ class QueryPool:
         except OSError:
             self.sandbox_error = "the query process did not start" if self._isolate else None
 
-    @property
-    def zygote_pid(self) -> int:
-        """The zygote's process id (the worker's is ``worker_pid``), for monitoring."""
-        return self._zygote
-
     def _zygote_alive(self) -> bool:
         try:
             return os.waitpid(self._zygote, os.WNOHANG) == (0, 0)  # reaps it if it is dead
