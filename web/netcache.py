@@ -32,7 +32,7 @@ from bibgraph.graph.sizes import estimate_bytes
 from bibgraph.graph.stores.remote import POINTER_TTL, read_version
 from bibgraph.graph.stores.store import GraphStore
 
-from . import downloads, graphstore
+from . import downloads
 from .derivations import DerivationCollector, DerivationGate, DerivationsBusy, answer_busy
 from .graphstore import get_store
 
@@ -264,18 +264,19 @@ def _moved(cache: NetworkCache) -> bool:
     ``POINTER_TTL`` seconds: the store itself looks the pointer up no more often)."""
     if cache.follows is None or time.monotonic() - cache.follows[1] < POINTER_TTL:
         return False
-    version = _engine_version(current_app._get_current_object())  # type: ignore[attr-defined]
-    if version == cache.follows[0]:
-        cache.follows = (version, time.monotonic())
+    derived_from = cache.follows[0]
+    cache.follows = (derived_from, time.monotonic())  # one lookup per TTL: the other requests keep the cache meanwhile
+    version = _engine_version()
+    if version == derived_from:
         return False
-    log.info("the engine's pointer moved from <%s> to <%s>: figures derived again", cache.follows[0], version)
+    log.info("the engine's pointer moved from <%s> to <%s>: figures derived again", derived_from, version)
     return True
 
 
-def _engine_version(app: Flask) -> str | None:
-    """The version graph the engine's pointer names now (None: no version published), asked in the query worker."""
-    store: PooledStore = app.extensions[graphstore.EXTENSION]
-    version: str | None = store.run(read_version)
+def _engine_version() -> str | None:
+    """The version graph the engine's pointer names now (None: no version published), asked in the query worker
+    (charged to the requesting client, as the page's own queries are)."""
+    version: str | None = get_store().run(read_version)
     return version
 
 
@@ -287,7 +288,7 @@ def cache_for(store: str, app: Flask | None = None) -> NetworkCache:
     gate: DerivationGate = app.extensions[GATE]
     max_bytes = int(app.config["MAP_CACHE_BYTES"])
     if store.startswith("sparql:"):
-        engine_version = _engine_version(app)
+        engine_version = _engine_version()
         published = app.config.get("PUBLISHED")
         derived = _published_files(Path(published), engine_version) if published else None
         # dumps and network exports are kept per version too: the published dataset's own dumps, when it is the one
