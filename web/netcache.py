@@ -29,7 +29,6 @@ from bibgraph.graph.networks.spec import TOPICS, NetworkSpec
 from bibgraph.graph.search import FILE_NAME, SearchIndex
 from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.sizes import estimate_bytes
-from bibgraph.graph.stores.remote import POINTER_TTL, read_version
 from bibgraph.graph.stores.store import GraphStore
 
 from . import downloads
@@ -262,7 +261,11 @@ def networks() -> NetworkCache:
 def _moved(cache: NetworkCache) -> bool:
     """Whether the engine's pointer names another version than ``cache`` was derived from (asked every
     ``POINTER_TTL`` seconds: the store itself looks the pointer up no more often)."""
-    if cache.follows is None or time.monotonic() - cache.follows[1] < POINTER_TTL:
+    if cache.follows is None:
+        return False
+    from bibgraph.graph.stores.remote import POINTER_TTL  # loaded by an engine's site only, as the store itself
+
+    if time.monotonic() - cache.follows[1] < POINTER_TTL:
         return False
     derived_from = cache.follows[0]
     cache.follows = (derived_from, time.monotonic())  # one lookup per TTL: the other requests keep the cache meanwhile
@@ -276,6 +279,8 @@ def _moved(cache: NetworkCache) -> bool:
 def _engine_version() -> str | None:
     """The version graph the engine's pointer names now (None: no version published), asked in the query worker
     (charged to the requesting client, as the page's own queries are)."""
+    from bibgraph.graph.stores.remote import read_version
+
     version: str | None = get_store().run(read_version)
     return version
 
