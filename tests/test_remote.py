@@ -29,7 +29,17 @@ from bibgraph.graph.enginehttp import Deadline, Session
 from bibgraph.graph.formats import rdf_syntax
 from bibgraph.graph.networks import Filters, coauthor, ego, topic
 from bibgraph.graph.networks.incidence import incidence_of
-from bibgraph.graph.publish import PASSWORD_ENV, Engine, PublishError, Target, clean, publish, resolve_source
+from bibgraph.graph.publish import (
+    PASSWORD_ENV,
+    Engine,
+    PublishError,
+    Target,
+    clean,
+    publish,
+    published_label,
+    resolve_source,
+    version_graph,
+)
 from bibgraph.graph.search import SearchIndexError
 from bibgraph.graph.stores import remote as remote_store
 from bibgraph.graph.stores.remote import RemoteGraphStore
@@ -484,6 +494,17 @@ def test_dump_downloads_hold_the_same_triples(client, remote_client, name: str) 
     local, far = client.get(f"/download/{name}"), remote_client.get(f"/download/{name}")
     assert (far.status_code, far.mimetype) == (local.status_code, local.mimetype) == (200, local.mimetype)
     assert triples(far.get_data()) == triples(local.get_data())
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    graph=st.sampled_from(["urn:bibgraph:g", "http://bibgraph.test/", "http://x/g#", "http://x/g"]),
+    label=st.one_of(st.just(""), st.from_regex(r"v-[0-9A-Za-z-]{1,30}", fullmatch=True)),
+)
+def test_a_version_graph_names_the_dataset_version_it_was_loaded_from(graph: str, label: str) -> None:
+    """What the site compares with the dataset it was given: the label publish wrote, or none (a dump)."""
+    assert published_label(version_graph(graph, label)) == label
+    assert published_label(graph) == ""
 
 
 def _computed(*args: object) -> None:
