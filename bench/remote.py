@@ -9,7 +9,7 @@ sizes its cache in 8 kB pages). ``--store DIR`` measures an on-disk store alread
 kept there, and ``--published`` serves what an earlier run published into it rather than publishing again.
 
 ``--serve DATASET`` measures the site in front of the engine instead: the dataset published while a reader
-polls the count (which counts it saw), then ``bibgraph serve --store sparql:URL --search-index DATASET``: the
+polls the count (which counts it saw), then ``bibgraph serve --store sparql:URL --published DATASET``: the
 home page and the first searches cold (once the start's warm-up ended) and warm, and the web process's memory
 (PSS, and the whole server's) while a dump is downloaded.
 """
@@ -184,7 +184,7 @@ def serve_figures(dataset: Path, endpoint: str, server: str, scratch: Path, batc
     print(f"publish: {report.summary()}")
     print(f"a reader polling the count during it ({len(seen)} polls) saw: {sorted(set(seen))}", flush=True)
     store = f"sparql:{endpoint}?default-graph-uri={graph}"
-    args = ["--store", store, "--search-index", str(dataset), "--base", base]
+    args = ["--store", store, "--published", str(dataset), "--base", base]
     log = scratch / "serve.log"
     with bibgraph_process(args, log) as (site, process):
         while "GET /graph/topics " not in log.read_text(errors="replace"):  # the start's warm-up of the maps

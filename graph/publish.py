@@ -12,6 +12,7 @@ An interrupted publish leaves the pointer untouched; the next one (or ``--clean`
 """
 
 import json
+import re
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
@@ -224,6 +225,13 @@ def version_graph(graph: str, label: str) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     joint = "" if graph.endswith(("/", "#", ":")) else "/"
     return f"{graph}{joint}version-{stamp}" + (f"-{label}" if label else "")
+
+
+def published_label(version: str) -> str:
+    """The dataset version directory's name (``v-...``) that a version graph of :func:`version_graph` was loaded
+    from; "" when it was loaded from a dump or a store outside a dataset."""
+    found = re.search(r"/?version-\d{8}T\d{12}Z-(v-[^/#]+)$", version)
+    return found.group(1) if found else ""
 
 
 def _drop_marked(engine: Engine, marked: dict[str, list[str]], progress: Callable[[str], None]) -> list[str]:

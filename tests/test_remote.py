@@ -6,6 +6,7 @@ view read back through the remote store, must equal what the embedded store give
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -28,7 +29,17 @@ from bibgraph.graph.enginehttp import Deadline, Session
 from bibgraph.graph.formats import rdf_syntax
 from bibgraph.graph.networks import Filters, coauthor, ego, topic
 from bibgraph.graph.networks.incidence import incidence_of
-from bibgraph.graph.publish import PASSWORD_ENV, Engine, PublishError, Target, clean, publish, resolve_source
+from bibgraph.graph.publish import (
+    PASSWORD_ENV,
+    Engine,
+    PublishError,
+    Target,
+    clean,
+    publish,
+    published_label,
+    resolve_source,
+    version_graph,
+)
 from bibgraph.graph.search import SearchIndexError
 from bibgraph.graph.stores import remote as remote_store
 from bibgraph.graph.stores.remote import RemoteGraphStore
@@ -43,6 +54,8 @@ from .networks_compare import same_network
 from .test_incidence import same_incidence
 
 PUBLISHED = "urn:bibgraph:published"
+DATASET_GRAPH = "urn:bibgraph:dataset"  # where the seed dataset (not a dump) is published
+VIRTUOSO = pytest.mark.virtuoso
 
 
 def _server(endpoint: str) -> str:
@@ -326,11 +339,25 @@ def oxigraph_published(tmp_path_factory, seed_nt: Path) -> Iterator[str]:
         stop(process)
 
 
-@pytest.fixture(scope="module", params=[pytest.param("virtuoso", marks=pytest.mark.virtuoso), "oxigraph"])
+@pytest.fixture(scope="module")
+def dataset_published(virtuoso_endpoint: str, graph_store_url: str, seed_dataset: Path) -> str:
+    """The seed dataset published into Virtuoso (its root: the version graph's name carries the version's)."""
+    publish(seed_dataset, _target(graph_store_url, DATASET_GRAPH), batch=5000)
+    return f"{_server(virtuoso_endpoint)}/sparql?default-graph-uri={urllib.parse.quote(DATASET_GRAPH)}"
+
+
+@pytest.fixture(
+    scope="module", params=[pytest.param("virtuoso", marks=VIRTUOSO), "oxigraph", pytest.param("", marks=VIRTUOSO)]
+)
 def remote_client(request):
-    """The app over each engine the seeds were published into: Virtuoso, and the Oxigraph server."""
-    endpoint = request.getfixturevalue("published" if request.param == "virtuoso" else "oxigraph_published")
-    application = make_app(BIBGRAPH_STORE=f"sparql:{endpoint}")
+    """The app over each engine the seeds were published into: Virtuoso, and the Oxigraph server; and over
+    Virtuoso with the published dataset given (``--published DIR``: its derived figures read, not computed)."""
+    if not request.param:
+        endpoint, dataset = request.getfixturevalue("dataset_published"), request.getfixturevalue("seed_dataset")
+        application = make_app(BIBGRAPH_STORE=f"sparql:{endpoint}", PUBLISHED=str(dataset))
+    else:
+        endpoint = request.getfixturevalue("published" if request.param == "virtuoso" else "oxigraph_published")
+        application = make_app(BIBGRAPH_STORE=f"sparql:{endpoint}")
     yield application.test_client()
     application.extensions["bibgraph"].close()
 
@@ -469,37 +496,100 @@ def test_dump_downloads_hold_the_same_triples(client, remote_client, name: str) 
     assert triples(far.get_data()) == triples(local.get_data())
 
 
-@pytest.fixture(scope="module")
-def shipped_client(published: str, seed_dataset: Path):
-    """The app over Virtuoso with the published dataset's search index (``--search-index DIR``)."""
-    application = make_app(BIBGRAPH_STORE=f"sparql:{published}", SEARCH_INDEX=str(seed_dataset))
-    yield application.test_client()
-    application.extensions["bibgraph"].close()
-    searchbuild.ship_index(None)
+@settings(max_examples=50, deadline=None)
+@given(
+    graph=st.sampled_from(["urn:bibgraph:g", "http://bibgraph.test/", "http://x/g#", "http://x/g"]),
+    label=st.one_of(st.just(""), st.from_regex(r"v-[0-9A-Za-z-]{1,30}", fullmatch=True)),
+)
+def test_a_version_graph_names_the_dataset_version_it_was_loaded_from(graph: str, label: str) -> None:
+    """What the site compares with the dataset it was given: the label publish wrote, or none (a dump)."""
+    assert published_label(version_graph(graph, label)) == label
+    assert published_label(graph) == ""
+
+
+def _computed(*args: object) -> None:
+    raise AssertionError("computed through the engine, not read from the published dataset")
 
 
 @pytest.mark.virtuoso
-def test_search_through_an_engine_reads_the_shipped_index_and_pulls_no_text(client, shipped_client, rows, monkeypatch):
+def test_an_engine_with_its_published_dataset_reads_its_figures(
+    client, dataset_published, seed_dataset, rows, monkeypatch
+):
+    """With the dataset that was published, the home page, concept pages, default maps, search and the author
+    autocomplete are read from its derived files (nothing computed through the engine) and equal the embedded
+    store's pages."""
+    concepts = sorted({"/" + row.concept.removeprefix(BASE) for row in rows if row.concept})
     name = bipartite_graph(rows).nodes[rows[0].author]["name"]
-    paths = ["/search?q=learning", f"/search?q={urllib.parse.quote(name)}", "/search?q=learning&page=2"]
-    local = {path: client.get(path).get_data(as_text=True) for path in paths}
-    names = client.get("/graph/authors.json?q=li").get_json()
+    paths = ["/", *concepts, "/areas", "/search?q=learning", f"/search?q={urllib.parse.quote(name)}"]
+    paths += ["/graph/topics", "/graph/topics?expand=all", "/graph/authors.json?q=li"]
+    expected = {path: client.get(path).get_data() for path in paths}  # before any derivation is barred
+    for name in ("bibgraph.graph.sitedata.concept_index", "bibgraph.graph.sitedata.home_figures"):
+        monkeypatch.setattr(name, _computed)
+    for name in ("bibgraph.graph.networks.incidence.incidence_of", "bibgraph.web.pages.paper_order"):
+        monkeypatch.setattr(name, _computed)
+    monkeypatch.setattr(searchbuild, "store_documents", _computed)
+    application = make_app(BIBGRAPH_STORE=f"sparql:{dataset_published}", PUBLISHED=str(seed_dataset))
+    try:
+        far = application.test_client()
+        for path in paths:
+            answer = far.get(path)
+            assert answer.status_code == 200 and answer.get_data() == expected[path], path
+        assert far.get("/graph/coauthors").status_code == 200  # the default map's network and layout, kept
+    finally:
+        application.extensions["bibgraph"].close()
 
-    def pulled(*args: object) -> None:
-        raise AssertionError("every text pulled from the engine to build a search index")
 
-    monkeypatch.setattr(searchbuild, "store_documents", pulled)
-    for path in paths:
-        far = shipped_client.get(path)
-        assert far.status_code == 200 and far.get_data(as_text=True) == local[path], path
-    assert shipped_client.get("/graph/authors.json?q=li").get_json() == names
+@pytest.mark.virtuoso
+def test_a_dataset_that_is_not_the_published_version_is_not_read(client, published, seed_dataset, caplog) -> None:
+    """The engine's graph was published from a dump (no dataset version named): the figures and search are
+    computed from the engine, and the operator is told why."""
+    with caplog.at_level("WARNING", logger="bibgraph.netcache"):
+        application = make_app(BIBGRAPH_STORE=f"sparql:{published}", PUBLISHED=str(seed_dataset))
+        try:
+            for path in ("/", "/areas", "/search?q=learning"):
+                assert application.test_client().get(path).get_data() == client.get(path).get_data(), path
+        finally:
+            application.extensions["bibgraph"].close()
+    assert "figures are computed from the engine" in caplog.text
 
 
-def test_a_shipped_index_that_is_not_one_is_refused_at_start(tmp_path: Path) -> None:
-    (tmp_path / "search.sqlite").write_bytes(b"not an index")
+@pytest.mark.virtuoso
+def test_the_site_follows_a_publish_within_the_pointers_ttl(client, graph_store_url, seed_dataset, tmp_path) -> None:
+    """A running site drops what it derived from the version before once the pointer moves (figures, network
+    exports, dumps): the seed dataset (read from its files), then a smaller store (computed from the engine),
+    then the dataset again (its files again)."""
+    graph = "urn:bibgraph:followed"
+    target = _target(graph_store_url, graph)
+    first_list = sorted(seed_directory().glob("*.txt"))[0]
+    build_disk_store(tmp_path / "store", [first_list], BASE)
+    smaller = make_app(BIBGRAPH_INPUTS=[str(first_list)])
+    application = make_app(
+        BIBGRAPH_STORE=f"sparql:{_server(graph_store_url)}/sparql?default-graph-uri={graph}",
+        PUBLISHED=str(seed_dataset),
+    )
+    try:
+        far, local = application.test_client(), smaller.test_client()
+        paths = ("/", "/areas", "/graph/topics.json", "/search?q=learning")
+        for source, expected in ((seed_dataset, client), (tmp_path / "store", local), (seed_dataset, client)):
+            publish(source, target, batch=5000)
+            time.sleep(remote_store.POINTER_TTL + 0.2)
+            for path in paths:
+                assert far.get(path).get_data() == expected.get(path).get_data(), (source, path)
+            dumped = far.get("/download/bibgraph.nt").get_data()
+            assert len(dumped.splitlines()) == len(expected.get("/download/bibgraph.nt").get_data().splitlines())
+    finally:
+        application.extensions["bibgraph"].close()
+        smaller.extensions["bibgraph"].close()
+
+
+def test_a_published_dataset_whose_index_is_not_one_is_refused_at_start(seed_dataset, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(seed_dataset, copy, symlinks=True)
+    (copy / "current" / "derived" / "search.sqlite").write_bytes(b"not an index")
     with pytest.raises(SearchIndexError):
-        make_app(BIBGRAPH_STORE="sparql:http://127.0.0.1:9/sparql", SEARCH_INDEX=str(tmp_path / "search.sqlite"))
-    searchbuild.ship_index(None)
+        make_app(BIBGRAPH_STORE="sparql:http://127.0.0.1:9/sparql", PUBLISHED=str(copy))
+    with pytest.raises(ValueError, match="sparql"):
+        make_app(PUBLISHED=str(seed_dataset))
 
 
 @pytest.mark.virtuoso

@@ -47,10 +47,10 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         app.wsgi_app = ProxyFix(checked, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops)  # type: ignore[method-assign]
     else:  # werkzeug's own absolute URLs (slash redirects) must not follow a client's Host either
         app.wsgi_app = AtBase(app.wsgi_app, app.config["BIBGRAPH_BASE"])  # type: ignore[method-assign]
-    if app.config.get("SEARCH_INDEX"):  # a remote store's search: the published dataset's index, not every text pulled
-        from bibgraph.graph.searchbuild import ship_index  # here: only a remote store with a shipped index needs it
-
-        ship_index(Path(app.config["SEARCH_INDEX"]))
+    if app.config.get("PUBLISHED"):  # an engine's search and figures from the published dataset, checked now
+        if not str(app.config["BIBGRAPH_STORE"]).startswith("sparql:"):
+            raise ValueError("PUBLISHED (--published) names the dataset published into a sparql: store")
+        netcache.check_published(Path(app.config["PUBLISHED"]))
     versions.init_app(app)  # a dataset: pin its version before the store opens
     graphstore.init_app(app)
     errors.init_app(app)
@@ -69,6 +69,16 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         expose_headers=["Content-Type", "Vary"],
         methods=["GET", "HEAD", "POST", "OPTIONS"],  # what /sparql answers (the default names PUT, DELETE...)
     )
+
+    if str(app.config["BIBGRAPH_STORE"]).startswith("sparql:"):
+
+        @app.before_request
+        def follow_the_pointer() -> None:
+            """Every answer from the version the engine's pointer names: what was derived or written (figures,
+            exports, dumps) from the one before is left once a publish switches it (checked every few seconds);
+            ``/health`` answers even while the engine does not."""
+            if request.endpoint not in ("health", "static"):
+                netcache.networks()
 
     @app.before_request
     def limit_url_length() -> Response | None:

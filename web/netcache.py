@@ -1,10 +1,14 @@
 """Derived data per app (networks, layouts, drawn views, the search index), computed once: the store is read-only.
 
 Served from a dataset (``bibgraph serve DIR``), a value the build kept is read from the dataset's
-``derived/`` files instead of being derived; while a dataset is built, every value derived is kept there.
+``derived/`` files instead of being derived; while a dataset is built, every value derived is kept there. Served
+from an engine (``--store sparql:URL``) with the dataset that was published (``PUBLISHED``), its files are read
+while it is the version the engine's pointer names; the cache follows the pointer (a new one after a publish).
 """
 
 import atexit
+import hashlib
+import logging
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -18,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import networkx as nx
 from flask import Flask, current_app, has_request_context, request
 
-from bibgraph.graph.datadir import DERIVED, file_digest, read_manifest
+from bibgraph.graph.datadir import DERIVED, DatasetError, file_digest, read_manifest
 from bibgraph.graph.dataset import dataset_version
 from bibgraph.graph.derived import DerivedFiles, derived_key
 from bibgraph.graph.networks.filters import Filters, drawn
@@ -29,6 +33,7 @@ from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.sizes import estimate_bytes
 from bibgraph.graph.stores.store import GraphStore
 
+from . import downloads
 from .derivations import (
     ClientGone,
     DerivationCollector,
@@ -45,6 +50,7 @@ if TYPE_CHECKING:
     from bibgraph.graph.networks.incidence import Incidence
 
 T = TypeVar("T")
+log = logging.getLogger("bibgraph.netcache")
 EXTENSION = "bibgraph.networks"
 GATE = "bibgraph.derivations"
 MAX_BYTES = 128 * 1024 * 1024  # the MAP_CACHE_BYTES default, for a cache made outside an app
@@ -69,6 +75,8 @@ class NetworkCache:
     apart, outside the bound: their size grows with the dataset, not with the requests, and a map needs them.
     A value larger than the whole bound is returned but not kept. Each value is derived through ``gate`` (at
     most ``MAP_DERIVATIONS`` at once; none: no limit)."""
+
+    follows: tuple[str | None, float] | None = None  # an engine's: the version graph derived from, when checked
 
     def __init__(
         self, derived: DerivedFiles | None = None, gate: DerivationGate | None = None, max_bytes: int = MAX_BYTES
@@ -259,11 +267,45 @@ class NetworkCache:
         return self._get(derived_key("view", spec, *options), lambda: draw(self.network(spec), self.positions(spec)))
 
 
+_SWITCHING = threading.Lock()  # one new cache when an engine's pointer moves, whoever notices it first
+
+
 def networks() -> NetworkCache:
+    """The app's cache; an engine's is made again once its pointer names another version (a publish)."""
     cache = current_app.extensions.get(EXTENSION)
-    if cache is None:
-        cache = current_app.extensions.setdefault(EXTENSION, cache_for(str(current_app.config["BIBGRAPH_STORE"])))
+    if cache is None or _moved(cache):
+        with _SWITCHING:
+            if current_app.extensions.get(EXTENSION) is cache:  # nobody made it again meanwhile
+                current_app.extensions[EXTENSION] = cache_for(str(current_app.config["BIBGRAPH_STORE"]))
+            cache = current_app.extensions[EXTENSION]
     return cache
+
+
+def _moved(cache: NetworkCache) -> bool:
+    """Whether the engine's pointer names another version than ``cache`` was derived from (asked every
+    ``POINTER_TTL`` seconds: the store itself looks the pointer up no more often)."""
+    if cache.follows is None:
+        return False
+    from bibgraph.graph.stores.remote import POINTER_TTL  # loaded by an engine's site only, as the store itself
+
+    if time.monotonic() - cache.follows[1] < POINTER_TTL:
+        return False
+    derived_from = cache.follows[0]
+    cache.follows = (derived_from, time.monotonic())  # one lookup per TTL: the other requests keep the cache meanwhile
+    version = _engine_version()
+    if version == derived_from:
+        return False
+    log.info("the engine's pointer moved from <%s> to <%s>: figures derived again", derived_from, version)
+    return True
+
+
+def _engine_version() -> str | None:
+    """The version graph the engine's pointer names now (None: no version published), asked in the query worker
+    (charged to the requesting client, as the page's own queries are)."""
+    from bibgraph.graph.stores.remote import read_version
+
+    version: str | None = get_store().run(read_version)
+    return version
 
 
 def cache_for(store: str, app: Flask | None = None) -> NetworkCache:
@@ -273,14 +315,58 @@ def cache_for(store: str, app: Flask | None = None) -> NetworkCache:
     app = app or current_app._get_current_object()  # type: ignore[attr-defined]
     gate: DerivationGate = app.extensions[GATE]
     max_bytes = int(app.config["MAP_CACHE_BYTES"])
+    if store.startswith("sparql:"):
+        engine_version = _engine_version()
+        published = app.config.get("PUBLISHED")
+        derived = _published_files(Path(published), engine_version) if published else None
+        # dumps and network exports are kept per version too: the published dataset's own dumps, when it is the one
+        if derived is not None:
+            app.config[downloads.DATASET_VERSION] = str(derived.directory.parent)
+        elif engine_version is not None:
+            app.config[downloads.DATASET_VERSION] = "engine-" + hashlib.sha256(engine_version.encode()).hexdigest()[:16]
+        cache = NetworkCache(derived, gate, max_bytes)
+        cache.follows = (engine_version, time.monotonic())
+        return cache
     if not store.startswith("dataset:"):
         return NetworkCache(None, gate, max_bytes)
     version = dataset_version(Path(store.removeprefix("dataset:")))
-    writable = bool(app.config.get(DERIVED_WRITABLE))
-    # each kept file is checked against the manifest's checksum as it is read (it is read whole anyway)
+    return NetworkCache(_derived_files(version, bool(app.config.get(DERIVED_WRITABLE))), gate, max_bytes)
+
+
+def _derived_files(version: Path, writable: bool = False) -> DerivedFiles:
+    """The derived files of a dataset ``version``; each kept file is checked against the manifest's checksum as it
+    is read (it is read whole anyway)."""
     recorded = {} if writable else read_manifest(version).get("checksums", {})
     checksums = {name.removeprefix(f"{DERIVED}/"): digest for name, digest in recorded.items()}
-    return NetworkCache(DerivedFiles(version / DERIVED, writable, checksums), gate, max_bytes)
+    return DerivedFiles(version / DERIVED, writable, checksums)
+
+
+def check_published(path: Path) -> None:
+    """Refuse at start a ``PUBLISHED`` that is no dataset (or version) or whose search index is missing or damaged."""
+    SearchIndex(dataset_version(path) / DERIVED / FILE_NAME).close()
+
+
+def _published_files(path: Path, engine_version: str | None) -> DerivedFiles | None:
+    """The published dataset's derived files when its current version is the one the engine's pointer names
+    (``publish`` writes the dataset version's name into the version graph's): else None, the figures computed
+    from the engine (a dataset published from elsewhere, or a publish newer than the dataset given)."""
+    from bibgraph.graph.publish import published_label  # the publish side's naming, loaded by an engine's site only
+
+    try:
+        version = dataset_version(path)
+    except DatasetError as error:
+        log.warning("the published dataset cannot be read (%s): figures are computed from the engine", error)
+        return None
+    if engine_version is None or published_label(engine_version) != version.name:
+        log.warning(
+            "the published dataset %s is version %s, the engine's pointer names <%s>: figures are computed from the"
+            " engine, search included (give the dataset that was published last)",
+            path,
+            version.name,
+            engine_version,
+        )
+        return None
+    return _derived_files(version)
 
 
 def init_app(app: Flask) -> None:

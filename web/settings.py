@@ -60,9 +60,10 @@ SETTINGS: tuple[Setting, ...] = (
         "where dump downloads are written once (default: a temporary directory, removed when the server stops)",
     ),
     Setting(
-        "SEARCH_INDEX",
+        "PUBLISHED",
         None,
-        "for a `sparql:` store: the dataset (or its search index file) that was published, whose index answers search",
+        "for a `sparql:` store: the dataset that was published; its search index and derived figures answer while"
+        " it is the version the engine's pointer names",
     ),
     Setting("QUERY_TIMEOUT", 10.0, "seconds a query may run before it is stopped (HTTP 503)"),
     Setting("NETWORK_TIMEOUT", 300.0, "seconds the app's own network derivation may query (large graphs)"),

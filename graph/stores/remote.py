@@ -81,7 +81,13 @@ class RemoteGraphStore(EngineStore):
         # Protocol parameters in the URL (e.g. ``default-graph-uri``) go with every query.
         self.parameters = urllib.parse.parse_qsl(url.query)
         self.timeout = timeout
-        self._resolved: tuple[float, list[tuple[str, str]]] | None = None
+        self._resolved: tuple[float, list[tuple[str, str]], str | None] | None = None
+
+    def version(self) -> str | None:
+        """The version graph a publish's pointer names, which queries read now (looked up again every
+        :data:`POINTER_TTL` seconds); None when they read the graph itself (no version published) or no one graph."""
+        self._parameters()
+        return self._resolved[2] if self._resolved is not None else None
 
     def _parameters(self) -> list[tuple[str, str]]:
         """The protocol parameters, a publish's pointer graph replaced by the version it names (if any)."""
@@ -102,8 +108,8 @@ class RemoteGraphStore(EngineStore):
                 current = [row["v"].value for row in solutions if isinstance(row["v"], ox.NamedNode)]
             # Two while a publish switches (the new one inserted first): the latest, as version names sort by time.
             # None: the graph itself (loaded another way, or an earlier bibgraph; the first publish still loading).
-            chosen = [("default-graph-uri", max(current) if current else graphs[0])]
-            self._resolved = (now, chosen + others)
+            version = max(current) if current else None
+            self._resolved = (now, [("default-graph-uri", version or graphs[0]), *others], version)
         return self._resolved[1]
 
     def _request(self, query: str, accept: str, parameters: list[tuple[str, str]] | None = None) -> BinaryIO:
@@ -217,3 +223,9 @@ class RemoteGraphStore(EngineStore):
         prefixes = None if syntax.name == "nt" else PREFIXES
         target = cast(BinaryIO, _XmlCarriageReturns(out)) if syntax.oxigraph == ox.RdfFormat.RDF_XML else out
         ox.serialize(triples(), output=target, format=syntax.oxigraph, prefixes=prefixes)
+
+
+def read_version(store: object) -> str | None:
+    """The version graph ``store`` reads (:meth:`RemoteGraphStore.version`; None for any other store): run in the
+    query worker, which holds the store, by the web process that keys what it derived by it."""
+    return store.version() if isinstance(store, RemoteGraphStore) else None
