@@ -3,7 +3,8 @@
 A dataset build (``bibgraph build --dataset``, ``bibgraph add``) derives here, with no web stack loaded, the data
 whose derivation is costly: the paper-author incidence, the default co-author map of the whole graph and of each
 area and subarea (network, layout, summary), the topic network, the topic maps (none, every and each area's
-subareas drawn), every concept's figures and paper order (in pieces), the home page's figures and the search index.
+subareas drawn), every concept's figures and paper order (in pieces), the home page's figures, the search index and the
+whole co-author and topic networks' exports in every format (plain files, sent as they are).
 The web (``web/netcache.py``, ``web/pages.py``) reads each under the same key, or derives it with the same
 functions when a dataset does not keep it; the drawn views (pyvis data) are the web's, made from the kept
 network and layout at first request.
@@ -15,9 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .atomic import write_bytes_atomically
 from .conceptindex import PAPER_ORDER, ConceptFigures, concept_index
 from .datadir import DERIVED, STORE
-from .derived import DerivedFiles, derived_key
+from .derived import DerivedFiles, derived_key, file_name
 from .networks import AREA, Filters
 from .networks.filters import drawn
 from .networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
@@ -105,6 +107,7 @@ def _derive(store: GraphStore, files: DerivedFiles, max_view_nodes: int) -> None
     kept(derived_key("page", None, HOME), lambda: home_figures(store, engine.coauthor_degrees(incidence), figures))
     if not (files.directory / FILE_NAME).exists():
         build_search_index(store, files.directory / FILE_NAME)
+    _derive_exports(files.directory, incidence, kept)
 
 
 def _derive_map(spec: NetworkSpec, incidence: Any, kept: Callable[[tuple[Any, ...], Callable[[], Any]], Any]) -> None:
@@ -115,3 +118,32 @@ def _derive_map(spec: NetworkSpec, incidence: Any, kept: Callable[[tuple[Any, ..
     kept(derived_key("layout", spec), lambda: engine.positions(spec, network))
     if spec.kind == COAUTHORS:
         kept(derived_key("summary", spec), lambda: engine.summary(incidence, spec, network))
+
+
+DEFAULT_EXPORTS = (NetworkSpec(COAUTHORS, Filters()), NetworkSpec(TOPICS))  # what the downloads offer with no filter
+
+
+def export_file(directory: Path, spec: NetworkSpec, fmt: str, weight: str) -> Path:
+    """The file in ``directory`` (a dataset's ``derived/``) of the export of ``spec`` in format ``fmt`` (a syntax's
+    name) weighted by ``weight``: the export's bytes as they are served (data, read by nobody but a download)."""
+    from .formats import network_syntax
+
+    return directory / f"{Path(file_name(derived_key('export', spec, fmt, weight))).stem}.{network_syntax(fmt).suffix}"
+
+
+def _derive_exports(directory: Path, incidence: Any, kept: Callable[[tuple[Any, ...], Callable[[], Any]], Any]) -> None:
+    """Every format of the whole co-author and topic networks as the downloads serve them with no filter, so a
+    first download is a file read (the whole co-author network's VOSviewer map took 170 s at 20,000 papers)."""
+    from .formats import NETWORK_SYNTAXES
+    from .networks import engine
+
+    def export(spec: NetworkSpec) -> None:
+        network = kept(derived_key("network", spec), lambda: engine.network(incidence, spec))
+        for syntax in NETWORK_SYNTAXES:
+            path = export_file(directory, spec, syntax.name, "weight")
+            if not path.exists():  # the layout is made (and kept) only when a format with positions asks
+                positions = lambda: kept(derived_key("layout", spec), lambda: engine.positions(spec, network))  # noqa: E731
+                write_bytes_atomically(path, syntax.export(network, positions, weight="weight"))
+
+    for spec in DEFAULT_EXPORTS:
+        export(spec)

@@ -22,6 +22,7 @@ from bibgraph.graph.networks.spec import (
     topic_radius,
 )
 from bibgraph.graph.ntriples import is_iri
+from bibgraph.graph.sitedata import export_file
 
 from .downloads import network_body
 from .graphstore import get_store
@@ -431,8 +432,7 @@ def topics() -> str:
 
 @blueprint.route("/<kind>.<fmt>")
 def download(kind: str, fmt: str) -> Response:
-    names = {s.name for s in NETWORK_SYNTAXES}
-    if fmt not in names or kind not in ("coauthors", "topics"):
+    if fmt not in {s.name for s in NETWORK_SYNTAXES} or kind not in ("coauthors", "topics"):
         abort(404)
     syntax = network_syntax(fmt)
     spec = NetworkSpec(COAUTHORS, filters_from_request()) if kind == COAUTHORS else NetworkSpec(TOPICS)
@@ -443,8 +443,10 @@ def download(kind: str, fmt: str) -> Response:
         with networks().derivation():  # the body is made once per full key: a turn like a map's
             return syntax.export(network, lambda: networks().positions(spec), weight=weight)
 
-    key = repr((str(current_app.config["BIBGRAPH_STORE"]), kind, syntax.name, spec, weight))
-    path = network_body(key, syntax.suffix, make)
+    kept = networks().derived  # a dataset keeps the exports with no filter (made at build time)
+    if kept is None or not (path := export_file(kept.directory, spec, syntax.name, weight)).is_file():
+        key = repr((str(current_app.config["BIBGRAPH_STORE"]), kind, syntax.name, spec, weight))
+        path = network_body(key, syntax.suffix, make)
     response = send_file(path, mimetype=f"{syntax.media_type}; charset=utf-8", conditional=True, etag=True, max_age=0)
     response.headers["Content-Disposition"] = f'attachment; filename="bibgraph-{kind}.{syntax.suffix}"'
     return response

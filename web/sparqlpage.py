@@ -16,6 +16,7 @@ from bibgraph.graph.stores.store import Answer
 from bibgraph.graph.vocab import PREFIXES
 
 from .links import app_iris, content_security_policy, public_root, site_url
+from .pages import concept_figures
 
 SHOWN_ROWS = 500  # rows drawn in the page; the rest are in the downloads the page links to
 
@@ -102,13 +103,25 @@ def table(answer: Answer) -> Table:
     return Table(head, rows, len(bindings))
 
 
+def named_in_examples() -> dict[str, str]:
+    """The resources the examples name: the largest area's most prolific author and its smallest subarea (the area
+    itself when it has none), from the concepts' figures a dataset keeps; none when the graph has no areas."""
+    areas = [figures for figures in concept_figures().values() if figures.broader is None and figures.papers]
+    if not areas:
+        return {}
+    area = max(areas, key=lambda figures: (figures.papers, figures.iri))
+    subareas = [(papers, iri) for iri, _, papers in area.subareas if papers]
+    named = {"concept": min(subareas)[1] if subareas else area.iri}
+    return named | ({"author": area.top_authors[0][0]} if area.top_authors else {})
+
+
 def query_page(query: str | None = None, answer: Answer | None = None) -> Response:
     """The query page; with a query, that query in the editor and, with its answer, the answer as a table."""
     formats = ["json", "xml", "csv", "tsv"] if answer is None or answer.form != "graph" else ["turtle", "nt", "jsonld"]
     page = Response(
         render_template(
             "sparql.html",
-            examples=examples(),
+            examples=examples(named_in_examples()),
             prefixes=shown_prefixes(),
             endpoint_url=url_for("sparql.endpoint"),
             public_root=public_root(),

@@ -8,6 +8,9 @@
   const embedded = container.dataset.embedded === "true";
   // The topic map links topics by shared authors (and an area to its subareas), not people by joint papers.
   const topics = container.dataset.kind === "topics";
+  // On the topic map no label covers another topic's disc (an area's name sat on its subareas' rings): a topic
+  // with no clear place goes unlabelled, named by its tooltip and the find box.
+  function everyNode() { return true; }
   // The app's path behind a reverse proxy's prefix ("/bib/"); node URLs are app paths ("/author/…").
   const root = (document.querySelector('meta[name="bibgraph-root"]') || { content: "/" }).content;
   function site(path) { return root + path.replace(/^\//, ""); }
@@ -39,7 +42,6 @@
     neighbours.get(edge.to).push([edge.from, joint, edge.id]);
   }
   // On the topic map a subarea is a ring (its colour an object); an area a filled disc. Areas are always named.
-  function isSubarea(node) { return typeof node.color === "object"; }
   let focusId = null; // hovered or selected node: it and its neighbours are highlighted
   let community = null; // picked in the legend: its members stand out, the rest fade
   let drawn = [];
@@ -56,7 +58,7 @@
   }
 
   network.on("afterDrawing", function (ctx) {
-    drawn = window.bibgraphLabels.place(network, container, ctx, candidates(), positions, topics ? isSubarea : null);
+    drawn = window.bibgraphLabels.place(network, container, ctx, candidates(), positions, topics ? everyNode : null);
   });
 
   function highlight(id) {

@@ -23,11 +23,20 @@
     }
   }
 
+  // A disc is the circle in its box: a label may sit in the box's corner beside it.
+  function coversDisc(box, disc) {
+    const r = disc.w / 2;
+    const dx = Math.min(Math.max(disc.x + r, box.x), box.x + box.w) - (disc.x + r);
+    const dy = Math.min(Math.max(disc.y + r, box.y), box.y + box.h) - (disc.y + r);
+    return dx * dx + dy * dy < r * r;
+  }
+
   function free(grid, cell, box) {
     for (let gx = Math.floor(box.x / cell); gx <= Math.floor((box.x + box.w) / cell); gx++) {
       for (let gy = Math.floor(box.y / cell); gy <= Math.floor((box.y + box.h) / cell); gy++) {
         for (const other of grid.get(gx + "," + gy) || []) {
-          if (!(other.disc && other.id === box.id) && overlaps(box, other)) return false;
+          if (other.disc && other.id === box.id) continue;
+          if (other.disc ? coversDisc(box, other) : overlaps(box, other)) return false;
         }
       }
     }
@@ -36,7 +45,7 @@
 
   // Places labels for `candidates` (most important first: {id, name, size}); returns the boxes drawn,
   // in CSS pixels relative to the map's top-left corner.
-  // `clearOfDiscs(node)` (the topic map's subareas): that node's label never covers another node's disc; it goes
+  // `clearOfDiscs(node)` (every topic of the topic map): that node's label never covers another node's disc; it goes
   // unlabelled rather (its tooltip and the find box name it). Others may cover less important discs if need be.
   function place(network, container, ctx, candidates, positions, clearOfDiscs) {
     const scale = network.getScale();
@@ -86,6 +95,8 @@
         { x: dom.x + radius * 0.71, y: dom.y - radius * 0.71 - h },
         { x: dom.x - radius * 0.71 - w, y: dom.y + radius * 0.71 },
         { x: dom.x - radius * 0.71 - w, y: dom.y - radius * 0.71 - h },
+        // last, on its own disc (a topic map's area ringed by its subareas has no clear place beside it)
+        { x: along, y: dom.y - h / 2 },
       ];
       let box = null;
       for (const at2 of places) {
