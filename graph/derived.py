@@ -145,6 +145,8 @@ DATA_FORMATS: dict[str, tuple[str, Callable[[Any], bytes], Callable[[bytes], Any
     "summary": (".json", _summary_json, _json_summary),
     "page": (".json", page_json, json_page),
     "view": (".json", page_json, json_page),
+    # a whole network's export, the bytes a download sends (its file is named with the format's own suffix)
+    "export": (".bin", bytes, bytes),
 }
 
 

@@ -20,6 +20,7 @@ from .atomic import write_bytes_atomically
 from .conceptindex import PAPER_ORDER, ConceptFigures, concept_index
 from .datadir import DERIVED, STORE
 from .derived import DerivedFiles, derived_key, file_name
+from .formats import NETWORK_SYNTAXES, network_syntax
 from .networks import AREA, Filters
 from .networks.filters import drawn
 from .networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
@@ -126,15 +127,12 @@ DEFAULT_EXPORTS = (NetworkSpec(COAUTHORS, Filters()), NetworkSpec(TOPICS))  # wh
 def export_file(directory: Path, spec: NetworkSpec, fmt: str, weight: str) -> Path:
     """The file in ``directory`` (a dataset's ``derived/``) of the export of ``spec`` in format ``fmt`` (a syntax's
     name) weighted by ``weight``: the export's bytes as they are served (data, read by nobody but a download)."""
-    from .formats import network_syntax
-
     return directory / f"{Path(file_name(derived_key('export', spec, fmt, weight))).stem}.{network_syntax(fmt).suffix}"
 
 
 def _derive_exports(directory: Path, incidence: Any, kept: Callable[[tuple[Any, ...], Callable[[], Any]], Any]) -> None:
     """Every format of the whole co-author and topic networks as the downloads serve them with no filter, so a
     first download is a file read (the whole co-author network's VOSviewer map took 170 s at 20,000 papers)."""
-    from .formats import NETWORK_SYNTAXES
     from .networks import engine
 
     def export(spec: NetworkSpec) -> None:
