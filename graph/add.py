@@ -86,6 +86,7 @@ def add_lists(
             else:
                 records.append(record)
     catalogue.resolve = resolver(store, iris, records)  # known names go to the persons the store has
+    catalogue.retired = catalogue.resolve.joined  # new forms joined into a person: their IRIs owl:sameAs it
     existing_papers = _known_papers(store, iris, catalogue, records)
     existing_people = _known_people(store, iris, catalogue, records)
     described = void_quads(store, iris)

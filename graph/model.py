@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from rdflib import DCTERMS, PROV, RDF, RDFS, SKOS
+from rdflib import DCTERMS, OWL, PROV, RDF, RDFS, SKOS
 
 from .authorline import CORRESPONDING_MARKS, EQUAL_CONTRIBUTION_MARKS
 from .identity import persons_of
@@ -149,6 +149,7 @@ class Catalogue:
     # With ``resolve`` (an add), a name's key goes to the person the store already has for it: the survivor of
     # a joined form, the holder of a shared name the record's co-authors point to (graph.identity.extend).
     resolve: Callable[[str, Record], str] | None = None
+    retired: dict[str, str] = field(default_factory=dict)  # an add: new forms' keys joined into a person's
 
     def key(self, name: str, record: Record) -> str:
         """The person key ``name`` on ``record`` is written under."""
@@ -230,6 +231,8 @@ class Catalogue:
             yield from person_lines(persons, self.identity, iris, assigned)
         else:  # an add: a name is a person (graph.identity.extend sent known names to their persons)
             yield from activity_lines(iris)
+            for old, key in sorted(self.retired.items()):
+                yield f"<{iris.person(old)}> <{OWL.sameAs}> <{iris.person(key)}> .\n"
             for key in sorted(self.people):
                 iri = f"<{iris.person(key)}>"
                 yield from description(iri, self.people[key], self.variants.get(key, ()), 1.0, False, iris)
