@@ -18,6 +18,7 @@ from rdflib import PROV
 
 from .build import BuildReport, _unpublishable
 from .identity.extend import resolver
+from .identity.numbering import Numbering
 from .iris import Iris
 from .model import Catalogue, paper_id
 from .names import concept_key
@@ -59,17 +60,19 @@ def add_lists(
     paths: Sequence[Path],
     base: str,
     added: Callable[[list[ox.Quad]], None] | None = None,
+    numbering: Numbering | None = None,
 ) -> BuildReport:
     """Add the records of ``paths`` to ``store`` (built from other lists with the same ``base``).
 
     ``added`` is called with each batch of triples the store did not hold, in the order written (the
-    VoID description, replaced at the end, is not among them).
+    VoID description, replaced at the end, is not among them). ``numbering``, the dataset's published person
+    keys (:mod:`~.identity.numbering`), is given the authorships added under the keys it follows.
     """
     iris = Iris(base)
     problems: list[Problem] = []
     report = BuildReport(problems=problems)
     files = list(find_input_files(paths, problems))
-    catalogue = Catalogue()
+    catalogue = Catalogue(numbering=numbering)
     areas = _known_concepts(store, iris, catalogue)
     known = scan_areas(path for path, _ in files) | areas
     records: list[Record] = []
@@ -83,6 +86,7 @@ def add_lists(
             else:
                 records.append(record)
     catalogue.resolve = resolver(store, iris, records)  # known names go to the persons the store has
+    catalogue.retired = catalogue.resolve.joined  # new forms joined into a person: their IRIs owl:sameAs it
     existing_papers = _known_papers(store, iris, catalogue, records)
     existing_people = _known_people(store, iris, catalogue, records)
     described = void_quads(store, iris)

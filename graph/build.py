@@ -16,6 +16,7 @@ from bibgraph.seeds import seed_directory
 from .identity import curation
 from .identity.curation import Applied
 from .identity.features import Collected
+from .identity.numbering import Numbering
 from .iris import DEFAULT_BASE, Iris
 from .model import Catalogue
 from .ntriples import unpublishable
@@ -82,6 +83,7 @@ class BuildReport:
     shared_names: int = 0  # persons holding a name another person holds too (each with a numbered IRI)
     curation: Applied = field(default_factory=Applied)
     identity_seconds: float = 0.0
+    numbering: Numbering | None = None  # the person keys to publish (graph.identity.numbering)
 
     @property
     def repaired_names(self) -> int:
@@ -219,17 +221,19 @@ def build_graph(
     progress: bool = True,
     ntriples: BinaryIO | None = None,
     scratch: Path | None = None,
+    numbering: Numbering | None = None,
 ) -> tuple[OxigraphGraphStore, BuildReport]:
     """Build the graph of the given files or directories (the seeds if none) into ``store`` (new by default).
 
     With ``ntriples``, the data (not the VoID description) is also written there as N-Triples as it
     streams into the store, each triple once: a dump without a second pass over the store. ``scratch``
-    holds the VoID counts' temporary files (the system's temporary directory when None).
+    holds the VoID counts' temporary files (the system's temporary directory when None). ``numbering``: the
+    person keys the dataset published before (kept; the report's ``numbering`` is what this build publishes).
     """
     iris = Iris(base)
     store = store or OxigraphGraphStore.memory()
     inputs = list(paths) or [seed_directory()]  # the one place the seeds are the default input
-    catalogue = Catalogue(identity=Collected(), curation=curation.read(curation.find(inputs)))
+    catalogue = Catalogue(identity=Collected(), curation=curation.read(curation.find(inputs)), numbering=numbering)
     problems: list[Problem] = []
     report = BuildReport(problems=problems)
     with VoidTally(iris.base, scratch) as tally:  # counted as the lines pass, not from the store afterwards
@@ -253,6 +257,7 @@ def build_graph(
         report.shared_names = catalogue.shared
         report.curation = catalogue.curated
         report.identity_seconds = catalogue.identity_seconds
+        report.numbering = catalogue.numbering
         report.duplicate_records = catalogue.duplicate_records
         del catalogue
         gc.collect()  # the catalogue's memory back before the distinct terms are counted

@@ -22,6 +22,7 @@ from .stores.store import OxigraphGraphStore
 
 if TYPE_CHECKING:
     from .build import BuildReport
+    from .identity.numbering import Numbering
 
 COMPLETE_MARKER = "bibgraph-store-complete"  # written last: a store directory without it is half-built
 LARGE_GRAPH_TRIPLES = 1_000_000  # above this, suggest the disk store (100k records: 1.2 GB on disk, 3.8 GB in memory)
@@ -38,11 +39,12 @@ def fill(
     base: str,
     ntriples: BinaryIO | None = None,
     scratch: Path | None = None,
+    numbering: "Numbering | None" = None,
 ) -> "BuildReport | None":
     """Load dumps as they are and build the paper lists among ``inputs`` into ``store``.
 
     ``ntriples`` receives the built data as N-Triples (:func:`build_graph`); give it only for inputs
-    without dumps (what a loaded dump holds is not copied there). ``scratch``: see :func:`build_graph`.
+    without dumps (what a loaded dump holds is not copied there). ``scratch``, ``numbering``: see :func:`build_graph`.
     """
     dumps = [path for path in inputs if is_dump(path)]
     lists = [path for path in inputs if not is_dump(path)]
@@ -56,7 +58,9 @@ def fill(
     if lists or not dumps:  # nothing given at all: build_graph builds its default, the seeds
         from .build import build_graph  # here, not at the top: serving a dataset never builds (nor loads the parser)
 
-        _, report = build_graph(lists, base=base, store=store, progress=True, ntriples=ntriples, scratch=scratch)
+        _, report = build_graph(
+            lists, base=base, store=store, progress=True, ntriples=ntriples, scratch=scratch, numbering=numbering
+        )
         for problem in report.problems:
             print(problem, file=sys.stderr)
         return report

@@ -11,12 +11,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from rdflib import DCTERMS, PROV, RDF, RDFS, SKOS
+from rdflib import DCTERMS, OWL, PROV, RDF, RDFS, SKOS
 
 from .authorline import CORRESPONDING_MARKS, EQUAL_CONTRIBUTION_MARKS
 from .identity.curation import Applied, Curation
 from .identity.decide import persons_of
 from .identity.features import Collected
+from .identity.numbering import Numbering
 from .identity.persons import activity_lines, description, person_keys, person_lines
 from .iris import Iris
 from .names import concept_key, normalise, person_key, short_hash, tidy
@@ -136,9 +137,13 @@ class Catalogue:
     joined: list[tuple[str, list[str]]] = field(default_factory=list)  # persons with several written forms
     shared: int = 0  # persons whose name another person of the dataset holds too
     identity_seconds: float = 0.0  # what the identity step cost (evidence kept, persons decided, written)
+    # The dataset's person keys as published (graph.identity.numbering): given, a build keeps them; after a build
+    # or an add, the map the new version publishes.
+    numbering: Numbering | None = None
     # With ``resolve`` (an add), a name's key goes to the person the store already has for it: the survivor of
     # a joined form, the holder of a shared name the record's co-authors point to (graph.identity.extend).
     resolve: Callable[[str, Record], str] | None = None
+    retired: dict[str, str] = field(default_factory=dict)  # an add: new forms' keys joined into a person's
 
     def key(self, name: str, record: Record) -> str:
         """The person key ``name`` on ``record`` is written under."""
@@ -175,6 +180,9 @@ class Catalogue:
                 self.identity.add(record.authors, area, subarea, record.abstract, pid, (record.source, record.line))
                 self.identity_seconds += time.perf_counter() - start
             keys = [self.key(name, record) for name in record.authors]
+            if self.identity is None and self.numbering is not None:  # an add: the map follows the new authorships
+                for position, key in enumerate(keys):
+                    self.numbering.record(key, f"{pid}#{position}")
             return _paper_lines(record, paper_iri, new_subject, iris, self.identity is None, keys)
         # The same paper again (same authors and abstract): only its new source and subject.
         return _duplicate_lines(record, paper_iri, seen + 1, new_subject)
@@ -207,10 +215,14 @@ class Catalogue:
             self.identity_seconds += time.perf_counter() - start  # deciding; writing persons is no new cost
             self.persons = len(persons.persons)
             self.joined = [(p.name, list(p.variants)) for p in persons.persons if p.variants]
-            self.shared = sum(1 for key in person_keys(persons) if key[-5:-4] == "-" and key[-4:].isdigit())
-            yield from person_lines(persons, self.identity, iris)
+            assigned = person_keys(persons, self.identity, self.numbering)
+            self.numbering = assigned.numbering
+            self.shared = sum(1 for key, base in zip(assigned.keys, assigned.bases, strict=True) if key != base)
+            yield from person_lines(persons, self.identity, iris, assigned)
         else:  # an add: a name is a person (graph.identity.extend sent known names to their persons)
             yield from activity_lines(iris)
+            for old, key in sorted(self.retired.items()):
+                yield f"<{iris.person(old)}> <{OWL.sameAs}> <{iris.person(key)}> .\n"
             for key in sorted(self.people):
                 iri = f"<{iris.person(key)}>"
                 yield from description(iri, self.people[key], self.variants.get(key, ()), 1.0, False, iris)

@@ -134,3 +134,32 @@ def test_add_sends_known_names_to_the_persons_the_dataset_has(built: Path, tmp_p
     assert row["p"] in creators("two-sample") and row["old"] not in creators("two-sample")
     shared = f"SELECT ?t WHERE {{ <{BASE}author/{person_key('Wei Wang')}> a ?t }}"
     assert store.select(sparql_prologue() + shared) == [{"t": "https://w3id.org/bibgraph/ontology#SharedName"}]
+
+
+def test_add_joins_a_new_form_to_a_person_its_coauthors_wrote_with(built: Path, tmp_path: Path) -> None:
+    from bibgraph.graph.add import add_lists
+
+    store, _ = build_graph([built], base=BASE, progress=False)
+    (row,) = store.select(sparql_prologue() + "SELECT ?p WHERE { ?p skos:altLabel ?alt }")
+    bernhard = row["p"]
+    (tmp_path / "more.txt").write_text(
+        "论文检索\n\nLearning · Kernels\n\nB. Schölkopf, Alex Smola\n\nKernel mean embeddings.\n\n"
+        "Learning · Kernels\n\nC. Schölkopf, Alex Smola\n\nKernel ridge regression.\n\n"
+        "Learning · Kernels\n\nB. Scholkopf, Nora Stranger\n\nCausal inference with kernels.\n",
+        encoding="utf-8",
+    )
+    add_lists(store, [tmp_path / "more.txt"], BASE)
+
+    def creator(word: str, form: str) -> str:
+        query = "SELECT ?p WHERE { ?paper dcterms:creator ?p ; dcterms:abstract ?a . ?p foaf:name|skos:altLabel ?n"
+        query += " FILTER (CONTAINS(?a, '%s') && ?n = '%s') }"
+        (found,) = store.select(sparql_prologue() + query % (word, form))
+        return str(found["p"])
+
+    # a shared co-author and a compatible form: the same person, the new form's IRI retired into it
+    assert creator("embeddings", "B. Schölkopf") == bernhard
+    same = f"ASK {{ <{BASE}author/{person_key('B. Schölkopf')}> owl:sameAs <{bernhard}> }}"
+    assert store.rdflib_graph().query(sparql_prologue() + same).askAnswer
+    # another initial (not compatible), or no co-author in common: a person of its own
+    assert creator("ridge", "C. Schölkopf") == f"{BASE}author/{person_key('C. Schölkopf')}"
+    assert creator("Causal", "B. Scholkopf") == f"{BASE}author/{person_key('B. Scholkopf')}"

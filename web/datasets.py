@@ -19,10 +19,20 @@ from bibgraph.graph import sitedata
 from bibgraph.graph.add import add_lists, papers_read
 from bibgraph.graph.build import BuildReport
 from bibgraph.graph.conceptupdate import updated_index
-from bibgraph.graph.datadir import DERIVED, DUMPS, STORE, current_version, new_version, read_manifest, writing
+from bibgraph.graph.datadir import (
+    DERIVED,
+    DUMPS,
+    STORE,
+    current_version,
+    is_dataset,
+    new_version,
+    read_manifest,
+    writing,
+)
 from bibgraph.graph.dataset import COMPLETE_MARKER, fill, is_dump
 from bibgraph.graph.derived import DerivedFiles, derived_key
 from bibgraph.graph.dump import complete_streamed_dumps, continued_dumps, streamed_ntriples, write_dataset_dumps
+from bibgraph.graph.identity import numbering
 from bibgraph.graph.iris import Iris
 from bibgraph.graph.networks.incidence import extended, incidence_part  # numpy, scipy: a build derives with them
 from bibgraph.graph.search import FILE_NAME
@@ -41,6 +51,7 @@ class DeriveError(RuntimeError):
 
 def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, BuildReport]:
     """Build ``inputs`` into a new version of the dataset ``root`` and switch to it; the version and the report."""
+    published = numbering.read(current_version(root) / numbering.FILE_NAME) if is_dataset(root) else None
     with new_version(root, base) as (version, manifest):
         store = OxigraphGraphStore.disk(version / STORE)
         if any(is_dump(path) for path in inputs):  # what a dump holds is not streamed: dumped from the store
@@ -48,8 +59,10 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
             manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
         else:  # the N-Triples dump written as the data streams into the store
             with streamed_ntriples(version / DUMPS) as ntriples:
-                report = fill(store, inputs, base, ntriples, scratch=version) or BuildReport()
+                report = fill(store, inputs, base, ntriples, scratch=version, numbering=published) or BuildReport()
             manifest["dumps"] = complete_streamed_dumps(version / DUMPS, void_quads(store, Iris(base)))
+        if report.numbering is not None:  # the person keys published: a rebuild into this dataset keeps them
+            report.numbering.write(version / numbering.FILE_NAME)
         counts = {name: getattr(report, name) for name in COUNTS}
         store.close()
         del store  # the last reference: RocksDB's files are released before the derivation opens them read-only
@@ -79,6 +92,7 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
         original.store.backup(version / STORE)
         del original  # read-only: nothing to flush
         store = OxigraphGraphStore.disk(version / STORE)
+        published = numbering.read(served / numbering.FILE_NAME)
         additions = OxigraphGraphStore.memory()  # what the views' incidence reads of the added triples
         touched: set[str] = set()  # the papers of the records read: each record adds a source to its paper
 
@@ -93,11 +107,12 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
                     dumps.append(quads)
                     keep(quads)
 
-                report = add_lists(store, inputs, base, added=write)
+                report = add_lists(store, inputs, base, added=write, numbering=published)
                 manifest["dumps"] = dumps.finish(void_quads(store, Iris(base)))
         else:  # a version from before the dumps were continued: written whole this once
-            report = add_lists(store, inputs, base, added=keep)
+            report = add_lists(store, inputs, base, added=keep, numbering=published)
             manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
+        published.write(version / numbering.FILE_NAME)  # with the added authorships of the keys it follows
         (version / DERIVED).mkdir()
         if (served / DERIVED / FILE_NAME).exists():
             update_search_index(store, served / DERIVED / FILE_NAME, version / DERIVED / FILE_NAME, touched)

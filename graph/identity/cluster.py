@@ -23,7 +23,7 @@ from sklearn.cluster import AgglomerativeClustering
 
 from .curation import Applied, Curation, resolve
 from .features import Collected, View, pair_features, view
-from .keys import block_key, compatible, fold, split_name
+from .keys import block_of, fold, parts_compatible, split_name
 
 METHOD = "bibgraph-identity/1"
 # Logistic weights over (shared co-authors, two hops, same area, same subarea, cosine, log commonness), bias.
@@ -63,19 +63,28 @@ class Frequency:
         return self.given * self.family / max(self.names, 1)
 
 
-def frequencies(collected: Collected) -> dict[str, Frequency]:
+Parts = dict[str, tuple[tuple[str, ...], str]]  # each distinct written name split once (split_name)
+
+
+def name_parts_of(collected: Collected) -> Parts:
+    """Every distinct written name, split: once per build (the split's cache is smaller than a large dataset's
+    names, so asking it again in each pass recomputed most of them)."""
+    return {name: split_name(name) for name in {name for names in collected.written for name in names}}
+
+
+def frequencies(collected: Collected, parts: Parts | None = None) -> dict[str, Frequency]:
     """Each written name's :class:`Frequency`; forms of one name (``Steven P. Abney``, ``Steven Abney``)
     count once, by (first given word, family name)."""
-    distinct = {name for names in collected.written for name in names}
-    parts = {name: split_name(name) for name in distinct}
+    parts = parts if parts is not None else name_parts_of(collected)
     keys = {name: (given[0] if given else "", family) for name, (given, family) in parts.items()}
+    distinct = set(keys.values())
     given_count: dict[str, int] = defaultdict(int)
     family_count: dict[str, int] = defaultdict(int)
-    for first, family in set(keys.values()):
+    for first, family in distinct:
         given_count[first] += 1
         family_count[family] += 1
-    total = len(set(keys.values()))
-    return {name: Frequency(given_count[key[0]], family_count[key[1]], total) for name, key in keys.items()}
+    by_key = {key: Frequency(given_count[key[0]], family_count[key[1]], len(distinct)) for key in distinct}
+    return {name: by_key[key] for name, key in keys.items()}
 
 
 def probability(features: tuple[float, ...], common: float) -> float:
@@ -119,7 +128,8 @@ def identify_collected(
     for record, names in enumerate(collected.names):
         for position, name in enumerate(names):
             by_name[name].append((record, position))
-    frequency = frequencies(collected)
+    parts = name_parts_of(collected)
+    frequency = frequencies(collected, parts)
     common = {name: found.expected for name, found in frequency.items()}
     lazy = _Lazy(collected)  # most datasets split no name: co-author sets and TF-IDF only when asked for
     units: list[tuple[list[tuple[int, int]], float, bool]] = []  # mentions, score, split
@@ -134,7 +144,7 @@ def identify_collected(
         for group, score in zip(groups, scores, strict=True):
             units.append(([mentions[i] for i in group], score, len(groups) > 1))
     curated = _curate(units, collected, curation, applied or Applied()) if curation else _Curated()
-    return _join(units, collected, lazy, frequency, curated)
+    return _join(units, collected, lazy, frequency, curated, parts)
 
 
 def _join(
@@ -143,17 +153,18 @@ def _join(
     lazy: "_Lazy",
     frequency: dict[str, Frequency],
     curated: "_Curated",
+    parts: Parts,
 ) -> list[Person]:
     blocks: dict[str, list[int]] = defaultdict(list)
     for index, (mentions, _, _) in enumerate(units):
         record, position = mentions[0]
-        blocks[block_key(collected.written[record][position])].append(index)
+        blocks[block_of(parts[collected.written[record][position]])].append(index)
     edges: list[tuple[int, int]] = []
     for members in blocks.values():
-        for a, b in _candidates(members, units, collected):
+        for a, b in _candidates(members, units, collected, parts):
             if a in curated.alone or b in curated.alone:
                 continue
-            if _joined(units[a][0], units[b][0], collected, lazy, frequency):
+            if _joined(units[a][0], units[b][0], collected, lazy, frequency, parts):
                 edges.append((a, b))
     graph = igraph.Graph(n=len(units), edges=edges + curated.edges)
     touched = curated.alone | {unit for edge in curated.edges for unit in edge}
@@ -252,14 +263,14 @@ def _curate(
 
 
 def _candidates(
-    members: list[int], units: list[tuple[list[tuple[int, int]], float, bool]], collected: Collected
+    members: list[int], units: list[tuple[list[tuple[int, int]], float, bool]], collected: Collected, parts: Parts
 ) -> Iterable[tuple[int, int]]:
     """The pairs of a block whose first given words could agree (equal, or one an initial of the other):
     a block of a common family name holds hundreds of forms, most of them plainly other people."""
     by_first: dict[str, list[int]] = defaultdict(list)
     for index in members:
         record, position = units[index][0][0]
-        given, _ = split_name(collected.written[record][position])
+        given, _ = parts[collected.written[record][position]]
         by_first[given[0] if given else ""].append(index)
     for first, group in by_first.items():
         for i, a in enumerate(group):
@@ -276,15 +287,16 @@ def _joined(
     collected: Collected,
     lazy: "_Lazy",
     frequency: dict[str, Frequency],
+    parts: Parts,
 ) -> bool:
     name_a = collected.written[a[0][0]][a[0][1]]
     name_b = collected.written[b[0][0]][b[0][1]]
-    if not compatible(name_a, name_b):
+    if not parts_compatible(parts[name_a], parts[name_b]):
         return False
-    shorter = min(name_a, name_b, key=lambda n: len(split_name(n)[0]))
-    if len(split_name(name_a)[0]) != len(split_name(name_b)[0]):
-        parts = frequency[shorter]
-        if min(parts.given, parts.family) >= COMMON_PARTS:
+    shorter = min(name_a, name_b, key=lambda n: len(parts[n][0]))
+    if len(parts[name_a][0]) != len(parts[name_b][0]):
+        counts = frequency[shorter]
+        if min(counts.given, counts.family) >= COMMON_PARTS:
             return False  # ``Xiang Li`` and ``Xiang Lorraine Li``: a common short form may be anyone
     if {r for r, _ in a} & {r for r, _ in b}:
         return False  # both forms on one paper: two people

@@ -2,11 +2,15 @@
 
 A name whose IRI was retired (a form joined into another person: ``owl:sameAs``) is written under the
 survivor. A name several persons share (``bg:SharedName``) goes to the holder whose co-authors the new paper
-names most; with no co-author in common, to the holder with the most papers (the likeliest). Only the names
-of the added records are looked up, so the cost follows what is added.
+names most; with no co-author in common, to the holder with the most papers (the likeliest). A form new to
+the dataset joins a person whose name it may be (:func:`~.keys.compatible`) when the new paper names one of
+that person's co-authors, as a build joins variants (most shared co-authors first; never a person on the same
+paper); its own IRI is then retired into the person (``owl:sameAs``). Only the names of the added records
+and their co-authors' persons are looked up, so the cost follows what is added.
 """
 
-from collections.abc import Callable, Iterable
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..iris import Iris
@@ -14,6 +18,7 @@ from ..names import normalise, person_key
 from ..queries import bind, integer, named_query
 from ..records import Record
 from ..stores.store import GraphStore
+from .keys import compatible
 
 
 @dataclass
@@ -22,10 +27,51 @@ class _Known:
     holders: list[tuple[str, int, frozenset[str]]] = field(default_factory=list)  # key, papers, co-author names
 
 
-def resolver(store: GraphStore, iris: Iris, records: Iterable[Record]) -> Callable[[str, Record], str]:
-    """The key each (name key, record) of the added records is written under."""
+@dataclass
+class Resolver:
+    """The key each (name key, record) of the added records is written under; ``joined``: new forms' keys
+    retired into a person of the dataset (the add states ``owl:sameAs`` for them)."""
+
+    known: dict[str, _Known]
+    persons: set[str]  # the keys among the added names that are persons already
+    near: dict[str, dict[str, str]]  # a name's key -> the persons it wrote with: key -> name
+    joined: dict[str, str] = field(default_factory=dict)
+
+    def __call__(self, key: str, record: Record) -> str:
+        entry = self.known.get(key)
+        if entry is None:
+            return self._variant(key, record) if key not in self.persons else key
+        if entry.survivor is not None:
+            return entry.survivor
+        others = {normalise(name) for name in record.authors}
+        ranked = sorted(entry.holders, key=lambda h: (-len(h[2] & others), -h[1], h[0]))
+        return ranked[0][0] if ranked else key
+
+    def _variant(self, key: str, record: Record) -> str:
+        """A new form's person: the compatible person most of the record's co-authors wrote with, or itself."""
+        if key in self.joined:
+            return self.joined[key]
+        name = next(n for n in record.authors if person_key(n) == key)
+        on_paper = {person_key(n) for n in record.authors}
+        shared: dict[str, int] = defaultdict(int)
+        names: dict[str, str] = {}
+        for other in on_paper - {key}:
+            for person, written in self.near.get(other, {}).items():
+                if person not in on_paper and compatible(name, written):
+                    shared[person] += 1
+                    names[person] = written
+        if not shared:
+            return key
+        self.joined[key] = min(shared, key=lambda person: (-shared[person], person))
+        return self.joined[key]
+
+
+def resolver(store: GraphStore, iris: Iris, records: Iterable[Record]) -> Resolver:
+    """The :class:`Resolver` of the added ``records``: what the store holds of their names."""
     keys = {person_key(name) for record in records for name in record.authors}
     known: dict[str, _Known] = {}
+    persons: set[str] = set()
+    near: dict[str, dict[str, str]] = defaultdict(dict)
     nodes = [iris.person(key) for key in sorted(keys)]
     for start in range(0, len(nodes), 500):
         query = bind(named_query("added_name_persons").text, node=nodes[start : start + 500])
@@ -37,15 +83,10 @@ def resolver(store: GraphStore, iris: Iris, records: Iterable[Record]) -> Callab
             elif row.get("holder"):
                 names = frozenset(normalise(n) for n in str(row.get("conames") or "").split("\x1f") if n)
                 entry.holders.append((str(row["holder"]).rsplit("/", 1)[1], integer(row["papers"]), names))
-
-    def resolve(key: str, record: Record) -> str:
-        entry = known.get(key)
-        if entry is None:
-            return key
-        if entry.survivor is not None:
-            return entry.survivor
-        others = {normalise(name) for name in record.authors}
-        ranked = sorted(entry.holders, key=lambda h: (-len(h[2] & others), -h[1], h[0]))
-        return ranked[0][0] if ranked else key
-
-    return resolve
+        for row in store.select(bind(named_query("added_name_variants").text, node=nodes[start : start + 500])):
+            key = str(row["node"]).rsplit("/", 1)[1]
+            if row.get("name"):
+                near[key][str(row["person"]).rsplit("/", 1)[1]] = str(row["name"])
+            else:
+                persons.add(key)
+    return Resolver(known, persons, dict(near))

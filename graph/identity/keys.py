@@ -56,7 +56,12 @@ def split_name(name: str) -> tuple[tuple[str, ...], str]:
 @lru_cache(maxsize=1 << 16)
 def block_key(name: str) -> str:
     """Family name and first initial: where variants of one person can meet (``bengio y``)."""
-    given, family = split_name(name)
+    return block_of(split_name(name))
+
+
+def block_of(parts: tuple[tuple[str, ...], str]) -> str:
+    """:func:`block_key` of a name already split (:func:`split_name`)."""
+    given, family = parts
     return f"{family} {given[0][:1]}" if given else family
 
 
@@ -93,8 +98,12 @@ def _word_agrees(a: str, b: str) -> bool:
 @lru_cache(maxsize=1 << 18)
 def compatible(a: str, b: str) -> bool:
     """Whether written names ``a`` and ``b`` may name one person (same block, given names that agree)."""
-    (given_a, family_a), (given_b, family_b) = split_name(a), split_name(b)
-    return family_a == family_b and _given_agree(given_a, given_b)
+    return parts_compatible(split_name(a), split_name(b))
+
+
+def parts_compatible(a: tuple[tuple[str, ...], str], b: tuple[tuple[str, ...], str]) -> bool:
+    """:func:`compatible` of names already split (:func:`split_name`)."""
+    return a[1] == b[1] and _given_agree(a[0], b[0])
 
 
 def initials_only(name: str) -> bool:

@@ -2,8 +2,9 @@
 
 A person's IRI is its name's key (:func:`~bibgraph.graph.names.person_key` of the form written most
 often). When several persons share that key, each gets the key and a four-digit number
-(``jie-zhou-…-0001``), numbered in the order of their first paper's id (content-derived, so any input
-order numbers them alike), and the key's own IRI becomes a ``bg:SharedName`` naming each of them: the
+(``jie-zhou-…-0001``), the numbers the dataset published kept (:mod:`~.numbering`; a first build
+numbers in the order of the first paper's id, content-derived, so any input order numbers alike), and the
+key's own IRI becomes a ``bg:SharedName`` naming each of them: the
 disambiguation page. A form joined into another person's keeps its IRI as ``owl:sameAs`` the person's,
 unless a person of its own holds it.
 """
@@ -20,25 +21,15 @@ from ..vocab import BG
 from .cluster import METHOD
 from .decide import Persons
 from .features import Collected
+from .numbering import Assigned, Numbering, assign
 
 _A = f"<{RDF.type}>"
 
 
-def person_keys(persons: Persons) -> list[str]:
-    """Each person's IRI key, in the persons' order."""
-    base = [person_key(person.name) for person in persons.persons]
-    holders: dict[str, int] = defaultdict(int)
-    for key in base:
-        holders[key] += 1
-    seen: dict[str, int] = defaultdict(int)
-    keys = []
-    for key in base:
-        if holders[key] > 1:
-            seen[key] += 1
-            keys.append(f"{key}-{seen[key]:04d}")
-        else:
-            keys.append(key)
-    return keys
+def person_keys(persons: Persons, collected: Collected, previous: Numbering | None = None) -> Assigned:
+    """Each person's IRI key, in the persons' order, keeping the keys ``previous`` (the dataset's map) published."""
+    mentions = [[f"{collected.order[r]}#{p}" for r, p in person.mentions] for person in persons.persons]
+    return assign(persons.persons, mentions, previous or Numbering())
 
 
 def activity_lines(iris: Iris) -> Iterator[str]:
@@ -64,9 +55,9 @@ def description(iri: str, name: str, variants: Iterable[str], score: float, cura
     yield f'{iri} <{BG.identityScore}> "{f"{score:.3f}".rstrip("0").rstrip(".")}"^^<{XSD.decimal}> .\n'
 
 
-def person_lines(persons: Persons, collected: Collected, iris: Iris) -> Iterator[str]:
+def person_lines(persons: Persons, collected: Collected, iris: Iris, assigned: Assigned) -> Iterator[str]:
     """Creators and authorship agents of every paper, then every person, shared name and retired form."""
-    keys = person_keys(persons)
+    keys = assigned.keys
     iri_of = [f"<{iris.person(key)}>" for key in keys]
     creator, agent = f"<{DCTERMS.creator}>", f"<{PROV.agent}>"
     for record, names in enumerate(collected.names):
@@ -79,14 +70,17 @@ def person_lines(persons: Persons, collected: Collected, iris: Iris) -> Iterator
                 yield f"<{paper}> {creator} {who} .\n"
             yield f"<{Iris.authorship(paper, position + 1)}> {agent} {who} .\n"
     yield from activity_lines(iris)
-    held = set(keys)
     shared: dict[str, list[str]] = defaultdict(list)
-    for person, key, iri in zip(persons.persons, keys, iri_of, strict=True):
-        yield from description(iri, person.name, person.variants, person.score, person.curated, iris)
-        base = person_key(person.name)
+    for key, base, iri in zip(keys, assigned.bases, iri_of, strict=True):
         if key != base:
             shared[base].append(iri)
-        for variant in person.variants:
+    held = set(keys) | set(shared)
+    for retired, index in assigned.same_as:  # a published key merged into another person
+        held.add(retired)
+        yield f"<{iris.person(retired)}> <{OWL.sameAs}> {iri_of[index]} .\n"
+    for person, iri in zip(persons.persons, iri_of, strict=True):
+        yield from description(iri, person.name, person.variants, person.score, person.curated, iris)
+        for variant in (person.name, *person.variants):
             retired = person_key(variant)
             if retired not in held:
                 held.add(retired)
