@@ -15,11 +15,10 @@ from itertools import chain, groupby
 from pathlib import Path
 from typing import TypeVar
 
-from . import datadir
 from .atomic import remove_stale_temporaries, temporary_name
 from .names import normalise
 from .queries import Term, bind, integer, named_query
-from .search import AUTHORS_END, FILE_NAME, FORMAT, KINDS, SearchIndex, SearchIndexError, kind_range, open_index, words
+from .search import AUTHORS_END, FORMAT, KINDS, SearchIndexError, kind_range, open_index, words
 from .stores.store import GraphStore
 
 T = TypeVar("T")
@@ -229,37 +228,9 @@ def store_names(store: GraphStore, authors: Sequence[str] | None = None) -> Iter
         yield str(r["name"])
 
 
-_shipped: Path | None = None  # the index a published dataset ships, for a remote store (set once by the app)
-
-
-def ship_index(path: Path | None) -> Path | None:
-    """Answer a remote store's search from ``path`` (an index file, or the dataset or version that was published,
-    whose ``derived/`` holds one) instead of building it by pulling every text through SPARQL (10 s at 10k
-    papers, and the memory of every name and abstract); checked now, so a wrong path fails at start."""
-    global _shipped
-    if path is not None and path.is_dir():
-        version = datadir.current_version(path) if datadir.is_dataset(path) else path
-        path = version / datadir.DERIVED / FILE_NAME
-    if path is not None:
-        SearchIndex(path).close()  # opens it and checks its format: a missing or damaged file is told now
-    _shipped = path
-    return path
-
-
 def build_search_index(store: GraphStore, path: Path) -> None:
-    """Write the search index of ``store`` at ``path``; a remote store's is the shipped one (:func:`ship_index`),
-    linked at ``path`` (or copied, across file systems), never read from the engine."""
-    if _shipped is not None and store.kind == "sparql":
-        temporary = _temporary(path)
-        try:
-            try:
-                os.link(_shipped, temporary)
-            except OSError:
-                shutil.copyfile(_shipped, temporary)
-            os.replace(temporary, path)
-        finally:
-            temporary.unlink(missing_ok=True)
-        return
+    """Write the search index of ``store`` at ``path`` (a site over an engine with ``--published`` reads the
+    dataset's own index instead, never building one)."""
     write_index(path, store_documents(store), store_facts(store), store_names(store))
 
 
