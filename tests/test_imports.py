@@ -67,7 +67,8 @@ def test_no_module_imports_itself_through_others() -> None:
     assert cycles == [], "import cycles: " + "; ".join(" -> ".join([*cycle, cycle[0]]) for cycle in cycles)
 
 
-CLI = "bibgraph.web.cli"  # each command imports what it runs, so `bibgraph --help` and each command load only theirs
+CLI = ("bibgraph.web.cli", "bibgraph.web.graphcommands")  # each command imports what it runs: `bibgraph --help`
+# and each command load only theirs
 DEFERRED = {  # (module, what it imports inside a function): the rest of the package imports at module level
     # the parser and builder: serving a dataset never builds
     ("bibgraph.graph.dataset", ".build"),
@@ -115,6 +116,6 @@ def test_imports_are_deferred_only_where_start_up_time_needs_it() -> None:
     """The rule (docs/architecture.md, "Imports"): a module imports at its top; an import inside a function is the
     CLI's (per command) or one of :data:`DEFERRED`, each for a start-up time or memory it saves. A new one is added
     there with its reason, one that is gone is removed."""
-    found = {(module, target) for module, target in in_function_imports() if module != CLI}
+    found = {(module, target) for module, target in in_function_imports() if module not in CLI}
     assert found == DEFERRED
-    assert any(module == CLI for module, _ in in_function_imports())  # the walk sees the CLI's commands
+    assert any(module in CLI for module, _ in in_function_imports())  # the walk sees the CLI's commands

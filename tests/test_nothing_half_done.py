@@ -64,7 +64,7 @@ def test_export_graph_on_a_full_disk(tmp_path: Path, monkeypatch, capsys) -> Non
     def full(path: Path, write) -> int:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr("bibgraph.web.cli.write_bytes_atomically", lambda path, body: full(path, None))
+    monkeypatch.setattr("bibgraph.web.graphcommands.write_bytes_atomically", lambda path, body: full(path, None))
     assert main(["export-graph", "--out", str(out)]) == 1
     assert capsys.readouterr().err.strip() == f"bibgraph: error: cannot write {out}: No space left on device"
     assert not out.exists()
@@ -162,10 +162,10 @@ def _file_writes(tree: ast.AST) -> set[str]:
 
 
 def test_one_atomic_writer() -> None:
-    """Every file the package writes goes through graph/atomic.py (dump.py, downloads.py and cli.py among
+    """Every file the package writes goes through graph/atomic.py (dump.py, downloads.py and graphcommands.py among
     them); the few other writes are listed above, each with the reason it is safe."""
     root = Path(atomic.__file__).parent.parent
-    for module in ("graph/dump.py", "web/downloads.py", "web/cli.py"):
+    for module in ("graph/dump.py", "web/downloads.py", "web/graphcommands.py"):
         text = (root / module).read_text(encoding="utf-8")
         assert "from bibgraph.graph.atomic import" in text or "from .atomic import" in text, module
     seen = set()
