@@ -16,7 +16,8 @@ import hashlib
 import os
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -57,6 +58,20 @@ def _directory(app: Flask) -> Path:
     return path
 
 
+@contextmanager
+def _one_at_a_time(path: Path, doing: str) -> Iterator[None]:
+    """Hold ``path``'s own lock while it is written or checked: one request does it, another asking meanwhile
+    waits ``WRITING_WAIT`` then gets 503 (files already written are served without any lock)."""
+    with _writers_lock:
+        lock = _writers.setdefault(path, threading.Lock())
+    if not lock.acquire(timeout=WRITING_WAIT):
+        raise ServerBusy(f"{path.name} is being {doing} for another request; retry in a moment")
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def ensure(name: str) -> Path:
     """The file ``name``, written from the store on first request (atomically; never half-written)."""
     version = current_app.config.get(DATASET_VERSION)
@@ -65,11 +80,7 @@ def ensure(name: str) -> Path:
     path = _directory(current_app) / name
     if path.exists():  # written atomically: there means complete
         return path
-    with _writers_lock:
-        writer = _writers.setdefault(path, threading.Lock())
-    if not writer.acquire(timeout=WRITING_WAIT):
-        raise ServerBusy(f"{name} is being written for another request; retry in a moment")
-    try:
+    with _one_at_a_time(path, "written"):
         if path.exists():
             return path
         if name in DUMPS:
@@ -83,8 +94,6 @@ def ensure(name: str) -> Path:
                     shutil.copyfileobj(raw, packed, 1024 * 1024)
 
             write_atomically(path, pack)
-    finally:
-        writer.release()
     return path
 
 
@@ -93,11 +102,7 @@ def _checked_dump(version: Path, name: str) -> Path:
     path = version / name
     if path in _checked:
         return path
-    with _writers_lock:
-        checker = _writers.setdefault(path, threading.Lock())
-    if not checker.acquire(timeout=WRITING_WAIT):
-        raise ServerBusy(f"{path.name} is being checked for another request; retry in a moment")
-    try:
+    with _one_at_a_time(path, "checked"):
         if path not in _checked:
             try:
                 datadir.check_file(version, name)
@@ -108,8 +113,6 @@ def _checked_dump(version: Path, name: str) -> Path:
                     switches.damaged[name] = str(error)
                 raise ServiceUnavailable(f"{path.name} differs from what was built; it is not served") from error
             _checked.add(path)
-    finally:
-        checker.release()
     return path
 
 
