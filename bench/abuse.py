@@ -84,18 +84,21 @@ class Tally:
         )
 
 
-def post(port: int, source: str, query: str, timeout: float = 120.0) -> tuple[int, float]:
-    """POST ``query`` from the loopback address ``source``; the status (0: no answer) and the seconds it took."""
+def request(
+    port: int,
+    source: str,
+    method: str,
+    path: str,
+    timeout: float,
+    body: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, float]:
+    """One request from the loopback address ``source``, its body read through; the status (0: no answer) and the
+    seconds it took."""
     started = time.monotonic()
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout, source_address=(source, 0))
     try:
-        body = urllib.parse.urlencode({"query": query})
-        headers = {
-            "Content-Type": "application/x-www-form-urlencoded",
-            "Accept": "application/sparql-results+json",
-            "Cache-Control": "no-cache",
-        }
-        connection.request("POST", "/sparql", body=body, headers=headers)
+        connection.request(method, path, body=body, headers=headers or {})
         response = connection.getresponse()
         response.read()
         status = response.status
@@ -104,6 +107,16 @@ def post(port: int, source: str, query: str, timeout: float = 120.0) -> tuple[in
     finally:
         connection.close()
     return status, time.monotonic() - started
+
+
+def post(port: int, source: str, query: str, timeout: float = 120.0) -> tuple[int, float]:
+    """POST ``query`` to the endpoint, uncached, from ``source``."""
+    headers = {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Accept": "application/sparql-results+json",
+        "Cache-Control": "no-cache",
+    }
+    return request(port, source, "POST", "/sparql", timeout, urllib.parse.urlencode({"query": query}), headers)
 
 
 @contextlib.contextmanager
@@ -200,19 +213,8 @@ def scenario_idle(args: argparse.Namespace) -> None:
 
 
 def get(port: int, source: str, path: str, timeout: float = 600.0) -> tuple[int, float]:
-    """GET ``path`` from the loopback address ``source``; the status (0: no answer) and the seconds it took."""
-    started = time.monotonic()
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout, source_address=(source, 0))
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        response.read()
-        status = response.status
-    except OSError:
-        status = 0
-    finally:
-        connection.close()
-    return status, time.monotonic() - started
+    """GET ``path`` from the loopback address ``source``."""
+    return request(port, source, "GET", path, timeout)
 
 
 def _authors(port: int, count: int) -> list[str]:
