@@ -160,7 +160,7 @@ from hypothesis import strategies as st  # noqa: E402
 @given(st.floats(0.0, 20.0, allow_nan=False))
 def test_resolutions_are_read_to_fixed_steps(app, value: float) -> None:  # type: ignore[no-untyped-def]
     """Any float names one of 100 steps (0.1 .. 10.0), so a client drawing fresh floats asks for bounded work."""
-    from bibgraph.web.graphviews import filters_from_request
+    from bibgraph.web.mapargs import filters_from_request
 
     with app.test_request_context(f"/graph/coauthors?resolution={value!r}"):
         read = filters_from_request().resolution

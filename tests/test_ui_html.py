@@ -222,7 +222,8 @@ def test_a_dataset_built_with_an_earlier_drawing_style_is_drawn_again(tmp_path) 
     from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
     from bibgraph.seeds import seed_directory
     from bibgraph.web.cli import main
-    from bibgraph.web.graphviews import _capped, filters_from_request
+    from bibgraph.web.mapargs import capped as _capped
+    from bibgraph.web.mapargs import filters_from_request
     from bibgraph.web.netcache import derived_key
     from tests.conftest import BASE, make_app
 

@@ -5,12 +5,10 @@ from typing import Any
 
 import networkx as nx
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, send_file, url_for
-from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
 
 from bibgraph.graph.formats import NETWORK_SYNTAXES, network_syntax
-from bibgraph.graph.networks import AREA, Filters, analytics
-from bibgraph.graph.networks.filters import CONCEPT, drawn, read_number, user_filters, weight_attribute
+from bibgraph.graph.networks import AREA, analytics
 from bibgraph.graph.networks.paths import collaboration_path, labels
 from bibgraph.graph.networks.spec import (
     COAUTHORS,
@@ -27,6 +25,16 @@ from bibgraph.graph.sitedata import export_file
 from .downloads import network_body
 from .graphstore import get_store
 from .links import app_iris, concept_iri, iri_of, local_url, site_url
+from .mapargs import (
+    WEIGHTING_ARG,
+    capped,
+    concept_path,
+    filter_args,
+    filters_from_request,
+    shown_args,
+    weight_of_links,
+    whole_number,
+)
 from .netcache import networks
 from .pyvis_views import OTHER_COLOUR, PALETTE, colour, view_data
 
@@ -61,65 +69,6 @@ def head_computes_nothing() -> Response | None:
     del response.headers["Content-Length"]  # the body's length is not known without computing it
     response.automatically_set_content_length = False
     return response
-
-
-def _number(name: str, metadata: Any, default: Any) -> Any:
-    """The request's number ``name`` read as ``metadata`` (a filter field's) says; ``default`` when not given."""
-    value = request.args.get(name, "")
-    if not value.strip():
-        return default
-    try:
-        return read_number(value, metadata)
-    except ValueError:
-        abort(400, f"{name} must be a {'whole number' if metadata['read'] != 'float' else 'number'}")
-
-
-def _int(name: str, default: int | None, low: int = 1, high: int = 1_000_000) -> int | None:
-    value: int | None = _number(name, {"read": "int", "low": low, "high": high}, default)
-    return value
-
-
-def concept_path(value: str) -> str:
-    """An area or subarea as the site's URLs show it (its path), however the request named it; a
-    value that names none is shown as given (the filters refuse it)."""
-    iri = app_iris().concept(value)
-    return value if iri is None else (app_iris().path(iri) or value)
-
-
-WEIGHTING_ARG = "weighting"  # not a filter (it weighs the links drawn) but passed on with them
-# The map filters a request sets: the fields of Filters a user sets (so the arguments a map passes on are the ones
-# it reads), and the weighting.
-FILTER_ARGS = (*(f.name for f in user_filters()), WEIGHTING_ARG)
-
-
-def _filter_args() -> dict[str, Any]:
-    """The request's map filters alone (other arguments, e.g. ``kind`` or ``_external``, are not ours to pass on)."""
-    return {name: request.args[name] for name in FILTER_ARGS if request.args.get(name)}
-
-
-def _shown_args() -> MultiDict[str, str]:
-    """The request's arguments as the filter forms show them (areas by path, so the menus select them)."""
-    args = request.args.copy()
-    for name in ("area", "subarea"):
-        if args.get(name):
-            args[name] = concept_path(args[name])
-    return args
-
-
-def filters_from_request() -> Filters:
-    """The request's map filters, each read as its field of Filters says."""
-
-    def read(field: Any) -> Any:
-        if field.metadata["read"] == CONCEPT:
-            return concept_iri(request.args[field.name]) if request.args.get(field.name) else None
-        return _number(field.name, field.metadata, field.default)
-
-    return Filters(**{field.name: read(field) for field in user_filters()})
-
-
-def _capped(filters: Filters) -> tuple[Filters, int | None]:
-    """The filters actually drawn (:func:`~bibgraph.graph.networks.filters.drawn`, at most ``MAX_VIEW_NODES``)."""
-    return drawn(filters, int(current_app.config["MAX_VIEW_NODES"]))
 
 
 def _counted(count: int, noun: str) -> str:
@@ -159,14 +108,9 @@ def _edge_style(weighting: str, centre: str | None = None) -> Any:
     return style
 
 
-def _weighting() -> str:
-    """The edge attribute that weighs a drawing or a VOSviewer map: ``weight`` (full) or ``fractional``."""
-    return weight_attribute(request.args.get(WEIGHTING_ARG))
-
-
 def _render(title: str, spec: NetworkSpec, note: str | None = None, **context: Any) -> str:
     cache = networks()
-    weighting = _weighting()
+    weighting = weight_of_links()
     network = cache.network(spec)
     centre = spec.ego[0] if spec.ego else None
     data = cache.view(
@@ -181,7 +125,7 @@ def _render(title: str, spec: NetworkSpec, note: str | None = None, **context: A
         note=note,
         nodes=network.number_of_nodes(),
         edges=network.number_of_edges(),
-        args=_shown_args(),
+        args=shown_args(),
         local_url=local_url,
         embedded=request.args.get("embed") == "1",
         **context,
@@ -209,7 +153,7 @@ def _legend(network: nx.Graph) -> list[tuple[int, str, str, int]]:
 @blueprint.route("/coauthors")
 def coauthors() -> str:
     wanted = filters_from_request()
-    drawn, limit = _capped(wanted)
+    drawn, limit = capped(wanted)
     spec = NetworkSpec(COAUTHORS, drawn)
     network = networks().network(spec)
     total = network.graph.get("total_authors", network.number_of_nodes())
@@ -243,17 +187,17 @@ def coauthors() -> str:
         stats=stats,
         total=total,
         kind="coauthors",
-        filters_set=sum(1 for name, value in _filter_args().items() if name != WEIGHTING_ARG or value == "fractional"),
+        filters_set=sum(1 for name, value in filter_args().items() if name != WEIGHTING_ARG or value == "fractional"),
         downloads={
-            s.name: url_for("graphs.download", kind="coauthors", fmt=s.name, **_filter_args()) for s in NETWORK_SYNTAXES
+            s.name: url_for("graphs.download", kind="coauthors", fmt=s.name, **filter_args()) for s in NETWORK_SYNTAXES
         },
     )
 
 
 @blueprint.route("/ego/<path:author>")
 def ego(author: str) -> str:
-    radius_steps = _int("radius", 1, 1, 2) or 1
-    top = _int("top", EGO_TOP, 1, 500) or EGO_TOP
+    radius_steps = whole_number("radius", 1, 1, 2) or 1
+    top = whole_number("top", EGO_TOP, 1, 500) or EGO_TOP
     center = iri_of(author)
     spec = NetworkSpec(EGO, ego=(center, radius_steps, top))
     try:
@@ -436,7 +380,7 @@ def download(kind: str, fmt: str) -> Response:
         abort(404)
     syntax = network_syntax(fmt)
     spec = NetworkSpec(COAUTHORS, filters_from_request()) if kind == COAUTHORS else NetworkSpec(TOPICS)
-    weight = _weighting() if kind == COAUTHORS else "weight"
+    weight = weight_of_links() if kind == COAUTHORS else "weight"
 
     def make() -> bytes:
         network = networks().network(spec)
