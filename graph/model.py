@@ -8,6 +8,7 @@ term object per node; the IRIs here are all minted by us, so only literals need 
 """
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -217,7 +218,8 @@ class Catalogue:
             self.joined = [(p.name, list(p.variants)) for p in persons.persons if p.variants]
             assigned = person_keys(persons, self.identity, self.numbering)
             self.numbering = assigned.numbering
-            self.shared = sum(1 for key, base in zip(assigned.keys, assigned.bases, strict=True) if key != base)
+            numbered = Counter(base for key, base in zip(assigned.keys, assigned.bases, strict=True) if key != base)
+            self.shared = sum(count for count in numbered.values() if count > 1)  # a number one holder keeps: no
             yield from person_lines(persons, self.identity, iris, assigned)
         else:  # an add: a name is a person (graph.identity.extend sent known names to their persons)
             yield from activity_lines(iris)

@@ -115,3 +115,22 @@ def test_numbers_are_kept_by_overlap_and_never_given_again(first: list[list[int]
     numbers = [int(k.rsplit("-", 1)[1]) for k in two.keys if k != two.bases[0]]
     given_before = {int(k.rsplit("-", 1)[1]) for k in one.keys if k != one.bases[0]}
     assert all(n in given_before or n > max(given_before, default=0) for n in numbers)
+
+
+def test_a_name_left_with_one_holder_points_to_it(tmp_path: Path) -> None:
+    """A numbered name one person is left holding (the other Wei Wang's paper gone) keeps the number, and the
+    name's IRI is ``owl:sameAs`` that person: not a disambiguation page "shared by 1 people"."""
+    lists = tmp_path / "lists"
+    lists.mkdir()
+    (lists / "list.txt").write_text(LIST, encoding="utf-8")
+    root = tmp_path / "dataset"
+    build_dataset([lists], root, BASE)
+    papers, _, shared = graph_of(root)
+    (name,) = shared
+    astronomy = LIST.index("Astronomy")
+    (lists / "list.txt").write_text(LIST[:astronomy] + LIST[LIST.index("Chemistry") :], encoding="utf-8")
+    build_dataset([lists], root, BASE)
+    papers, same, shared = graph_of(root)
+    assert name not in shared
+    (holder,) = (p for p in papers if p.startswith(name + "-"))
+    assert same[name] == holder

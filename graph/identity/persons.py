@@ -5,8 +5,9 @@ often). When several persons share that key, each gets the key and a four-digit 
 (``jie-zhou-…-0001``), the numbers the dataset published kept (:mod:`~.numbering`; a first build
 numbers in the order of the first paper's id, content-derived, so any input order numbers alike), and the
 key's own IRI becomes a ``bg:SharedName`` naming each of them: the
-disambiguation page. A form joined into another person's keeps its IRI as ``owl:sameAs`` the person's,
-unless a person of its own holds it.
+disambiguation page. A name once numbered keeps its numbers (dblp's way); when one person is left
+holding it, the name's IRI is ``owl:sameAs`` that person (the site answers 301), not a page of one. A form
+joined into another person's keeps its IRI as ``owl:sameAs`` the person's, unless a person of its own holds it.
 """
 
 from collections import defaultdict
@@ -87,6 +88,9 @@ def person_lines(persons: Persons, collected: Collected, iris: Iris, assigned: A
                 yield f"<{iris.person(retired)}> <{OWL.sameAs}> {iri} .\n"
     for base, members in sorted(shared.items()):
         node = f"<{iris.person(base)}>"
+        if len(members) == 1:  # a name once shared, one holder left: it keeps its number, the name points to it
+            yield f"{node} <{OWL.sameAs}> {members[0]} .\n"
+            continue
         yield f"{node} {_A} <{BG.SharedName}> .\n"
         for member in members:
             yield f"{node} <{BG.nameOf}> {member} .\n"
