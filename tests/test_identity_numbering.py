@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bibgraph.graph.datadir import STORE, current_version
+from bibgraph.graph.identity import numbering
 from bibgraph.graph.identity.cluster import Person
 from bibgraph.graph.identity.numbering import Numbering, assign
 from bibgraph.graph.model import paper_id
@@ -134,3 +135,18 @@ def test_a_name_left_with_one_holder_points_to_it(tmp_path: Path) -> None:
     assert name not in shared
     (holder,) = (p for p in papers if p.startswith(name + "-"))
     assert same[name] == holder
+
+
+def test_a_dataset_built_from_its_dump_writes_the_same_person_map(tmp_path: Path) -> None:
+    """A dataset loaded from another's N-Triples dump publishes the same persons, so it keeps the same map
+    (``persons.json``): a rebuild into it keeps their numbers."""
+    lists = tmp_path / "lists"
+    lists.mkdir()
+    (lists / "list.txt").write_text(LIST, encoding="utf-8")
+    build_dataset([lists], tmp_path / "first", BASE)
+    built = current_version(tmp_path / "first")
+    build_dataset([built / "dumps" / "bibgraph.nt"], tmp_path / "second", BASE)
+    original = numbering.read(built / numbering.FILE_NAME)
+    loaded = numbering.read(current_version(tmp_path / "second") / numbering.FILE_NAME)
+    assert original.keys and original.numbers  # the two Wei Wangs and the joined Schölkopf
+    assert loaded.to_json() == original.to_json()

@@ -56,6 +56,7 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
         store = OxigraphGraphStore.disk(version / STORE)
         if any(is_dump(path) for path in inputs):  # what a dump holds is not streamed: dumped from the store
             report = fill(store, inputs, base) or BuildReport()
+            report.numbering = numbering.of_store(store)  # the persons the loaded graph publishes
             manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
         else:  # the N-Triples dump written as the data streams into the store
             with streamed_ntriples(version / DUMPS) as ntriples:

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from ..atomic import write_atomically
 from ..names import person_key
+from ..queries import named_query
+from ..stores.store import GraphStore
 from .cluster import Person
 
 FILE_NAME = "persons.json"
@@ -63,6 +65,21 @@ def read(path: Path) -> Numbering:
         return Numbering(keys, {str(k): int(v) for k, v in data["numbers"].items()}, added)
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"{path}: not a person numbering map: {error}") from error
+
+
+def of_store(store: GraphStore) -> Numbering:
+    """The map of a graph loaded as it is (a dataset built from dumps): the numbered persons and the persons of
+    several forms, with the authorships the graph gives them; each name's highest number. (A rebuild's map also
+    follows retired keys: a dump does not say which authorships those named.)"""
+    found = Numbering()
+    for row in store.iter_select(named_query("persons_map").text):
+        paper, _, authorship = str(row["authorship"]).rpartition("#authorship-")
+        key = str(row["person"]).rsplit("/", 1)[1]
+        found.keys.setdefault(key, []).append(f"{paper.rsplit('/', 1)[1]}#{int(authorship) - 1}")
+        if row.get("name"):  # a numbered person: ``base-NNNN``, its name's IRI the page or ``owl:sameAs`` it
+            base, number = key.rsplit("-", 1)
+            found.numbers[base] = max(found.numbers.get(base, 0), int(number))
+    return found
 
 
 def base_of(key: str, numbers: dict[str, int]) -> str:
