@@ -5,7 +5,9 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bibgraph.graph.identity.cluster import COMMUNITY_COMMON, COMMUNITY_SIZE, frequencies, splittable
 from bibgraph.graph.identity.decide import identify
+from bibgraph.graph.identity.features import Collected
 from bibgraph.graph.identity.keys import compatible, fold
 from bibgraph.graph.records import Record
 
@@ -99,3 +101,58 @@ def test_shared_coauthor_does_not_join_forms_that_cannot_be_one_person() -> None
     assert not compatible("Anna Kim", "Alex Kim")
     found = identify([a, b])
     assert found.of[(0, 0)] != found.of[(1, 0)]
+
+
+
+def _surname(k: int) -> str:
+    return "".join("bcdfghjklmnpqrstvwxz"[int(d)] for d in f"{k:03d}").capitalize() + "son"
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    st.lists(st.integers(3, 5), min_size=2, max_size=3),
+    st.integers(0, 3),
+    st.integers(0, 10),
+    st.randoms(use_true_random=False),
+)
+def test_a_common_name_is_split_by_large_coauthor_communities(
+    sizes: list[int], strays: int, shift: int, rng: random.Random
+) -> None:
+    """A common name (``Yang Liu`` beside other Yang and Liu names) whose papers fall into co-author communities
+    of COMMUNITY_SIZE papers or more is one person per community; a paper sharing no co-author stays with the
+    largest community (the first on a tie). The same papers under a rare name are one person."""
+    papers: list[tuple[tuple[str, ...], int]] = []  # authors, community (-1: a stray paper)
+    for c, size in enumerate(sizes):
+        for k in range(size):  # each paper names the community's anchor and one co-author of its own
+            papers.append((("Yang Liu", f"Anchor {_surname(c)}", f"Ko {_surname(100 * c + k + shift)}"), c))
+    papers += [(("Yang Liu", f"Lone {_surname(900 + k)}"), -1) for k in range(strays)]
+    rng.shuffle(papers)
+
+    def persons_of(others: int) -> tuple[list[set[int]], float]:
+        records = [record(n, authors, "A", ["graph", "parsing"]) for n, (authors, _) in enumerate(papers)]
+        records += [  # other names of the given name Yang and the family name Liu: how common the name is
+            record(len(records) + k, (f"Yang {_surname(500 + k)}", f"{_surname(600 + k)} Liu"), "B", ["galaxy"])
+            for k in range(others)
+        ]
+        collected = Collected()
+        for r in records:
+            collected.add(r.authors, r.area or "", "", r.abstract, f"{r.line}", (r.source, r.line))
+        common = frequencies(collected)["Yang Liu"].expected
+        found = identify(records)
+        by_person: dict[int, set[int]] = {}
+        for n in range(len(papers)):
+            by_person.setdefault(found.of[(n, 0)], set()).add(n)
+        return sorted(by_person.values(), key=min), common
+
+    split, common = persons_of(6)
+    assert common >= COMMUNITY_COMMON and not splittable(common)  # the communities split it, not the model
+    communities = [{n for n, (_, c) in enumerate(papers) if c == k} for k in range(len(sizes))]
+    stray = {n for n, (_, c) in enumerate(papers) if c == -1}
+    with_strays = [  # the strays with one of the largest communities (which one: the first in the papers' order)
+        sorted([*communities[:k], communities[k] | stray, *communities[k + 1 :]], key=min)
+        for k in range(len(sizes))
+        if sizes[k] == max(sizes)
+    ]
+    assert COMMUNITY_SIZE <= 3 and split in with_strays
+    whole, rare = persons_of(0)
+    assert rare < COMMUNITY_COMMON and whole == [set(range(len(papers)))]

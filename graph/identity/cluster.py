@@ -34,6 +34,12 @@ COMMON_PARTS = 10  # a name whose given and family names both start this many na
 # it is never joined to a form with more given names (``Xiang Li``, ``Xiang Lorraine Li``): its authorships are
 # likely several people's, and only some of them the longer form's (``bibgraph authors`` lists the pair)
 MAX_GROUP = 400  # authorships of one name compared pairwise at most (beyond: kept as one person, for now)
+# A name at least this common (Frequency.expected; ``Yang Liu`` 0.71 in ACL 2020-22) is split further by co-author
+# communities: groups of papers sharing co-authors within, none between. Fitted on the dev part of bench.identity.
+COMMUNITY_COMMON = 0.3
+COMMUNITY_SIZE = 3  # a community of this many authorships at least is a person of its own; smaller ones (a paper
+# sharing no co-author with the others says nothing of who wrote it) stay with the largest: no split without evidence
+COMMUNITY_SHARE = 0.0  # ... and of at least this share of the largest community's size
 
 
 @dataclass(frozen=True)
@@ -120,6 +126,40 @@ def _split(views: list[View], common: float) -> tuple[list[list[int]], list[floa
     return groups, scores
 
 
+def communities(coauthors: list[set[str]]) -> list[list[int]]:
+    """Authorships (indices) linked when they share a co-author, as igraph's connected components (each sorted,
+    in the order of their first authorship)."""
+    n = len(coauthors)
+    edges = [(i, j) for i in range(n) for j in range(i + 1, n) if coauthors[i] & coauthors[j]]
+    return sorted(sorted(c) for c in igraph.Graph(n=n, edges=edges).connected_components())
+
+
+def _by_communities(
+    groups: list[list[int]], scores: list[float], mentions: list[tuple[int, int]], collected: Collected
+) -> tuple[list[list[int]], list[float]]:
+    """Each group split into its large co-author communities (``COMMUNITY_SIZE``, ``COMMUNITY_SHARE``); the
+    authorships of smaller ones stay with the group's largest (the first of them on a tie)."""
+    names = collected.names
+    found: list[list[int]] = []
+    kept: list[float] = []
+    for group, score in zip(groups, scores, strict=True):
+        coauthors = [{n for k, n in enumerate(names[mentions[i][0]]) if k != mentions[i][1]} for i in group]
+        parts = communities(coauthors)
+        top = max(len(part) for part in parts)
+        large = [p for p in parts if len(p) >= COMMUNITY_SIZE and len(p) >= COMMUNITY_SHARE * top]
+        if len(large) < 2:
+            found.append(group)
+            kept.append(score)
+            continue
+        largest = max(large, key=len)
+        rest = [i for part in parts if part not in large for i in part]
+        for part in large:
+            found.append(sorted(group[i] for i in (part + rest if part is largest else part)))
+            kept.append(score)
+    order = sorted(range(len(found)), key=lambda k: found[k])
+    return [found[k] for k in order], [kept[k] for k in order]
+
+
 def identify_collected(
     collected: Collected, curation: Curation | None = None, applied: Applied | None = None
 ) -> list[Person]:
@@ -133,18 +173,29 @@ def identify_collected(
     common = {name: found.expected for name, found in frequency.items()}
     lazy = _Lazy(collected)  # most datasets split no name: co-author sets and TF-IDF only when asked for
     units: list[tuple[list[tuple[int, int]], float, bool]] = []  # mentions, score, split
+    apart: set[int] = set()  # units of one name its co-author communities split
     for key in sorted(by_name):
         mentions = sorted(by_name[key], key=lambda m: (collected.order[m[0]], m[1]))
         written = collected.written[mentions[0][0]][mentions[0][1]]
-        if not 1 < len(mentions) <= MAX_GROUP or not splittable(common.get(written, 0.0)):
+        if not 1 < len(mentions) <= MAX_GROUP or not (
+            splittable(common.get(written, 0.0)) or common.get(written, 0.0) >= COMMUNITY_COMMON
+        ):
             units.append((mentions, 1.0, False))
             continue
-        views = [view(r, p, collected, lazy.coauthors, lazy.matrix[r]) for r, p in mentions]
-        groups, scores = _split(views, common.get(written, 0.0))
+        if splittable(common.get(written, 0.0)):
+            views = [view(r, p, collected, lazy.coauthors, lazy.matrix[r]) for r, p in mentions]
+            groups, scores = _split(views, common.get(written, 0.0))
+        else:
+            groups, scores = [list(range(len(mentions)))], [1.0]
+        if common.get(written, 0.0) >= COMMUNITY_COMMON:
+            before = len(groups)
+            groups, scores = _by_communities(groups, scores, mentions, collected)
+            if len(groups) > before:  # the join's text rule must not undo what the co-authors told apart
+                apart.update(range(len(units), len(units) + len(groups)))
         for group, score in zip(groups, scores, strict=True):
             units.append(([mentions[i] for i in group], score, len(groups) > 1))
     curated = _curate(units, collected, curation, applied or Applied()) if curation else _Curated()
-    return _join(units, collected, lazy, frequency, curated, parts)
+    return _join(units, collected, lazy, frequency, curated, parts, apart)
 
 
 def _join(
@@ -154,6 +205,7 @@ def _join(
     frequency: dict[str, Frequency],
     curated: "_Curated",
     parts: Parts,
+    apart: set[int],
 ) -> list[Person]:
     blocks: dict[str, list[int]] = defaultdict(list)
     for index, (mentions, _, _) in enumerate(units):
@@ -163,6 +215,8 @@ def _join(
     for members in blocks.values():
         for a, b in _candidates(members, units, collected, parts):
             if a in curated.alone or b in curated.alone:
+                continue
+            if a in apart and b in apart and _name(units[a][0], collected) == _name(units[b][0], collected):
                 continue
             if _joined(units[a][0], units[b][0], collected, lazy, frequency, parts):
                 edges.append((a, b))
@@ -192,6 +246,10 @@ def _join(
         )
     persons.sort(key=lambda p: (collected.order[p.mentions[0][0]], p.mentions[0][1]))
     return persons
+
+
+def _name(mentions: list[tuple[int, int]], collected: Collected) -> str:
+    return collected.names[mentions[0][0]][mentions[0][1]]
 
 
 class _Lazy:

@@ -11,12 +11,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import igraph
-
 from bibgraph.seeds import seed_directory
 
 from ..parse import find_input_files, parse_file, scan_areas
-from .cluster import frequencies
+from .cluster import communities, frequencies
 from .curation import find, read
 from .decide import persons_of
 from .features import Collected
@@ -74,17 +72,12 @@ def suspects(paths: Sequence[Path]) -> tuple[list[Homonym], list[VariantPair]]:
         if len(mentions) < 4:
             continue
         coauthors = [set(collected.names[r]) - {collected.names[r][p]} for r, p in mentions]
-        edges = [
-            (i, j) for i in range(len(mentions)) for j in range(i + 1, len(mentions)) if coauthors[i] & coauthors[j]
-        ]
-        groups = sorted(
-            (len(c) for c in igraph.Graph(n=len(mentions), edges=edges).connected_components()), reverse=True
-        )
-        communities = tuple(size for size in groups if size >= 2)
+        groups = sorted((len(c) for c in communities(coauthors)), reverse=True)
+        sizes = tuple(size for size in groups if size >= 2)
         made = len({persons.of[m] for m in mentions})
-        if len(communities) >= 2 or made > 1:
+        if len(sizes) >= 2 or made > 1:
             areas = tuple(sorted({collected.concepts[r][0] for r, _ in mentions} - {""}))
-            homonyms.append(Homonym(name, len(mentions), communities, made, frequency[name].expected, areas))
+            homonyms.append(Homonym(name, len(mentions), sizes, made, frequency[name].expected, areas))
     homonyms.sort(key=lambda h: (-h.authorships, h.name))
     return homonyms, _pairs(by_name, collected, persons.of)
 
