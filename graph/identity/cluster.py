@@ -35,11 +35,11 @@ COMMON_PARTS = 10  # a name whose given and family names both start this many na
 # likely several people's, and only some of them the longer form's (``bibgraph authors`` lists the pair)
 MAX_GROUP = 400  # authorships of one name compared pairwise at most (beyond: kept as one person, for now)
 # A name at least this common (Frequency.expected; ``Yang Liu`` 0.71 in ACL 2020-22) is split further by co-author
-# communities: groups of papers sharing co-authors within, none between. Fitted on the dev part of bench.identity.
-COMMUNITY_COMMON = 0.3
-COMMUNITY_SIZE = 3  # a community of this many authorships at least is a person of its own; smaller ones (a paper
+# communities: groups of papers sharing co-authors within, none between. Chosen on the dev part of bench.identity
+# (thresholds 0.2-0.6, sizes 2-3: the best homonym F1 with overall F1 >= 0.99, then the best overall F1).
+COMMUNITY_COMMON = 0.6
+COMMUNITY_SIZE = 2  # a community of this many authorships at least is a person of its own; smaller ones (a paper
 # sharing no co-author with the others says nothing of who wrote it) stay with the largest: no split without evidence
-COMMUNITY_SHARE = 0.0  # ... and of at least this share of the largest community's size
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def communities(coauthors: list[set[str]]) -> list[list[int]]:
 def _by_communities(
     groups: list[list[int]], scores: list[float], mentions: list[tuple[int, int]], collected: Collected
 ) -> tuple[list[list[int]], list[float]]:
-    """Each group split into its large co-author communities (``COMMUNITY_SIZE``, ``COMMUNITY_SHARE``); the
+    """Each group split into its co-author communities of ``COMMUNITY_SIZE`` authorships or more; the
     authorships of smaller ones stay with the group's largest (the first of them on a tie)."""
     names = collected.names
     found: list[list[int]] = []
@@ -145,8 +145,7 @@ def _by_communities(
     for group, score in zip(groups, scores, strict=True):
         coauthors = [{n for k, n in enumerate(names[mentions[i][0]]) if k != mentions[i][1]} for i in group]
         parts = communities(coauthors)
-        top = max(len(part) for part in parts)
-        large = [p for p in parts if len(p) >= COMMUNITY_SIZE and len(p) >= COMMUNITY_SHARE * top]
+        large = [part for part in parts if len(part) >= COMMUNITY_SIZE]
         if len(large) < 2:
             found.append(group)
             kept.append(score)
