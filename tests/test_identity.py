@@ -113,18 +113,21 @@ def _surname(k: int) -> str:
     st.lists(st.integers(3, 5), min_size=2, max_size=3),
     st.integers(0, 3),
     st.integers(0, 10),
+    st.booleans(),
     st.randoms(use_true_random=False),
 )
 def test_a_common_name_is_split_by_large_coauthor_communities(
-    sizes: list[int], strays: int, shift: int, rng: random.Random
+    sizes: list[int], strays: int, shift: int, bridged: bool, rng: random.Random
 ) -> None:
     """A common name (``Yang Liu`` beside other Yang and Liu names) whose papers fall into co-author communities
-    of COMMUNITY_SIZE papers or more is one person per community; a paper sharing no co-author stays with the
-    largest community (the first on a tie). The same papers under a rare name are one person."""
+    of COMMUNITY_SIZE papers or more is one person per community, even where one co-author wrote with two of
+    them (``bridged``); a paper sharing no co-author stays with the largest community (the first on a tie). The
+    same papers under a rare name are one person."""
     papers: list[tuple[tuple[str, ...], int]] = []  # authors, community (-1: a stray paper)
     for c, size in enumerate(sizes):
         for k in range(size):  # each paper names the community's anchor and one co-author of its own
-            papers.append((("Yang Liu", f"Anchor {_surname(c)}", f"Ko {_surname(100 * c + k + shift)}"), c))
+            bridge = ("Heng Bridge",) if bridged and k == 0 and c < 2 else ()
+            papers.append((("Yang Liu", f"Anchor {_surname(c)}", f"Ko {_surname(100 * c + k + shift)}", *bridge), c))
     papers += [(("Yang Liu", f"Lone {_surname(900 + k)}"), -1) for k in range(strays)]
     rng.shuffle(papers)
 

@@ -38,6 +38,7 @@ MAX_GROUP = 400  # authorships of one name compared pairwise at most (beyond: ke
 # communities: groups of papers sharing co-authors within, none between. Chosen on the dev part of bench.identity
 # (thresholds 0.2-0.6, sizes 2-3: the best homonym F1 with overall F1 >= 0.99, then the best overall F1).
 COMMUNITY_COMMON = 0.6
+COMMUNITY_MODULARITY = 0.3  # a co-author component is cut into communities this much more linked within than between
 COMMUNITY_SIZE = 2  # a community of this many authorships at least is a person of its own; smaller ones (a paper
 # sharing no co-author with the others says nothing of who wrote it) stay with the largest: no split without evidence
 
@@ -127,11 +128,31 @@ def _split(views: list[View], common: float) -> tuple[list[list[int]], list[floa
 
 
 def communities(coauthors: list[set[str]]) -> list[list[int]]:
-    """Authorships (indices) linked when they share a co-author, as igraph's connected components (each sorted,
-    in the order of their first authorship)."""
+    """Authorships (indices) linked when they share a co-author, weighted by how many: igraph's connected
+    components, each cut by igraph's greedy modularity (deterministic: no random seed) where its communities
+    hold two authorships or more and their modularity reaches ``COMMUNITY_MODULARITY`` (one shared co-author
+    bridging two persons' circles: ``Heng Ji`` wrote with two ``Yang Liu``s). Each sorted, in the order of
+    their first authorship."""
     n = len(coauthors)
-    edges = [(i, j) for i in range(n) for j in range(i + 1, n) if coauthors[i] & coauthors[j]]
-    return sorted(sorted(c) for c in igraph.Graph(n=n, edges=edges).connected_components())
+    links = {(i, j): len(coauthors[i] & coauthors[j]) for i in range(n) for j in range(i + 1, n)}
+    links = {pair: weight for pair, weight in links.items() if weight}
+    components = igraph.Graph(n=n, edges=list(links)).connected_components()
+    inside: dict[int, list[tuple[tuple[int, int], int]]] = defaultdict(list)  # each component's links
+    for pair, weight in links.items():
+        inside[components.membership[pair[0]]].append((pair, weight))
+    found = []
+    for index, component in enumerate(components):
+        members = sorted(component)
+        if len(members) >= 4:
+            local = {m: k for k, m in enumerate(members)}
+            edges = [(local[a], local[b]) for (a, b), _ in inside[index]]
+            graph = igraph.Graph(n=len(members), edges=edges)
+            cut = graph.community_fastgreedy(weights=[w for _, w in inside[index]]).as_clustering()
+            if cut.modularity >= COMMUNITY_MODULARITY and min(len(c) for c in cut) >= 2:
+                found += [sorted(members[k] for k in c) for c in cut]
+                continue
+        found.append(members)
+    return sorted(found)
 
 
 def _by_communities(
