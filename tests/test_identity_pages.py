@@ -163,3 +163,30 @@ def test_add_joins_a_new_form_to_a_person_its_coauthors_wrote_with(built: Path, 
     # another initial (not compatible), or no co-author in common: a person of its own
     assert creator("ridge", "C. Schölkopf") == f"{BASE}author/{person_key('C. Schölkopf')}"
     assert creator("Causal", "B. Scholkopf") == f"{BASE}author/{person_key('B. Scholkopf')}"
+
+
+def test_add_never_joins_a_common_short_form_to_a_longer_one(tmp_path: Path) -> None:
+    """As a build: ``Xiang Li`` (Xiang and Li each borne by ten persons and more) may be anyone, so a paper of it
+    with Xiang Lorraine Li's co-author stays apart; a rare short form (``Yoshua Bengio``) joins its longer form."""
+    from bibgraph.graph.add import add_lists
+
+    given = ["Ming", "Hua", "Jun", "Lan", "Bo", "Qing", "Tao", "Yan", "Fei", "Hong", "Kai"]
+    family = ["Wang", "Zhang", "Chen", "Zhao", "Huang", "Zhou", "Wu", "Xu", "Sun", "Ma", "Hu"]
+    papers = [(f"Xiang {f}", f"{g} Li") for g, f in zip(given, family, strict=True)]
+    papers += [("Xiang Lorraine Li", "Bob Helper"), ("Yoshua J. Bengio", "Aaron Courville")]
+    records = (f"\nBiology · Cells\n\n{a}, {b}\n\nStudy number {k}.\n" for k, (a, b) in enumerate(papers))
+    text = "论文检索\n" + "".join(records)
+    (tmp_path / "list.txt").write_text(text, encoding="utf-8")
+    store, _ = build_graph([tmp_path / "list.txt"], base=BASE, progress=False)
+    (tmp_path / "more.txt").write_text(
+        "论文检索\n\nBiology · Cells\n\nXiang Li, Bob Helper\n\nAnother study.\n\n"
+        "Biology · Cells\n\nYoshua Bengio, Aaron Courville\n\nDeep study.\n",
+        encoding="utf-8",
+    )
+    add_lists(store, [tmp_path / "more.txt"], BASE)
+    query = "SELECT ?n WHERE { ?paper dcterms:creator ?p ; dcterms:abstract '%s' . ?p foaf:name ?n }"
+    def names(abstract: str) -> set[str]:
+        return {str(r["n"]) for r in store.select(sparql_prologue() + query % abstract)}
+
+    assert names("Another study.") == {"Xiang Li", "Bob Helper"}
+    assert names("Deep study.") == {"Yoshua J. Bengio", "Aaron Courville"}

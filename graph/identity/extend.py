@@ -5,7 +5,9 @@ survivor. A name several persons share (``bg:SharedName``) goes to the holder wh
 names most; with no co-author in common, to the holder with the most papers (the likeliest). A form new to
 the dataset joins a person whose name it may be (:func:`~.keys.compatible`) when the new paper names one of
 that person's co-authors, as a build joins variants (most shared co-authors first; never a person on the same
-paper); its own IRI is then retired into the person (``owl:sameAs``). Only the names of the added records
+paper; never a common short form, ``Xiang Li``, to a form of more given names, ``Xiang Lorraine Li``: how common
+is counted over the dataset's persons of that given and family name); its own IRI is then retired into the
+person (``owl:sameAs``). Only the names of the added records
 and their co-authors' persons are looked up, so the cost follows what is added.
 """
 
@@ -13,12 +15,15 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import pyoxigraph as ox
+
 from ..iris import Iris
-from ..names import normalise, person_key
+from ..names import name_parts, normalise, person_key
 from ..queries import bind, integer, named_query
 from ..records import Record
 from ..stores.store import GraphStore
-from .keys import compatible
+from .cluster import COMMON_PARTS
+from .keys import compatible, split_name
 
 
 @dataclass
@@ -36,6 +41,7 @@ class Resolver:
     persons: set[str]  # the keys among the added names that are persons already
     near: dict[str, dict[str, str]]  # a name's key -> the persons it wrote with: key -> name
     joined: dict[str, str] = field(default_factory=dict)
+    bearers: dict[str, tuple[int, int]] = field(default_factory=dict)  # a name part -> persons of that given, family
 
     def __call__(self, key: str, record: Record) -> str:
         entry = self.known.get(key)
@@ -57,7 +63,7 @@ class Resolver:
         names: dict[str, str] = {}
         for other in on_paper - {key}:
             for person, written in self.near.get(other, {}).items():
-                if person not in on_paper and compatible(name, written):
+                if person not in on_paper and compatible(name, written) and not self._common_short(name, written):
                     shared[person] += 1
                     names[person] = written
         if not shared:
@@ -66,9 +72,22 @@ class Resolver:
         return self.joined[key]
 
 
+    def _common_short(self, name: str, written: str) -> bool:
+        """Whether one of two forms has fewer given names and is common (its given name and its family name each
+        borne by ``COMMON_PARTS`` persons of the dataset or more): its papers are likely several people's."""
+        if len(split_name(name)[0]) == len(split_name(written)[0]):
+            return False
+        parts = name_parts(name)
+        if parts is None or not parts[0]:
+            return False
+        given, family = parts[0].split()[0], parts[1]
+        return min(self.bearers.get(given, (0, 0))[0], self.bearers.get(family, (0, 0))[1]) >= COMMON_PARTS
+
+
 def resolver(store: GraphStore, iris: Iris, records: Iterable[Record]) -> Resolver:
     """The :class:`Resolver` of the added ``records``: what the store holds of their names."""
-    keys = {person_key(name) for record in records for name in record.authors}
+    forms = {name for record in records for name in record.authors}
+    keys = {person_key(name) for name in forms}
     known: dict[str, _Known] = {}
     persons: set[str] = set()
     near: dict[str, dict[str, str]] = defaultdict(dict)
@@ -89,4 +108,11 @@ def resolver(store: GraphStore, iris: Iris, records: Iterable[Record]) -> Resolv
                 near[key][str(row["person"]).rsplit("/", 1)[1]] = str(row["name"])
             else:
                 persons.add(key)
-    return Resolver(known, persons, dict(near))
+    found = Resolver(known, persons, dict(near))
+    split = [parts for parts in map(name_parts, forms) if parts is not None]
+    words = sorted({word for given, family in split for word in [*given.split()[:1], family]})
+    for start in range(0, len(words), 500):
+        chunk = [ox.Literal(word) for word in words[start : start + 500]]
+        for row in store.select(bind(named_query("added_name_commonness").text, part=chunk)):
+            found.bearers[str(row["part"])] = (integer(row["givens"]), integer(row["families"]))
+    return found
