@@ -27,7 +27,11 @@ its layout, its drawing, an export's body) first asks that (:class:`ClientGone`)
 its client left gives it back at once. A stage already running ends first (seconds), nothing half-made is kept.
 
 Memory has a budget (``MEMORY_BUDGET``): while the server's process tree holds more (PSS, read from
-``/proc/*/smaps_rollup``), the map cache is emptied and a new derivation is refused with 503 and ``Retry-After``.
+``/proc/*/smaps_rollup``), the map cache is emptied and a new derivation is refused with 503 and ``Retry-After``,
+first to the clients whose work holds the memory: a client whose use of the slots (computations present over time,
+decayed as the fair share's) is below :data:`LIGHT_USE` of the heaviest client's is still let through, up to
+:data:`HARD_OVER` times the budget, where every new derivation is refused (a greedy client kept the tree over a
+tight budget, and every other client's maps and ego networks were refused).
 """
 
 import contextlib
@@ -56,6 +60,8 @@ MEMORY, GONE = "memory", "client gone"  # over the memory budget; the client clo
 CAUSES = (WAITED, QUEUE_FULL, OVER_SHARE, MEMORY, GONE)
 SHRINK_EVERY = 5.0  # seconds between two emptyings of the map cache while over the memory budget
 POLL = 0.2  # seconds between two looks at a waiter's client (gone?) while it waits for another's work
+LIGHT_USE = 0.5  # over the budget, a client using less than this fraction of the heaviest one's use is let through
+HARD_OVER = 1.5  # ... while the tree holds at most this many times the budget
 OVER_SHARE_RETRY = 5  # seconds a client over its share is asked to wait (its own derivation is likely still running)
 
 
@@ -222,7 +228,7 @@ class DerivationGate:
         self._stop_if_gone()
         if self.holds():
             return False
-        self._check_memory()
+        self._check_memory(client)
         if self._share is None:
             return False
         until = time.monotonic() + self.wait if until is None else until
@@ -250,9 +256,10 @@ class DerivationGate:
             self.release()
             raise ClientGone("the client closed its connection: its map computation stopped")
 
-    def _check_memory(self) -> None:
+    def _check_memory(self, client: str) -> None:
         """Refuse a new derivation while the process tree's PSS is over the budget, once the cache is emptied (at
-        most every :data:`SHRINK_EVERY` seconds: a flood of refused requests must not each collect the heap)."""
+        most every :data:`SHRINK_EVERY` seconds: a flood of refused requests must not each collect the heap),
+        unless ``client`` is light (:data:`LIGHT_USE`) and the tree within :data:`HARD_OVER` times the budget."""
         if not self.budget.over():
             return
         with self._lock:
@@ -262,6 +269,8 @@ class DerivationGate:
         if shrink:
             self.shrink()
         if not shrink or self.budget.over(fresh=True):
+            if self._light(client) and self.budget.pss() <= HARD_OVER * self.budget.limit:
+                return
             with self._lock:
                 self.refused[MEMORY] += 1
             raise DerivationsBusy(
@@ -270,6 +279,10 @@ class DerivationGate:
                 MEMORY,
                 math.ceil(SHRINK_EVERY),
             )
+
+    def _light(self, client: str) -> bool:
+        """Whether ``client`` uses the slots much less than the heaviest client (its work holds little memory)."""
+        return self._share is not None and self._share.lighter(client, LIGHT_USE)
 
     def release(self) -> None:
         """Give back this thread's slot, if it holds one."""
