@@ -148,3 +148,44 @@ def test_identical_work_is_waited_for_and_distinct_work_stays_bounded(
     assert all(made == 1 for made in stages.made.values()), stages.made  # each value made once
     assert max(stages.most.values(), default=0) <= 1 and stages.most_total <= LIMIT  # distinct work bounded
     assert cache.gate.state()["running"] == 0  # type: ignore[union-attr]
+
+
+def test_a_follower_whose_client_goes_stops_waiting() -> None:
+    """A request waiting for another's work in progress (two tabs of one slow map) stops once its client goes."""
+    stages = Stages(0.0)
+    app = Flask(__name__)
+    cache = Cache(gate=DerivationGate(LIMIT, waiting=8, wait=30.0))
+    cache.stages = stages
+    release, gone = threading.Event(), threading.Event()
+    outcomes: dict[int, Any] = {}
+    leader_in = threading.Event()
+
+    def slow_network(_incidence: Any, spec: Any) -> str:
+        leader_in.set()
+        release.wait(30)
+        return f"network {spec}"
+
+    engine = SimpleNamespace(network=slow_network, positions=stages.engine().positions, summary=None)
+    environ = {"REMOTE_ADDR": "a", "waitress.client_disconnected": gone.is_set}
+    with patch.object(netcache, "_engine", lambda: engine):
+        first = threading.Thread(target=run, args=(app, cache, "a", lambda: cache.network(0), outcomes, 0))  # type: ignore[arg-type]
+        first.start()
+        assert leader_in.wait(30)
+
+        def follower() -> None:
+            with app.test_request_context("/", environ_base=environ):
+                try:
+                    outcomes[1] = cache.positions(0)  # type: ignore[arg-type]
+                except ClientGone as error:
+                    outcomes[1] = error
+
+        second = threading.Thread(target=follower)
+        second.start()
+        time.sleep(0.5)
+        assert second.is_alive()  # waiting for the first's network, not refused
+        gone.set()
+        second.join(5)
+        assert not second.is_alive() and isinstance(outcomes[1], ClientGone)
+        release.set()
+        first.join(30)
+    assert outcomes[0] == "network 0"

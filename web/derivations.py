@@ -193,13 +193,12 @@ class DerivationGate:
         with self._lock:
             return next(iter(self._chains.get(client, ())), None)
 
-    def wait_for(self, chain: Chain, until: float) -> None:
-        """Wait for ``chain`` to end, costing no turn; stop when this request's client goes (:class:`ClientGone`)
-        or at the monotonic time ``until`` (a refusal, as a wait for a turn that did not come)."""
+    def wait_for(self, chain: Chain) -> None:
+        """Wait for ``chain`` to end, costing no turn; stop when this request's client goes (:class:`ClientGone`).
+        As for a value being made, no other bound: a chain holds a turn, so its work runs (within its own
+        deadlines) and ends with its request."""
         while not chain.done.wait(POLL):
             self._stop_if_gone()
-            if time.monotonic() >= until:
-                raise self.refusal(until)
 
     def waiting_for(self, acquire: Callable[[float], bool], until: float, started: Callable[[], bool]) -> None:
         """Wait on ``acquire`` (a lock's, its argument a timeout) for work another request does: until ``until``

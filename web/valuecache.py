@@ -4,7 +4,7 @@ A request that asks for a value another request is making waits for it and costs
 used a value made by another request's chain still running *follows* that chain (:mod:`.derivations`): should
 it then need a turn of its own over its client's share, it waits for that chain to end and looks again, instead
 of a 429 (two tabs of one map, the second reaching a stage the first has not started yet). Every wait stops when
-the waiter's client goes or its deadline passes.
+the waiter's client goes; a wait for work nobody has started yet also when its deadline (``MAP_WAIT``) passes.
 """
 
 import threading
@@ -105,7 +105,8 @@ class ValueCache:
                 if leader is None:
                     raise
                 assert self.gate is not None
-                self.gate.wait_for(leader, until)  # the same work, in progress: look again once it is done
+                self.gate.wait_for(leader)  # the same work, in progress: look again once it is done
+                until = time.monotonic() + self.gate.wait  # a turn of its own, if it needs one, as a new request
 
     def _make_once(
         self, key: tuple[Hashable, ...], make: Callable[[], T], until: float, derived: DerivedFiles | None
