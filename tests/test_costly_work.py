@@ -367,35 +367,26 @@ class Fixed(MemoryBudget):
 
 def test_over_the_budget_the_client_whose_work_holds_the_memory_is_refused_first() -> None:
     """A greedy client kept the tree over a tight budget and every other client's 10 maps and 10 ego networks were
-    refused: now the client using the slots most is refused (503), a light one is let through, until the tree holds
-    HARD_OVER times the budget, where everyone is."""
+    refused: now each client is charged the bytes its computations made, the heaviest is refused (503), a light
+    one is let through, until the tree holds HARD_OVER times the budget, where everyone is."""
+    from flask import Flask as Site
+
     from bibgraph.web.derivations import HARD_OVER
+    from bibgraph.web.netcache import NetworkCache, derived_key
 
     gate = DerivationGate(2, 0, 1.0, 0)
-    held = threading.Event()
-    done = threading.Event()
-
-    def greedy() -> None:  # a computation that holds a slot (and its memory) for a while
-        gate.acquire("greedy")
-        held.set()
-        done.wait(30)
-        gate.release()
-
-    thread = threading.Thread(target=greedy, daemon=True)
-    thread.start()
-    try:
-        assert held.wait(30)
-        time.sleep(0.3)  # present a while: its use grows
-        gate.budget = Fixed(2**20, 1.2)
-        with pytest.raises(DerivationsBusy) as refused:
-            gate.acquire("greedy")  # its next computation
-        assert refused.value.cause == MEMORY
-        assert gate.acquire("light") is True  # another client's map is computed meanwhile
-        gate.release()
-        gate.budget = Fixed(2**20, HARD_OVER + 0.1)
-        with pytest.raises(DerivationsBusy):
-            gate.acquire("light")
-        assert gate.refused[MEMORY] == 2
-    finally:
-        done.set()
-        thread.join(30)
+    cache, site = NetworkCache(gate=gate), Site(__name__)
+    for client, size in (("greedy", 4_000_000), ("light", 400_000)):  # what each one's computation made
+        with site.test_request_context("/", environ_base={"REMOTE_ADDR": client}):
+            cache._get(derived_key("network", None, client), lambda size=size: bytes(size))
+            gate.finish()
+    gate.budget = Fixed(2**20, 1.2)
+    with pytest.raises(DerivationsBusy) as refused:
+        gate.acquire("greedy")  # its next computation
+    assert refused.value.cause == MEMORY
+    assert gate.acquire("light") is True  # another client's map is computed meanwhile
+    gate.release()
+    gate.budget = Fixed(2**20, HARD_OVER + 0.1)
+    with pytest.raises(DerivationsBusy):
+        gate.acquire("light")
+    assert gate.refused[MEMORY] == 2

@@ -28,10 +28,11 @@ its client left gives it back at once. A stage already running ends first (secon
 
 Memory has a budget (``MEMORY_BUDGET``): while the server's process tree holds more (PSS, read from
 ``/proc/*/smaps_rollup``), the map cache is emptied and a new derivation is refused with 503 and ``Retry-After``,
-first to the clients whose work holds the memory: a client whose use of the slots (computations present over time,
-decayed as the fair share's) is below :data:`LIGHT_USE` of the heaviest client's is still let through, up to
-:data:`HARD_OVER` times the budget, where every new derivation is refused (a greedy client kept the tree over a
-tight budget, and every other client's maps and ego networks were refused).
+first to the clients whose work holds the memory: each client is charged the estimated bytes of the values its
+derivations made (halving every :data:`MADE_HALF_LIFE` seconds), and one charged less than :data:`LIGHT_USE` of the
+heaviest client's is still let through, up to :data:`HARD_OVER` times the budget, where every new derivation is
+refused (a greedy client kept the tree over a tight budget, and every other client's maps and ego networks were
+refused).
 """
 
 import contextlib
@@ -60,7 +61,9 @@ MEMORY, GONE = "memory", "client gone"  # over the memory budget; the client clo
 CAUSES = (WAITED, QUEUE_FULL, OVER_SHARE, MEMORY, GONE)
 SHRINK_EVERY = 5.0  # seconds between two emptyings of the map cache while over the memory budget
 POLL = 0.2  # seconds between two looks at a waiter's client (gone?) while it waits for another's work
-LIGHT_USE = 0.5  # over the budget, a client using less than this fraction of the heaviest one's use is let through
+LIGHT_USE = 0.5  # over the budget, a client charged less than this fraction of the heaviest one is let through
+MADE_HALF_LIFE = 60.0  # seconds over which the bytes a client's derivations made count half as much
+CHARGED_KEPT = 4096  # clients whose charge is remembered, the least charged dropped first
 HARD_OVER = 1.5  # ... while the tree holds at most this many times the budget
 OVER_SHARE_RETRY = 5  # seconds a client over its share is asked to wait (its own derivation is likely still running)
 
@@ -161,6 +164,7 @@ class DerivationGate:
         self._clients: Counter[str] = Counter()  # derivations each client holds or waits for (the app's own: none)
         self._held = threading.local()  # this thread's slot, while it derives
         self._chains: dict[str, set[Chain]] = {}  # the chains each client runs
+        self._made: dict[str, tuple[float, float]] = {}  # bytes each client's derivations made, and when charged
         self._lock = threading.Lock()
         self.refused: Counter[str] = Counter()  # by cause
 
@@ -279,9 +283,23 @@ class DerivationGate:
                 math.ceil(SHRINK_EVERY),
             )
 
+    def charge(self, client: str, size: int) -> None:
+        """``client``'s derivation made a value of ``size`` estimated bytes (see :meth:`_light`)."""
+        with self._lock:
+            self._made[client] = self._charged(client) + size, time.monotonic()
+            if len(self._made) > CHARGED_KEPT:
+                del self._made[min(self._made, key=self._charged)]
+
+    def _charged(self, client: str) -> float:
+        """The bytes ``client``'s derivations made, each halving every :data:`MADE_HALF_LIFE` s (under the lock)."""
+        made, stamp = self._made.get(client, (0.0, 0.0))
+        return made * 0.5 ** ((time.monotonic() - stamp) / MADE_HALF_LIFE)
+
     def _light(self, client: str) -> bool:
-        """Whether ``client`` uses the slots much less than the heaviest client (its work holds little memory)."""
-        return self._share is not None and self._share.lighter(client, LIGHT_USE)
+        """Whether ``client``'s derivations made much less than the heaviest client's (its work holds little)."""
+        with self._lock:
+            heaviest = max((self._charged(other) for other in self._made), default=0.0)
+            return self._charged(client) < LIGHT_USE * heaviest
 
     def release(self) -> None:
         """Give back this thread's slot, if it holds one."""

@@ -151,6 +151,8 @@ class ValueCache:
         """Keep ``value`` (its size estimated outside the lock), evicting the least recently used past the bound;
         remember the chain that made it while that chain runs (who uses it meanwhile follows that chain)."""
         size = estimate_bytes(value)
+        if chain is not None and self.gate is not None:
+            self.gate.charge(chain.client, size)  # over the memory budget, who made most is refused first
         with self._lock:
             if chain is not None:
                 if len(self._made_by) >= MADE_BY_KEPT:

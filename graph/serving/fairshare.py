@@ -148,14 +148,6 @@ class FairShare:
             self._forget_idle_clients()
             self._condition.notify_all()
 
-    def lighter(self, client: str, fraction: float) -> bool:
-        """Whether ``client``'s use is below ``fraction`` of the heaviest client's (someone else uses more)."""
-        with self._condition:
-            now = self.clock()
-            heaviest = max((self._use(other, now) for other in self._clients), default=0.0)
-            used = self._use(client, now) if client in self._clients else 0.0
-            return used < fraction * heaviest
-
     def state(self) -> dict[str, int]:
         with self._condition:
             return {"running": self._running, "waiting": len(self._waiting), "clients": len(self._clients)}
