@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from bibgraph.graph.serving.fairshare import OverShare
 from bibgraph.web import netcache
-from bibgraph.web.derivations import ClientGone, DerivationGate, DerivationsBusy
+from bibgraph.web.derivations import OVER_SHARE, ClientGone, DerivationGate, DerivationsBusy
 from bibgraph.web.netcache import NetworkCache, derived_key
 from bibgraph.web.valuecache import client
 
@@ -189,3 +189,22 @@ def test_a_follower_whose_client_goes_stops_waiting() -> None:
         release.set()
         first.join(30)
     assert outcomes[0] == "network 0"
+
+
+def test_a_follower_that_waited_is_not_counted_as_refused() -> None:
+    """Two tabs of one map: the second waits for the first's work, and /metrics counts no refusal over the share."""
+    stages = Stages(0.05)
+    app = Flask(__name__)
+    gate = DerivationGate(LIMIT, waiting=8, wait=30.0)
+    cache = Cache(gate=gate)
+    cache.stages = stages
+    outcomes: dict[int, Any] = {}
+    with tempfile.TemporaryDirectory() as files, patch.object(netcache, "_engine", stages.engine):
+        calls = [partial(request, cache, variant, 0, Path(files)) for variant in ("data", "page", "data")]
+        tabs = [threading.Thread(target=run, args=(app, cache, "a", call, outcomes, n)) for n, call in enumerate(calls)]
+        for tab in tabs:
+            tab.start()
+            time.sleep(0.03)
+        for tab in tabs:
+            tab.join(60)
+    assert list(outcomes.values()) == ["layout 0"] * 3 and gate.refused[OVER_SHARE] == 0

@@ -200,7 +200,9 @@ class DerivationGate:
     def wait_for(self, chain: Chain) -> None:
         """Wait for ``chain`` to end, costing no turn; stop when this request's client goes (:class:`ClientGone`).
         As for a value being made, no other bound: a chain holds a turn, so its work runs (within its own
-        deadlines) and ends with its request."""
+        deadlines) and ends with its request. The over-share it met is no refusal: it is not counted as one."""
+        with self._lock:
+            self.refused[OVER_SHARE] -= 1
         while not chain.done.wait(POLL):
             self._stop_if_gone()
 
@@ -284,7 +286,10 @@ class DerivationGate:
             )
 
     def charge(self, client: str, size: int) -> None:
-        """``client``'s derivation made a value of ``size`` estimated bytes (see :meth:`_light`)."""
+        """``client``'s derivation made a value of ``size`` estimated bytes (see :meth:`_light`); the app's own
+        work ("", the start's warm-up) is no client's."""
+        if not client:
+            return
         with self._lock:
             self._made[client] = self._charged(client) + size, time.monotonic()
             if len(self._made) > CHARGED_KEPT:
