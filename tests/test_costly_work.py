@@ -390,3 +390,23 @@ def test_over_the_budget_the_client_whose_work_holds_the_memory_is_refused_first
     with pytest.raises(DerivationsBusy):
         gate.acquire("light")
     assert gate.refused[MEMORY] == 2
+    gate.budget = Fixed(2**20, 1.2)
+    held, done = threading.Event(), threading.Event()
+
+    def running() -> None:  # the light one's computation runs now: what it holds grows, the other is let through
+        gate.acquire("light")
+        held.set()
+        done.wait(30)
+        gate.release()
+
+    thread = threading.Thread(target=running, daemon=True)
+    thread.start()
+    try:
+        assert held.wait(30)
+        assert gate.acquire("greedy") is True  # runs nothing now, while the other does
+        gate.release()
+        with pytest.raises(DerivationsBusy):
+            gate.acquire("light")  # its next one, beside its running one (even with per_client 0)
+    finally:
+        done.set()
+        thread.join(30)

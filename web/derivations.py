@@ -28,11 +28,11 @@ its client left gives it back at once. A stage already running ends first (secon
 
 Memory has a budget (``MEMORY_BUDGET``): while the server's process tree holds more (PSS, read from
 ``/proc/*/smaps_rollup``), the map cache is emptied and a new derivation is refused with 503 and ``Retry-After``,
-first to the clients whose work holds the memory: each client is charged the estimated bytes of the values its
-derivations made (halving every :data:`MADE_HALF_LIFE` seconds), and one charged less than :data:`LIGHT_USE` of the
-heaviest client's is still let through, up to :data:`HARD_OVER` times the budget, where every new derivation is
-refused (a greedy client kept the tree over a tight budget, and every other client's maps and ego networks were
-refused).
+first to the clients whose work holds the memory: a client running no derivation while another client runs one, or
+(none running) one charged less than :data:`LIGHT_USE` of the heaviest client's estimated bytes of values made
+(halving every :data:`MADE_HALF_LIFE` seconds), is still let through, up to :data:`HARD_OVER` times the budget,
+where every new derivation is refused (a greedy client kept the tree over a tight budget, and every other client's
+maps and ego networks were refused).
 """
 
 import contextlib
@@ -301,8 +301,14 @@ class DerivationGate:
         return made * 0.5 ** ((time.monotonic() - stamp) / MADE_HALF_LIFE)
 
     def _light(self, client: str) -> bool:
-        """Whether ``client``'s derivations made much less than the heaviest client's (its work holds little)."""
+        """Whether ``client``'s work holds little memory: it runs no derivation while another client does (what a
+        derivation holds grows while it runs), or, none running, its derivations made much less than the heaviest
+        client's (:data:`LIGHT_USE`)."""
         with self._lock:
+            if self._chains.get(client):
+                return False
+            if any(other and other != client for other in self._chains):
+                return True
             heaviest = max((self._charged(other) for other in self._made), default=0.0)
             return self._charged(client) < LIGHT_USE * heaviest
 
