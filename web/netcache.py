@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import networkx as nx
-from flask import Flask, current_app
+from flask import Flask, current_app, has_app_context
 
 from bibgraph.graph.datadir import DERIVED, DatasetError, file_digest, read_manifest
 from bibgraph.graph.dataset import dataset_version
@@ -66,6 +66,11 @@ class NetworkCache(ValueCache):
         super().__init__(derived, gate, max_bytes)
         self._search: SearchIndex | None = None
         self._search_lock = threading.Lock()
+
+    def sites(self, key: tuple[Hashable, ...]) -> bool:
+        """The site's own values (:func:`site_value`), charged to no client's share."""
+        nodes = current_app.config.get("MAX_VIEW_NODES") if has_app_context() else None
+        return nodes is not None and site_value(int(nodes))(key)
 
     def incidence(self) -> "Incidence":
         """The whole graph's paper-author incidence (compact arrays), read in one streamed pass, in a query worker

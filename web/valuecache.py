@@ -123,7 +123,7 @@ class ValueCache:
                     return value
                 found, value = derived.load(key) if derived else (False, None)
                 if not found:
-                    with self.derivation(until):
+                    with self.derivation(until, self.sites(key)):
                         making.chain = self.gate.chain() if self.gate else None
                         making.running.set()
                         value = make()
@@ -180,10 +180,18 @@ class ValueCache:
             path = self._get(key, make, needs, stored=False)
         return path
 
-    def derivation(self, until: float | None = None) -> AbstractContextManager[None]:
+    def derivation(self, until: float | None = None, site: bool = False) -> AbstractContextManager[None]:
         """A turn at the gate (waiting until the monotonic time ``until``, default the gate's wait) for deriving a
-        value, or for work on a map that is not kept (an export's body, a path): ``with`` it."""
-        return self.gate.slot(client(), until, keep=has_request_context()) if self.gate else nullcontext()
+        value, or for work on a map that is not kept (an export's body, a path): ``with`` it. ``site``: a value of
+        the site's own pages, charged to no client's share (as the app's own)."""
+        who = "" if site else client()
+        return self.gate.slot(who, until, keep=has_request_context()) if self.gate else nullcontext()
+
+    def sites(self, key: tuple[Hashable, ...]) -> bool:
+        """Whether ``key`` is of a value the site's own pages show with no parameters: bounded by the dataset,
+        never by what clients ask, so charged to no client's share (one client opening the home page, the topic
+        map and the co-author map at once is no greedy client). None here; the network cache names them."""
+        return False
 
     def shrink(self, keep: Callable[[tuple[Hashable, ...]], bool] = lambda _: False) -> None:
         """Drop every evictable value but those ``keep`` names (the server is over its memory budget)."""
