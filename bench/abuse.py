@@ -20,6 +20,7 @@ Three scenarios, each against a fresh server, each bounded (it stops by itself):
   closes its socket ``--gone-after`` seconds later, ``--gone-runs`` times: the server's CPU seconds (utime + stime of
   its process tree, from /proc) in each second after the close, how long it takes to fall back to idle, and the
   next request's status and time. ``--server-python`` serves from another checkout's venv (a baseline).
+  ``--gone-what sparql``: a SPARQL query that runs until its deadline instead (give ``serve --query-timeout 30``).
 
 Every client has its own loopback address (127.0.0.N), as distinct clients would, since the
 server shares its threads per client address. Requests ask for a fresh evaluation
@@ -309,15 +310,19 @@ def scenario_gone(args: argparse.Namespace) -> None:
     with server(args) as (port, process):
         get(port, "127.0.0.1", "/graph/coauthors")  # warm-up: the default map, and the incidence every map needs
         get(port, "127.0.0.1", "/graph/coauthors.json?resolution=0.5&min_joint=1")
-        print(f"(e) a whole-network download with fresh parameters, its socket closed {args.gone_after} s in")
+        what = "a query running until its deadline" if args.gone_what == "sparql" else "a whole-network download"
+        print(f"(e) {what} with fresh parameters, its socket closed {args.gone_after} s in")
         for run in range(args.gone_runs):
             time.sleep(2.0)
             idle = tree_cpu(process.pid)
             time.sleep(1.0)
             idle = tree_cpu(process.pid) - idle  # CPU-s per second with nothing asked
             path = f"/graph/coauthors.{FORMATS[run % len(FORMATS)]}?resolution={1.1 + run / 10:.1f}&min_joint=1"
+            if args.gone_what == "sparql":  # a query that runs until its deadline (give serve a long --query-timeout)
+                path = f"/sparql?query={urllib.parse.quote(f'{SLOW} # {run}')}"
             connection = socket.create_connection(("127.0.0.1", port), source_address=("127.0.0.5", 0))
-            connection.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            accept = "Accept: application/sparql-results+json\r\n"
+            connection.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n{accept}\r\n".encode())
             time.sleep(args.gone_after)
             connection.close()
             closed, per_second = tree_cpu(process.pid), []
@@ -348,6 +353,7 @@ def main() -> None:
     parser.add_argument("--distinct", type=int, default=20, help="distinct whole-network computations for memory")
     parser.add_argument("--gone-after", type=float, default=1.0, help="seconds before the download's socket closes")
     parser.add_argument("--gone-runs", type=int, default=3)
+    parser.add_argument("--gone-what", choices=("download", "sparql"), default="download", help="what ``gone`` leaves")
     parser.add_argument("--gone-watch", type=int, default=12, help="seconds the server's CPU is watched after a close")
     parser.add_argument("--server-python", default=sys.executable, help="the Python that runs bibgraph serve")
     parser.add_argument(

@@ -6,6 +6,7 @@ corpus (authors' and areas' texts wait in a temporary SQLite table, on disk, to 
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import tempfile
@@ -24,6 +25,8 @@ from .stores.store import GraphStore
 T = TypeVar("T")
 BATCH = 5000  # rows per executemany
 VALUES_BATCH = 500  # IRIs per VALUES block of a query
+TEMPORARY_PREFIX = "bibgraph-search-"  # a temporary index: PREFIX + its process's id and start time + random
+TEMPORARY_INDEX = re.compile(re.escape(TEMPORARY_PREFIX) + r"(?P<pid>[0-9]+)-(?P<start>-?[0-9]+)-.+\.sqlite")
 # The texts to search, one kind per query (``graph/queries/search_papers.rq`` says why not one UNION)
 DOCUMENT_QUERIES = ("search_author_names", "search_author_spellings", "search_areas", "search_papers")
 
@@ -67,10 +70,32 @@ def write_index(path: Path, documents: Iterable[Document], facts: Iterable[Fact]
 
 
 def temporary_index() -> Path:
-    """A fresh file name for the index of a store served without a dataset, removed when the process ends."""
-    handle, name = tempfile.mkstemp(prefix="bibgraph-search-", suffix=".sqlite")
+    """A fresh file for the index of a store served without a dataset, named after this process (its id and start
+    time), removed when it ends; those of processes that died without removing theirs (killed: ``atexit`` never
+    ran) are removed here first, as :mod:`.atomic` does for its temporaries."""
+    directory = Path(tempfile.gettempdir())
+    for stale in directory.glob(f"{TEMPORARY_PREFIX}*"):
+        owner = TEMPORARY_INDEX.fullmatch(stale.name)
+        if owner and not _running(int(owner["pid"]), int(owner["start"])):
+            stale.unlink(missing_ok=True)
+    this = f"{os.getpid()}-{_started(os.getpid())}"
+    handle, name = tempfile.mkstemp(prefix=f"{TEMPORARY_PREFIX}{this}-", suffix=".sqlite")
     os.close(handle)
     return Path(name)
+
+
+def _started(pid: int) -> int:
+    """When process ``pid`` started (clock ticks after boot; -1: no such process), telling a reused id apart."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return -1
+    return int(stat.rsplit(")", 1)[1].split()[19])  # field 22, after the command name (which may hold spaces)
+
+
+def _running(pid: int, start: int) -> bool:
+    """Whether the process that named a temporary index still runs (an id reused since is another process)."""
+    return pid == os.getpid() or _started(pid) == start
 
 
 def _writing(temporary: Path) -> sqlite3.Connection:

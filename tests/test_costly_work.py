@@ -311,3 +311,102 @@ def test_a_new_derivation_starts_exactly_when_the_tree_is_within_the_budget_afte
             assert busy.cause == MEMORY and busy.retry_after >= 1
             admitted.append(False)
     assert (admitted, len(shrunk)) == expected(limit, readings, 3)
+
+
+def test_a_sparql_query_whose_client_closed_its_socket_is_stopped_and_its_share_returned() -> None:
+    """A client that disconnects during a long query (one that runs until its deadline) frees the worker within
+    seconds, as a map computation does: the worker running it is replaced (its CPU back to idle), the client's
+    share of the query threads is given back, and its next query is answered."""
+    import urllib.parse
+
+    from bench.abuse import SLOW
+
+    application = make_app(QUERY_TIMEOUT=60.0, CLIENT_QUERIES=1)
+    pool = application.extensions["bibgraph"].pool
+    server = create_server(application, host="127.0.0.1", port=0, **waitress_options(resolve()))
+    port = server.socket.getsockname()[1]  # type: ignore[union-attr]
+    threading.Thread(target=server.run, daemon=True).start()
+    accept = "Accept: application/sparql-results+json"
+    try:
+        worker = pool.worker_pid
+        with socket.create_connection(("127.0.0.1", port)) as leaving:
+            query = urllib.parse.quote(SLOW)
+            leaving.sendall(f"GET /sparql?query={query} HTTP/1.1\r\nHost: x\r\n{accept}\r\n\r\n".encode())
+            deadline = time.monotonic() + 30
+            while not pool.gate.state()["running"] and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert pool.gate.state()["running"] == 1
+            time.sleep(0.5)
+        closed = time.monotonic()
+        while (pool.gate.state()["running"] or pool.worker_pid == worker) and time.monotonic() < closed + 30:
+            time.sleep(0.05)
+        assert pool.gate.state() == {"running": 0, "waiting": 0, "clients": pool.gate.state()["clients"]}
+        assert time.monotonic() - closed < 5 and pool.worker_pid != worker
+        assert pool.stats()["client_left_stops"] == 1
+        assert not os.path.exists(f"/proc/{worker}/stat") or "Z" in Path(f"/proc/{worker}/stat").read_text().split()[2]
+        cheap = urllib.parse.quote("ASK { ?s ?p ?o }")
+        with socket.create_connection(("127.0.0.1", port)) as after:  # the same client: its share is back
+            ask = f"GET /sparql?query={cheap} HTTP/1.1\r\nHost: x\r\n{accept}\r\nConnection: close\r\n\r\n"
+            after.sendall(ask.encode())
+            assert b" 200 " in after.makefile("rb").readline()
+    finally:
+        server.close()
+        application.extensions["bibgraph"].close()
+
+
+class Fixed(MemoryBudget):
+    """A budget whose tree always measures ``times`` the limit."""
+
+    def __init__(self, limit: int, times: float) -> None:
+        super().__init__(limit)
+        self.times = times
+
+    def pss(self, fresh: bool = False) -> int:
+        return int(self.limit * self.times)
+
+
+def test_over_the_budget_the_client_whose_work_holds_the_memory_is_refused_first() -> None:
+    """A greedy client kept the tree over a tight budget and every other client's 10 maps and 10 ego networks were
+    refused: now each client is charged the bytes its computations made, the heaviest is refused (503), a light
+    one is let through, until the tree holds HARD_OVER times the budget, where everyone is."""
+    from flask import Flask as Site
+
+    from bibgraph.web.derivations import HARD_OVER
+    from bibgraph.web.netcache import NetworkCache, derived_key
+
+    gate = DerivationGate(2, 0, 1.0, 0)
+    cache, site = NetworkCache(gate=gate), Site(__name__)
+    for client, size in (("greedy", 4_000_000), ("light", 400_000)):  # what each one's computation made
+        with site.test_request_context("/", environ_base={"REMOTE_ADDR": client}):
+            cache._get(derived_key("network", None, client), lambda size=size: bytes(size))
+            gate.finish()
+    gate.budget = Fixed(2**20, 1.2)
+    with pytest.raises(DerivationsBusy) as refused:
+        gate.acquire("greedy")  # its next computation
+    assert refused.value.cause == MEMORY
+    assert gate.acquire("light") is True  # another client's map is computed meanwhile
+    gate.release()
+    gate.budget = Fixed(2**20, HARD_OVER + 0.1)
+    with pytest.raises(DerivationsBusy):
+        gate.acquire("light")
+    assert gate.refused[MEMORY] == 2
+    gate.budget = Fixed(2**20, 1.2)
+    held, done = threading.Event(), threading.Event()
+
+    def running() -> None:  # the light one's computation runs now: what it holds grows, the other is let through
+        gate.acquire("light")
+        held.set()
+        done.wait(30)
+        gate.release()
+
+    thread = threading.Thread(target=running, daemon=True)
+    thread.start()
+    try:
+        assert held.wait(30)
+        assert gate.acquire("greedy") is True  # runs nothing now, while the other does
+        gate.release()
+        with pytest.raises(DerivationsBusy):
+            gate.acquire("light")  # its next one, beside its running one (even with per_client 0)
+    finally:
+        done.set()
+        thread.join(30)

@@ -405,3 +405,35 @@ def test_a_dataset_built_before_the_index_was_kept_is_searched_from_a_temporary_
             assert not kept.exists()  # the published version is not written into
     finally:
         app.extensions["bibgraph"].close()
+
+
+def test_a_killed_servers_temporary_index_is_removed_by_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed servers left their temporary index in /tmp (``atexit`` never runs on SIGKILL): 60 were found. The
+    index is named after its process, and one whose process is gone is removed when the next index is made."""
+    import os
+    import signal
+    import tempfile
+    import urllib.request
+
+    from bench.servers import bibgraph_process
+
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    with bibgraph_process([str(seed_directory())], tmp_path / "serve.log") as (base, server):
+        with urllib.request.urlopen(f"{base}/search?q=learning", timeout=60) as answer:
+            assert answer.status == 200
+        left = sorted(temporary.glob("bibgraph-search-*"))
+        assert [path.name.split("-")[2] for path in left] == [str(server.pid)]
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait(30)
+    assert all(path.exists() for path in left)  # what a killed server leaves
+    mine = searchbuild.temporary_index()  # the next server's index
+    assert sorted(temporary.glob("bibgraph-search-*")) == [mine]
+    other = temporary / f"bibgraph-search-{os.getppid()}-{searchbuild._started(os.getppid())}-x.sqlite"
+    other.touch()  # a running server's index is kept
+    searchbuild.temporary_index().unlink()
+    assert other.exists() and mine.exists()

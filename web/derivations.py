@@ -9,8 +9,11 @@ with none). One that finds ``MAP_WAITING`` others already waiting, or waits ``MA
 getting a slot, is refused: HTTP 503 with ``Retry-After``, logged with its cause and counted in
 ``/metrics``. Identical requests share one derivation (the network cache makes a value once), so only
 distinct ones take slots, and a map already kept is served without one. A request keeps the slot it took until
-it is answered, so the map's network, analytics and drawing, derived one after the other, count once and never
-queue again halfway. The dataset build derives with no limit.
+it is answered (its *chain*), so the map's network, analytics and drawing, derived one after the other, count once
+and never queue again halfway. A request that used a value another chain is making (or made and still runs)
+*follows* that chain: if it then needs a turn over its client's share, it waits for the chain it follows to end
+instead of being refused (two tabs of one map: the second reaches a stage the first has not started yet), stopping
+when its client goes or its wait ends. The dataset build derives with no limit.
 
 Per client, as the SPARQL endpoint's share (nginx's ``limit_req`` per address, Virtuoso's per-client limits): a
 client may hold at most ``per_client`` derivations, running or waiting (default half the slots, at least one);
@@ -24,7 +27,12 @@ its layout, its drawing, an export's body) first asks that (:class:`ClientGone`)
 its client left gives it back at once. A stage already running ends first (seconds), nothing half-made is kept.
 
 Memory has a budget (``MEMORY_BUDGET``): while the server's process tree holds more (PSS, read from
-``/proc/*/smaps_rollup``), the map cache is emptied and a new derivation is refused with 503 and ``Retry-After``.
+``/proc/*/smaps_rollup``), the map cache is emptied and a new derivation is refused with 503 and ``Retry-After``,
+first to the clients whose work holds the memory: a client running no derivation while another client runs one, or
+(none running) one charged less than :data:`LIGHT_USE` of the heaviest client's estimated bytes of values made
+(halving every :data:`MADE_HALF_LIFE` seconds), is still let through, up to :data:`HARD_OVER` times the budget,
+where every new derivation is refused (a greedy client kept the tree over a tight budget, and every other client's
+maps and ego networks were refused).
 """
 
 import contextlib
@@ -36,6 +44,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from flask import Response, has_request_context, request
@@ -51,6 +60,11 @@ WAITED, QUEUE_FULL, OVER_SHARE = "waited", "queue full", "over share"  # the cau
 MEMORY, GONE = "memory", "client gone"  # over the memory budget; the client closed its connection
 CAUSES = (WAITED, QUEUE_FULL, OVER_SHARE, MEMORY, GONE)
 SHRINK_EVERY = 5.0  # seconds between two emptyings of the map cache while over the memory budget
+POLL = 0.2  # seconds between two looks at a waiter's client (gone?) while it waits for another's work
+LIGHT_USE = 0.5  # over the budget, a client charged less than this fraction of the heaviest one is let through
+MADE_HALF_LIFE = 60.0  # seconds over which the bytes a client's derivations made count half as much
+CHARGED_KEPT = 4096  # clients whose charge is remembered, the least charged dropped first
+HARD_OVER = 1.5  # ... while the tree holds at most this many times the budget
 OVER_SHARE_RETRY = 5  # seconds a client over its share is asked to wait (its own derivation is likely still running)
 
 
@@ -61,6 +75,18 @@ class DerivationsBusy(ServerBusy):
         super().__init__(message)
         self.cause = cause
         self.retry_after = retry_after
+
+
+class OverMapShare(OverShare):
+    """This client already holds its share of derivations (429): a follower waits for its leader instead."""
+
+
+@dataclass(eq=False)
+class Chain:
+    """The turn a request holds while it derives, from its first stage until it is answered (``done``)."""
+
+    client: str
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 class ClientGone(Exception):
@@ -137,6 +163,8 @@ class DerivationGate:
         self._share = FairShare(limit, max_waiting=waiting, half_life=max(1.0, wait)) if limit > 0 else None
         self._clients: Counter[str] = Counter()  # derivations each client holds or waits for (the app's own: none)
         self._held = threading.local()  # this thread's slot, while it derives
+        self._chains: dict[str, set[Chain]] = {}  # the chains each client runs
+        self._made: dict[str, tuple[float, float]] = {}  # bytes each client's derivations made, and when charged
         self._lock = threading.Lock()
         self.refused: Counter[str] = Counter()  # by cause
 
@@ -149,6 +177,54 @@ class DerivationGate:
         """Whether this thread holds a slot (it is inside a derivation)."""
         return bool(getattr(self._held, "slot", False))
 
+    def chain(self) -> Chain | None:
+        """The chain this thread runs (its turn, held until its request is answered), if it holds one."""
+        return self._held.chain if self.holds() else None
+
+    def follow(self, chain: Chain | None) -> None:
+        """This thread used a value ``chain`` makes or made: its request does the same work (see :meth:`leader`)."""
+        if chain is not None and not chain.done.is_set() and chain is not self.chain():
+            self._followed().append(chain)
+
+    def leader(self, client: str) -> Chain | None:
+        """What a follower over its share waits for instead of a 429: a chain it followed that still runs, else one
+        its own client runs (siblings that shared a value just made: the home page and the map, both from its
+        incidence); None for a request that followed nobody's work in progress."""
+        followed = self._followed()
+        running = next((chain for chain in followed if not chain.done.is_set()), None)
+        if running is not None or not followed:
+            return running
+        with self._lock:
+            return next(iter(self._chains.get(client, ())), None)
+
+    def wait_for(self, chain: Chain) -> None:
+        """Wait for ``chain`` to end, costing no turn; stop when this request's client goes (:class:`ClientGone`).
+        As for a value being made, no other bound: a chain holds a turn, so its work runs (within its own
+        deadlines) and ends with its request. The over-share it met is no refusal: it is not counted as one."""
+        with self._lock:
+            self.refused[OVER_SHARE] -= 1
+        while not chain.done.wait(POLL):
+            self._stop_if_gone()
+
+    def waiting_for(self, acquire: Callable[[float], bool], until: float, started: Callable[[], bool]) -> None:
+        """Wait on ``acquire`` (a lock's, its argument a timeout) for work another request does: until ``until``
+        while that work has not started (``started``), then as long as it runs; stop if this client goes."""
+        while not acquire(POLL):
+            self._stop_if_gone()
+            if not self.holds() and not started() and time.monotonic() >= until:
+                raise self.refusal(until)
+
+    def _followed(self) -> list[Chain]:
+        if not hasattr(self._held, "followed"):
+            self._held.followed = []
+        followed: list[Chain] = self._held.followed
+        return followed
+
+    def finish(self) -> None:
+        """The request is answered: its turn is given back, and what it followed is forgotten."""
+        self.release()
+        self._held.followed = []
+
     def acquire(self, client: str = "", until: float | None = None) -> bool:
         """Take a slot for this thread, waiting until the monotonic time ``until`` (default: ``wait`` seconds from
         now), else raise :class:`DerivationsBusy`; False when there is nothing to take (no limit, or this thread
@@ -157,7 +233,7 @@ class DerivationGate:
         self._stop_if_gone()
         if self.holds():
             return False
-        self._check_memory()
+        self._check_memory(client)
         if self._share is None:
             return False
         until = time.monotonic() + self.wait if until is None else until
@@ -171,6 +247,9 @@ class DerivationGate:
             self._uncount(client)
             raise
         self._held.client = client
+        self._held.chain = Chain(client)
+        with self._lock:
+            self._chains.setdefault(client, set()).add(self._held.chain)
         self._held.slot = True
         self._stop_if_gone()  # its client left while it waited: the slot goes to the next in turn
         return True
@@ -182,9 +261,10 @@ class DerivationGate:
             self.release()
             raise ClientGone("the client closed its connection: its map computation stopped")
 
-    def _check_memory(self) -> None:
+    def _check_memory(self, client: str) -> None:
         """Refuse a new derivation while the process tree's PSS is over the budget, once the cache is emptied (at
-        most every :data:`SHRINK_EVERY` seconds: a flood of refused requests must not each collect the heap)."""
+        most every :data:`SHRINK_EVERY` seconds: a flood of refused requests must not each collect the heap),
+        unless ``client`` is light (:data:`LIGHT_USE`) and the tree within :data:`HARD_OVER` times the budget."""
         if not self.budget.over():
             return
         with self._lock:
@@ -194,6 +274,8 @@ class DerivationGate:
         if shrink:
             self.shrink()
         if not shrink or self.budget.over(fresh=True):
+            if self._light(client) and self.budget.pss() <= HARD_OVER * self.budget.limit:
+                return
             with self._lock:
                 self.refused[MEMORY] += 1
             raise DerivationsBusy(
@@ -203,10 +285,42 @@ class DerivationGate:
                 math.ceil(SHRINK_EVERY),
             )
 
+    def charge(self, client: str, size: int) -> None:
+        """``client``'s derivation made a value of ``size`` estimated bytes (see :meth:`_light`); the app's own
+        work ("", the start's warm-up) is no client's."""
+        if not client:
+            return
+        with self._lock:
+            self._made[client] = self._charged(client) + size, time.monotonic()
+            if len(self._made) > CHARGED_KEPT:
+                del self._made[min(self._made, key=self._charged)]
+
+    def _charged(self, client: str) -> float:
+        """The bytes ``client``'s derivations made, each halving every :data:`MADE_HALF_LIFE` s (under the lock)."""
+        made, stamp = self._made.get(client, (0.0, 0.0))
+        return made * 0.5 ** ((time.monotonic() - stamp) / MADE_HALF_LIFE)
+
+    def _light(self, client: str) -> bool:
+        """Whether ``client``'s work holds little memory: it runs no derivation while another client does (what a
+        derivation holds grows while it runs), or, none running, its derivations made much less than the heaviest
+        client's (:data:`LIGHT_USE`)."""
+        with self._lock:
+            if self._chains.get(client):
+                return False
+            if any(other and other != client for other in self._chains):
+                return True
+            heaviest = max((self._charged(other) for other in self._made), default=0.0)
+            return self._charged(client) < LIGHT_USE * heaviest
+
     def release(self) -> None:
         """Give back this thread's slot, if it holds one."""
         if self._share is not None and self.holds():
             self._held.slot = False
+            with self._lock:
+                self._chains[self._held.client].discard(self._held.chain)
+                if not self._chains[self._held.client]:
+                    del self._chains[self._held.client]
+            self._held.chain.done.set()
             self._share.leave(self._held.ticket)
             self._uncount(self._held.client)
 
@@ -215,7 +329,7 @@ class DerivationGate:
         with self._lock:
             if client and self.per_client and self._clients[client] >= self.per_client:
                 self.refused[OVER_SHARE] += 1
-                raise OverShare(
+                raise OverMapShare(
                     f"this client already has {self.per_client} map computation(s) running or waiting (maps, ego"
                     f" networks, paths, downloads not computed yet); retry in {OVER_SHARE_RETRY} s",
                     OVER_SHARE_RETRY,

@@ -14,7 +14,7 @@ from werkzeug.exceptions import HTTPException
 
 from bibgraph.graph.serving.fairshare import OverShare, ServerBusy
 from bibgraph.graph.serving.guard import QueryForbidden, QueryRefused
-from bibgraph.graph.serving.pool import QueryCrashed, QueryTimeout, ResultTooLarge, WorkerFailed
+from bibgraph.graph.serving.pool import ClientLeft, QueryCrashed, QueryTimeout, ResultTooLarge, WorkerFailed
 from bibgraph.graph.stores.store import QueryError
 
 from .negotiation import accepted
@@ -85,6 +85,7 @@ STATUSES: dict[type[Exception], Status] = {
     ResultTooLarge: Status(422),
     OverShare: Status(429),
     QueryTimeout: BUSY,
+    ClientLeft: Status(503, 1),  # the answer goes nowhere: its client has gone
     ServerBusy: BUSY,
     WorkerFailed: BUSY,
 }
@@ -139,7 +140,7 @@ def marked_query(query: str, position: tuple[int, int] | None) -> Markup | None:
 def init_app(app: Flask) -> None:
     # A page, a view or a download that ran out of time or share (the endpoint answers all of STATUSES itself);
     # the others, raised by a page's own query, are bugs: 500.
-    for kind in (OverShare, QueryTimeout, ServerBusy, WorkerFailed, QueryCrashed):
+    for kind in (OverShare, QueryTimeout, ServerBusy, WorkerFailed, QueryCrashed, ClientLeft):
         app.register_error_handler(kind, answer_exception)
     app.register_error_handler(ResultTooLarge, _page_over_a_limit)
 

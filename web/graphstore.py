@@ -78,7 +78,8 @@ def get_store() -> PooledStore:
     store: PooledStore = current_app.extensions[EXTENSION]
     if not has_request_context():
         return store.for_client("", site=True)
-    return store.for_client(client_key(), site=request.blueprint != SPARQL_BLUEPRINT)
+    gone = request.environ.get("waitress.client_disconnected")  # waitress tells, reading ahead (web/server.py)
+    return store.for_client(client_key(), site=request.blueprint != SPARQL_BLUEPRINT, gone=gone)
 
 
 def client_key() -> str:

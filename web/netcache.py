@@ -11,16 +11,14 @@ import hashlib
 import logging
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Hashable
-from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import networkx as nx
-from flask import Flask, current_app, has_request_context, request
+from flask import Flask, current_app, has_app_context
 
 from bibgraph.graph.datadir import DERIVED, DatasetError, file_digest, read_manifest
 from bibgraph.graph.dataset import dataset_version
@@ -30,7 +28,6 @@ from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSp
 from bibgraph.graph.search import FILE_NAME, SearchIndex, SearchIndexError
 from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.serving.pooled import PooledStore
-from bibgraph.graph.sizes import estimate_bytes
 from bibgraph.graph.stores.store import GraphStore
 
 from . import downloads
@@ -45,6 +42,7 @@ from .derivations import (
 )
 from .graphstore import get_store
 from .settings import memory_budget
+from .valuecache import MAX_BYTES, ValueCache
 
 if TYPE_CHECKING:
     from bibgraph.graph.networks.incidence import Incidence
@@ -53,135 +51,26 @@ T = TypeVar("T")
 log = logging.getLogger("bibgraph.netcache")
 EXTENSION = "bibgraph.networks"
 GATE = "bibgraph.derivations"
-MAX_BYTES = 128 * 1024 * 1024  # the MAP_CACHE_BYTES default, for a cache made outside an app
 DERIVED_WRITABLE = "BIBGRAPH_DERIVED_WRITABLE"  # app config (not a setting): a dataset build keeps what it derives
 
 
-PINNED = frozenset({derived_key("incidence")})
-
-
-@dataclass(eq=False)
-class _Making:
-    """A value being made: ``lock`` is held by the request making it, ``running`` set once it derives (it has a
-    slot, or none was needed), so a request asking for the same value waits for it without a bound."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    running: threading.Event = field(default_factory=threading.Event)
-
-
-class NetworkCache:
-    """An LRU of derived values bounded by their estimated size in bytes (``max_bytes``); rows come from the
-    store once, through SPARQL. The :data:`PINNED` values (the incidence every map is made from) are kept
-    apart, outside the bound: their size grows with the dataset, not with the requests, and a map needs them.
-    A value larger than the whole bound is returned but not kept. Each value is derived through ``gate`` (at
-    most ``MAP_DERIVATIONS`` at once; none: no limit)."""
+class NetworkCache(ValueCache):
+    """The derived values of one store (a dataset version, an engine's version): networks, layouts, drawn views,
+    a page's figures, the search index; rows come from the store once, through SPARQL."""
 
     follows: tuple[str | None, float] | None = None  # an engine's: the version graph derived from, when checked
 
     def __init__(
         self, derived: DerivedFiles | None = None, gate: DerivationGate | None = None, max_bytes: int = MAX_BYTES
     ) -> None:
-        self.derived = derived  # the dataset's kept values, if served from (or building) a dataset
-        self.gate = gate
-        self.max_bytes = max_bytes
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[tuple[Hashable, ...], tuple[Any, int]] = OrderedDict()  # value, bytes
-        self._bytes = 0  # of the entries
-        self._pinned: dict[tuple[Hashable, ...], tuple[Any, int]] = {}  # never evicted
-        self._making: dict[tuple[Hashable, ...], _Making] = {}
+        super().__init__(derived, gate, max_bytes)
         self._search: SearchIndex | None = None
         self._search_lock = threading.Lock()
 
-    def _cached(self, key: tuple[Hashable, ...]) -> tuple[bool, Any]:
-        with self._lock:
-            if key in self._pinned:
-                return True, self._pinned[key][0]
-            if key in self._entries:
-                self._entries.move_to_end(key)
-                return True, self._entries[key][0]
-            return False, None
-
-    def _get(self, key: tuple[Hashable, ...], make: Callable[[], T]) -> T:
-        """The cached value, made once even when several requests ask at the same time.
-
-        A request waits at most the gate's ``wait`` for the value to start being derived (by it, or by another
-        request asking for the same value); then it is refused (:class:`DerivationsBusy`). Once derived, it
-        waits for it however long it takes. A ``make`` that fails leaves nothing behind: the next request tries
-        again.
-        """
-        found, value = self._cached(key)
-        if found:
-            return value
-        until = time.monotonic() + (self.gate.wait if self.gate else 0.0)
-        with self._lock:
-            making = self._making.setdefault(key, _Making())
-        try:
-            self._wait_for(making, until)
-            try:
-                found, value = self._cached(key)
-                if found:
-                    return value
-                found, value = self.derived.load(key) if self.derived else (False, None)
-                if not found:
-                    with self.derivation(until):
-                        making.running.set()
-                        value = make()
-                    if self.derived:
-                        self.derived.save(key, value)
-                self._keep(key, value)
-            finally:
-                making.lock.release()
-        finally:
-            with self._lock:
-                if self._making.get(key) is making:
-                    self._making.pop(key, None)
-        return value
-
-    def _wait_for(self, making: _Making, until: float) -> None:
-        """Take ``making``'s lock: until ``until`` while nobody derives its value, then as long as that takes.
-        A thread inside a derivation (its slot held) waits without a bound: whoever holds the lock either
-        derives or is refused within its own wait, and a refusal here would fail a map already being drawn."""
-        if self.gate is None or self.gate.holds():
-            making.lock.acquire()
-            return
-        if making.lock.acquire(timeout=max(0.0, until - time.monotonic())):
-            return
-        if making.running.is_set():
-            making.lock.acquire()
-            return
-        raise self.gate.refusal(until)
-
-    def _keep(self, key: tuple[Hashable, ...], value: Any) -> None:
-        """Keep ``value`` (its size estimated outside the lock), evicting the least recently used past the bound."""
-        size = estimate_bytes(value)
-        with self._lock:
-            if key in PINNED:
-                self._pinned[key] = (value, size)
-                return
-            if size > self.max_bytes:
-                return
-            previous = self._entries.pop(key, None)
-            self._bytes += size - (previous[1] if previous else 0)
-            self._entries[key] = (value, size)
-            while self._bytes > self.max_bytes:
-                _, (_, evicted) = self._entries.popitem(last=False)
-                self._bytes -= evicted
-
-    def derivation(self, until: float | None = None) -> AbstractContextManager[None]:
-        """A turn at the gate (waiting until the monotonic time ``until``, default the gate's wait) for deriving a
-        value, or for work on a map that is not kept (an export's body, a path): ``with`` it."""
-        return self.gate.slot(_client(), until, keep=has_request_context()) if self.gate else nullcontext()
-
-    def shrink(self, keep: Callable[[tuple[Hashable, ...]], bool] = lambda _: False) -> None:
-        """Drop every evictable value but those ``keep`` names (the server is over its memory budget)."""
-        with self._lock:
-            for key in [key for key in self._entries if not keep(key)]:
-                self._bytes -= self._entries.pop(key)[1]
-
-    def sizes(self) -> dict[str, int]:
-        """Estimated bytes kept: the evictable entries and the pinned ones."""
-        with self._lock:
-            return {"evictable": self._bytes, "pinned": sum(size for _, size in self._pinned.values())}
+    def sites(self, key: tuple[Hashable, ...]) -> bool:
+        """The site's own values (:func:`site_value`), charged to no client's share."""
+        nodes = current_app.config.get("MAX_VIEW_NODES") if has_app_context() else None
+        return nodes is not None and site_value(int(nodes))(key)
 
     def incidence(self) -> "Incidence":
         """The whole graph's paper-author incidence (compact arrays), read in one streamed pass, in a query worker
@@ -201,7 +90,9 @@ class NetworkCache:
 
     def network(self, spec: NetworkSpec) -> nx.Graph:
         """The network of ``spec``; an EGO spec whose author is unknown raises ``KeyError``."""
-        return self._get(derived_key("network", spec), lambda: _engine().network(self.incidence(), spec))
+        return self._get(
+            derived_key("network", spec), lambda: _engine().network(self.incidence(), spec), self.incidence
+        )
 
     def topics(self) -> nx.Graph:
         return self.network(NetworkSpec(TOPICS))
@@ -213,12 +104,18 @@ class NetworkCache:
 
     def positions(self, spec: NetworkSpec) -> dict[str, tuple[float, float]]:
         """The layout of the network of ``spec`` (:func:`bibgraph.graph.networks.engine.positions`)."""
-        return self._get(derived_key("layout", spec), lambda: _engine().positions(spec, self.network(spec)))
+        return self._get(
+            derived_key("layout", spec),
+            lambda: _engine().positions(spec, self.network(spec)),
+            lambda: self.network(spec),
+        )
 
     def summary(self, spec: NetworkSpec) -> dict[str, Any]:
         """The analytics beside the co-author map of ``spec`` (:func:`bibgraph.graph.networks.engine.summary`)."""
         return self._get(
-            derived_key("summary", spec), lambda: _engine().summary(self.incidence(), spec, self.network(spec))
+            derived_key("summary", spec),
+            lambda: _engine().summary(self.incidence(), spec, self.network(spec)),
+            lambda: self.network(spec),
         )
 
     def search_index(self) -> SearchIndex:
@@ -254,7 +151,7 @@ class NetworkCache:
 
     def page(self, name: str, make: Callable[[], T]) -> T:
         """Figures of a page that read the whole graph (the home page's charts), computed once."""
-        return self._get(derived_key("page", None, name), make)
+        return self._get(derived_key("page", None, name), make, self.incidence)
 
     def view(
         self,
@@ -264,7 +161,11 @@ class NetworkCache:
     ) -> dict[str, Any]:
         """The drawn data of a view (pyvis output) of the network of ``spec`` and its layout;
         ``options`` are all the other request parameters ``draw`` depends on."""
-        return self._get(derived_key("view", spec, *options), lambda: draw(self.network(spec), self.positions(spec)))
+        return self._get(
+            derived_key("view", spec, *options),
+            lambda: draw(self.network(spec), self.positions(spec)),
+            lambda: self.positions(spec),
+        )
 
 
 _SWITCHING = threading.Lock()  # one new cache when an engine's pointer moves, whoever notices it first
@@ -386,7 +287,7 @@ def init_app(app: Flask) -> None:
     app.extensions[GATE] = gate
     app.register_error_handler(DerivationsBusy, answer_busy)
     app.register_error_handler(ClientGone, answer_gone)
-    app.teardown_request(lambda _: gate.release())  # the turn a request took, given back once it is answered
+    app.teardown_request(lambda _: gate.finish())  # the turn a request took, given back once it is answered
 
     def sizes() -> dict[str, int]:
         cache = app.extensions.get(EXTENSION)
@@ -408,19 +309,6 @@ def site_value(max_view_nodes: int) -> Callable[[tuple[Hashable, ...]], bool]:
         return isinstance(spec, NetworkSpec) and (spec.kind in (TOPICS, TOPIC_MAP) or spec == default_map)
 
     return site
-
-
-# Marks a request the app makes of itself (the start's warm-up): its derivations are the app's own, charged to no
-# client's share (the warm-up's test client says 127.0.0.1, and held the share of every local visitor: their first
-# map answered 429). A WSGI environ key with a dot never comes from an HTTP header.
-OWN_REQUEST = "bibgraph.own_request"
-
-
-def _client() -> str:
-    """Who asks: the request's client address (turns between clients at the gate), or the app itself."""
-    if not has_request_context() or request.environ.get(OWN_REQUEST):
-        return ""
-    return request.remote_addr or ""
 
 
 def _engine() -> ModuleType:

@@ -105,6 +105,11 @@ class PoolCollector(Collector):
         restarts.add_metric(["worker"], stats["worker_restarts"])
         restarts.add_metric(["zygote"], stats["zygote_restarts"])
         yield restarts
+        yield CounterMetricFamily(
+            "bibgraph_queries_stopped_client_left",
+            "queries stopped because their client closed its connection (their worker replaced)",
+            stats["client_left_stops"],
+        )
         yield CounterMetricFamily("bibgraph_answer_cache_hits", "answers served from the cache", stats["cache_hits"])
         yield CounterMetricFamily("bibgraph_answer_cache_misses", "answers not in the cache", stats["cache_misses"])
         yield GaugeMetricFamily("bibgraph_query_threads_busy", "query threads running a query", stats["running"])

@@ -15,7 +15,7 @@ from waitress.server import create_server
 from bibgraph.graph.serving.memory import release_free_memory
 
 from .graphstore import get_store, sandbox_refusal
-from .netcache import OWN_REQUEST
+from .valuecache import OWN_REQUEST
 from .versions import VIEW_IMPORTS
 
 WARM_PATHS = ("/graph/coauthors", "/graph/topics")

@@ -35,6 +35,7 @@ again. A remote store is not cached. What runs in the processes is :mod:`.worker
 import contextlib
 import hashlib
 import logging
+import math
 import os
 import pickle
 import queue
@@ -74,6 +75,10 @@ class QueryTimeout(Exception):
     """The query ran past the deadline and the worker running it was killed."""
 
 
+class ClientLeft(Exception):
+    """The client that asked closed its connection while its query ran alone: the worker was replaced."""
+
+
 class QueryCrashed(Exception):
     """The query killed the worker even when run alone: it is refused, now and next time."""
 
@@ -90,6 +95,7 @@ __all__ = [
     "WorkerFailed",
 ]
 POISON_KEPT = 1024  # texts of queries known to kill the worker, least recently seen dropped first
+GONE_POLL = 0.25  # seconds between two looks, while a query runs, at whether its client is still there
 SUSPECT_AFTER = 2  # worker deaths a query sees before it is run alone (one can be bad luck: a kill from outside)
 WORKER_START_SECONDS = 120.0  # longest a new worker may take to open the store before it counts as failed
 CACHED_SPOOLS = 1024 * 1024  # spooled answers up to this size are read back into the cache (within its own limit)
@@ -148,7 +154,7 @@ class QueryPool:
         self._ended: OrderedDict[int, bool] = OrderedDict()  # how recent generations ended: died (or replaced)
         self._poison: OrderedDict[bytes, None] = OrderedDict()
         self.worker_pid = 0
-        self.restarts = {"worker": 0, "zygote": 0}
+        self.restarts = {"worker": 0, "zygote": 0, "client_left": 0}  # client_left: of the worker restarts
         self._zygote_args = (opener, threads, max_result_bytes, memory_limit)
         self._isolate = isolate
         self.sandbox_error: str | None = None
@@ -264,8 +270,10 @@ class QueryPool:
         deadline: float | None = None,
         fresh: bool = False,
         client: str = "",
+        gone: Callable[[], bool] | None = None,
     ) -> Any:
         """``function(store, *args)`` in the worker for ``client``; raise at the deadline (the worker is replaced).
+        ``gone``: whether the client has closed its connection (see :meth:`_attempt`).
 
         ``function`` is a module-level function (sent by reference); ``cache``: its reply may be kept and
         reused (the store does not change while served), unless ``fresh``. A :class:`.worker.Serialised`
@@ -278,7 +286,7 @@ class QueryPool:
             received = _Received(raw, pickle.loads(raw), None)
         else:
             payload = pickle.dumps(Call(function, args), protocol=pickle.HIGHEST_PROTOCOL)
-            received = self._run(payload, self.deadline if deadline is None else deadline, client)
+            received = self._run(payload, self.deadline if deadline is None else deadline, client, gone)
             if kept is not None and (cacheable := _cacheable(received, kept.capacity // 8)) is not None:
                 kept.put(key, cacheable)
         reply = received.reply
@@ -288,7 +296,7 @@ class QueryPool:
             return reply.value
         return Answer(reply.form, reply.body, reply.media_type, received.spooled)
 
-    def _run(self, payload: bytes, limit: float, client: str) -> "_Received":
+    def _run(self, payload: bytes, limit: float, client: str, gone: Callable[[], bool] | None) -> "_Received":
         """Run the call until it is answered, times out, or is found to kill workers; the pickled reply."""
         ends = time.monotonic() + limit
         fingerprint = hashlib.sha256(payload).digest()
@@ -301,7 +309,7 @@ class QueryPool:
             alone = deaths >= SUSPECT_AFTER
             ticket = self.gate.enter(client, ends, exclusive=alone, again=again)
             try:
-                return self._attempt(payload, ends, limit)
+                return self._attempt(payload, ends, limit, gone)
             except _Ended as ended:
                 if ended.died and alone:  # it is the culprit
                     self._poison[fingerprint] = None
@@ -317,8 +325,10 @@ class QueryPool:
                 self.gate.leave(ticket)
         raise QueryTimeout(f"the query ran past the {limit:g} s deadline (its worker was replaced meanwhile)")
 
-    def _attempt(self, payload: bytes, ends: float, limit: float) -> "_Received":
-        """One try on the current worker: its reply; :class:`_Ended` if the worker ended first."""
+    def _attempt(self, payload: bytes, ends: float, limit: float, gone: Callable[[], bool] | None) -> "_Received":
+        """One try on the current worker: its reply; :class:`_Ended` if the worker ended first. A query whose
+        client has gone (``gone``) is stopped as at its deadline once it runs alone (a worker is killed to stop a
+        query: the others on it would be run again; while they run, it goes on), and :class:`ClientLeft` raised."""
         if self._worker_missing:  # the last start failed: try again
             with self._lock:
                 if self._worker_missing and not self._closed:
@@ -326,10 +336,16 @@ class QueryPool:
         slot = self._take(ends, limit)
         try:
             slot.connection.send_bytes(payload)
-            if not slot.connection.poll(max(0.0, ends - time.monotonic())):
-                self._restart(slot.generation, died=False)
-                slot.connection.close()
-                raise QueryTimeout(f"the query ran past the {limit:g} s deadline and was stopped")
+            while not slot.connection.poll(max(0.0, min(ends - time.monotonic(), GONE_POLL if gone else math.inf))):
+                if time.monotonic() >= ends:
+                    self._restart(slot.generation, died=False)
+                    slot.connection.close()
+                    raise QueryTimeout(f"the query ran past the {limit:g} s deadline and was stopped")
+                if gone is not None and gone() and self.gate.state()["running"] == 1:
+                    self._restart(slot.generation, died=False)
+                    slot.connection.close()
+                    self.restarts["client_left"] += 1
+                    raise ClientLeft("the client closed its connection: its query was stopped")
             reply = slot.connection.recv_bytes()
         except (EOFError, OSError):
             slot.connection.close()
@@ -375,6 +391,7 @@ class QueryPool:
         return {
             "worker_restarts": self.restarts["worker"],
             "zygote_restarts": self.restarts["zygote"],
+            "client_left_stops": self.restarts["client_left"],
             "cache_hits": self.cache.hits if self.cache else 0,
             "cache_misses": self.cache.misses if self.cache else 0,
             "poisoned_queries": len(self._poison),

@@ -41,6 +41,7 @@ class PooledStore(GraphStore):
         client: str = "",
         slow: float | None = None,
         site: bool = False,
+        gone: Callable[[], bool] | None = None,
     ) -> None:
         self.pool = pool
         self.kind = kind
@@ -49,9 +50,11 @@ class PooledStore(GraphStore):
         self.client = client  # whose share of the query threads the calls use
         self.slow = slow  # seconds from which a query is logged; None: never
         self.site = site  # the site's own queries: not held to the clients' MAX_RESULT_BYTES
+        self.gone = gone  # whether the client has closed its connection: its query is then stopped (pool.py)
 
     def _copy(self, **changes: Any) -> "PooledStore":
-        state = {name: getattr(self, name) for name in ("deadline", "fresh", "client", "slow", "site")} | changes
+        names = ("deadline", "fresh", "client", "slow", "site", "gone")
+        state = {name: getattr(self, name) for name in names} | changes
         return PooledStore(self.pool, self.kind, **state)
 
     def with_deadline(self, seconds: float) -> "PooledStore":
@@ -62,14 +65,17 @@ class PooledStore(GraphStore):
         """The same store evaluating every query again (a client sent ``Cache-Control: no-cache``)."""
         return self._copy(fresh=True)
 
-    def for_client(self, client: str, site: bool = False) -> "PooledStore":
+    def for_client(
+        self, client: str, site: bool = False, gone: Callable[[], bool] | None = None
+    ) -> "PooledStore":
         """The same store charging its calls to ``client``; ``site``: the calls are the site's own queries (a page
-        answering that client), which the limits on clients' SPARQL answers do not apply to."""
-        return self._copy(client=client, site=site)
+        answering that client), which the limits on clients' SPARQL answers do not apply to; ``gone``: whether
+        the client has left (its query is then stopped)."""
+        return self._copy(client=client, site=site, gone=gone)
 
     def run(self, function: Callable[..., Any], *args: Any) -> Any:
         """``function(store, *args)`` in the worker, never cached (e.g. :func:`bibgraph.graph.dump.dump_file`)."""
-        return self.pool.call(function, *args, deadline=self.deadline, client=self.client)
+        return self.pool.call(function, *args, deadline=self.deadline, client=self.client, gone=self.gone)
 
     def answer(self, query: str, results: str, graphs: str) -> Answer:
         """Small answers come in memory, large ones as a temporary file (``Answer.spooled``)."""
@@ -84,6 +90,7 @@ class PooledStore(GraphStore):
                 deadline=self.deadline,
                 fresh=self.fresh,
                 client=self.client,
+                gone=self.gone,
             )
         except QueryTimeout:
             self._log("query stopped", query, time.perf_counter() - started)
