@@ -116,22 +116,27 @@ def run_variant(variant: str, directory: Path, out: Path, store: str) -> dict:
 def _dataset(directory: Path, out: Path) -> dict:
     """``build --dataset`` without the derived data, timed by stage: the table, and the triples."""
     from bench.stages import Stages
-    from bibgraph.graph import build, datadir, void
+    from bibgraph.graph import build, datadir, model, void
     from bibgraph.graph.build import DEFAULT_BASE
+    from bibgraph.graph.identity.features import Collected
     from bibgraph.web import datasets
 
     datasets.derive = lambda version, base, previous=None: None  # the views' data: bench.serve measures it
     stages = Stages()
     stages.wrap(build, "build_graph", "parse, load (overlapped) and write N-Triples; VoID")
     stages.wrap(build, "void_ntriples", "  of which VoID statistics (the engine's counts: older checkouts)")
+    stages.wrap(getattr(void, "VoidTally", None), "_count", "  of which VoID tally of the lines (as they stream)")
     stages.wrap(getattr(void, "VoidTally", None), "counts", "  of which VoID distinct counts (after the stream)")
+    stages.wrap(Collected, "add", "  of which identity: evidence collected per record")
+    stages.wrap(model, "persons_of", "  of which identity: persons decided")
     stages.wrap(datasets, "write_dataset_dumps", "dumps from the store (a build from dumps)")
     stages.wrap(datasets, "complete_streamed_dumps", "Turtle from the streamed N-Triples, VoID appended")
     stages.wrap(datadir, "checksums", "checksums")
     stages.wrap(datadir, "_sync_tree", "fsync")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     _, report = datasets.build_dataset([directory], out, DEFAULT_BASE)
-    return {"table": stages.table(time.perf_counter() - start), "triples": report.triples}
+    table = stages.table(time.perf_counter() - start, time.process_time() - cpu)
+    return {"table": table, "triples": report.triples}
 
 
 def measure(variant: str, directory: Path, out: Path, store: str, timeout: float, python: str = sys.executable) -> dict:

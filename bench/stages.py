@@ -1,6 +1,7 @@
 """Wall time by stage of one run: module functions wrapped with timers (inclusive of what they call).
 
-Each stage also notes the process's peak RSS when it ends: the peak only grows, so the first stage
+Each stage also counts the process's CPU time (every thread: the store's loader threads too), what a busy shared
+machine distorts least, and notes the process's peak RSS when it ends: the peak only grows, so the first stage
 whose figure is close to the final peak is the one that set it.
 """
 
@@ -17,6 +18,7 @@ class Stages:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
         self.peak_mb: dict[str, float] = {}
         self.peak_before_mb: dict[str, float] = {}
         self._restore: list[tuple[object, str, Any]] = []
@@ -30,10 +32,11 @@ class Stages:
         if original is None:
             return
         self.seconds.setdefault(label, 0.0)
+        self.cpu.setdefault(label, 0.0)
 
         def timed(*args: Any, **kwargs: Any) -> Any:
             self.peak_before_mb.setdefault(label, _peak_mb())
-            start = time.perf_counter()
+            start = _now()
             try:
                 result = original(*args, **kwargs)
             finally:
@@ -46,7 +49,7 @@ class Stages:
     def _timed_iteration(self, items: Iterator[Any], label: str) -> Iterator[Any]:
         """A generator's items, the time spent making each counted to ``label``."""
         while True:
-            start = time.perf_counter()
+            start = _now()
             try:
                 item = next(items)
             except StopIteration:
@@ -55,32 +58,44 @@ class Stages:
                 self._note(label, start)
             yield item
 
-    def _note(self, label: str, start: float) -> None:
-        self.seconds[label] += time.perf_counter() - start
+    def _note(self, label: str, start: tuple[float, float]) -> None:
+        wall, cpu = _now()
+        self.seconds[label] += wall - start[0]
+        self.cpu[label] += cpu - start[1]
         self.peak_mb[label] = _peak_mb()
 
     @contextmanager
     def stage(self, label: str) -> Iterator[None]:
-        start = time.perf_counter()
+        self.seconds.setdefault(label, 0.0)
+        self.cpu.setdefault(label, 0.0)
+        start = _now()
         try:
             yield
         finally:
-            self.seconds[label] = self.seconds.get(label, 0.0) + time.perf_counter() - start
-            self.peak_mb[label] = _peak_mb()
+            self._note(label, start)
 
     def restore(self) -> None:
         for owner, name, original in reversed(self._restore):
             setattr(owner, name, original)
         self._restore.clear()
 
-    def table(self, total: float) -> str:
-        rows = ["| stage | seconds | share | peak MB at its start | at its end |", "|---|---:|---:|---:|---:|"]
+    def table(self, total: float, total_cpu: float = float("nan")) -> str:
+        rows = [
+            "| stage | seconds | share | CPU s | CPU share | peak MB at its start | at its end |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
         rows += [
-            f"| {label} | {seconds:.1f} | {seconds / total:.0%} |"
+            f"| {label} | {seconds:.1f} | {seconds / total:.0%} | {self.cpu[label]:.1f} |"
+            f" {self.cpu[label] / total_cpu:.0%} |"
             f" {self.peak_before_mb.get(label, float('nan')):,.0f} | {self.peak_mb.get(label, float('nan')):,.0f} |"
             for label, seconds in self.seconds.items()
         ]
-        return "\n".join([*rows, f"| total | {total:.1f} | 100% | | {_peak_mb():,.0f} |"])
+        return "\n".join([*rows, f"| total | {total:.1f} | 100% | {total_cpu:.1f} | 100% | | {_peak_mb():,.0f} |"])
+
+
+def _now() -> tuple[float, float]:
+    """Wall time and the process's CPU time (all its threads)."""
+    return time.perf_counter(), time.process_time()
 
 
 def _peak_mb() -> float:

@@ -169,35 +169,32 @@ def graph_lines(
     yield from catalogue.closing(iris)
 
 
-class LineReader(io.RawIOBase):
-    """The lines of a generator as a binary stream, for loaders that read files (``bulk_load``).
+class ChunkReader(io.RawIOBase):
+    """Byte chunks (a batch of lines each) as a binary stream, for loaders that read files (``bulk_load``).
 
-    With ``copy``, every byte read is also written there (the N-Triples dump, made as the data streams).
+    With ``copy``, every chunk is also written there as it is read (the N-Triples dump, made as the data streams).
     """
 
-    def __init__(self, lines: Iterable[str], copy: BinaryIO | None = None) -> None:
-        self.lines = iter(lines)
-        self.pending = b""
+    def __init__(self, chunks: Iterable[bytes], copy: BinaryIO | None = None) -> None:
+        self.chunks = iter(chunks)
+        self.pending = memoryview(b"")
         self.copy = copy
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: "WriteableBuffer") -> int:
-        wanted = memoryview(buffer).nbytes
-        chunks, size = [self.pending], len(self.pending)
-        for line in self.lines:
-            encoded = line.encode("utf-8")
-            chunks.append(encoded)
-            size += len(encoded)
-            if size >= wanted:
-                break
-        data = b"".join(chunks)
-        if self.copy is not None:
-            self.copy.write(memoryview(data)[len(self.pending) :])
-        self.pending = data[wanted:]
-        count = min(wanted, len(data))
-        memoryview(buffer).cast("B")[:count] = data[:count]
+        target = memoryview(buffer).cast("B")
+        if not self.pending:
+            for chunk in self.chunks:
+                if chunk:
+                    if self.copy is not None:
+                        self.copy.write(chunk)
+                    self.pending = memoryview(chunk)
+                    break
+        count = min(len(target), len(self.pending))
+        target[:count] = self.pending[:count]
+        self.pending = self.pending[count:]
         return count
 
 
@@ -237,14 +234,15 @@ def build_graph(
     problems: list[Problem] = []
     report = BuildReport(problems=problems)
     with VoidTally(iris.base, scratch) as tally:  # counted as the lines pass, not from the store afterwards
-        lines = tally.lines(graph_lines(inputs, iris, catalogue, problems, progress, report))
+        lines = graph_lines(inputs, iris, catalogue, problems, progress, report)
         if store.kind == "disk":
             # RocksDB files written directly, parsed on every core while Python makes the next lines:
             # a disk store's order is its keys', so the dump's bytes do not depend on the load.
-            reader = LineReader(lines, ntriples)
+            reader = ChunkReader(tally.chunks(lines), ntriples)
             store.store.bulk_load(io.BufferedReader(reader, BULK_READ_BYTES), format=ox.RdfFormat.N_TRIPLES)
         else:
-            store.load_ntriples(_copied(lines, ntriples) if ntriples else lines)
+            counted = tally.lines(lines)
+            store.load_ntriples(_copied(counted, ntriples) if ntriples else counted)
         problems.sort(key=lambda problem: (problem.source, problem.line))
         report.files = len(list(find_input_files(inputs)))
         report.records = catalogue.records

@@ -1,6 +1,7 @@
 """The VoID description of the dataset: counted from the very lines the store is built from, or (after an
 add) updated with index look-ups of what the add writes, so it never drifts from the store."""
 
+import re
 import shutil
 import tempfile
 from collections import Counter
@@ -23,8 +24,11 @@ _TYPE = ox.NamedNode(str(RDF.type))
 _TYPE_TOKEN = f"<{RDF.type}>"
 BUCKETS = 256  # digests of distinct terms are counted a bucket (by first byte) at a time
 SPILL_BYTES = 4 << 20  # buffered digests of one counter before they are appended to its temporary files
-RECENT = 1 << 14  # digests remembered to skip repeats (a class, an author's IRI) before buffering them
+RECENT = 1 << 14  # terms remembered to skip repeats (a class, an author's IRI) before digesting them
 BATCH_LINES = 4096  # lines counted at a time (list comprehensions: a line costs no Python call of its own)
+# A line as the builder writes it: subject and predicate hold no space (IRIs, blank nodes); the object is taken with
+# the " ." that ends every line (the same for every term, so distinct objects are counted alike), sparing a backtrack
+_TRIPLE = re.compile(r"^([^ \n]+) ([^ \n]+) ([^\n]*)$", re.MULTILINE)
 
 
 @dataclass
@@ -82,24 +86,25 @@ class DistinctTerms:
     """
 
     def __init__(self, scratch: Path | None = None) -> None:
-        self.recent: set[bytes] = set()
+        self.recent: set[str] = set()  # terms counted lately (classes, people, areas recur)
         self.buffers = [bytearray() for _ in range(BUCKETS)]
         self.buffered = 0
         self.scratch = scratch  # where the temporary directory goes (None: the system's, ``TMPDIR``)
         self.directory: Path | None = None  # made at the first spill: small inputs never touch the disk
 
     def update(self, terms: Iterable[str]) -> None:
-        """Count ``terms`` (a batch: the loop is this method's, so a term costs no call of its own)."""
-        recent, buffers, added = self.recent, self.buffers, 0
-        for term in terms:
+        """Count ``terms`` (a batch). Repeats within the batch and of the recent terms are dropped by a set
+        difference first (C-level string hashing), so only terms not seen lately are encoded and digested."""
+        fresh = set(terms)
+        fresh -= self.recent
+        if len(self.recent) >= RECENT:
+            self.recent.clear()
+        self.recent |= fresh
+        buffers = self.buffers
+        for term in fresh:
             digest = blake2b(term.encode("utf-8"), digest_size=16).digest()
-            if digest not in recent:
-                recent.add(digest)
-                buffers[digest[0]] += digest
-                added += 1
-        if len(recent) >= RECENT:
-            recent.clear()
-        self.buffered += 16 * added
+            buffers[digest[0]] += digest
+        self.buffered += 16 * len(fresh)
         if self.buffered >= SPILL_BYTES:
             self._spill()
 
@@ -144,7 +149,6 @@ class VoidTally:
         self.triples = 0
         self.properties: Counter[str] = Counter()  # by predicate as written (<IRI>)
         self.classes: Counter[str] = Counter()
-        self.last_subject: str | None = None
         self.subjects, self.objects, self.entities = (DistinctTerms(scratch) for _ in range(3))
 
     def __enter__(self) -> "VoidTally":
@@ -158,29 +162,31 @@ class VoidTally:
 
     def lines(self, lines: Iterable[str]) -> Iterator[str]:
         """``lines`` (``S P O .`` each, as the builder writes them), each counted as it passes, a batch at a time."""
-        batch: list[str] = []
-        for line in lines:
-            batch.append(line)
-            if len(batch) == BATCH_LINES:
-                self._count(batch)
-                yield from batch
-                batch = []
-        self._count(batch)
-        yield from batch
+        for batch in _batches(lines):
+            self._count(batch, "".join(batch))
+            yield from batch
 
-    def _count(self, batch: list[str]) -> None:
-        triples = [line.split(" ", 2) for line in batch]
+    def chunks(self, lines: Iterable[str]) -> Iterator[bytes]:
+        """``lines`` counted a batch at a time, each batch given as one UTF-8 chunk: what a loader or a dump file
+        takes, with no Python step per line between the builder and them."""
+        for batch in _batches(lines):
+            text = "".join(batch)
+            self._count(batch, text)
+            yield text.encode("utf-8")
+
+    def _count(self, batch: list[str], text: str) -> None:
+        """Count ``batch`` (its lines joined are ``text``): one regular-expression pass splits every line (C, not a
+        Python call per line); sets drop the repeats before anything is digested."""
+        triples = _TRIPLE.findall(text)
+        if len(triples) != len(batch):
+            raise ValueError(f"{len(batch) - len(triples)} of {len(batch)} lines are not one N-Triples statement each")
         self.triples += len(triples)
-        self.properties.update(predicate for _, predicate, _ in triples)
-        self.objects.update(rest[:-3] for _, _, rest in triples)  # without " .\n"
-        runs = [subject for subject, _, _ in triples]
-        # a subject's triples mostly come together: digested once per run
-        self.subjects.update(s for s, before in zip(runs, [self.last_subject, *runs], strict=False) if s != before)
-        if runs:
-            self.last_subject = runs[-1]
-        typed = [(subject, rest[:-3]) for subject, predicate, rest in triples if predicate == _TYPE_TOKEN]
-        self.classes.update(value for _, value in typed if value.startswith("<"))  # each triple once: an entity
-        self.entities.update(subject for subject, _ in typed if subject.startswith(self.entity_prefix))
+        self.properties.update([predicate for _, predicate, _ in triples])
+        self.objects.update([value for _, _, value in triples])
+        self.subjects.update([subject for subject, _, _ in triples])
+        typed = [(subject, value) for subject, predicate, value in triples if predicate == _TYPE_TOKEN]
+        self.classes.update([value[:-2] for _, value in typed if value.startswith("<")])  # each triple once: an entity
+        self.entities.update([subject for subject, _ in typed if subject.startswith(self.entity_prefix)])
 
     def counts(self) -> VoidCounts:
         """The statistics of every line seen."""
@@ -192,6 +198,17 @@ class VoidTally:
             classes={iri[1:-1]: number for iri, number in self.classes.items()},
             properties={iri[1:-1]: number for iri, number in self.properties.items()},
         )
+
+
+def _batches(lines: Iterable[str]) -> Iterator[list[str]]:
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) == BATCH_LINES:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def recorded_counts(described: Sequence[ox.Quad], iris: Iris) -> VoidCounts:

@@ -169,3 +169,27 @@ def test_a_dataset_build_spills_into_its_version_and_keeps_nothing_of_it(
     assert all(tmp_path in path.parents and path.parent.name.startswith(f".{version.name}.") for path in made)
     assert not any(path.exists() for path in made)
     assert not list(version.glob("bibgraph-void-*")) and verify(version) == []
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(' ."\\<>a\u3000\u2028\u00a0'), max_size=12), min_size=1, max_size=30))
+def test_the_tally_splits_every_line_as_its_three_terms(texts: list[str]) -> None:
+    """Literals holding spaces, " .", U+3000, U+2028 or U+00A0 are one object each: the batch's one split
+    (a regular expression over the joined lines) counts what splitting each line alone counts."""
+    from bibgraph.graph.ntriples import literal
+
+    lines = [f"<{SITE}s{n % 3}> <{SITE}p{n % 2}> {literal(text)} .\n" for n, text in enumerate(texts)]
+    with VoidTally(SITE) as tally:
+        chunks = list(tally.chunks(lines))
+        counts = tally.counts()
+    assert b"".join(chunks) == "".join(lines).encode("utf-8")
+    split = [line[:-3].split(" ", 2) for line in lines]
+    assert counts.triples == len(lines)
+    assert counts.subjects == len({s for s, _, _ in split})
+    assert counts.objects == len({o for _, _, o in split})
+    assert counts.properties == {p[1:-1]: sum(1 for _, q, _ in split if q == p) for _, p, _ in split}
+
+
+def test_a_line_that_is_not_one_statement_is_refused() -> None:
+    with VoidTally(SITE) as tally, pytest.raises(ValueError, match="not one N-Triples statement"):
+        list(tally.chunks([f"<{SITE}s> <{SITE}p> <{SITE}o> .\n", "<broken>\n"]))
