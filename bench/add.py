@@ -45,7 +45,7 @@ def main() -> None:
     stages.wrap(datasets, "add_lists", "add lists (parse, look up, write, append to dumps, VoID)")
     stages.wrap(getattr(void, "VoidCounts", None), "observe", "  of which VoID statistics (updated)")
     stages.wrap(getattr(dump, "Segments", None), "append", "  of which appending to the dumps")
-    stages.wrap(dump, "_copy_head", "copy the previous dumps' data")
+    stages.wrap(dump, "_copy_head", "copy the previous dumps' data (a checkout before the dumps were segments)")
     stages.wrap(datasets, "write_dataset_dumps", "write the dumps whole")
     stages.wrap(datasets, "write_dump", "write the dumps whole (a checkout before the dumps were continued)")
     stages.wrap(add, "_replace_void", "  of which VoID statistics (counted again: that checkout)")

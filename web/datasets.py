@@ -31,7 +31,8 @@ from bibgraph.graph.datadir import (
 )
 from bibgraph.graph.dataset import COMPLETE_MARKER, fill, is_dump
 from bibgraph.graph.derived import DerivedFiles, derived_key
-from bibgraph.graph.dump import complete_streamed_dumps, continued_dumps, streamed_ntriples, write_dataset_dumps
+from bibgraph.graph.dump import complete_streamed_dumps, streamed_ntriples, write_dataset_dumps
+from bibgraph.graph.dumpsegments import continued_segments
 from bibgraph.graph.identity import numbering
 from bibgraph.graph.iris import Iris
 from bibgraph.graph.networks.incidence import extended, incidence_part  # numpy, scipy: a build derives with them
@@ -75,8 +76,8 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
 
     The store is copied with RocksDB's checkpoint (hard links to its immutable files, so the copy costs
     little whatever its size; their checksums are carried over, not computed again) and only the new
-    records are written into the copy (:func:`add_lists`). The dumps are the previous version's data
-    (copied by the kernel), the added triples and the new VoID description (:mod:`bibgraph.graph.dump`); the
+    records are written into the copy (:func:`add_lists`). The dumps are the previous version's segments (hard
+    links) and a new one each, the added triples and the new VoID description (:mod:`bibgraph.graph.dumpsegments`); the
     search index is the previous one with the new records' papers and authors (:func:`update_search_index`).
     """
     with writing(root):  # from reading the version served to the switch: an add at once would drop this one's
@@ -101,7 +102,8 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
             touched.update(papers_read(quads))
 
         if "dumps" in before:
-            with continued_dumps(served / DUMPS, version / DUMPS, before["dumps"]) as dumps:
+            number = int(manifest["name"].split("-")[1])
+            with continued_segments(served / DUMPS, version / DUMPS, before["dumps"], number) as dumps:
 
                 def write(quads: list[ox.Quad]) -> None:
                     dumps.append(quads)
