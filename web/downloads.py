@@ -39,7 +39,7 @@ from .graphstore import get_store
 blueprint = Blueprint("downloads", __name__, url_prefix="/download")
 _writers: dict[Path, threading.Lock] = {}  # one per file being written (or written) by this process
 _writers_lock = threading.Lock()
-_checked: set[tuple[int, int, str | None]] = set()  # a dataset's dump files found as built (device, inode, sum)
+_checked: set[tuple[int, int, int, int, str | None]] = set()  # dump files found as built: file, size, time, sum
 _manifests: dict[Path, dict[str, Any]] = {}  # the manifests of the dataset versions this process served
 COPY_BLOCK = 1 << 20  # bytes read from a dump at a time
 WRITING_WAIT = 1.0  # seconds a request waits for a file another request is writing, before 503
@@ -133,13 +133,14 @@ def _manifest(version: Path) -> dict[str, Any]:
 
 def _checked_dump(version: Path, name: str, recorded: dict[str, str]) -> None:
     """Refuse the dataset's dump file ``name`` (503) unless it is as built: hashed once by one request (others
-    wait, then 503); a segment an earlier version shares (the same file, the same checksum) is not hashed again."""
+    wait, then 503); a segment an earlier version shares (the same file, unchanged since, the same checksum) is
+    not hashed again."""
     path = version / name
     try:
         status = path.stat()
     except OSError:
         status = None
-    key = (status.st_dev, status.st_ino, recorded.get(name)) if status else None
+    key = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, recorded.get(name)) if status else None
     if key is not None and key in _checked:
         return
     with _one_at_a_time(path, "checked"):
