@@ -61,6 +61,7 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
         store = OxigraphGraphStore.disk(version / STORE)
         if any(is_dump(path) for path in inputs):  # what a dump holds is not streamed: dumped from the store
             report = fill(store, inputs, base) or BuildReport()
+            report.triples = report.triples or store.triple_count()  # dumps alone: none counted (an add starts here)
             manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
         else:  # the N-Triples dump written as the data streams into the store
             with streamed_ntriples(version / DUMPS) as ntriples:
@@ -113,7 +114,7 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
                     dumps.append(quads)
                     keep(quads)
 
-                report = add_lists(store, inputs, base, added=write, numbering=published)
+                report = add_lists(store, inputs, base, write, published, before["counts"].get("triples"))
                 manifest["dumps"] = dumps.finish(void_quads(store, Iris(base)))
         else:  # a version from before the dumps were continued: written whole this once
             report = add_lists(store, inputs, base, added=keep, numbering=published)
