@@ -36,7 +36,7 @@ def main() -> None:
     if args.compare:
         compare(args.dataset, args.files)
         return
-    from bibgraph.graph import add, conceptupdate, datadir, dump, void
+    from bibgraph.graph import add, conceptupdate, datadir, dump, sitedata, void
     from bibgraph.web import datasets, pages
 
     if args.no_derive:
@@ -45,7 +45,7 @@ def main() -> None:
     stages.wrap(datasets, "add_lists", "add lists (parse, look up, write, append to dumps, VoID)")
     stages.wrap(getattr(void, "VoidCounts", None), "observe", "  of which VoID statistics (updated)")
     stages.wrap(getattr(dump, "Segments", None), "append", "  of which appending to the dumps")
-    stages.wrap(dump, "_copy_head", "copy the previous dumps' data")
+    stages.wrap(dump, "_copy_head", "copy the previous dumps' data (a checkout before the dumps were segments)")
     stages.wrap(datasets, "write_dataset_dumps", "write the dumps whole")
     stages.wrap(datasets, "write_dump", "write the dumps whole (a checkout before the dumps were continued)")
     stages.wrap(add, "_replace_void", "  of which VoID statistics (counted again: that checkout)")
@@ -62,6 +62,10 @@ def main() -> None:
     stages.wrap(conceptupdate, "_places", "      of which placing the new papers (pieces read, labels probed)")
     stages.wrap(conceptupdate.KeptOrder, "between", "      of which reading the rest of the kept orders")
     stages.wrap(pages, "concept_index", "  of which the concept index (derived in full)")
+    stages.wrap(datasets, "_keep_unreached_maps", "  of which keeping the maps no added paper reaches")
+    stages.wrap(sitedata, "_derive_map", "  of which the default maps (derived again where reached)")
+    stages.wrap(sitedata, "home_figures", "  of which the home page's figures")
+    stages.wrap(sitedata, "_derive_exports", "  of which the whole networks' exports")
     if args.full_concepts:
         datasets._update_concept_index = lambda version, served, additions, store: None
     if args.whole_dumps:
@@ -80,6 +84,28 @@ def main() -> None:
         f" peak RSS {usage.ru_maxrss / 1024:,.0f} MB"
     )
     print(kept_index(version))
+    print(disk_per_version(version))
+
+
+def disk_per_version(version: Path) -> str:
+    """The disk ``version`` takes beyond the other versions of its dataset: its files that are no hard link to one
+    of theirs (``du`` of the dataset's versions in order, counting a file once)."""
+    others = {
+        (status.st_dev, status.st_ino)
+        for other in version.parent.glob("v-*")
+        if other != version
+        for path in other.rglob("*")
+        if (status := path.lstat()) and path.is_file()
+    }
+    own = shared = 0
+    for path in version.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            status = path.lstat()
+            if (status.st_dev, status.st_ino) in others:
+                shared += status.st_blocks * 512
+            else:
+                own += status.st_blocks * 512
+    return f"disk: this version's own files {own / 1e6:,.1f} MB, shared with the other versions {shared / 1e6:,.1f} MB"
 
 
 def kept_index(version: Path) -> str:

@@ -61,12 +61,14 @@ def add_lists(
     base: str,
     added: Callable[[list[ox.Quad]], None] | None = None,
     numbering: Numbering | None = None,
+    triples: int | None = None,
 ) -> BuildReport:
     """Add the records of ``paths`` to ``store`` (built from other lists with the same ``base``).
 
     ``added`` is called with each batch of triples the store did not hold, in the order written (the
     VoID description, replaced at the end, is not among them). ``numbering``, the dataset's published person
-    keys (:mod:`~.identity.numbering`), is given the authorships added under the keys it follows.
+    keys (:mod:`~.identity.numbering`), is given the authorships added under the keys it follows. ``triples``, the
+    store's count before (a dataset's manifest says it), spares counting the whole store again after.
     """
     iris = Iris(base)
     problems: list[Problem] = []
@@ -94,9 +96,12 @@ def add_lists(
     for quad in described:  # set aside while adding: the statistics count the data only
         store.store.remove(quad)
 
+    written = [0]
+
     def write(quads: list[ox.Quad]) -> None:
         counts.observe(store.store, quads, iris.base)
         store.store.extend(quads)
+        written[0] += len(quads)
         if added is not None:
             added(quads)
 
@@ -113,7 +118,10 @@ def add_lists(
     del catalogue, records
     gc.collect()
     store.load_ntriples(void_lines(counts, iris))
-    report.triples = store.triple_count()
+    if triples is None:
+        report.triples = store.triple_count()
+    else:  # what was there, less the VoID set aside, plus what was written and the new VoID
+        report.triples = triples - len(described) + written[0] + len(void_quads(store, iris))
     return report
 
 

@@ -41,7 +41,6 @@ STORE, DUMPS, DERIVED = "store", "dumps", "derived"
 # Derived files read on disk a page at a time, never whole into memory, and large (2 GB of search index at a million
 # papers): hashed before their first use (:func:`check_file`), like the dumps, not at every open.
 READ_ON_DISK = frozenset({f"{DERIVED}/search.sqlite"})
-IMMUTABLE_SUFFIX = ".sst"  # RocksDB's table files, never changed once written
 KEPT_VERSIONS = 2  # the one served and the one before it (a server may still be reading it)
 
 
@@ -148,15 +147,16 @@ def checksums(version: Path, previous: Path | None = None) -> dict[str, str]:
     """SHA-256 of every file of a version but the manifest and RocksDB's diagnostic logs (``LOG``,
     ``LOG.old.*``: rewritten whenever the store is opened, even read-only), by path relative to it.
 
-    A table file (``*.sst``: RocksDB never changes one once written) that is a hard link to the same
-    file of ``previous`` (an added version's store is a checkpoint of the one before) keeps the checksum
-    ``previous``'s manifest records: an add does not read the whole store again.
+    A file that is a hard link to the same file of ``previous`` keeps the checksum ``previous``'s manifest
+    records: an added version shares the files that did not change (its store is a checkpoint of the one before,
+    whose table files RocksDB never changes; its dumps' earlier segments; its derived values kept), and no file of
+    a published version is ever written again. So an add does not read the whole store or dumps again.
     """
     known: dict[str, str] = read_manifest(previous)["checksums"] if previous else {}
     sums = {}
     for path in sorted(version.rglob("*")):
         name = str(path.relative_to(version))
-        if previous and path.suffix == IMMUTABLE_SUFFIX and name in known and _same_file(path, previous / name):
+        if previous and name in known and _same_file(path, previous / name):
             sums[name] = known[name]
         elif path.is_file() and path.name != MANIFEST and not path.name.startswith("LOG"):
             sums[name] = file_digest(path)

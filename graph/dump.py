@@ -2,15 +2,14 @@
 segments that its next version continues rather than writes again.
 
 A dataset's dump is its data, then its VoID description (which counts the whole graph, so every version
-states it anew). The manifest records where the data ends (``data_bytes``); ``bibgraph add`` copies that
-much of the previous version's file, appends the triples it added, then the new VoID. N-Triples is one
-line per triple, and Turtle may declare its prefixes again before each appended segment, so either file
-parses to the same graph as a dump written whole, only in another order.
+states it anew). The manifest records where the data ends (``data_bytes``); ``bibgraph add`` keeps the
+previous version's segments up to there (hard links: :mod:`.dumpsegments`) and writes a new one, the triples
+it added then the new VoID. N-Triples is one line per triple, and Turtle declares its prefixes again before
+each appended segment, so the segments in order parse to the same graph as a dump written whole.
 """
 
-import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import BinaryIO
 
@@ -23,7 +22,6 @@ from .stores.store import GraphStore, OxigraphGraphStore
 from .vocab import PREFIXES
 
 DATASET_SYNTAXES = ("nt", "turtle")  # the dumps a dataset version holds
-COPY_CHUNK = 1 << 30  # bytes per copy_file_range call
 
 
 def write_dump(store: GraphStore, path: Path, syntax: RdfSyntax) -> int:
@@ -103,33 +101,3 @@ def complete_streamed_dumps(directory: Path, tail: Sequence[ox.Quad]) -> dict[st
     with ExitStack() as files:
         opened = {path.name: (rdf_syntax(path.suffix[1:]), files.enter_context(path.open("ab"))) for path in paths}
         return Segments(opened).finish(tail)
-
-
-@contextmanager
-def continued_dumps(previous: Path, directory: Path, ends: dict[str, dict]) -> Iterator[Segments]:
-    """The dumps of ``previous`` (a version's dump directory) up to their data's end, copied into ``directory``
-    and open for appending. The copy is the kernel's (``copy_file_range``: no pass through Python, and a
-    reflink where the file system can)."""
-    directory.mkdir(exist_ok=True)
-    with ExitStack() as files:
-        opened = {}
-        for name in DATASET_SYNTAXES:
-            syntax = rdf_syntax(name)
-            file = dump_name(syntax)
-            target = directory / file
-            _copy_head(previous / file, target, int(ends[file]["data_bytes"]))
-            opened[file] = (syntax, files.enter_context(target.open("ab")))
-        yield Segments(opened)
-
-
-def _copy_head(source: Path, target: Path, size: int) -> None:
-    """The first ``size`` bytes of ``source`` as the new file ``target``."""
-    with source.open("rb") as data, target.open("xb") as out:
-        if os.fstat(data.fileno()).st_size < size:
-            raise ValueError(f"{source}: shorter than the {size:,} bytes of data its manifest records")
-        copied = 0
-        while copied < size:
-            count = os.copy_file_range(data.fileno(), out.fileno(), min(COPY_CHUNK, size - copied))
-            if count == 0:
-                raise ValueError(f"{source}: ended after {copied:,} of {size:,} bytes while copied")
-            copied += count

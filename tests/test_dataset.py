@@ -34,6 +34,7 @@ from bibgraph.graph.datadir import (
     verify,
 )
 from bibgraph.graph.derived import DerivedFiles
+from bibgraph.graph.dumpsegments import JoinedFile, parts
 from bibgraph.graph.networks import engine, incidence
 from bibgraph.graph.vocab import BG
 from bibgraph.seeds import seed_directory
@@ -271,8 +272,15 @@ def lists(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
+def dump_bytes(version: Path, name: str) -> bytes:
+    """A version's dump ``name`` as a download reads it: its segments in order."""
+    entry = json.loads((version / MANIFEST).read_text())["dumps"][name]
+    with JoinedFile(version / "dumps", parts(version / "dumps", name, entry)) as joined:
+        return joined.read()
+
+
 def _sorted_dump(root: Path) -> list[str]:
-    return sorted((current_version(root) / "dumps" / "bibgraph.nt").read_text(encoding="utf-8").splitlines())
+    return sorted(dump_bytes(current_version(root), "bibgraph.nt").decode().splitlines())
 
 
 @mock.patch.object(sitedata, "ORDER_CHUNK", 3)  # orders of several pieces, some kept as they were
@@ -335,20 +343,25 @@ def test_add_equals_a_build_of_all_the_lists(lists: Path, tmp_path: Path, capsys
 
 
 def _assert_continued(served: Path, version: Path) -> None:
-    """``version``'s dumps start with ``served``'s data (copied, not written again) and its store's table
-    files are hard links to ``served``'s, whose checksums the manifest carried over (and they hold)."""
+    """``version``'s dumps are ``served``'s data segments (hard links, never copied nor read) and one new segment
+    each; its store's table files are hard links to ``served``'s; the checksums of every shared file the manifest
+    carried over (and they hold)."""
     before, after = (json.loads((path / MANIFEST).read_text())["dumps"] for path in (served, version))
     for name, ends in before.items():
-        old, new = ((path / "dumps" / name).read_bytes() for path in (served, version))
+        old, new = (dump_bytes(path, name) for path in (served, version))
         assert new[: ends["data_bytes"]] == old[: ends["data_bytes"]] and after[name]["data_bytes"] > len(old) // 2
+        *earlier, (last, _) = after[name]["segments"]
+        assert all(os.path.samefile(version / "dumps" / file, served / "dumps" / file) for file, _ in earlier)
+        assert not (served / "dumps" / last).exists()  # the one file this version adds
     linked = [(path, served / path.relative_to(version)) for path in (version / "store").glob("*.sst")]
-    shared = [path for path, old in linked if old.is_file() and os.path.samefile(path, old)]
-    assert shared, "the store was not checkpointed into hard links"
+    assert any(old.is_file() and os.path.samefile(path, old) for path, old in linked), "no checkpoint"
+    files = [path.relative_to(version) for path in version.rglob("*") if path.is_file()]
+    shared = [name for name in files if (served / name).is_file() and os.path.samefile(version / name, served / name)]
     assert verify(version) == []
     hashed, sha256 = [], hashlib.sha256
     with mock.patch.object(datadir.hashlib, "sha256", lambda: hashed.append(1) or sha256()):
         assert checksums(version, served) == checksums(version)  # reused where linked, and right
-    assert len(hashed) == 2 * len(checksums(version)) - len(shared)  # the linked tables were not read again
+    assert len(hashed) == 2 * len(checksums(version)) - len(shared)  # the linked files were not read again
 
 
 def test_a_failed_add_leaves_the_served_version_and_readers_never_see_half(

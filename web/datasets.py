@@ -13,7 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyoxigraph as ox
+from rdflib import FOAF
 
 from bibgraph.graph import sitedata
 from bibgraph.graph.add import add_lists, papers_read
@@ -31,10 +33,12 @@ from bibgraph.graph.datadir import (
 )
 from bibgraph.graph.dataset import COMPLETE_MARKER, fill, is_dump
 from bibgraph.graph.derived import DerivedFiles, derived_key
-from bibgraph.graph.dump import complete_streamed_dumps, continued_dumps, streamed_ntriples, write_dataset_dumps
+from bibgraph.graph.dump import complete_streamed_dumps, streamed_ntriples, write_dataset_dumps
+from bibgraph.graph.dumpsegments import continued_segments
 from bibgraph.graph.identity import numbering
 from bibgraph.graph.iris import Iris
-from bibgraph.graph.networks.incidence import extended, incidence_part  # numpy, scipy: a build derives with them
+from bibgraph.graph.networks.incidence import Incidence, extended, incidence_part  # numpy, scipy: a build needs
+from bibgraph.graph.networks.spec import TOPICS, NetworkSpec
 from bibgraph.graph.search import FILE_NAME
 from bibgraph.graph.searchbuild import build_search_index, update_search_index
 from bibgraph.graph.stores.store import OxigraphGraphStore
@@ -42,6 +46,7 @@ from bibgraph.graph.void import void_quads
 
 from .settings import resolve
 
+NAME = str(FOAF.name)
 COUNTS = ("records", "papers", "authors", "authorships", "concepts", "triples")  # in the manifest
 
 
@@ -56,6 +61,7 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
         store = OxigraphGraphStore.disk(version / STORE)
         if any(is_dump(path) for path in inputs):  # what a dump holds is not streamed: dumped from the store
             report = fill(store, inputs, base) or BuildReport()
+            report.triples = report.triples or store.triple_count()  # dumps alone: none counted (an add starts here)
             report.numbering = numbering.of_store(store)  # the persons the loaded graph publishes
             manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
         else:  # the N-Triples dump written as the data streams into the store
@@ -76,8 +82,8 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
 
     The store is copied with RocksDB's checkpoint (hard links to its immutable files, so the copy costs
     little whatever its size; their checksums are carried over, not computed again) and only the new
-    records are written into the copy (:func:`add_lists`). The dumps are the previous version's data
-    (copied by the kernel), the added triples and the new VoID description (:mod:`bibgraph.graph.dump`); the
+    records are written into the copy (:func:`add_lists`). The dumps are the previous version's segments (hard
+    links) and a new one each, the added triples and the new VoID description (:mod:`bibgraph.graph.dumpsegments`); the
     search index is the previous one with the new records' papers and authors (:func:`update_search_index`).
     """
     with writing(root):  # from reading the version served to the switch: an add at once would drop this one's
@@ -102,13 +108,14 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
             touched.update(papers_read(quads))
 
         if "dumps" in before:
-            with continued_dumps(served / DUMPS, version / DUMPS, before["dumps"]) as dumps:
+            number = int(manifest["name"].split("-")[1])
+            with continued_segments(served / DUMPS, version / DUMPS, before["dumps"], number) as dumps:
 
                 def write(quads: list[ox.Quad]) -> None:
                     dumps.append(quads)
                     keep(quads)
 
-                report = add_lists(store, inputs, base, added=write, numbering=published)
+                report = add_lists(store, inputs, base, write, published, before["counts"].get("triples"))
                 manifest["dumps"] = dumps.finish(void_quads(store, Iris(base)))
         else:  # a version from before the dumps were continued: written whole this once
             report = add_lists(store, inputs, base, added=keep, numbering=published)
@@ -159,28 +166,71 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
     other derived data is derived again from the incidence and the store.
     """
     (version / DERIVED).mkdir(exist_ok=True)
+    max_view_nodes = int(resolve({"BIBGRAPH_BASE": base})["MAX_VIEW_NODES"])
     if previous is not None:
         served, additions = previous
         store = OxigraphGraphStore.disk(version / STORE, read_only=True)  # opened once for both updates
         try:
-            _extend_incidence(version, served, additions, store)
+            incidences = _extend_incidence(version, served, additions, store)
             _update_concept_index(version, served, additions, store)
+            if incidences is not None:
+                _keep_unreached_maps(version, served, additions, *incidences, max_view_nodes)
         finally:
             del store  # read-only: nothing to flush
             gc.collect()  # release RocksDB's files before the derivation opens the store
     try:
-        sitedata.derive(version, int(resolve({"BIBGRAPH_BASE": base})["MAX_VIEW_NODES"]))
+        sitedata.derive(version, max_view_nodes)
     except Exception as error:  # any failure: the version is not published, and the user is told why
         raise DeriveError(f"deriving the views' data of {version} failed: {error}") from error
 
 
-def _extend_incidence(version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore) -> None:
+def _extend_incidence(
+    version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore
+) -> tuple[Incidence, Incidence] | None:
     """Keep the incidence of ``version`` (its ``store``) as the previous version's extended by ``additions`` (when it
-    kept one)."""
+    kept one); the previous incidence and this one."""
     key = derived_key("incidence")
     kept, before = DerivedFiles(served / DERIVED).load(key)
-    if kept:  # else derived from the whole store by the app, as by a build
-        DerivedFiles(version / DERIVED, writable=True).save(key, extended(before, additions, store))
+    if not kept:  # derived from the whole store by the app, as by a build
+        return None
+    incidence = extended(before, additions, store)
+    DerivedFiles(version / DERIVED, writable=True).save(key, incidence)
+    return before, incidence
+
+
+def _keep_unreached_maps(
+    version: Path,
+    served: Path,
+    additions: OxigraphGraphStore,
+    known: Incidence,
+    incidence: Incidence,
+    max_view_nodes: int,
+) -> None:
+    """Keep as they were (hard links) the default maps of the areas and subareas no added triple reaches.
+
+    A co-author map of an area or subarea is made from the papers under it alone (their authors, counted and
+    named under it, their links): an add changes it only if it gives a paper under it an author, a concept or a
+    cut list, since it never renames a person it knew. A name given to a known author changes every map: none is
+    kept then. The maps of the whole graph and the topic maps are derived again (:func:`sitedata.derive`)."""
+    before, after = DerivedFiles(served / DERIVED), DerivedFiles(version / DERIVED, writable=True)
+    found, topics = before.load(derived_key("network", NetworkSpec(TOPICS)))
+    if not found or any(
+        quad.predicate.value == NAME and known.author_id(quad.subject.value) is not None for quad in additions.store
+    ):
+        return
+    papers = [incidence.papers.find(quad.subject.value) for quad in additions.store if quad.predicate.value != NAME]
+    rows = np.isin(incidence.pc_paper, np.array([p for p in papers if p is not None], dtype=np.int64))
+    under = [incidence.concepts[number] for number in set(incidence.pc_concept[rows].tolist())]
+    reached = {concept.concept for concept in under} | {concept.area for concept in under}
+    for spec in sitedata.default_maps(topics, max_view_nodes):
+        concept = spec.filters.subarea or spec.filters.area
+        if concept is None or concept in reached:
+            continue
+        for what in ("network", "layout", "summary"):
+            try:
+                after.link(before, derived_key(what, spec))
+            except FileNotFoundError:
+                continue  # derived by sitedata.derive
 
 
 def _update_concept_index(

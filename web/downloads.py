@@ -13,20 +13,22 @@ differs is refused (503, the file named in the log and on ``/health``), never se
 
 import gzip
 import hashlib
+import io
 import os
 import shutil
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, cast
 
-from flask import Blueprint, Flask, Response, abort, current_app, render_template, send_file
+from flask import Blueprint, Flask, Response, abort, current_app, render_template, request, send_file
 from werkzeug.exceptions import ServiceUnavailable
 
 from bibgraph.graph import datadir
 from bibgraph.graph.atomic import write_atomically
 from bibgraph.graph.dump import dump_file
+from bibgraph.graph.dumpsegments import JoinedFile, Part, parts
 from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, RdfSyntax
 from bibgraph.graph.iris import DUMP_STEM
 from bibgraph.graph.scratch import scratch_directory
@@ -37,7 +39,9 @@ from .graphstore import get_store
 blueprint = Blueprint("downloads", __name__, url_prefix="/download")
 _writers: dict[Path, threading.Lock] = {}  # one per file being written (or written) by this process
 _writers_lock = threading.Lock()
-_checked: set[Path] = set()  # a dataset's dumps found as built by this process
+_checked: set[tuple[int, int, int, int, str | None]] = set()  # dump files found as built: file, size, time, sum
+_manifests: dict[Path, dict[str, Any]] = {}  # the manifests of the dataset versions this process served
+COPY_BLOCK = 1 << 20  # bytes read from a dump at a time
 WRITING_WAIT = 1.0  # seconds a request waits for a file another request is writing, before 503
 DUMPS: dict[str, RdfSyntax] = {f"{DUMP_STEM}.{s.suffix}": s for s in RDF_SYNTAXES}
 DATASET_VERSION = "BIBGRAPH_DATASET_VERSION"  # app config: the dataset version served, if any
@@ -73,10 +77,8 @@ def _one_at_a_time(path: Path, doing: str) -> Iterator[None]:
 
 
 def ensure(name: str) -> Path:
-    """The file ``name``, written from the store on first request (atomically; never half-written)."""
-    version = current_app.config.get(DATASET_VERSION)
-    if version and (Path(version) / datadir.DUMPS / name).is_file():  # written by the dataset's build
-        return _checked_dump(Path(version).absolute(), f"{datadir.DUMPS}/{name}")
+    """The file ``name``, written from the store on first request (atomically; never half-written): a dump the
+    server's dataset does not hold, or a gzip one."""
     path = _directory(current_app) / name
     if path.exists():  # written atomically: there means complete
         return path
@@ -87,33 +89,72 @@ def ensure(name: str) -> Path:
             deadline = float(current_app.config["NETWORK_TIMEOUT"])
             get_store().with_deadline(deadline).run(dump_file, path, DUMPS[name].name)
         else:
-            source = ensure(GZIPPED[name])
 
             def pack(out: BinaryIO) -> None:
-                with source.open("rb") as raw, gzip.GzipFile(name, "wb", fileobj=out, mtime=0) as packed:
+                with _reader(GZIPPED[name]) as raw, gzip.GzipFile(name, "wb", fileobj=out, mtime=0) as packed:
                     shutil.copyfileobj(raw, packed, 1024 * 1024)
 
             write_atomically(path, pack)
     return path
 
 
-def _checked_dump(version: Path, name: str) -> Path:
-    """The dataset's dump ``name``, once it is found as built (hashed by one request; others wait, then 503)."""
+def _reader(name: str) -> BinaryIO:
+    """The dump ``name`` open for reading: the dataset's (its segments in order), or the one written from the store."""
+    held = _dataset_dump(name)
+    if held is None:
+        return ensure(name).open("rb")
+    return cast(BinaryIO, io.BufferedReader(JoinedFile(*held), COPY_BLOCK))
+
+
+def _dataset_dump(name: str) -> tuple[Path, list[Part]] | None:
+    """The segments of the dataset's dump ``name`` (:mod:`~bibgraph.graph.dumpsegments`), each found as built;
+    None when no dataset is served or its version does not hold that dump."""
+    version = current_app.config.get(DATASET_VERSION)
+    if not version or name not in DUMPS:
+        return None
+    version = Path(version).absolute()
+    directory = version / datadir.DUMPS
+    if not (directory / name).is_file():
+        return None
+    manifest = _manifest(version)
+    segments = parts(directory, name, manifest.get("dumps", {}).get(name, {}))
+    for file, _ in segments:
+        _checked_dump(version, f"{datadir.DUMPS}/{file}", manifest["checksums"])
+    return directory, segments
+
+
+def _manifest(version: Path) -> dict[str, Any]:
+    """``version``'s manifest, read once by this process (a published version never changes)."""
+    with _writers_lock:
+        if version not in _manifests:
+            _manifests[version] = datadir.read_manifest(version)
+        return _manifests[version]
+
+
+def _checked_dump(version: Path, name: str, recorded: dict[str, str]) -> None:
+    """Refuse the dataset's dump file ``name`` (503) unless it is as built: hashed once by one request (others
+    wait, then 503); a segment an earlier version shares (the same file, unchanged since, the same checksum) is
+    not hashed again."""
     path = version / name
-    if path in _checked:
-        return path
+    try:
+        status = path.stat()
+    except OSError:
+        status = None
+    key = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, recorded.get(name)) if status else None
+    if key is not None and key in _checked:
+        return
     with _one_at_a_time(path, "checked"):
-        if path not in _checked:
+        if key is None or key not in _checked:
             try:
-                datadir.check_file(version, name)
-            except datadir.DatasetDamaged as error:
+                datadir.check_file(version, name, recorded)
+            except (datadir.DatasetDamaged, OSError) as error:
                 current_app.logger.error("download refused: %s", error)
                 switches = current_app.extensions.get("bibgraph-versions")
                 if switches is not None:
                     switches.damaged[name] = str(error)
                 raise ServiceUnavailable(f"{path.name} differs from what was built; it is not served") from error
-            _checked.add(path)
-    return path
+            if key is not None:
+                _checked.add(key)
 
 
 def network_body(key: str, suffix: str, make: Callable[[], bytes]) -> Path:
@@ -151,8 +192,11 @@ def index() -> str:
 def file(name: str) -> Response:
     if name not in DUMPS and name not in GZIPPED:
         abort(404)
-    path = ensure(name)
     media_type = DUMPS[name].media_type if name in DUMPS else "application/gzip"
+    held = _dataset_dump(name)
+    if held is not None and len(held[1]) > 1:
+        return _joined(name, media_type, *held)
+    path = held[0] / name if held is not None else ensure(name)
     return send_file(
         path,
         mimetype=media_type,
@@ -163,3 +207,24 @@ def file(name: str) -> Response:
         last_modified=path.stat().st_mtime,
         max_age=0,
     )
+
+
+def _joined(name: str, media_type: str, directory: Path, segments: list[Part]) -> Response:
+    """A dump held as segments, sent as one file: its length, an ETag (its segments' checksums), ranges and 304s,
+    read from the segments as it is sent (never copied into one file)."""
+    recorded = _manifest(directory.parent)["checksums"]
+    tag = hashlib.sha256(" ".join(f"{recorded[f'{datadir.DUMPS}/{file}']}:{size}" for file, size in segments).encode())
+    joined = JoinedFile(directory, segments)
+    response = send_file(
+        io.BufferedReader(joined, COPY_BLOCK),
+        mimetype=media_type,
+        as_attachment=True,
+        download_name=name,
+        conditional=False,
+        etag=tag.hexdigest()[:32],
+        last_modified=max((directory / file).stat().st_mtime for file, _ in segments),
+        max_age=0,
+    )
+    response.content_length = joined.size
+    response.make_conditional(request, accept_ranges=True, complete_length=joined.size)
+    return response
