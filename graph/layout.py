@@ -33,9 +33,9 @@ _IGRAPH_RANDOM = threading.Lock()
 
 @contextmanager
 def seeded_igraph(seed: int) -> Iterator[None]:
-    """igraph's random generator seeded with ``seed`` for the block: the generator is global to the process, so one
-    computation at a time holds it (a layout here, Louvain in :mod:`.networks.communities`), and it is given back
-    unseeded after, so no computation depends on what ran before it."""
+    """igraph's random generator seeded with ``seed`` for the block: the generator is global to the process, so
+    one computation at a time holds it (a layout here, Louvain in :mod:`bibgraph.graph.networks.communities`),
+    and it is given back unseeded after, so no computation depends on what ran before it."""
     with _IGRAPH_RANDOM:
         igraph.set_random_number_generator(random.Random(seed))
         try:
