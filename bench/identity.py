@@ -15,6 +15,7 @@ pairs as ``bench.acl_lists`` writes them; lists of 2023 and later are the held-o
 """
 
 import gzip
+import io
 import sys
 import tempfile
 import time
@@ -25,7 +26,7 @@ from pathlib import Path
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.identity.decide import identify
 from bibgraph.graph.names import normalise
-from bibgraph.graph.parse import parse_text
+from bibgraph.graph.parse import parse_stream
 from bibgraph.graph.records import Record
 
 DATA = Path(__file__).parent / "data" / "identity"
@@ -40,8 +41,8 @@ def load(data: Path, collections: Sequence[str]) -> tuple[list[Record], dict[Men
     gold: dict[Mention, str] = {}
     skipped = 0
     for collection in collections:
-        text = gzip.decompress((data / f"{collection}.txt.gz").read_bytes()).decode()
-        parsed, _ = parse_text(text, f"{collection}.txt")
+        text = io.BytesIO(gzip.decompress((data / f"{collection}.txt.gz").read_bytes()))
+        parsed, _ = parse_stream(text, f"{collection}.txt")
         lines = gzip.decompress((data / f"{collection}.gold.gz").read_bytes()).decode().splitlines()
         if len(parsed) != len(lines):
             raise SystemExit(f"{collection}: {len(parsed)} records parsed, {len(lines)} gold lines")

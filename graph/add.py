@@ -19,10 +19,11 @@ from rdflib import PROV
 from .build import BuildReport, _unpublishable
 from .identity.extend import resolver
 from .identity.numbering import Numbering
+from .inputs import find_input_files
 from .iris import Iris
 from .model import Catalogue, paper_id
 from .names import concept_key
-from .parse import find_input_files, parse_file, scan_areas
+from .parse import parse_file, scan_areas
 from .records import Problem, Record
 from .stores.store import OxigraphGraphStore
 from .void import recorded_counts, void_lines, void_quads

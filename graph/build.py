@@ -17,10 +17,11 @@ from .identity import curation
 from .identity.curation import Applied
 from .identity.features import Collected
 from .identity.numbering import Numbering
+from .inputs import find_input_files
 from .iris import DEFAULT_BASE, Iris
 from .model import Catalogue
 from .ntriples import unpublishable
-from .parse import find_input_files, parse_file, scan_areas
+from .parse import parse_file, scan_areas
 from .records import Problem, Record, Repair
 from .stores.store import OxigraphGraphStore
 from .void import VoidTally, void_lines

@@ -14,7 +14,8 @@ the order nodes and links were added in: the same data gives the same map in any
 import math
 import random
 import threading
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 import igraph
 import networkx as nx
@@ -27,7 +28,20 @@ GAP = 4.0  # pixels between two discs
 COMPONENT_GAP = 36.0  # pixels between two components: apart enough to read as groups (each is its own community)
 DENSITY = 0.28  # share of a component's disc covered by nodes before the overlap pass
 OVERLAP_ROUNDS = 600
-_IGRAPH_RANDOM = threading.Lock()  # igraph's random generator is global: seed it for one layout at a time
+_IGRAPH_RANDOM = threading.Lock()
+
+
+@contextmanager
+def seeded_igraph(seed: int) -> Iterator[None]:
+    """igraph's random generator seeded with ``seed`` for the block: the generator is global to the process, so
+    one computation at a time holds it (a layout here, Louvain in :mod:`bibgraph.graph.networks.communities`),
+    and it is given back unseeded after, so no computation depends on what ran before it."""
+    with _IGRAPH_RANDOM:
+        igraph.set_random_number_generator(random.Random(seed))
+        try:
+            yield
+        finally:
+            igraph.set_random_number_generator(random)
 
 
 def layout(
@@ -171,14 +185,10 @@ def _component_layout(component: nx.Graph, order: Sequence[Hashable], seed: int)
         edges = [(a, b) for a, b, _ in links]
         weights = [max(float(w), 0.1) for _, _, w in links]
         start = np.random.default_rng(seed).uniform(-1, 1, size=(size, 2)) * math.sqrt(size)
-        with _IGRAPH_RANDOM:
-            igraph.set_random_number_generator(random.Random(seed))
-            try:
-                found = igraph.Graph(n=size, edges=edges).layout_fruchterman_reingold(
-                    weights=weights, niter=FORCE_ITERATIONS, seed=start.tolist(), grid=True
-                )
-            finally:
-                igraph.set_random_number_generator(random)
+        with seeded_igraph(seed):
+            found = igraph.Graph(n=size, edges=edges).layout_fruchterman_reingold(
+                weights=weights, niter=FORCE_ITERATIONS, seed=start.tolist(), grid=True
+            )
         points = np.array(found.coords, dtype=float)
     return points - points.mean(axis=0)
 

@@ -1,5 +1,6 @@
 """Shared fixtures: the seed graph is built once per session (it is read-only in tests)."""
 
+import io
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -8,11 +9,18 @@ import pytest
 from hypothesis import Phase, settings
 
 from bibgraph.graph.build import BuildReport, build_graph
+from bibgraph.graph.parse import parse_stream
+from bibgraph.graph.records import Problem, Record
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.seeds import seed_directory
 
 BASE = "http://bibgraph.test/"
 CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def parse_text(text: str, source: str, known_areas: frozenset[str] = frozenset()) -> tuple[list[Record], list[Problem]]:
+    """A list written in the test, read as the build reads a file: as bytes, by the parser's one entry point."""
+    return parse_stream(io.BytesIO(text.encode("utf-8")), source, known_areas)
 
 # Every phase but "explain": after a failure it traces each shrinking run with sys.settrace, which on Python
 # 3.11 made one failing search test run past pytest-timeout's 300 s, so CI reported a timeout, not the

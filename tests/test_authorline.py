@@ -9,11 +9,10 @@ from pylatexenc.latex2text import LatexNodes2Text
 
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.names import name_parts
-from bibgraph.graph.parse import parse_text
 from bibgraph.graph.vocab import sparql_prologue
 from bibgraph.web.cli import main
 
-from .conftest import BASE
+from .conftest import BASE, parse_text
 
 ABSTRACT = "We study a problem. Our method improves the state of the art on three benchmarks."
 

@@ -5,10 +5,9 @@ from pathlib import Path
 import pytest
 
 from bibgraph.graph.build import build_graph
-from bibgraph.graph.parse import parse_text
 from bibgraph.graph.vocab import sparql_prologue
 
-from .conftest import BASE
+from .conftest import BASE, parse_text
 from .test_identity_pages import LIST
 
 

@@ -1,6 +1,7 @@
 """The package's modules import each other without a cycle (a cycle is a design knot: two modules that are one)."""
 
 import ast
+import tomllib
 from pathlib import Path
 
 import networkx as nx
@@ -8,17 +9,21 @@ import networkx as nx
 import bibgraph
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = {  # as pyproject.toml maps them
-    "bibgraph": ROOT / "web" / "launch",
-    "bibgraph.graph": ROOT / "graph",
-    "bibgraph.graph.serving": ROOT / "graph" / "serving",
-    "bibgraph.graph.stores": ROOT / "graph" / "stores",
-    "bibgraph.graph.identity": ROOT / "graph" / "identity",
-    "bibgraph.graph.networks": ROOT / "graph" / "networks",
-    "bibgraph.web": ROOT / "web",
-    "bibgraph.ontology": ROOT / "ontology",
-    "bibgraph.seeds": ROOT / "seeds",
-}
+
+
+def _packages() -> dict[str, Path]:
+    """Every package of the distribution and its folder, as pyproject.toml installs them (a subpackage without a
+    ``package-dir`` row lies under its parent's folder)."""
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    folders: dict[str, Path] = {}
+    for package in sorted(tool["packages"], key=lambda name: name.count(".")):
+        parent, _, leaf = package.rpartition(".")
+        given = tool["package-dir"].get(package)
+        folders[package] = ROOT / given if given else folders[parent] / leaf
+    return folders
+
+
+PACKAGES = _packages()
 
 
 def modules() -> dict[str, Path]:
@@ -71,19 +76,19 @@ CLI = ("bibgraph.web.cli", "bibgraph.web.graphcommands")  # each command imports
 # and each command load only theirs
 DEFERRED = {  # (module, what it imports inside a function): the rest of the package imports at module level
     # the parser and builder: serving a dataset never builds
-    ("bibgraph.graph.dataset", ".build"),
+    ("bibgraph.graph.dataset", "bibgraph.graph.build"),
     # urllib.request and its TLS stack (~0.3 s): only a remote store
-    ("bibgraph.graph.dataset", ".stores.remote"),
+    ("bibgraph.graph.dataset", "bibgraph.graph.stores.remote"),
     # rdflib's SPARQL engine (~0.3 s): serving never uses it
     ("bibgraph.graph.stores.store", "oxrdflib"),
     # networkx (11 MB): the formats table imports the exports, a build never writes a network
     ("bibgraph.graph.networks.exports", "networkx"),
     # numpy, scipy, igraph (~1 s): a server's start and the pages never wait for them
-    ("bibgraph.graph.derived", ".networks.incidence"),
+    ("bibgraph.graph.derived", "bibgraph.graph.networks.incidence"),
     ("bibgraph.graph.derived", "numpy"),
-    ("bibgraph.graph.sitedata", ".networks"),
-    ("bibgraph.graph.sitedata", ".networks.incidence"),
-    ("bibgraph.graph.sitedata", ".searchbuild"),
+    ("bibgraph.graph.sitedata", "bibgraph.graph.networks"),
+    ("bibgraph.graph.sitedata", "bibgraph.graph.networks.incidence"),
+    ("bibgraph.graph.sitedata", "bibgraph.graph.searchbuild"),
     ("bibgraph.web.netcache", "bibgraph.graph.networks"),
     ("bibgraph.web.netcache", "bibgraph.graph.networks.incidence"),
     ("bibgraph.web.netcache", "bibgraph.graph.searchbuild"),
@@ -98,17 +103,19 @@ DEFERRED = {  # (module, what it imports inside a function): the rest of the pac
 
 
 def in_function_imports() -> set[tuple[str, str]]:
-    """(module, what it imports) for every import inside a function of the package (``if TYPE_CHECKING`` blocks
-    are at module level: not counted)."""
+    """(module, what it imports: the module's absolute name) for every import inside a function of the package
+    (``if TYPE_CHECKING`` blocks are at module level: not counted)."""
     found = set()
     for name, path in modules().items():
+        package = name if path.stem == "__init__" else name.rpartition(".")[0]
         for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
                 for node in ast.walk(function):
                     if isinstance(node, ast.Import):
                         found |= {(name, alias.name) for alias in node.names}
                     elif isinstance(node, ast.ImportFrom):
-                        found.add((name, "." * node.level + (node.module or "")))
+                        base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+                        found.add((name, ".".join([*base, *([node.module] if node.module else [])])))
     return found
 
 

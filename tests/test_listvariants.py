@@ -13,8 +13,9 @@ from nameparser.config import CONSTANTS
 
 from bibgraph.graph.authorline import read_author_line
 from bibgraph.graph.names import name_parts
-from bibgraph.graph.parse import AREA_SEPARATORS, parse_text, scan_areas
+from bibgraph.graph.parse import AREA_SEPARATORS, scan_areas
 
+from .conftest import parse_text
 from .test_authorline import _record, render
 
 ABSTRACT = "We study a problem. Our method improves the state of the art on three benchmarks."

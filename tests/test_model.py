@@ -192,8 +192,9 @@ def test_seed_iris_are_unchanged_since_before_name_cleaning(seed_store) -> None:
 
 def test_a_cleaned_paper_keeps_the_iri_its_written_line_gives() -> None:
     from bibgraph.graph.model import paper_id
-    from bibgraph.graph.parse import parse_text
     from bibgraph.graph.records import Record
+
+    from .conftest import parse_text
 
     (cleaned,), _ = parse_text(f"A · B\nAnn Lee1, Bo Chen and Cy Diaz\n{ABSTRACT}\n", "f.txt")
     assert cleaned.authors == ("Ann Lee", "Bo Chen", "Cy Diaz")

@@ -14,14 +14,13 @@ import pyoxigraph as ox
 import pytest
 
 from bench.servers import free_port
-from bibgraph.graph import atomic
 from bibgraph.graph.atomic import remove_stale_temporaries, temporary_name, write_atomically
 from bibgraph.graph.dataset import COMPLETE_MARKER, prepare
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.seeds import seed_directory
 from bibgraph.web.cli import main
 
-from .conftest import BASE
+from .conftest import BASE, CHECKOUT
 
 
 def _dead_pid() -> int:
@@ -164,7 +163,7 @@ def _file_writes(tree: ast.AST) -> set[str]:
 def test_one_atomic_writer() -> None:
     """Every file the package writes goes through graph/atomic.py (dump.py, downloads.py and graphcommands.py among
     them); the few other writes are listed above, each with the reason it is safe."""
-    root = Path(atomic.__file__).parent.parent
+    root = CHECKOUT
     for module in ("graph/dump.py", "web/downloads.py", "web/graphcommands.py"):
         text = (root / module).read_text(encoding="utf-8")
         assert "from bibgraph.graph.atomic import" in text or "from .atomic import" in text, module

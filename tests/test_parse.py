@@ -4,7 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from bibgraph.graph.parse import find_input_files, parse_file, parse_text
+from bibgraph.graph.inputs import find_input_files
+from bibgraph.graph.parse import parse_file
+
+from .conftest import parse_text
 
 ABSTRACT = "We study a problem. Our method improves the state of the art on three benchmarks."
 

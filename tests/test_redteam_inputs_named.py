@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.parse import find_input_files
+from bibgraph.graph.inputs import find_input_files
 
 # Files in a small tree (so names collide), and the arguments given: folders or files of it.
 TREE = st.lists(

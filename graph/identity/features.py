@@ -104,11 +104,9 @@ def view(
     return View(record, position, mine, frozenset(reach), area, subarea, vector)
 
 
-FEATURES = ("shared co-authors", "shared at two hops", "same area", "same subarea", "abstract cosine")
-
-
 def pair_features(a: View, b: View) -> tuple[float, float, float, float, float]:
-    """The evidence that two authorships of one name are one person, in the order of ``FEATURES``."""
+    """The evidence that two authorships of one name are one person: shared co-authors, shared at two hops (log),
+    same area, same subarea, abstract cosine."""
     shared = len(a.coauthors & b.coauthors)
     two_hop = len(a.reach & b.coauthors) + len(b.reach & a.coauthors) + len(a.reach & b.reach)
     cosine = float(a.vector.multiply(b.vector).sum())

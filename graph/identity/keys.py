@@ -12,8 +12,6 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from rapidfuzz.distance import Levenshtein
-
 from ..names import name_parts, normalise
 
 _SEPARATORS = re.compile(r"[\s.\-\u2010-\u2015_'\u2019]+")  # spaces, full stops, hyphens and dashes, apostrophes
@@ -104,14 +102,3 @@ def compatible(a: str, b: str) -> bool:
 def parts_compatible(a: tuple[tuple[str, ...], str], b: tuple[tuple[str, ...], str]) -> bool:
     """:func:`compatible` of names already split (:func:`split_name`)."""
     return a[1] == b[1] and _given_agree(a[0], b[0])
-
-
-def initials_only(name: str) -> bool:
-    """A form whose given name is initials alone (``Y. Bengio``): it says little of who it is."""
-    given, _ = split_name(name)
-    return bool(given) and all(len(word) == 1 for word in given)
-
-
-def spelling_distance(a: str, b: str) -> int:
-    """Edits between the folded forms (rapidfuzz): 0 for forms that differ only in accents, case or hyphens."""
-    return int(Levenshtein.distance(fold(a), fold(b)))

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from bibgraph.seeds import seed_directory
 
-from ..parse import find_input_files, parse_file, scan_areas
+from ..inputs import find_input_files
+from ..parse import parse_file, scan_areas
 from .cluster import communities, frequencies
 from .curation import find, read
 from .decide import persons_of

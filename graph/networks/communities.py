@@ -8,12 +8,10 @@ authors 0.035 s against 0.20 s (0.3435 and 0.3434). The graph is handed to igrap
 generator seeded, so the communities depend on the network alone, not on the order it was built in.
 """
 
-import random
-
 import igraph
 import networkx as nx
 
-from ..layout import _IGRAPH_RANDOM
+from ..layout import seeded_igraph
 from .filters import Filters, link_rank
 
 
@@ -44,8 +42,7 @@ def assign_communities(network: nx.Graph, resolution: float = 1.0, seed: int = 4
     edges = sorted((*sorted((number[a], number[b])), w) for a, b, w in network.edges(data="weight"))
     graph = igraph.Graph(n=len(nodes), edges=[(a, b) for a, b, _ in edges])
     graph.es["weight"] = [float(w if w is not None else 1) for _, _, w in edges]
-    with _IGRAPH_RANDOM:  # igraph's random generator is global: seeded for one computation at a time
-        igraph.set_random_number_generator(random.Random(seed))
+    with seeded_igraph(seed):
         found = graph.community_multilevel(weights="weight", resolution=resolution)
     communities = sorted(({nodes[i] for i in members} for members in found), key=lambda c: (-len(c), min(c)))
     for index, members in enumerate(communities):
