@@ -1,7 +1,9 @@
-"""Shared fixtures: the seed graph is built once per session (it is read-only in tests)."""
+"""Shared fixtures: the seed graph and the seed datasets are built once per session (read-only in tests)."""
 
+import hashlib
 import logging
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from bibgraph.seeds import seed_directory
 
 BASE = "http://bibgraph.test/"
 CHECKOUT = Path(__file__).resolve().parent.parent
+SEED_FILES = sorted(seed_directory().glob("*.txt"))
 
 # Every phase but "explain": after a failure it traces each shrinking run with sys.settrace, which on Python
 # 3.11 made one failing search test run past pytest-timeout's 300 s, so CI reported a timeout, not the
@@ -48,6 +51,46 @@ def seed_build() -> tuple[OxigraphGraphStore, BuildReport]:
 @pytest.fixture(scope="session")
 def seed_store(seed_build: tuple[OxigraphGraphStore, BuildReport]) -> OxigraphGraphStore:
     return seed_build[0]
+
+
+def _contents(root: Path) -> dict[str, str]:
+    """Every file below ``root`` (symlinks by their target) and its SHA-256: what a reader must leave as it was."""
+    return {
+        str(path.relative_to(root)): f"-> {path.readlink()}"
+        if path.is_symlink()
+        else hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(root.rglob("*"))
+        if path.is_symlink() or path.is_file()
+    }
+
+
+def _shared_dataset(root: Path, *lists: Path) -> Iterator[Path]:
+    """A dataset of ``lists`` built once by the command, for tests that only read it (a test that changes a
+    dataset takes a copy: ``dataset``); its teardown fails when any test changed it."""
+    from bibgraph.web.cli import main
+
+    assert main(["build", *map(str, lists), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    built = _contents(root)
+    yield root
+    assert _contents(root) == built, f"a test changed the shared dataset {root}: copy it first (fixture `dataset`)"
+
+
+@pytest.fixture(scope="session")
+def seed_dataset(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A dataset of every seed list (a ``current`` pointer to its one version), read-only."""
+    yield from _shared_dataset(tmp_path_factory.mktemp("datasets") / "seeds", seed_directory())
+
+
+@pytest.fixture(scope="session")
+def first_list_dataset(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A dataset of the first seed list only (the other lists are there to add to it), read-only."""
+    yield from _shared_dataset(tmp_path_factory.mktemp("datasets") / "first", SEED_FILES[0])
+
+
+@pytest.fixture
+def dataset(first_list_dataset: Path, tmp_path: Path) -> Path:
+    """A copy of :func:`first_list_dataset` to change (its ``current`` pointer is a relative symlink: it follows)."""
+    return Path(shutil.copytree(first_list_dataset, tmp_path / "dataset", symlinks=True))
 
 
 @pytest.fixture
