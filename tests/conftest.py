@@ -4,9 +4,11 @@ import hashlib
 import logging
 import shutil
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from flask import Flask
 from hypothesis import Phase, settings
 
 from bibgraph.graph.build import BuildReport, build_graph
@@ -135,12 +137,35 @@ def make_app(**config):
     return create_app({"TESTING": True, "BIBGRAPH_BASE": BASE, "QUERY_TIMEOUT": 3.0, "QUERY_THREADS": 2, **config})
 
 
+@contextmanager
+def app_with(**config: object) -> Iterator[Flask]:
+    """:func:`make_app` with ``config``, its query workers stopped when done."""
+    application = make_app(**config)
+    try:
+        yield application
+    finally:
+        application.extensions["bibgraph"].close()
+
+
 @pytest.fixture(scope="session")
-def app():
+def app() -> Iterator[Flask]:
     """The web app over the seeds, with two query threads and a short deadline."""
-    application = make_app()
-    yield application
-    application.extensions["bibgraph"].close()
+    with app_with() as application:
+        yield application
+
+
+@pytest.fixture(scope="session")
+def short_app() -> Iterator[Flask]:
+    """The seeds' app with a 1.5 s query deadline (the explanation tests of the web process share it)."""
+    with app_with(QUERY_TIMEOUT=1.5) as application:
+        yield application
+
+
+@pytest.fixture(scope="session")
+def proxied() -> Iterator[Flask]:
+    """The seeds' app behind one trusted proxy (``PROXY_HOPS=1``)."""
+    with app_with(PROXY_HOPS=1) as application:
+        yield application
 
 
 @pytest.fixture
