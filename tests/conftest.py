@@ -178,6 +178,16 @@ def runner(app):
     return app.test_cli_runner()
 
 
+@pytest.fixture(scope="session")
+def seed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``bibgraph serve`` of the seeds on a free loopback port (its base URL is the base IRI), started once for the
+    browser tests: they read it."""
+    from bench.servers import bibgraph_server
+
+    with bibgraph_server([], tmp_path_factory.mktemp("seed-server") / "serve.log") as base:
+        yield base
+
+
 @pytest.fixture(scope="module")
 def browser():
     """Debian's chromium driven by Playwright (``playwright install`` cannot fetch browsers here)."""
