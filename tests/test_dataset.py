@@ -462,7 +462,11 @@ def test_the_streamed_dumps_hold_the_store_each_triple_once(tmp_path: Path, monk
     both hold exactly the store's triples (a person listed twice on a paper is one creator triple), the
     data before ``data_bytes`` and the VoID description after."""
     lists = tmp_path / "lists"
-    write_corpus(lists, 2000)
+    write_corpus(lists, 300)
+    (lists / "zz_twice.txt").write_text(
+        "论文检索\n\nSocial Aspects · Fairness\n\nAda Quill, Bert Lee, Ada Quill\n\nA paper listing an author twice.\n",
+        encoding="utf-8",
+    )
     monkeypatch.setattr(datasets, "derive", lambda version, base, previous=None: None)
     version, _ = datasets.build_dataset([lists], tmp_path / "dataset", BASE)
     store = ox.Store.read_only(str(version / "store"))
