@@ -1,5 +1,6 @@
 """Shared fixtures: the seed graph and the seed datasets are built once per session (read-only in tests)."""
 
+import gc
 import hashlib
 import logging
 import shutil
@@ -108,6 +109,13 @@ def write_list(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Everything imported so far (pytest, Hypothesis, rdflib, every test module) goes to the permanent generation:
+    the full collections a build makes (``gc.collect()``, for its memory at scale) then scan what the tests made,
+    not the whole test process (0.1-0.9 s a build before, most of some tests' time)."""
+    gc.freeze()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
