@@ -1,11 +1,16 @@
-"""Shared fixtures: the seed graph is built once per session (it is read-only in tests)."""
+"""Shared fixtures: the seed graph and the seed datasets are built once per session (read-only in tests)."""
 
+import gc
+import hashlib
 import io
 import logging
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from flask import Flask
 from hypothesis import Phase, settings
 
 from bibgraph.graph.build import BuildReport, build_graph
@@ -16,6 +21,7 @@ from bibgraph.seeds import seed_directory
 
 BASE = "http://bibgraph.test/"
 CHECKOUT = Path(__file__).resolve().parent.parent
+SEED_FILES = sorted(seed_directory().glob("*.txt"))
 
 
 def parse_text(text: str, source: str, known_areas: frozenset[str] = frozenset()) -> tuple[list[Record], list[Problem]]:
@@ -58,6 +64,46 @@ def seed_store(seed_build: tuple[OxigraphGraphStore, BuildReport]) -> OxigraphGr
     return seed_build[0]
 
 
+def _contents(root: Path) -> dict[str, str]:
+    """Every file below ``root`` (symlinks by their target) and its SHA-256: what a reader must leave as it was."""
+    return {
+        str(path.relative_to(root)): f"-> {path.readlink()}"
+        if path.is_symlink()
+        else hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(root.rglob("*"))
+        if path.is_symlink() or path.is_file()
+    }
+
+
+def _shared_dataset(root: Path, *lists: Path) -> Iterator[Path]:
+    """A dataset of ``lists`` built once by the command, for tests that only read it (a test that changes a
+    dataset takes a copy: ``dataset``); its teardown fails when any test changed it."""
+    from bibgraph.web.cli import main
+
+    assert main(["build", *map(str, lists), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    built = _contents(root)
+    yield root
+    assert _contents(root) == built, f"a test changed the shared dataset {root}: copy it first (fixture `dataset`)"
+
+
+@pytest.fixture(scope="session")
+def seed_dataset(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A dataset of every seed list (a ``current`` pointer to its one version), read-only."""
+    yield from _shared_dataset(tmp_path_factory.mktemp("datasets") / "seeds", seed_directory())
+
+
+@pytest.fixture(scope="session")
+def first_list_dataset(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A dataset of the first seed list only (the other lists are there to add to it), read-only."""
+    yield from _shared_dataset(tmp_path_factory.mktemp("datasets") / "first", SEED_FILES[0])
+
+
+@pytest.fixture
+def dataset(first_list_dataset: Path, tmp_path: Path) -> Path:
+    """A copy of :func:`first_list_dataset` to change (its ``current`` pointer is a relative symlink: it follows)."""
+    return Path(shutil.copytree(first_list_dataset, tmp_path / "dataset", symlinks=True))
+
+
 @pytest.fixture
 def write_list(tmp_path: Path) -> Callable[..., Path]:
     """Write a paper list (text or bytes) into a temporary file and return its path."""
@@ -71,6 +117,13 @@ def write_list(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Everything imported so far (pytest, Hypothesis, rdflib, every test module) goes to the permanent generation:
+    the full collections a build makes (``gc.collect()``, for its memory at scale) then scan what the tests made,
+    not the whole test process (0.1-0.9 s a build before, most of some tests' time)."""
+    gc.freeze()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -100,12 +153,35 @@ def make_app(**config):
     return create_app({"TESTING": True, "BIBGRAPH_BASE": BASE, "QUERY_TIMEOUT": 3.0, "QUERY_THREADS": 2, **config})
 
 
+@contextmanager
+def app_with(**config: object) -> Iterator[Flask]:
+    """:func:`make_app` with ``config``, its query workers stopped when done."""
+    application = make_app(**config)
+    try:
+        yield application
+    finally:
+        application.extensions["bibgraph"].close()
+
+
 @pytest.fixture(scope="session")
-def app():
+def app() -> Iterator[Flask]:
     """The web app over the seeds, with two query threads and a short deadline."""
-    application = make_app()
-    yield application
-    application.extensions["bibgraph"].close()
+    with app_with() as application:
+        yield application
+
+
+@pytest.fixture(scope="session")
+def short_app() -> Iterator[Flask]:
+    """The seeds' app with a 1.5 s query deadline (the explanation tests of the web process share it)."""
+    with app_with(QUERY_TIMEOUT=1.5) as application:
+        yield application
+
+
+@pytest.fixture(scope="session")
+def proxied() -> Iterator[Flask]:
+    """The seeds' app behind one trusted proxy (``PROXY_HOPS=1``)."""
+    with app_with(PROXY_HOPS=1) as application:
+        yield application
 
 
 @pytest.fixture
@@ -116,6 +192,16 @@ def client(app):
 @pytest.fixture
 def runner(app):
     return app.test_cli_runner()
+
+
+@pytest.fixture(scope="session")
+def seed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``bibgraph serve`` of the seeds on a free loopback port (its base URL is the base IRI), started once for the
+    browser tests: they read it."""
+    from bench.servers import bibgraph_server
+
+    with bibgraph_server([], tmp_path_factory.mktemp("seed-server") / "serve.log") as base:
+        yield base
 
 
 @pytest.fixture(scope="module")

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import networkx as nx
+from hypothesis import strategies as st
 
 from bibgraph.graph.networks.communities import with_communities
-from bibgraph.graph.networks.filters import AREA, SUBAREA, Filters
+from bibgraph.graph.networks.filters import AREA, SUBAREA, Filters, user_filters
 from bibgraph.graph.networks.topic import add_related, add_strongest, ordered
 from bibgraph.graph.queries import integer
 from bibgraph.graph.stores.store import GraphStore
@@ -266,3 +267,33 @@ def bipartite_path(papers_and_authors: nx.Graph, source: str, target: str) -> li
         return list(nx.shortest_path(papers_and_authors, source, target))
     except (nx.NetworkXNoPath, nx.NodeNotFound):
         return []
+
+
+# What the differential tests of downloads ask for: filter sets as a request (and the command) writes them.
+
+
+def concept_slugs(rows: list[Authorship], base: str) -> tuple[list[str], list[str]]:
+    """The areas and the subareas of ``rows``, as the paths below ``base`` a request names them by."""
+    topics = topic_network(rows)
+    areas = sorted(n.removeprefix(base) for n, kind in topics.nodes(data="kind") if kind != SUBAREA)
+    subareas = sorted(n.removeprefix(base) for n, kind in topics.nodes(data="kind") if kind == SUBAREA)
+    return areas, subareas
+
+
+def filter_parameters(
+    areas: list[str], subareas: list[str], top: int = 60, communities: int = 5
+) -> st.SearchStrategy[dict[str, str]]:
+    """Some of the filters a user sets and the weighting (each may be drawn, none must be), as text."""
+    optional = {
+        "area": st.sampled_from(areas),
+        "subarea": st.sampled_from(subareas),
+        "min_papers": st.integers(1, 3).map(str),
+        "min_joint": st.integers(1, 3).map(str),
+        "top": st.integers(1, top).map(str),
+        "community": st.integers(0, communities).map(str),
+        "resolution": st.sampled_from(["0.5", "1.0", "2.0"]),
+        "weighting": st.sampled_from(["full", "fractional"]),
+    }
+    # every filter a user sets is drawn here: a filter added without the differential tests is a failure, not a gap
+    assert set(optional) == {f.name for f in user_filters()} | {"weighting"}
+    return st.fixed_dictionaries({}, optional=optional)

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -62,13 +63,6 @@ PAGES = (
 )
 PAPERS_PER_AREA = """PREFIX dcterms: <http://purl.org/dc/terms/>
 SELECT ?concept (COUNT(?paper) AS ?n) WHERE { ?paper dcterms:subject ?concept } GROUP BY ?concept ORDER BY ?concept"""
-
-
-@pytest.fixture(scope="module")
-def seed_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("datasets") / "seeds"
-    assert main(["build", str(seed_directory()), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
-    return root
 
 
 @pytest.fixture(scope="module")
@@ -191,8 +185,7 @@ def test_each_areas_and_subareas_default_map_is_kept_and_other_filters_are_compu
 
 
 def test_a_failed_build_leaves_the_served_version(seed_dataset: Path, tmp_path: Path, monkeypatch) -> None:
-    root = tmp_path / "dataset"
-    assert main(["build", "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    root = Path(shutil.copytree(seed_dataset, tmp_path / "dataset", symlinks=True))  # as a build of the seeds left it
     before = os.readlink(root / POINTER)
 
     def crash(version: Path, base: str, previous: Path | None = None) -> None:
@@ -209,10 +202,10 @@ def test_a_failed_build_leaves_the_served_version(seed_dataset: Path, tmp_path: 
     assert sorted(path.name for path in tmp_path.iterdir()) == ["dataset"]
 
 
-def test_a_new_build_switches_versions_and_keeps_the_one_before(tmp_path: Path) -> None:
-    root = tmp_path / "dataset"
-    versions = []
-    for _ in range(3):
+def test_a_new_build_switches_versions_and_keeps_the_one_before(seed_dataset: Path, tmp_path: Path) -> None:
+    root = Path(shutil.copytree(seed_dataset, tmp_path / "dataset", symlinks=True))  # the first build's
+    versions = [os.readlink(root / POINTER)]
+    for _ in range(2):
         assert main(["build", "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
         versions.append(os.readlink(root / POINTER))
     assert len(set(versions)) == 3
@@ -364,11 +357,8 @@ def _assert_continued(served: Path, version: Path) -> None:
     assert len(hashed) == 2 * len(checksums(version)) - len(shared)  # the linked files were not read again
 
 
-def test_a_failed_add_leaves_the_served_version_and_readers_never_see_half(
-    seed_dataset: Path, lists: Path, tmp_path: Path, monkeypatch
-) -> None:
-    root = tmp_path / "dataset"
-    assert main(["build", str(SEED_FILES[0]), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+def test_a_failed_add_leaves_the_served_version_and_readers_never_see_half(dataset: Path, monkeypatch) -> None:
+    root = dataset
     served = os.readlink(root / POINTER)
     seen: list[str] = []
     half: list[str] = []
@@ -408,9 +398,8 @@ def test_a_failed_add_leaves_the_served_version_and_readers_never_see_half(
     assert now != served and set(seen) == {served, now} and half == []
 
 
-def test_a_running_server_switches_to_an_added_version_without_failed_requests(tmp_path: Path) -> None:
-    root = tmp_path / "dataset"
-    assert main(["build", str(SEED_FILES[0]), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+def test_a_running_server_switches_to_an_added_version_without_failed_requests(dataset: Path, tmp_path: Path) -> None:
+    root = dataset
     count = urllib.parse.quote("SELECT (COUNT(?p) AS ?n) WHERE { ?p <http://purl.org/dc/terms/abstract> ?a }")
     # one client (this test) with several requests at once: no fair-share limit on its queries, so any failure is
     # the switch's; its map computations keep the default share (identical work in progress is waited for)
@@ -458,11 +447,10 @@ def test_a_running_server_switches_to_an_added_version_without_failed_requests(t
     assert "now serving dataset version" in (tmp_path / "serve.log").read_text(encoding="utf-8")
 
 
-def test_an_add_killed_half_way_leaves_the_served_version(tmp_path: Path) -> None:
+def test_an_add_killed_half_way_leaves_the_served_version(dataset: Path) -> None:
     """SIGKILL while the new version is being written: the pointer still names the old, complete
     version, and the next add removes what the killed one left and publishes normally."""
-    root = tmp_path / "dataset"
-    assert main(["build", str(SEED_FILES[0]), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    root = dataset
     served = os.readlink(root / POINTER)
     command = [sys.executable, "-m", "bibgraph.web.cli", "add", str(root), str(SEED_FILES[1])]
     adding = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -485,7 +473,11 @@ def test_the_streamed_dumps_hold_the_store_each_triple_once(tmp_path: Path, monk
     both hold exactly the store's triples (a person listed twice on a paper is one creator triple), the
     data before ``data_bytes`` and the VoID description after."""
     lists = tmp_path / "lists"
-    write_corpus(lists, 2000)
+    write_corpus(lists, 300)
+    (lists / "zz_twice.txt").write_text(
+        "论文检索\n\nSocial Aspects · Fairness\n\nAda Quill, Bert Lee, Ada Quill\n\nA paper listing an author twice.\n",
+        encoding="utf-8",
+    )
     monkeypatch.setattr(datasets, "derive", lambda version, base, previous=None: None)
     version, _ = datasets.build_dataset([lists], tmp_path / "dataset", BASE)
     store = ox.Store.read_only(str(version / "store"))

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.networks import SUBAREA, Filters
+from bibgraph.graph.networks import Filters
 
 from .conftest import BASE
-from .network_oracle import authorships, coauthor_network, topic_network
+from .network_oracle import authorships, coauthor_network, concept_slugs, filter_parameters
 
 FORMATS = ("graphml", "gexf", "json", "vosviewer")
 
@@ -30,24 +30,9 @@ def rows(seed_store):
 
 @pytest.fixture(scope="module")
 def concepts(rows) -> tuple[list[str], list[str]]:
-    topics = topic_network(rows)
-    areas = sorted(n.removeprefix(BASE) for n, kind in topics.nodes(data="kind") if kind != SUBAREA)
-    subareas = sorted(n.removeprefix(BASE) for n, kind in topics.nodes(data="kind") if kind == SUBAREA)
-    return areas, subareas
-
-
-def _parameters(areas: list[str], subareas: list[str]) -> st.SearchStrategy[dict[str, str]]:
-    optional = {
-        "area": st.sampled_from([*areas, "area/nonexistent"]),
-        "subarea": st.sampled_from([*subareas, "area/nonexistent/none"]),
-        "min_papers": st.integers(1, 3).map(str),
-        "min_joint": st.integers(1, 3).map(str),
-        "top": st.integers(1, 250).map(str),
-        "community": st.integers(0, 12).map(str),
-        "resolution": st.sampled_from(["0.5", "1.0", "2.0"]),
-        "weighting": st.sampled_from(["full", "fractional"]),
-    }
-    return st.fixed_dictionaries({}, optional=optional)
+    """The areas and subareas, and one of each that does not exist."""
+    areas, subareas = concept_slugs(rows, BASE)
+    return [*areas, "area/nonexistent"], [*subareas, "area/nonexistent/none"]
 
 
 def _filters(parameters: dict[str, str]) -> Filters:
@@ -115,7 +100,7 @@ def test_downloads_are_the_network_of_their_own_filters(app, rows, concepts, dat
     client = app.test_client()
     requests = data.draw(
         st.lists(
-            st.tuples(_parameters(*concepts), st.sampled_from([*FORMATS, "view"])),
+            st.tuples(filter_parameters(*concepts, top=250, communities=12), st.sampled_from([*FORMATS, "view"])),
             min_size=1,
             max_size=6,
         )

@@ -10,17 +10,13 @@ from bibgraph.graph.datadir import DERIVED
 from bibgraph.graph.formats import NETWORK_SYNTAXES
 from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
 from bibgraph.graph.sitedata import DEFAULT_EXPORTS, export_file
-from bibgraph.seeds import seed_directory
-from bibgraph.web.cli import main
 
-from .conftest import BASE, make_app
+from .conftest import make_app
 
 
 @pytest.fixture(scope="module")
-def derived(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("datasets") / "seeds"
-    assert main(["build", str(seed_directory()), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
-    return root / "current" / DERIVED
+def derived(seed_dataset: Path) -> Path:
+    return seed_dataset / "current" / DERIVED
 
 
 @pytest.mark.parametrize("spec", DEFAULT_EXPORTS, ids=lambda spec: spec.kind)

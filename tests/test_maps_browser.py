@@ -1,13 +1,11 @@
 """The maps in a real browser: culled labels, legend, find author, side panel, ego, path, empty state, phones."""
 
 import re
-from collections.abc import Iterator
 
 import networkx as nx
 import pytest
 from playwright.sync_api import Browser, Page
 
-from bench.servers import bibgraph_server, free_port
 from bibgraph.graph.build import build_graph
 from bibgraph.graph.names import person_key
 from bibgraph.seeds import seed_directory
@@ -19,10 +17,8 @@ READY = "body[data-network-ready]"
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory) -> Iterator[str]:
-    log = tmp_path_factory.mktemp("log") / "serve.log"
-    with bibgraph_server([str(seed_directory())], log, port=free_port()) as url:
-        yield url
+def base(seed_server: str) -> str:
+    return seed_server
 
 
 @pytest.fixture(scope="module")

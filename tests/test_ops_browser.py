@@ -17,9 +17,8 @@ BROKEN = "SELECT (COUNT(?p) ?n) WHERE {\n  ?p ?x ?y .\n}"  # Oxigraph: "expected
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[str]:
-    with bibgraph_server([], tmp_path_factory.mktemp("log") / "serve.log") as base:
-        yield base
+def server(seed_server: str) -> str:
+    return seed_server
 
 
 def _phone_page(browser):

@@ -16,7 +16,7 @@ from waitress.server import create_server
 
 from bibgraph.web.server import waitress_options
 
-from .conftest import BASE, make_app
+from .conftest import BASE
 
 SD = Namespace("http://www.w3.org/ns/sparql-service-description#")
 VOID = Namespace("http://rdfs.org/ns/void#")
@@ -31,14 +31,6 @@ SPOOF = {
     "X-Forwarded-Prefix": "/evil",
     "X-Forwarded-For": "203.0.113.9",
 }
-
-
-@pytest.fixture(scope="module")
-def proxied():
-    """The app behind one trusted proxy (``PROXY_HOPS=1``)."""
-    application = make_app(PROXY_HOPS=1)
-    yield application
-    application.extensions["bibgraph"].close()
 
 
 def _paper_path(client, headers) -> str:

@@ -7,7 +7,6 @@ starts from to the switch, and a second writer is refused at once with a clear e
 """
 
 import json
-import shutil
 import subprocess
 import sys
 import threading
@@ -17,13 +16,11 @@ import pytest
 
 from bibgraph.graph import datadir
 from bibgraph.graph.datadir import MANIFEST, DatasetError, current_version
-from bibgraph.seeds import seed_directory
 from bibgraph.web import datasets
 from bibgraph.web.cli import main
 
-from .conftest import BASE
+from .conftest import SEED_FILES
 
-SEED_FILES = sorted(seed_directory().glob("*.txt"))
 OTHER_LIST = """论文检索
 
 Social Aspects · Fairness
@@ -36,19 +33,6 @@ A paper that no seed list holds, added by the second writer while the first one 
 
 def _papers(root: Path) -> int:
     return json.loads((current_version(root) / MANIFEST).read_text(encoding="utf-8"))["counts"]["papers"]
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("built") / "dataset"
-    assert main(["build", str(SEED_FILES[0]), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
-    return root
-
-
-@pytest.fixture
-def dataset(built: Path, tmp_path: Path) -> Path:
-    """A copy of the one dataset built (its ``current`` pointer is a relative symlink: it follows)."""
-    return Path(shutil.copytree(built, tmp_path / "dataset", symlinks=True))
 
 
 def test_an_add_while_another_runs_is_refused_and_nothing_is_lost(dataset: Path, tmp_path: Path, monkeypatch) -> None:

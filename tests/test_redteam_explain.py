@@ -8,8 +8,6 @@ outside every deadline, memory limit and fair share. The probes belong in the qu
 
 import pytest
 
-from .conftest import make_app
-
 BROKEN = "SELECT * WHERE { ?s ?p ?o "  # the query ends: the engine expects "}" among others
 
 
@@ -19,13 +17,6 @@ def cross_product(n: int, k: int) -> str:
     body = " ".join(f"VALUES ?v{j} {{ {values} }}" for j in range(k))
     total = " + ".join(f"?v{j}" for j in range(k))
     return f"ASK {{ {body} FILTER({total} = -1) }} }}"
-
-
-@pytest.fixture(scope="module")
-def short_app():
-    application = make_app(QUERY_TIMEOUT=1.5)
-    yield application
-    application.extensions["bibgraph"].close()
 
 
 class _NoEngineHere:

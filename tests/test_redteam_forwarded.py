@@ -12,17 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .conftest import make_app
-
 _URL = re.compile(r'(?:href|src|action|content)="([^"]*)"')
 NASTY = ["//", "/", ":", "javascript:", "\\", "@", "?", "#", " ", "%2f", '"', "<", ".", "evil.example", "a", "8"]
-
-
-@pytest.fixture(scope="module")
-def proxied():
-    app = make_app(PROXY_HOPS=1)
-    yield app
-    app.extensions["bibgraph"].close()
 
 
 def _root_is_sane(url: str) -> bool:

@@ -11,17 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .conftest import make_app
 from .test_redteam_explain import cross_product
 
 BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
-
-
-@pytest.fixture(scope="module")
-def short_app():
-    application = make_app(QUERY_TIMEOUT=1.5)
-    yield application
-    application.extensions["bibgraph"].close()
 
 
 def test_a_syntax_error_the_worker_could_not_explain_is_not_parsed_again_here(short_app, monkeypatch) -> None:

@@ -149,14 +149,6 @@ def test_a_wrong_password_is_refused_and_never_shown(graph_store_url, seed_nt, c
     assert "not-the-password" not in out + err
 
 
-@pytest.fixture(scope="module")
-def seed_dataset(tmp_path_factory) -> Path:
-    """A dataset directory of the seeds, built by the CLI (a ``current`` pointer to its one version)."""
-    root = tmp_path_factory.mktemp("dataset") / "seeds"
-    assert main(["build", "--dataset", str(root), "--base", BASE, "--quiet", str(seed_directory())]) == 0
-    return root
-
-
 def test_a_dataset_root_and_a_version_are_published_from_the_current_store(seed_dataset, tmp_path) -> None:
     version = seed_dataset / os.readlink(seed_dataset / "current")
     assert resolve_source(seed_dataset) == version / "store"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from bibgraph.graph.serving import worker
 
-from .conftest import BASE, make_app
+from .conftest import BASE, app_with
 
 HTML = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
 SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
@@ -21,9 +21,8 @@ SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 
 @pytest.fixture(scope="module")
 def small_limit_app():
-    app = make_app(MAX_RESULT_BYTES=2000)
-    yield app
-    app.extensions["bibgraph"].close()
+    with app_with(MAX_RESULT_BYTES=2000) as app:
+        yield app
 
 
 def _sitemap_paths(client) -> list[str]:  # type: ignore[no-untyped-def]
@@ -53,14 +52,10 @@ def test_site_pages_sitemaps_and_void_are_not_held_to_the_clients_limit(small_li
 
 def test_a_page_over_a_limit_is_a_styled_503_with_a_retry_hint(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(worker, "SITE_RESULT_BYTES", 0)  # before the fork: the site's bound is the clients' too
-    app = make_app(MAX_RESULT_BYTES=2000)
-    try:
-        client = app.test_client()
-        answer = client.get("/paper/4924f090328d8ff5", headers=HTML)  # a seed paper (tests/test_site.py)
+    with app_with(MAX_RESULT_BYTES=2000) as app:
+        answer = app.test_client().get("/paper/4924f090328d8ff5", headers=HTML)  # a seed paper (tests/test_site.py)
         assert answer.status_code == 503 and answer.headers["Retry-After"].isdigit()
         assert answer.mimetype == "text/html" and b"Traceback" not in answer.data and b"<nav" in answer.data
-    finally:
-        app.extensions["bibgraph"].close()
 
 
 def _paths_of(app) -> list[str]:  # type: ignore[no-untyped-def]

@@ -12,11 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.servers import free_port
-from bibgraph.seeds import seed_directory
-from bibgraph.web.cli import main
 from bibgraph.web.versions import VIEW_IMPORTS
-
-from .conftest import BASE
 
 NOT_AT_START = ("scipy", "numpy", "pyvis", "IPython", "nameparser", "bibgraph.graph.build", "bibgraph.graph.layout")
 # rdflib's SPARQL engine and grammar (oxrdflib, syntax-error positions) and the remote store's HTTP client
@@ -39,10 +35,8 @@ sys.exit(cli.main(["serve", sys.argv[1], "--port", sys.argv[2]]))
 
 
 @pytest.fixture(scope="module")
-def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("startup") / "seeds"
-    assert main(["build", str(seed_directory()), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
-    return root
+def dataset(seed_dataset: Path) -> Path:
+    return seed_dataset
 
 
 def started_modules(dataset: Path, first: str = "", warm: bool = False) -> set[str]:

@@ -1,13 +1,8 @@
 """Maps on a phone: one finger scrolls the page past a map, a tap hands the map its gestures (pan, pinch)
 until Done. Driven with real touch events (Chrome DevTools ``Input.dispatchTouchEvent``) on a touch screen."""
 
-from collections.abc import Iterator
-
 import pytest
-from playwright.sync_api import Browser, Page
-
-from bench.servers import bibgraph_server, free_port
-from bibgraph.seeds import seed_directory
+from playwright.sync_api import Browser, Page, expect
 
 pytestmark = pytest.mark.browser
 READY = "body[data-network-ready]"
@@ -15,10 +10,8 @@ PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory) -> Iterator[str]:
-    log = tmp_path_factory.mktemp("log") / "serve.log"
-    with bibgraph_server([str(seed_directory())], log, port=free_port()) as url:
-        yield url
+def base(seed_server: str) -> str:
+    return seed_server
 
 
 def phone_page(browser: Browser, url: str) -> Page:
@@ -71,7 +64,8 @@ def test_one_finger_scrolls_the_page_past_a_map_until_a_tap_hands_it_the_map(bro
 
     box = map_box(page)
     page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    assert not guard.is_visible() and page.locator("#map-done").is_visible()
+    expect(guard).to_be_hidden()  # the tap's click comes after the touch ends: awaited, not assumed
+    expect(page.locator("#map-done")).to_be_visible()
     before = view(page)
     swipe(page, box["x"] + box["width"] / 2 - 60, box["y"] + box["height"] / 2, 0, -150)
     after = view(page)
@@ -79,7 +73,7 @@ def test_one_finger_scrolls_the_page_past_a_map_until_a_tap_hands_it_the_map(bro
     assert after["at"]["y"] > before["at"]["y"] + 50, (before, after)
 
     page.locator("#map-done").tap()
-    assert guard.is_visible()
+    expect(guard).to_be_visible()
     page.context.close()
 
 

@@ -52,9 +52,8 @@ def test_histogram_x_labels_never_overlap_and_stay_in_the_chart(browser, app, hi
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[str]:
-    with bibgraph_server([], tmp_path_factory.mktemp("log") / "serve.log") as base:
-        yield base
+def server(seed_server: str) -> str:
+    return seed_server
 
 
 def _query_page(browser: Browser, server: str, width: int, height: int = 900):

@@ -1,6 +1,7 @@
 """What the pages say, read from their HTML (the UI review's findings that need no browser)."""
 
 import html
+import shutil
 import urllib.parse
 
 import pytest
@@ -214,21 +215,18 @@ def test_an_empty_search_says_what_to_try(client, query: str, hint: bool) -> Non
     assert ("No results for" in body) is hint
 
 
-def test_a_dataset_built_with_an_earlier_drawing_style_is_drawn_again(tmp_path) -> None:
+def test_a_dataset_built_with_an_earlier_drawing_style_is_drawn_again(seed_dataset, tmp_path) -> None:
     """A dataset keeps the drawn maps of its build; after the colours and tooltips changed, a dataset built
     before served its old drawing beside a legend of the new colours. A drawing kept under the key of an
     earlier style is never served."""
     from bibgraph.graph.derived import file_name, page_json
     from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
-    from bibgraph.seeds import seed_directory
-    from bibgraph.web.cli import main
     from bibgraph.web.mapargs import capped as _capped
     from bibgraph.web.mapargs import filters_from_request
     from bibgraph.web.netcache import derived_key
-    from tests.conftest import BASE, make_app
+    from tests.conftest import make_app
 
-    root = tmp_path / "dataset"
-    assert main(["build", str(seed_directory()), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    root = shutil.copytree(seed_dataset, tmp_path / "dataset", symlinks=True)  # changed below: a copy
     app = make_app(BIBGRAPH_STORE=f"dataset:{root}")
     try:
         with app.test_request_context("/graph/coauthors"):

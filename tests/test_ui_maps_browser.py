@@ -1,11 +1,6 @@
 """The co-author map's legend picks out a community; the tooltip keeps clear of the side panel."""
 
-from collections.abc import Iterator
-
 import pytest
-
-from bench.servers import bibgraph_server, free_port
-from bibgraph.seeds import seed_directory
 
 from .test_maps_browser import open_map
 
@@ -13,10 +8,8 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory) -> Iterator[str]:
-    log = tmp_path_factory.mktemp("log") / "serve.log"
-    with bibgraph_server([str(seed_directory())], log, port=free_port()) as url:
-        yield url
+def base(seed_server: str) -> str:
+    return seed_server
 
 
 def opacities(page) -> dict[int, set[float]]:

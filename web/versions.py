@@ -128,7 +128,7 @@ class Watcher:
         for module in FIRST_USE_IMPORTS:
             importlib.import_module(module)
         if pointed(self.root) != name:  # a pointer leaving DIR is refused here (DatasetError)
-            raise RuntimeError(f"the pointer changed again while switching to {name}")
+            return  # a newer add came meanwhile: not a failure; the next check switches to the version it names
         version = dataset_version(self.root / name)
         lease = Lease(version)  # taken before the checks: an add cannot remove it from now on
         try:
