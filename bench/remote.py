@@ -10,9 +10,10 @@ kept there, and ``--published`` serves what an earlier run published into it rat
 
 ``--serve DATASET`` measures the site in front of the engine instead: the dataset published while a reader
 polls the count (which counts it saw; not again with ``--published``), then ``bibgraph serve --store sparql:URL
---published DATASET`` (without it: ``--engine-only``): the home page, the first searches, a profile, a concept
-page and the co-author map cold (once the start's warm-up ended) and warm, and the web process's memory (PSS, and
-the whole server's) while each dump and the whole co-author network (GraphML, JSON) are downloaded.
+--published DATASET`` (``--modes``: with it, without it, or both in turn): the home page, the first searches, a
+profile, a concept page and the co-author map cold (once the start's warm-up ended) and warm, and the web
+process's memory (PSS, and the whole server's) while each dump and the whole co-author network (GraphML, JSON)
+are downloaded.
 """
 
 import argparse
@@ -197,10 +198,11 @@ def publish_watched(dataset: Path, target: Target, reader: RemoteGraphStore, bat
 
 
 def serve_figures(
-    dataset: Path, endpoint: str, server: str, scratch: Path, batch: int, loaded: bool, with_dataset: bool
+    dataset: Path, endpoint: str, server: str, scratch: Path, batch: int, loaded: bool, modes: list[str]
 ) -> None:
-    """Publish ``dataset`` while a reader polls (unless ``loaded``); serve it from the engine (with the dataset
-    given as ``--published`` if ``with_dataset``); time pages; measure the web process during downloads."""
+    """Publish ``dataset`` while a reader polls (unless ``loaded``); serve it from the engine in each of ``modes``
+    (``dataset``: with ``--published DATASET``; ``engine``: without); time pages; measure the web process during
+    downloads."""
     version = datadir.current_version(dataset)
     base = datadir.read_manifest(version)["base"]
     graph = "urn:bibgraph:bench"
@@ -209,8 +211,13 @@ def serve_figures(
         publish_watched(dataset, target, RemoteGraphStore(f"{endpoint}?default-graph-uri={graph}", timeout=3600), batch)
     profile_and_concept = sample_pages(version)
     store = f"sparql:{endpoint}?default-graph-uri={graph}"
-    args = ["--store", store, "--base", base] + (["--published", str(dataset)] if with_dataset else [])
-    log = scratch / "serve.log"
+    for mode in modes:
+        args = ["--store", store, "--base", base] + (["--published", str(dataset)] if mode == "dataset" else [])
+        serve_one(args, scratch / f"serve-{mode}.log", profile_and_concept)
+
+
+def serve_one(args: list[str], log: Path, profile_and_concept: list[str]) -> None:
+    """Start ``bibgraph serve ARGS``, wait for its warm-up, time the pages, measure the downloads."""
     print(f"serve {' '.join(args)}", flush=True)
     started = time.perf_counter()
     with bibgraph_process(args, log) as (site, process):
@@ -245,7 +252,13 @@ def main() -> None:
     parser.add_argument("--published", action="store_true", help="the Virtuoso database in --scratch is loaded")
     parser.add_argument("--no-views", action="store_true", help="measure the publish only")
     parser.add_argument("--serve", type=Path, metavar="DATASET", help="measure the site in front of the engine")
-    parser.add_argument("--engine-only", action="store_true", help="with --serve: serve without --published DATASET")
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        choices=["dataset", "engine"],
+        default=["dataset"],
+        help="with --serve: serve with --published DATASET (dataset), without it (engine), or both, in turn",
+    )
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         scratch = args.scratch or Path(stack.enter_context(tempfile.TemporaryDirectory()))
@@ -256,7 +269,7 @@ def main() -> None:
                 virtuoso(scratch / "virtuoso", None, buffers=args.buffers, max_rows=100_000_000, max_seconds=3600)
             )
             server = endpoint.removesuffix("/sparql")
-            serve_figures(args.serve, endpoint, server, scratch, args.batch, args.published, not args.engine_only)
+            serve_figures(args.serve, endpoint, server, scratch, args.batch, args.published, args.modes)
             return
         store_dir = args.store or scratch / "store"
         if not store_dir.exists():
