@@ -49,6 +49,7 @@ from bibgraph.graph.vocab import sparql_prologue
 BASE = "http://bibgraph.test/"
 VIEW_CAP = 1000  # MAX_VIEW_NODES's default: the co-author map draws at most this many authors
 EGO_TOP = 25  # the ego map's default K
+EXPORTS = ("/graph/coauthors.graphml", "/graph/coauthors.json")  # the whole co-author network, two formats
 
 
 T = TypeVar("T")
@@ -216,8 +217,8 @@ def serve_figures(
         serve_one(args, scratch / f"serve-{mode}.log", profile_and_concept)
 
 
-def serve_one(args: list[str], log: Path, profile_and_concept: list[str]) -> None:
-    """Start ``bibgraph serve ARGS``, wait for its warm-up, time the pages, measure the downloads."""
+def serve_one(args: list[str], log: Path, profile_and_concept: list[str], exports: tuple[str, ...] = EXPORTS) -> None:
+    """Start ``bibgraph serve ARGS``, wait for its warm-up, time the pages, measure the downloads and ``exports``."""
     print(f"serve {' '.join(args)}", flush=True)
     started = time.perf_counter()
     with bibgraph_process(args, log) as (site, process):
@@ -231,7 +232,7 @@ def serve_one(args: list[str], log: Path, profile_and_concept: list[str]) -> Non
             status, seconds, size = get(site + path)
             print(f"| `{path}` | {status} | {seconds:.3f} | {size} |", flush=True)
         downloads = ["/download/bibgraph.nt", "/download/bibgraph.ttl"]
-        for path in [*downloads, "/graph/coauthors.graphml", "/graph/coauthors.json"]:
+        for path in [*downloads, *exports]:
             (status, seconds, size), before, peak = download_memory(site + path, process.pid)
             print(
                 f"{path}: {status}, {size / 1e6:.1f} MB in {seconds:.1f} s; web process PSS"
