@@ -9,14 +9,15 @@ sizes its cache in 8 kB pages). ``--store DIR`` measures an on-disk store alread
 kept there, and ``--published`` serves what an earlier run published into it rather than publishing again.
 
 ``--serve DATASET`` measures the site in front of the engine instead: the dataset published while a reader
-polls the count (which counts it saw), then ``bibgraph serve --store sparql:URL --published DATASET``: the
-home page and the first searches cold (once the start's warm-up ended) and warm, and the web process's memory
-(PSS, and the whole server's) while a dump is downloaded.
+polls the count (which counts it saw; not again with ``--published``), then ``bibgraph serve --store sparql:URL
+--published DATASET`` (``--modes``: with it, without it, or both in turn): the home page, the first searches, a
+profile, a concept page and the co-author map cold (once the start's warm-up ended) and warm, and the web
+process's memory (PSS, and the whole server's) while each dump and the whole co-author network (GraphML, JSON)
+are downloaded.
 """
 
 import argparse
 import contextlib
-import json
 import os
 import subprocess
 import tempfile
@@ -29,8 +30,10 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
+
 from bench.generate import write_lists
-from bench.servers import bibgraph_process
+from bench.servers import bibgraph_process, kept_top_authors
 from bench.virtuoso import virtuoso
 from bibgraph.graph import datadir
 from bibgraph.graph.dataset import build_disk_store
@@ -46,6 +49,7 @@ from bibgraph.graph.vocab import sparql_prologue
 BASE = "http://bibgraph.test/"
 VIEW_CAP = 1000  # MAX_VIEW_NODES's default: the co-author map draws at most this many authors
 EGO_TOP = 25  # the ego map's default K
+EXPORTS = ("/graph/coauthors.graphml", "/graph/coauthors.json")  # the whole co-author network, two formats
 
 
 T = TypeVar("T")
@@ -159,12 +163,21 @@ def download_memory(url: str, pid: int) -> tuple[tuple[int, float, int], list[in
         sampler.join()
 
 
-def serve_figures(dataset: Path, endpoint: str, server: str, scratch: Path, batch: int) -> None:
-    """Publish ``dataset`` while a reader polls; serve it from the engine; time pages, measure a dump's memory."""
-    base = datadir.read_manifest(datadir.current_version(dataset))["base"]
-    graph = "urn:bibgraph:bench"
-    target = Target.parse(f"{server}/sparql-graph-crud-auth", graph, user="dba", password="dba")
-    reader = RemoteGraphStore(f"{endpoint}?default-graph-uri={graph}", timeout=3600)
+def sample_pages(version: Path) -> list[str]:
+    """A profile and a concept page (the most prolific author, the concept with most papers) of a dataset version,
+    read from the incidence it keeps (a GROUP BY over every creator through the engine takes minutes at 1M)."""
+    from bibgraph.graph.derived import DerivedFiles, derived_key
+
+    base = datadir.read_manifest(version)["base"]
+    pages = [iri for iri, _ in kept_top_authors(version)[:1]]
+    kept, incidence = DerivedFiles(version / datadir.DERIVED).load(derived_key("incidence"))
+    if kept and len(incidence.pc_concept):
+        pages.append(incidence.concepts[int(np.bincount(incidence.pc_concept).argmax())].concept)
+    return ["/" + iri.removeprefix(base) for iri in pages]
+
+
+def publish_watched(dataset: Path, target: Target, reader: RemoteGraphStore, batch: int) -> None:
+    """Publish ``dataset`` while a reader polls the count; print the report and which counts the reader saw."""
     seen: list[int] = []
     done = threading.Event()
 
@@ -181,27 +194,52 @@ def serve_figures(dataset: Path, endpoint: str, server: str, scratch: Path, batc
     finally:
         done.set()
         thread.join()
-    print(f"publish: {report.summary()}")
+    print(f"publish: {report.summary()}; load {os.getloadavg()}")
     print(f"a reader polling the count during it ({len(seen)} polls) saw: {sorted(set(seen))}", flush=True)
+
+
+def serve_figures(
+    dataset: Path, endpoint: str, server: str, scratch: Path, batch: int, loaded: bool, modes: list[str]
+) -> None:
+    """Publish ``dataset`` while a reader polls (unless ``loaded``); serve it from the engine in each of ``modes``
+    (``dataset``: with ``--published DATASET``; ``engine``: without); time pages; measure the web process during
+    downloads."""
+    version = datadir.current_version(dataset)
+    base = datadir.read_manifest(version)["base"]
+    graph = "urn:bibgraph:bench"
+    if not loaded:
+        target = Target.parse(f"{server}/sparql-graph-crud-auth", graph, user="dba", password="dba")
+        publish_watched(dataset, target, RemoteGraphStore(f"{endpoint}?default-graph-uri={graph}", timeout=3600), batch)
+    profile_and_concept = sample_pages(version)
     store = f"sparql:{endpoint}?default-graph-uri={graph}"
-    args = ["--store", store, "--published", str(dataset), "--base", base]
-    log = scratch / "serve.log"
+    for mode in modes:
+        args = ["--store", store, "--base", base] + (["--published", str(dataset)] if mode == "dataset" else [])
+        serve_one(args, scratch / f"serve-{mode}.log", profile_and_concept)
+
+
+def serve_one(args: list[str], log: Path, profile_and_concept: list[str], exports: tuple[str, ...] = EXPORTS) -> None:
+    """Start ``bibgraph serve ARGS``, wait for its warm-up, time the pages, measure the downloads and ``exports``."""
+    print(f"serve {' '.join(args)}", flush=True)
+    started = time.perf_counter()
     with bibgraph_process(args, log) as (site, process):
         while "GET /graph/topics " not in log.read_text(errors="replace"):  # the start's warm-up of the maps
             time.sleep(0.2)
+        print(f"start and warm-up: {time.perf_counter() - started:.1f} s; load {os.getloadavg()}")
         print("| request (after the warm-up) | status | seconds | bytes |\n|---|---:|---:|---:|")
-        for path in ("/", "/", "/search?q=Wang", "/search?q=regret", "/areas"):
+        paths = ["/", "/", "/search?q=Wang", "/search?q=Wang", "/search?q=regret", "/areas"]
+        paths += [page for page in profile_and_concept for _ in range(2)] + ["/graph/coauthors"] * 2
+        for path in paths:
             status, seconds, size = get(site + path)
             print(f"| `{path}` | {status} | {seconds:.3f} | {size} |", flush=True)
-        for name in ("bibgraph.nt", "bibgraph.ttl"):
-            (status, seconds, size), before, peak = download_memory(f"{site}/download/{name}", process.pid)
+        downloads = ["/download/bibgraph.nt", "/download/bibgraph.ttl"]
+        for path in [*downloads, *exports]:
+            (status, seconds, size), before, peak = download_memory(site + path, process.pid)
             print(
-                f"download {name}: {status}, {size / 1e6:.1f} MB in {seconds:.1f} s; web process PSS"
+                f"{path}: {status}, {size / 1e6:.1f} MB in {seconds:.1f} s; web process PSS"
                 f" {before[0] / 1e3:.1f} MB before, {peak[0] / 1e3:.1f} MB peak; whole server"
-                f" {before[1] / 1e3:.1f} MB before, {peak[1] / 1e3:.1f} MB peak",
+                f" {before[1] / 1e3:.1f} MB before, {peak[1] / 1e3:.1f} MB peak; load {os.getloadavg()}",
                 flush=True,
             )
-    print(json.dumps({"load": os.getloadavg()}))
 
 
 def main() -> None:
@@ -215,6 +253,13 @@ def main() -> None:
     parser.add_argument("--published", action="store_true", help="the Virtuoso database in --scratch is loaded")
     parser.add_argument("--no-views", action="store_true", help="measure the publish only")
     parser.add_argument("--serve", type=Path, metavar="DATASET", help="measure the site in front of the engine")
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        choices=["dataset", "engine"],
+        default=["dataset"],
+        help="with --serve: serve with --published DATASET (dataset), without it (engine), or both, in turn",
+    )
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         scratch = args.scratch or Path(stack.enter_context(tempfile.TemporaryDirectory()))
@@ -224,7 +269,8 @@ def main() -> None:
             endpoint = stack.enter_context(
                 virtuoso(scratch / "virtuoso", None, buffers=args.buffers, max_rows=100_000_000, max_seconds=3600)
             )
-            serve_figures(args.serve, endpoint, endpoint.removesuffix("/sparql"), scratch, args.batch)
+            server = endpoint.removesuffix("/sparql")
+            serve_figures(args.serve, endpoint, server, scratch, args.batch, args.published, args.modes)
             return
         store_dir = args.store or scratch / "store"
         if not store_dir.exists():

@@ -131,8 +131,21 @@ def pointed(root: Path) -> str:
 
 
 def read_manifest(version: Path) -> dict[str, Any]:
+    return _read_manifest(version)[0]
+
+
+def identified_manifest(version: Path) -> tuple[dict[str, Any], str]:
+    """The manifest of ``version`` and its content identity (``sha256:`` of its bytes, read once): the manifest
+    records the checksum of every file of the version, so two versions with one identity hold the same files
+    whatever their names (what ``publish`` records in an engine, and a site compares before it reads a dataset)."""
+    manifest, data = _read_manifest(version)
+    return manifest, "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _read_manifest(version: Path) -> tuple[dict[str, Any], bytes]:
     try:
-        manifest: dict[str, Any] = json.loads((version / MANIFEST).read_text(encoding="utf-8"))
+        data = (version / MANIFEST).read_bytes()
+        manifest: dict[str, Any] = json.loads(data.decode("utf-8"))
     except (OSError, ValueError) as error:
         raise DatasetError(f"{version}: no readable {MANIFEST}: {error}") from error
     if manifest.get("format") != FORMAT or manifest.get("version") != FORMAT_VERSION:
@@ -140,7 +153,7 @@ def read_manifest(version: Path) -> dict[str, Any]:
             f"{version}: dataset format {manifest.get('format')!r} version {manifest.get('version')!r};"
             f" this bibgraph reads {FORMAT!r} version {FORMAT_VERSION}: build it again"
         )
-    return manifest
+    return manifest, data
 
 
 def checksums(version: Path, previous: Path | None = None) -> dict[str, str]:

@@ -9,10 +9,14 @@ reader sees the old version or the new one, never an empty or partial graph (a `
 nor cheap in Virtuoso: readers saw 289,710 of 446,776 triples during one). The version before stays as
 ``pub:previous`` (a reader that resolved it a moment ago still finds it) and is dropped by the next publish.
 An interrupted publish leaves the pointer untouched; the next one (or ``--clean``) drops what it left.
+
+Published from a dataset, the version graph's content is recorded beside the pointer (``<V> pub:content
+"sha256:..."``: the digest of the dataset version's manifest, which holds the checksum of every file, the store's
+included, checked before anything is sent): a site given the dataset (``--published``) reads its derived files
+only when that identity is the one the engine holds, never on a name alone.
 """
 
 import json
-import re
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
@@ -26,7 +30,7 @@ import pyoxigraph as ox
 from . import datadir
 from .dataset import _DUMP_SUFFIXES, COMPLETE_MARKER, is_dump
 from .enginehttp import PASSWORD_ENV, Credentials, Deadline, EngineError, Session, checked_url, escaped, whole_number
-from .stores.remote import CURRENT, PUBLISH_NS, pointer_graph
+from .stores.remote import CONTENT, CURRENT, PUBLISH_NS, pointer_graph
 from .stores.store import OxigraphGraphStore
 
 DEFAULT_BATCH = 100_000  # triples per request: ~15 MB of N-Triples, a few seconds of work for the engine
@@ -211,6 +215,18 @@ class Engine:
         headers = {"Content-Type": "application/x-www-form-urlencoded"}
         self.session.request("POST", self.target.update, self.target.update, body, headers)
 
+    def record(self, version: str, content: str) -> None:
+        """``<version> pub:content "content"`` in the pointer graph (what the version was loaded from)."""
+        literal = json.dumps(content)  # a JSON string is a SPARQL string literal (its escapes are SPARQL's too)
+        where = _iri(pointer_graph(self.target.graph))
+        self.update(f"INSERT DATA {{ GRAPH {where} {{ {_iri(version)} {_iri(CONTENT)} {literal} }} }}")
+
+    def forget(self, version: str) -> None:
+        """The pointer graph's statements about a version graph that was dropped."""
+        where, subject = _iri(pointer_graph(self.target.graph)), _iri(version)
+        pattern = f"GRAPH {where} {{ {subject} ?p ?o }}"
+        self.update(f"DELETE {{ {pattern} }} WHERE {{ {pattern} }}")
+
     def mark(self, insert: Iterable[tuple[str, str]] = (), delete: Iterable[tuple[str, str]] = ()) -> None:
         """Pointer triples ``<G> predicate <version>`` inserted and deleted, one update request."""
         g, where = _iri(self.target.graph), _iri(pointer_graph(self.target.graph))
@@ -227,11 +243,29 @@ def version_graph(graph: str, label: str) -> str:
     return f"{graph}{joint}version-{stamp}" + (f"-{label}" if label else "")
 
 
-def published_label(version: str) -> str:
-    """The dataset version directory's name (``v-...``) that a version graph of :func:`version_graph` was loaded
-    from; "" when it was loaded from a dump or a store outside a dataset."""
-    found = re.search(r"/?version-\d{8}T\d{12}Z-(v-[^/#]+)$", version)
-    return found.group(1) if found else ""
+def dataset_content(store: Path) -> str | None:
+    """The content identity of the dataset version whose store is ``store`` (None for a store outside a dataset),
+    once every file of the store is checked against the manifest that identity is the digest of (RocksDB's
+    diagnostic logs aside): what is sent is what the identity names."""
+    version = store.parent
+    if store.name != datadir.STORE or not (version / datadir.MANIFEST).is_file():
+        return None
+    try:
+        manifest, content = datadir.identified_manifest(version)
+        recorded: dict[str, str] = manifest.get("checksums", {})
+        listed = {name for name in recorded if name.startswith(f"{datadir.STORE}/")}
+        present = {
+            path.relative_to(version).as_posix()
+            for path in store.rglob("*")
+            if path.is_file() and not path.name.startswith("LOG")
+        }
+        if present - listed:
+            raise datadir.DatasetDamaged(f"{version / sorted(present - listed)[0]}: not in the manifest: refused")
+        for name in sorted(listed):
+            datadir.check_file(version, name, recorded)
+    except datadir.DatasetError as error:
+        raise PublishError(f"{error}; nothing was sent") from error
+    return content
 
 
 def _drop_marked(engine: Engine, marked: dict[str, list[str]], progress: Callable[[str], None]) -> list[str]:
@@ -243,6 +277,7 @@ def _drop_marked(engine: Engine, marked: dict[str, list[str]], progress: Callabl
                 continue  # never the graph readers read
             progress(f"dropping <{graph}> (left by an earlier publish)")
             engine.drop(graph)
+            engine.forget(graph)
             engine.mark(delete=[(predicate, graph)])
             dropped.append(graph)
     return dropped
@@ -274,11 +309,14 @@ def publish(
     path = resolve_source(source)  # a wrong path is refused before the engine is touched
     label = path.parent.name if path.name == datadir.STORE and path.parent.name.startswith("v-") else ""
     started = time.monotonic()
+    content = dataset_content(path)
     staging = version_graph(target.graph, label)
     try:
         engine = _engine(target, timeout)
         dropped = _drop_marked(engine, engine.pointers(), say)
         engine.mark(insert=[(STAGING, staging)])
+        if content is not None:
+            engine.record(staging, content)
     except EngineError as error:
         raise PublishError(f"{error}; nothing was loaded, readers still read what they read") from error
     sent = number = loaded = 0

@@ -36,13 +36,11 @@ from bibgraph.graph.publish import (
     Target,
     clean,
     publish,
-    published_label,
     resolve_source,
-    version_graph,
 )
 from bibgraph.graph.search import SearchIndexError
 from bibgraph.graph.stores import remote as remote_store
-from bibgraph.graph.stores.remote import RemoteGraphStore
+from bibgraph.graph.stores.remote import CONTENT, RemoteGraphStore, pointer_graph
 from bibgraph.seeds import seed_directory
 from bibgraph.web.cli import main
 
@@ -489,14 +487,58 @@ def test_dump_downloads_hold_the_same_triples(client, remote_client, name: str) 
 
 
 @settings(max_examples=50, deadline=None)
-@given(
-    graph=st.sampled_from(["urn:bibgraph:g", "http://bibgraph.test/", "http://x/g#", "http://x/g"]),
-    label=st.one_of(st.just(""), st.from_regex(r"v-[0-9A-Za-z-]{1,30}", fullmatch=True)),
-)
-def test_a_version_graph_names_the_dataset_version_it_was_loaded_from(graph: str, label: str) -> None:
-    """What the site compares with the dataset it was given: the label publish wrote, or none (a dump)."""
-    assert published_label(version_graph(graph, label)) == label
-    assert published_label(graph) == ""
+def _posing_as(dataset: Path, other: Path) -> Path:
+    """``other`` (a dataset of other papers) under the name of ``dataset``'s current version, its manifest saying
+    that name too: only the contents tell them apart."""
+    name = os.readlink(dataset / "current")
+    version = other / os.readlink(other / "current")
+    manifest = json.loads((version / "manifest.json").read_text(encoding="utf-8"))
+    (version / "manifest.json").write_text(json.dumps({**manifest, "name": name}), encoding="utf-8")
+    version.rename(other / name)
+    (other / "current").unlink()
+    (other / "current").symlink_to(name)
+    return other
+
+
+@pytest.mark.virtuoso
+def test_a_dataset_of_the_published_name_but_other_contents_is_not_read(
+    client, dataset_published, seed_dataset, tmp_path, caplog
+) -> None:
+    """The engine holds the seed dataset; the site is given another dataset under the very same version name (a
+    rebuild, a copy renamed): its figures, search and dumps are not read; every page equals the engine's answers."""
+    other = tmp_path / "other"
+    first_list = str(sorted(seed_directory().glob("*.txt"))[0])
+    assert main(["build", "--dataset", str(other), "--base", BASE, "--quiet", first_list]) == 0
+    _posing_as(seed_dataset, other)
+    with caplog.at_level("WARNING", logger="bibgraph.netcache"):
+        application = make_app(BIBGRAPH_STORE=f"sparql:{dataset_published}", PUBLISHED=str(other))
+        try:
+            far = application.test_client()
+            for path in ("/", "/areas", "/search?q=learning", "/graph/topics.json", "/graph/authors.json?q=li"):
+                assert far.get(path).get_data() == client.get(path).get_data(), path
+            dumped = far.get("/download/bibgraph.nt").get_data()
+            assert len(dumped.splitlines()) == len(client.get("/download/bibgraph.nt").get_data().splitlines())
+        finally:
+            application.extensions["bibgraph"].close()
+    assert "is not what the engine holds" in caplog.text
+
+
+def test_a_dataset_whose_store_differs_from_its_manifest_is_not_published(seed_dataset, tmp_path) -> None:
+    """The identity recorded in the engine is the manifest's: a store file changed since the build (or one the
+    manifest does not list) is refused before any request (the target here answers nothing)."""
+    target = Target.parse("http://127.0.0.1:9/store", "urn:bibgraph:g")
+    for change in ("changed", "added"):
+        copy = tmp_path / change
+        shutil.copytree(seed_dataset, copy, symlinks=True)
+        store = copy / "current" / "store"
+        if change == "changed":
+            table = sorted(store.glob("*.sst"))[0]
+            table.write_bytes(table.read_bytes() + b"\0")
+        else:
+            (store / "000999.sst").write_bytes(b"")
+        with pytest.raises(PublishError, match="nothing was sent") as refused:
+            publish(copy, target)
+        assert ("differs from the checksum" if change == "changed" else "not in the manifest") in str(refused.value)
 
 
 def _computed(*args: object) -> None:
@@ -572,6 +614,12 @@ def test_the_site_follows_a_publish_within_the_pointers_ttl(client, graph_store_
     finally:
         application.extensions["bibgraph"].close()
         smaller.extensions["bibgraph"].close()
+    engine = Engine(target, Session(target.credentials, Deadline(60)))
+    marked = engine.pointers()
+    where = f"<{pointer_graph(graph)}>"
+    described = engine.select(f"SELECT ?v ?c WHERE {{ GRAPH {where} {{ ?v <{CONTENT}> ?c }} }}")
+    # the dataset's version (current) has its content; the store's (previous) none; the first one's left with it
+    assert [row["v"] for row in described] == marked[remote_store.CURRENT]
 
 
 def test_a_published_dataset_whose_index_is_not_one_is_refused_at_start(seed_dataset, tmp_path: Path) -> None:
@@ -600,3 +648,47 @@ def test_a_graph_loaded_before_versions_is_read_until_the_switch_then_dropped(gr
     time.sleep(remote_store.POINTER_TTL)
     assert reader.triple_count() == seed_store.triple_count()
     assert engine.count(graph) == 0
+
+
+class _PointerEngine(Handler):
+    """A SPARQL endpoint answering from an Oxigraph store in memory (the pointer graph a test writes)."""
+
+    store: ox.Store
+
+    def do_POST(self) -> None:
+        query = urllib.parse.parse_qs(self.request_body().decode())["query"][0]
+        answer = self.store.query(query)
+        assert isinstance(answer, ox.QuerySolutions)
+        self.reply(200, answer.serialize(format=ox.QueryResultsFormat.XML) or b"", remote_store.XML_RESULTS)
+
+
+_MARKS = st.dictionaries(
+    st.sampled_from([f"urn:g/version-2026120{day}T000000000000Z" for day in range(1, 6)]),
+    st.sets(st.sampled_from(["sha256:aa", "sha256:bb", "sha256:cc"]), max_size=2),
+    max_size=3,
+)
+
+
+def test_the_content_read_is_the_one_recorded_for_the_version_read() -> None:
+    """The reader takes the latest ``current`` and the content recorded for that very version, or none when there
+    is none or two (a content recorded for a version the pointer does not name is never taken)."""
+    pointer, graph = ox.NamedNode(pointer_graph("urn:g")), ox.NamedNode("urn:g")
+    with serving(_PointerEngine) as address:
+
+        @settings(max_examples=60, deadline=None)
+        @given(marks=_MARKS, others=st.sets(st.sampled_from(["urn:g/version-20261209T000000000000Z", "urn:g/x"])))
+        def check(marks: dict[str, set[str]], others: set[str]) -> None:
+            store = ox.Store()
+            for version, contents in marks.items():
+                store.add(ox.Quad(graph, ox.NamedNode(remote_store.CURRENT), ox.NamedNode(version), pointer))
+                for content in contents:
+                    store.add(ox.Quad(ox.NamedNode(version), ox.NamedNode(CONTENT), ox.Literal(content), pointer))
+            for version in others:  # recorded, not current (staging, previous): never what is read
+                store.add(ox.Quad(ox.NamedNode(version), ox.NamedNode(CONTENT), ox.Literal("sha256:ff"), pointer))
+            _PointerEngine.store = store
+            reader = RemoteGraphStore(f"{address}/sparql?default-graph-uri=urn:g")
+            latest = max(marks, default=None)
+            recorded = marks.get(latest, set()) if latest else set()
+            assert reader.published() == (latest, next(iter(recorded)) if len(recorded) == 1 else None)
+
+        check()

@@ -3,7 +3,8 @@
 Served from a dataset (``bibgraph serve DIR``), a value the build kept is read from the dataset's
 ``derived/`` files instead of being derived; while a dataset is built, every value derived is kept there. Served
 from an engine (``--store sparql:URL``) with the dataset that was published (``PUBLISHED``), its files are read
-while it is the version the engine's pointer names; the cache follows the pointer (a new one after a publish).
+while its content (the manifest's digest) is what ``publish`` recorded for the version the engine's pointer names;
+the cache follows the pointer (a new one after a publish).
 """
 
 import atexit
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import networkx as nx
 from flask import Flask, current_app, has_app_context
 
-from bibgraph.graph.datadir import DERIVED, DatasetError, file_digest, read_manifest
+from bibgraph.graph.datadir import DERIVED, DatasetError, file_digest, identified_manifest, read_manifest
 from bibgraph.graph.dataset import dataset_version
 from bibgraph.graph.derived import DerivedFiles, derived_key
 from bibgraph.graph.networks.filters import Filters, drawn
@@ -217,9 +218,11 @@ def cache_for(store: str, app: Flask | None = None) -> NetworkCache:
     gate: DerivationGate = app.extensions[GATE]
     max_bytes = int(app.config["MAP_CACHE_BYTES"])
     if store.startswith("sparql:"):
-        engine_version = _engine_version()
+        from bibgraph.graph.stores.remote import read_published
+
+        engine_version, content = get_store().run(read_published)
         published = app.config.get("PUBLISHED")
-        derived = _published_files(Path(published), engine_version) if published else None
+        derived = _published_files(Path(published), engine_version, content) if published else None
         # dumps and network exports are kept per version too: the published dataset's own dumps, when it is the one
         if derived is not None:
             app.config[downloads.DATASET_VERSION] = str(derived.directory.parent)
@@ -234,10 +237,10 @@ def cache_for(store: str, app: Flask | None = None) -> NetworkCache:
     return NetworkCache(_derived_files(version, bool(app.config.get(DERIVED_WRITABLE))), gate, max_bytes)
 
 
-def _derived_files(version: Path, writable: bool = False) -> DerivedFiles:
-    """The derived files of a dataset ``version``; each kept file is checked against the manifest's checksum as it
-    is read (it is read whole anyway)."""
-    recorded = {} if writable else read_manifest(version).get("checksums", {})
+def _derived_files(version: Path, writable: bool = False, manifest: dict[str, Any] | None = None) -> DerivedFiles:
+    """The derived files of a dataset ``version``; each kept file is checked against the checksum of its manifest
+    (``manifest``, if read already) as it is read (it is read whole anyway)."""
+    recorded = {} if writable else (manifest or read_manifest(version)).get("checksums", {})
     checksums = {name.removeprefix(f"{DERIVED}/"): digest for name, digest in recorded.items()}
     return DerivedFiles(version / DERIVED, writable, checksums)
 
@@ -247,27 +250,28 @@ def check_published(path: Path) -> None:
     SearchIndex(dataset_version(path) / DERIVED / FILE_NAME).close()
 
 
-def _published_files(path: Path, engine_version: str | None) -> DerivedFiles | None:
-    """The published dataset's derived files when its current version is the one the engine's pointer names
-    (``publish`` writes the dataset version's name into the version graph's): else None, the figures computed
-    from the engine (a dataset published from elsewhere, or a publish newer than the dataset given)."""
-    from bibgraph.graph.publish import published_label  # the publish side's naming, loaded by an engine's site only
-
+def _published_files(path: Path, engine_version: str | None, content: str | None) -> DerivedFiles | None:
+    """The published dataset's derived files when its current version is what the engine's pointer names: the
+    identity ``publish`` recorded for it (its manifest's digest) is the dataset's, whatever the names. Else None,
+    the figures computed from the engine (a dataset published from elsewhere, rebuilt since, or newer)."""
     try:
         version = dataset_version(path)
+        manifest, identity = identified_manifest(version)
     except DatasetError as error:
         log.warning("the published dataset cannot be read (%s): figures are computed from the engine", error)
         return None
-    if engine_version is None or published_label(engine_version) != version.name:
+    if content != identity:
         log.warning(
-            "the published dataset %s is version %s, the engine's pointer names <%s>: figures are computed from the"
-            " engine, search included (give the dataset that was published last)",
+            "the published dataset %s (version %s, %s) is not what the engine holds (<%s>, %s): figures are computed"
+            " from the engine, search included (give the dataset that was published last)",
             path,
             version.name,
+            identity,
             engine_version,
+            content or "loaded from no dataset",
         )
         return None
-    return _derived_files(version)
+    return _derived_files(version, manifest=manifest)
 
 
 def init_app(app: Flask) -> None:

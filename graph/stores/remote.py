@@ -34,6 +34,9 @@ XML_RESULTS = "application/sparql-results+xml"
 JSON_RESULTS = "application/sparql-results+json"
 PUBLISH_NS = "https://w3id.org/bibgraph/publish#"
 CURRENT = PUBLISH_NS + "current"  # <G> pub:current <V> in G's pointer graph: the version graph readers of G read
+# <V> pub:content "sha256:..." in G's pointer graph: the identity of the dataset version V was loaded from (the digest
+# of its manifest, which holds the checksum of each of its files); a site reads that dataset's files only if it is it
+CONTENT = PUBLISH_NS + "content"
 POINTER_TTL = 2.0  # seconds a pointer lookup is trusted (a publish keeps the version before for longer)
 
 
@@ -81,13 +84,20 @@ class RemoteGraphStore(EngineStore):
         # Protocol parameters in the URL (e.g. ``default-graph-uri``) go with every query.
         self.parameters = urllib.parse.parse_qsl(url.query)
         self.timeout = timeout
-        self._resolved: tuple[float, list[tuple[str, str]], str | None] | None = None
+        # when resolved, the parameters, the version graph (None: the graph itself) and that version's content
+        self._resolved: tuple[float, list[tuple[str, str]], str | None, str | None] | None = None
 
     def version(self) -> str | None:
         """The version graph a publish's pointer names, which queries read now (looked up again every
         :data:`POINTER_TTL` seconds); None when they read the graph itself (no version published) or no one graph."""
+        return self.published()[0]
+
+    def published(self) -> tuple[str | None, str | None]:
+        """:meth:`version` and, from the same lookup, the content identity ``publish`` recorded for it (the
+        dataset version's manifest digest: :func:`~bibgraph.graph.datadir.identified_manifest`); None when the
+        version was loaded from a dump or a store outside a dataset, or by an earlier bibgraph."""
         self._parameters()
-        return self._resolved[2] if self._resolved is not None else None
+        return (self._resolved[2], self._resolved[3]) if self._resolved is not None else (None, None)
 
     def _parameters(self) -> list[tuple[str, str]]:
         """The protocol parameters, a publish's pointer graph replaced by the version it names (if any)."""
@@ -98,18 +108,27 @@ class RemoteGraphStore(EngineStore):
         if self._resolved is None or now - self._resolved[0] > POINTER_TTL:
             pointer = f"<{graphs[0]}>" if not set('<>"{}|^`\\ ') & set(graphs[0]) else None
             others = [(name, value) for name, value in self.parameters if name != "default-graph-uri"]
-            current: list[str] = []
+            contents: dict[str, set[str]] = {}  # each version graph the pointer names: the contents recorded for it
             if pointer is not None:
                 where = f"<{pointer_graph(graphs[0])}>"
-                query = f"SELECT ?v WHERE {{ GRAPH {where} {{ {pointer} <{CURRENT}> ?v }} }}"
+                query = (
+                    f"SELECT ?v ?c WHERE {{ GRAPH {where} {{ {pointer} <{CURRENT}> ?v"
+                    f" OPTIONAL {{ ?v <{CONTENT}> ?c }} }} }}"
+                )
                 with self._request(query, XML_RESULTS, others) as response:
                     solutions = ox.parse_query_results(response.read(), format=ox.QueryResultsFormat.XML)
                 assert isinstance(solutions, ox.QuerySolutions)  # a SELECT's answer
-                current = [row["v"].value for row in solutions if isinstance(row["v"], ox.NamedNode)]
+                for row in solutions:
+                    if isinstance(row["v"], ox.NamedNode):
+                        content = row["c"]
+                        found = contents.setdefault(row["v"].value, set())
+                        found |= {content.value} if isinstance(content, ox.Literal) else set()
             # Two while a publish switches (the new one inserted first): the latest, as version names sort by time.
             # None: the graph itself (loaded another way, or an earlier bibgraph; the first publish still loading).
-            version = max(current) if current else None
-            self._resolved = (now, [("default-graph-uri", version or graphs[0]), *others], version)
+            version = max(contents) if contents else None
+            recorded = contents.get(version, set()) if version else set()
+            content = next(iter(recorded)) if len(recorded) == 1 else None  # two: neither is trusted
+            self._resolved = (now, [("default-graph-uri", version or graphs[0]), *others], version, content)
         return self._resolved[1]
 
     def _request(self, query: str, accept: str, parameters: list[tuple[str, str]] | None = None) -> BinaryIO:
@@ -229,3 +248,8 @@ def read_version(store: object) -> str | None:
     """The version graph ``store`` reads (:meth:`RemoteGraphStore.version`; None for any other store): run in the
     query worker, which holds the store, by the web process that keys what it derived by it."""
     return store.version() if isinstance(store, RemoteGraphStore) else None
+
+
+def read_published(store: object) -> tuple[str | None, str | None]:
+    """The version graph ``store`` reads and the content recorded for it (:meth:`RemoteGraphStore.published`)."""
+    return store.published() if isinstance(store, RemoteGraphStore) else (None, None)
