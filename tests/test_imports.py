@@ -94,7 +94,6 @@ DEFERRED = {  # (module, what it imports inside a function): the rest of the pac
     ("bibgraph.web.netcache", "bibgraph.graph.searchbuild"),
     # urllib.request and its TLS stack, and the publish side's naming: only a site over an engine (`sparql:`)
     ("bibgraph.web.netcache", "bibgraph.graph.stores.remote"),
-    ("bibgraph.web.netcache", "bibgraph.graph.publish"),
     # nameparser and pyvis (which pulls in IPython): loaded at first use, after `serve` listens
     ("bibgraph.web.graphviews", "bibgraph.graph.names"),
     ("bibgraph.web.pyvis_views", "pyvis.edge"),
