@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.servers import stop
-from bibgraph.graph.vocab import sparql_prologue
-from bibgraph.web.derivations import children, tree_pss
+from bibgraph.graph.rdf.vocab import sparql_prologue
+from bibgraph.web.maps.gate import children, tree_pss
 
 P = sparql_prologue()
 SLOW = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"  # runs until the deadline
@@ -125,7 +125,7 @@ def server(args: argparse.Namespace) -> Iterator[tuple[int, subprocess.Popen]]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = [args.server_python, "-m", "bibgraph.web.cli", "serve", "--port", str(port), *args.serve_args]
+    command = [args.server_python, "-m", "bibgraph.web.commands.cli", "serve", "--port", str(port), *args.serve_args]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         ends = time.monotonic() + 300

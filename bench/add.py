@@ -36,24 +36,26 @@ def main() -> None:
     if args.compare:
         compare(args.dataset, args.files)
         return
-    from bibgraph.graph import add, conceptupdate, datadir, dump, sitedata, void
-    from bibgraph.web import datasets, pages
+    from bibgraph.graph.dataset import add, directory, dumps, sitedata, void
+    from bibgraph.graph.site import conceptupdate
+    from bibgraph.web import pages
+    from bibgraph.web.commands import versionwrite
 
     if args.no_derive:
-        datasets.derive = lambda version, base, previous=None: None
+        versionwrite.derive = lambda version, base, previous=None: None
     stages = Stages()
-    stages.wrap(datasets, "add_lists", "add lists (parse, look up, write, append to dumps, VoID)")
+    stages.wrap(versionwrite, "add_lists", "add lists (parse, look up, write, append to dumps, VoID)")
     stages.wrap(getattr(void, "VoidCounts", None), "observe", "  of which VoID statistics (updated)")
-    stages.wrap(getattr(dump, "Segments", None), "append", "  of which appending to the dumps")
-    stages.wrap(dump, "_copy_head", "copy the previous dumps' data (a checkout before the dumps were segments)")
-    stages.wrap(datasets, "write_dataset_dumps", "write the dumps whole")
-    stages.wrap(datasets, "write_dump", "write the dumps whole (a checkout before the dumps were continued)")
+    stages.wrap(getattr(dumps, "Segments", None), "append", "  of which appending to the dumps")
+    stages.wrap(dumps, "_copy_head", "copy the previous dumps' data (a checkout before the dumps were segments)")
+    stages.wrap(versionwrite, "write_dataset_dumps", "write the dumps whole")
+    stages.wrap(versionwrite, "write_dump", "write the dumps whole (a checkout before the dumps were continued)")
     stages.wrap(add, "_replace_void", "  of which VoID statistics (counted again: that checkout)")
-    stages.wrap(datasets, "update_search_index", "search index (updated)")
-    stages.wrap(datadir, "checksums", "checksums")
-    stages.wrap(datadir, "_sync_tree", "fsync")
-    stages.wrap(datasets, "derive", "derive")
-    stages.wrap(datasets, "_update_concept_index", "  of which the concept index (updated)")
+    stages.wrap(versionwrite, "update_search_index", "search index (updated)")
+    stages.wrap(directory, "checksums", "checksums")
+    stages.wrap(directory, "_sync_tree", "fsync")
+    stages.wrap(versionwrite, "derive", "derive")
+    stages.wrap(versionwrite, "_update_concept_index", "  of which the concept index (updated)")
     stages.wrap(conceptupdate, "updated_index", "    of which the update (the rest: writing the order pieces)")
     stages.wrap(conceptupdate, "_new_in_concepts", "      of which finding the papers new to each concept")
     stages.wrap(conceptupdate, "_creators", "      of which their creators")
@@ -62,19 +64,19 @@ def main() -> None:
     stages.wrap(conceptupdate, "_places", "      of which placing the new papers (pieces read, labels probed)")
     stages.wrap(conceptupdate.KeptOrder, "between", "      of which reading the rest of the kept orders")
     stages.wrap(pages, "concept_index", "  of which the concept index (derived in full)")
-    stages.wrap(datasets, "_keep_unreached_maps", "  of which keeping the maps no added paper reaches")
+    stages.wrap(versionwrite, "_keep_unreached_maps", "  of which keeping the maps no added paper reaches")
     stages.wrap(sitedata, "_derive_map", "  of which the default maps (derived again where reached)")
     stages.wrap(sitedata, "home_figures", "  of which the home page's figures")
     stages.wrap(sitedata, "_derive_exports", "  of which the whole networks' exports")
     if args.full_concepts:
-        datasets._update_concept_index = lambda version, served, additions, store: None
+        versionwrite._update_concept_index = lambda version, served, additions, store: None
     if args.whole_dumps:
-        original = datasets.read_manifest
-        datasets.read_manifest = lambda version: {k: v for k, v in original(version).items() if k != "dumps"}
+        original = versionwrite.read_manifest
+        versionwrite.read_manifest = lambda version: {k: v for k, v in original(version).items() if k != "dumps"}
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu = usage.ru_utime + usage.ru_stime
     start = time.perf_counter()
-    version, report = datasets.add_to_dataset(args.dataset, args.files)
+    version, report = versionwrite.add_to_dataset(args.dataset, args.files)
     total = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(f"{version}: {report.summary()}")
@@ -111,9 +113,9 @@ def disk_per_version(version: Path) -> str:
 def kept_index(version: Path) -> str:
     """The size of the concept index ``version`` keeps: its figures and order pieces, and how many pieces are
     hard links to the previous version's (kept as they were by the update)."""
-    from bibgraph.graph.datadir import DERIVED
-    from bibgraph.graph.derived import DerivedFiles, derived_key, file_name
-    from bibgraph.graph.sitedata import CONCEPT_FIGURES, ORDER_CHUNK, order_piece_key
+    from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name
+    from bibgraph.graph.dataset.directory import DERIVED
+    from bibgraph.graph.dataset.sitedata import CONCEPT_FIGURES, ORDER_CHUNK, order_piece_key
 
     derived = version / DERIVED
     key = derived_key("page", None, CONCEPT_FIGURES)

@@ -37,9 +37,9 @@ _LINE = re.compile(r'^<([^>]*)> <([^>]*)> (?:<([^>]*)>|"((?:[^"\\]|\\.)*)"(?:\^\
 
 def _catalogue_lines(directory: Path) -> Iterator[str]:
     """The same parse and the same triples as ``bibgraph build``, as N-Triples text."""
-    from bibgraph.graph.build import DEFAULT_BASE, graph_lines
-    from bibgraph.graph.iris import Iris
-    from bibgraph.graph.model import Catalogue
+    from bibgraph.graph.dataset.build import DEFAULT_BASE, graph_lines
+    from bibgraph.graph.dataset.triples import Catalogue
+    from bibgraph.graph.rdf.iris import Iris
 
     return graph_lines([directory], Iris(DEFAULT_BASE), Catalogue(), [], progress=False)
 
@@ -66,8 +66,8 @@ def _naive(directory: Path, out: Path, store: str) -> int:
 
 def run_variant(variant: str, directory: Path, out: Path, store: str) -> dict:
     """Run one variant in this process; figures of this process only (it is a child of the bench)."""
-    import bibgraph.graph.build
-    import bibgraph.graph.dataset  # noqa: F401  (imports are not the build's time)
+    import bibgraph.graph.dataset.build
+    import bibgraph.graph.dataset.opener  # noqa: F401  (imports are not the build's time)
 
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu_start = usage.ru_utime + usage.ru_stime  # CPU time: what a shared, busy machine distorts least
@@ -94,15 +94,15 @@ def run_variant(variant: str, directory: Path, out: Path, store: str) -> dict:
     elif variant == "oxrdflib-add":
         triples = _naive(directory, out, "Oxigraph")
     elif store == "disk":
-        from bibgraph.graph.build import DEFAULT_BASE
-        from bibgraph.graph.dataset import build_disk_store
+        from bibgraph.graph.dataset.build import DEFAULT_BASE
+        from bibgraph.graph.dataset.opener import build_disk_store
         from bibgraph.graph.stores.store import OxigraphGraphStore
 
         shutil.rmtree(out, ignore_errors=True)
         build_disk_store(out, [directory], DEFAULT_BASE)
         triples = OxigraphGraphStore.disk(out, read_only=True).triple_count()
     else:
-        from bibgraph.graph.build import build_graph
+        from bibgraph.graph.dataset.build import build_graph
 
         built, _ = build_graph([directory], progress=False)
         triples = built.triple_count()
@@ -116,12 +116,14 @@ def run_variant(variant: str, directory: Path, out: Path, store: str) -> dict:
 def _dataset(directory: Path, out: Path) -> dict:
     """``build --dataset`` without the derived data, timed by stage: the table, and the triples."""
     from bench.stages import Stages
-    from bibgraph.graph import build, datadir, model, void
-    from bibgraph.graph.build import DEFAULT_BASE
+    from bibgraph.graph.dataset import build, void
+    from bibgraph.graph.dataset import directory as datadir
+    from bibgraph.graph.dataset import triples as model
+    from bibgraph.graph.dataset.build import DEFAULT_BASE
     from bibgraph.graph.identity.features import Collected
-    from bibgraph.web import datasets
+    from bibgraph.web.commands import versionwrite
 
-    datasets.derive = lambda version, base, previous=None: None  # the views' data: bench.serve measures it
+    versionwrite.derive = lambda version, base, previous=None: None  # the views' data: bench.serve measures it
     stages = Stages()
     stages.wrap(build, "build_graph", "parse, load (overlapped) and write N-Triples; VoID")
     stages.wrap(build, "void_ntriples", "  of which VoID statistics (the engine's counts: older checkouts)")
@@ -129,12 +131,12 @@ def _dataset(directory: Path, out: Path) -> dict:
     stages.wrap(getattr(void, "VoidTally", None), "counts", "  of which VoID distinct counts (after the stream)")
     stages.wrap(Collected, "add", "  of which identity: evidence collected per record")
     stages.wrap(model, "persons_of", "  of which identity: persons decided")
-    stages.wrap(datasets, "write_dataset_dumps", "dumps from the store (a build from dumps)")
-    stages.wrap(datasets, "complete_streamed_dumps", "Turtle from the streamed N-Triples, VoID appended")
+    stages.wrap(versionwrite, "write_dataset_dumps", "dumps from the store (a build from dumps)")
+    stages.wrap(versionwrite, "complete_streamed_dumps", "Turtle from the streamed N-Triples, VoID appended")
     stages.wrap(datadir, "checksums", "checksums")
     stages.wrap(datadir, "_sync_tree", "fsync")
     start, cpu = time.perf_counter(), time.process_time()
-    _, report = datasets.build_dataset([directory], out, DEFAULT_BASE)
+    _, report = versionwrite.build_dataset([directory], out, DEFAULT_BASE)
     table = stages.table(time.perf_counter() - start, time.process_time() - cpu)
     return {"table": table, "triples": report.triples}
 

@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from bibgraph.graph import authorline
-from bibgraph.graph.names import normalise
+from bibgraph.graph.ingest import authorline
+from bibgraph.graph.ingest.names import normalise
 
 AREAS = {
     "Deep Learning": ["Large Language Models", "Attention Mechanisms", "Sequential Models, Time series", "Theory"],

@@ -23,11 +23,11 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bibgraph.graph.build import build_graph
+from bibgraph.graph.dataset.build import build_graph
 from bibgraph.graph.identity.decide import identify
-from bibgraph.graph.names import normalise
-from bibgraph.graph.parse import parse_stream
-from bibgraph.graph.records import Record
+from bibgraph.graph.ingest.names import normalise
+from bibgraph.graph.ingest.parse import parse_stream
+from bibgraph.graph.ingest.records import Record
 
 DATA = Path(__file__).parent / "data" / "identity"
 HELD_OUT_FROM = "2023"  # collections of this year and later are held out; the method was tuned on the earlier ones

@@ -22,8 +22,8 @@ from pathlib import Path
 import networkx as nx
 
 from bench.generate import write_corpus
-from bibgraph.graph.build import build_graph
-from bibgraph.graph.datadir import STORE, current_version
+from bibgraph.graph.dataset.build import build_graph
+from bibgraph.graph.dataset.directory import STORE, current_version
 from bibgraph.graph.networks import Filters, engine
 from bibgraph.graph.networks.communities import assign_communities
 from bibgraph.graph.networks.filters import drawn

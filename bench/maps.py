@@ -35,12 +35,12 @@ import numpy as np
 from bench.serve import COUNT_PAPERS, TOP_AUTHOR, get, local, select
 from bench.servers import free_port, stop, wait_for_http
 from bench.sparql import MemoryWatch, pss_kb
-from bibgraph.graph.datadir import MANIFEST, STORE, read_manifest
-from bibgraph.graph.dataset import dataset_version
-from bibgraph.graph.derived import DATA_FORMATS
-from bibgraph.graph.layout import layout
+from bibgraph.graph.dataset.derived import DATA_FORMATS
+from bibgraph.graph.dataset.directory import MANIFEST, STORE, read_manifest
+from bibgraph.graph.dataset.opener import dataset_version
 from bibgraph.graph.networks import Filters, analytics, coauthor, ego, topic
 from bibgraph.graph.networks.incidence import Concept, _arrays
+from bibgraph.graph.networks.layout import layout
 from bibgraph.graph.networks.spec import author_radius
 
 SUBAREA_OF = """SELECT ?sub ?area WHERE { ?sub <http://www.w3.org/2004/02/skos/core#broader> ?area }
@@ -51,7 +51,10 @@ def derive(store: Path, out: Path, base: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     if not (out / STORE).exists():
         (out / STORE).symlink_to(store.resolve())
-    code = f"from bibgraph.web.datasets import derive; derive(__import__('pathlib').Path({str(out)!r}), {base!r})"
+    code = (
+        f"from bibgraph.web.commands.versionwrite import derive; derive(__import__('pathlib').Path({str(out)!r}), "
+        f"{base!r})"
+    )
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-c", code])
     watch = MemoryWatch(process.pid)
@@ -134,7 +137,17 @@ def _burst(python: str, root: Path, paths: list[str]) -> tuple[float, float, lis
     the seconds until all are answered, and the refusals by cause (as ``/metrics`` counts them, if it does)."""
     port = free_port()
     server = f"http://127.0.0.1:{port}"
-    command = [python, "-m", "bibgraph.web.cli", "serve", str(root), "--port", str(port), "--client-queries", "0"]
+    command = [
+        python,
+        "-m",
+        "bibgraph.web.commands.cli",
+        "serve",
+        str(root),
+        "--port",
+        str(port),
+        "--client-queries",
+        "0",
+    ]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     try:
         wait_for_http(f"{server}/health", process, timeout=600)

@@ -12,14 +12,14 @@ import time
 from pathlib import Path
 
 from bench.generate import COMMA_AREAS, Expected, write_lists
-from bibgraph.graph import authorline
+from bibgraph.graph.ingest import authorline
 
 
 def check(directory: Path, expected: Expected) -> tuple[list[str], float, bool]:
     """Build ``directory``; return report lines, CPU seconds, and whether everything agrees with ``expected``."""
-    from bibgraph.graph.build import build_graph
-    from bibgraph.graph.queries import integer
-    from bibgraph.graph.vocab import sparql_prologue
+    from bibgraph.graph.dataset.build import build_graph
+    from bibgraph.graph.rdf.vocab import sparql_prologue
+    from bibgraph.graph.sparql.queries import integer
 
     start = time.process_time()
     store, report = build_graph([directory], progress=False)

@@ -35,16 +35,16 @@ import numpy as np
 from bench.generate import write_lists
 from bench.servers import bibgraph_process, kept_top_authors
 from bench.virtuoso import virtuoso
-from bibgraph.graph import datadir
-from bibgraph.graph.dataset import build_disk_store
+from bibgraph.graph.dataset import directory
+from bibgraph.graph.dataset.opener import build_disk_store
+from bibgraph.graph.engines.publish import Target, publish
 from bibgraph.graph.networks import Filters, engine
 from bibgraph.graph.networks.incidence import Incidence, incidence_of
 from bibgraph.graph.networks.spec import COAUTHORS, EGO, TOPIC_MAP, TOPICS, NetworkSpec
-from bibgraph.graph.publish import Target, publish
+from bibgraph.graph.rdf.vocab import sparql_prologue
 from bibgraph.graph.stores import remote as remote_store
 from bibgraph.graph.stores.remote import RemoteGraphStore
 from bibgraph.graph.stores.store import GraphStore, OxigraphGraphStore
-from bibgraph.graph.vocab import sparql_prologue
 
 BASE = "http://bibgraph.test/"
 VIEW_CAP = 1000  # MAX_VIEW_NODES's default: the co-author map draws at most this many authors
@@ -166,11 +166,11 @@ def download_memory(url: str, pid: int) -> tuple[tuple[int, float, int], list[in
 def sample_pages(version: Path) -> list[str]:
     """A profile and a concept page (the most prolific author, the concept with most papers) of a dataset version,
     read from the incidence it keeps (a GROUP BY over every creator through the engine takes minutes at 1M)."""
-    from bibgraph.graph.derived import DerivedFiles, derived_key
+    from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
 
-    base = datadir.read_manifest(version)["base"]
+    base = directory.read_manifest(version)["base"]
     pages = [iri for iri, _ in kept_top_authors(version)[:1]]
-    kept, incidence = DerivedFiles(version / datadir.DERIVED).load(derived_key("incidence"))
+    kept, incidence = DerivedFiles(version / directory.DERIVED).load(derived_key("incidence"))
     if kept and len(incidence.pc_concept):
         pages.append(incidence.concepts[int(np.bincount(incidence.pc_concept).argmax())].concept)
     return ["/" + iri.removeprefix(base) for iri in pages]
@@ -204,8 +204,8 @@ def serve_figures(
     """Publish ``dataset`` while a reader polls (unless ``loaded``); serve it from the engine in each of ``modes``
     (``dataset``: with ``--published DATASET``; ``engine``: without); time pages; measure the web process during
     downloads."""
-    version = datadir.current_version(dataset)
-    base = datadir.read_manifest(version)["base"]
+    version = directory.current_version(dataset)
+    base = directory.read_manifest(version)["base"]
     graph = "urn:bibgraph:bench"
     if not loaded:
         target = Target.parse(f"{server}/sparql-graph-crud-auth", graph, user="dba", password="dba")

@@ -23,7 +23,7 @@ from playwright.sync_api import Page, sync_playwright
 
 from bench.generate import write_lists
 from bench.servers import CHROMIUM, CHROMIUM_FLAGS, free_port, stop, wait_for_http
-from bibgraph.graph.vocab import sparql_prologue
+from bibgraph.graph.rdf.vocab import sparql_prologue
 
 SIZES = {"desktop": (1440, 900), "mobile": (390, 844)}
 RESULTS_QUERY = (
@@ -36,7 +36,7 @@ BROKEN_QUERY = "SELECT ?paper ?label WHERE {\n  ?paper rdfs:label ?label\n  FILT
 @contextlib.contextmanager
 def serve(inputs: Path, log: Path) -> Iterator[str]:
     port = free_port()
-    command = [sys.executable, "-m", "bibgraph.web.cli", "serve", "--port", str(port), str(inputs)]
+    command = [sys.executable, "-m", "bibgraph.web.commands.cli", "serve", "--port", str(port), str(inputs)]
     with log.open("w") as output:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
         try:

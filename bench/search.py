@@ -23,7 +23,7 @@ NAMES = ("w", "li", "ahm", "wa", "wan", "ngxi", "jqxk", "zzzzz")
 _PROBE = """
 import json, sys, time
 from pathlib import Path
-from bibgraph.graph.search import SearchIndex, words
+from bibgraph.graph.site.search import SearchIndex, words
 path, kind, text = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 figures = []
 for attempt in range(4):
@@ -51,7 +51,7 @@ def probe(path: Path, kind: str, text: str) -> dict[str, float]:
 
 
 def build(store_path: Path, out: Path) -> None:
-    from bibgraph.graph.searchbuild import build_search_index
+    from bibgraph.graph.site.searchbuild import build_search_index
     from bibgraph.graph.stores.store import OxigraphGraphStore
 
     store = OxigraphGraphStore.disk(store_path, read_only=True)

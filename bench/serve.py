@@ -27,8 +27,8 @@ from pathlib import Path
 from bench.generate import write_lists
 from bench.servers import free_port, kept_top_authors, stop, wait_for_http
 from bench.sparql import MemoryWatch, pss_kb
-from bibgraph.graph.crawl import SITEMAP_LIMIT
-from bibgraph.graph.datadir import STORE, current_version, read_manifest
+from bibgraph.graph.dataset.directory import STORE, current_version, read_manifest
+from bibgraph.graph.site.crawl import SITEMAP_LIMIT
 
 COUNT_PAPERS = "SELECT (COUNT(?p) AS ?n) WHERE { ?p <http://purl.org/dc/terms/abstract> ?a }"
 TOP_AUTHOR = """SELECT ?a (COUNT(?p) AS ?n) WHERE { ?p <http://purl.org/dc/terms/creator> ?a }

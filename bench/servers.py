@@ -64,7 +64,17 @@ def bibgraph_process(
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """As :func:`bibgraph_server`, with the web process as well (its pid is the server's, for /proc)."""
     port = port or free_port()
-    command = [sys.executable, "-m", "bibgraph.web.cli", "serve", "--host", "127.0.0.1", "--port", str(port), *args]
+    command = [
+        sys.executable,
+        "-m",
+        "bibgraph.web.commands.cli",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        *args,
+    ]
     with log.open("w") as output:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
         try:
@@ -78,8 +88,8 @@ def bibgraph_process(
 def kept_top_authors(version: Path) -> list[list[str]]:
     """The two most prolific authors (IRI, papers) from the incidence the dataset keeps, if it keeps one: at a
     million papers the Oxigraph server's GROUP BY over every creator took over 600 s on this loaded machine."""
-    from bibgraph.graph.datadir import DERIVED
-    from bibgraph.graph.derived import DerivedFiles, derived_key
+    from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
+    from bibgraph.graph.dataset.directory import DERIVED
 
     kept, incidence = DerivedFiles(version / DERIVED).load(derived_key("incidence"))
     if not kept:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import silhouette_score
 
-from bibgraph.graph.build import build_graph
+from bibgraph.graph.dataset.build import build_graph
 from bibgraph.graph.networks import Filters, engine
 from bibgraph.graph.networks.filters import drawn
 from bibgraph.graph.networks.incidence import incidence_of

@@ -32,13 +32,13 @@ from typing import Any
 
 from bench.generate import write_lists
 from bench.servers import kept_top_authors, stop
-from bibgraph.graph.build import build_graph
-from bibgraph.graph.datadir import current_version, is_dataset
-from bibgraph.graph.dump import write_dump
-from bibgraph.graph.formats import rdf_syntax
-from bibgraph.graph.queries import integer
+from bibgraph.graph.dataset.build import build_graph
+from bibgraph.graph.dataset.directory import current_version, is_dataset
+from bibgraph.graph.dataset.dumps import write_dump
+from bibgraph.graph.rdf.formats import rdf_syntax
+from bibgraph.graph.rdf.vocab import sparql_prologue
+from bibgraph.graph.sparql.queries import integer
 from bibgraph.graph.stores.store import OxigraphGraphStore
-from bibgraph.graph.vocab import sparql_prologue
 
 P = sparql_prologue()
 QUERIES = {

@@ -20,14 +20,14 @@ from pyvis.network import Network
 
 from bench.generate import write_lists
 from bench.servers import CHROMIUM, CHROMIUM_FLAGS, bibgraph_server
-from bibgraph.graph.build import build_graph
-from bibgraph.graph.dump import write_dump
-from bibgraph.graph.formats import rdf_syntax
-from bibgraph.graph.layout import layout
+from bibgraph.graph.dataset.build import build_graph
+from bibgraph.graph.dataset.dumps import write_dump
 from bibgraph.graph.networks import Filters
 from bibgraph.graph.networks.coauthor import coauthor_network
 from bibgraph.graph.networks.incidence import incidence_of
+from bibgraph.graph.networks.layout import layout
 from bibgraph.graph.networks.topic import topic_network
+from bibgraph.graph.rdf.formats import rdf_syntax
 
 T = TypeVar("T")
 
@@ -98,7 +98,7 @@ def main() -> None:
                 if args.dataset:
                     # built once (`build --dataset`), then served: the first view reads what the build derived
                     dataset = scratch / "dataset"
-                    command = [sys.executable, "-m", "bibgraph.web.cli", "build", str(scratch / "lists")]
+                    command = [sys.executable, "-m", "bibgraph.web.commands.cli", "build", str(scratch / "lists")]
                     _, t_build = timed(subprocess.run, [*command, "--dataset", str(dataset), "--quiet"], check=True)
                     say("dataset build (build --dataset: store, dumps, derived views)", t_build)
                     served = stack.enter_context(bibgraph_server([str(dataset)], scratch / "serve-dataset.log"))

@@ -13,9 +13,9 @@ import pytest
 from flask import Flask
 from hypothesis import Phase, settings
 
-from bibgraph.graph.build import BuildReport, build_graph
-from bibgraph.graph.parse import parse_stream
-from bibgraph.graph.records import Problem, Record
+from bibgraph.graph.dataset.build import BuildReport, build_graph
+from bibgraph.graph.ingest.parse import parse_stream
+from bibgraph.graph.ingest.records import Problem, Record
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.seeds import seed_directory
 
@@ -78,7 +78,7 @@ def _contents(root: Path) -> dict[str, str]:
 def _shared_dataset(root: Path, *lists: Path) -> Iterator[Path]:
     """A dataset of ``lists`` built once by the command, for tests that only read it (a test that changes a
     dataset takes a copy: ``dataset``); its teardown fails when any test changed it."""
-    from bibgraph.web.cli import main
+    from bibgraph.web.commands.cli import main
 
     assert main(["build", *map(str, lists), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
     built = _contents(root)
@@ -137,8 +137,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def virtuoso_endpoint(tmp_path_factory, seed_store) -> str:
     """A Virtuoso on loopback holding the seed graph; the endpoint URL names its graph."""
     from bench.virtuoso import GRAPH, virtuoso
-    from bibgraph.graph.dump import write_dump
-    from bibgraph.graph.formats import rdf_syntax
+    from bibgraph.graph.dataset.dumps import write_dump
+    from bibgraph.graph.rdf.formats import rdf_syntax
 
     directory = tmp_path_factory.mktemp("virtuoso")
     dump = directory / "seeds.ttl"

@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 from bibgraph.graph.networks.communities import with_communities
 from bibgraph.graph.networks.filters import AREA, SUBAREA, Filters, user_filters
 from bibgraph.graph.networks.topic import add_related, add_strongest, ordered
-from bibgraph.graph.queries import integer
+from bibgraph.graph.rdf.vocab import sparql_prologue
+from bibgraph.graph.sparql.queries import integer
 from bibgraph.graph.stores.store import GraphStore
-from bibgraph.graph.vocab import sparql_prologue
 
 # Papers and their authors, with the data every network view filters on: one row per (paper, author, subject).
 AUTHORSHIPS = (

@@ -1,21 +1,21 @@
 """The search as it was before the SQLite FTS5 index: a pure-Python inverted index, kept as the
-reference the index is tested against (tests/test_search.py), with the BM25 idf as a parameter.
+reference the index is tested against (tests/site/test_search.py), with the BM25 idf as a parameter.
 
-Its words are :func:`bibgraph.graph.search.words`; its ranking is the one the module documents."""
+Its words are :func:`bibgraph.graph.site.search.words`; its ranking is the one the module documents."""
 
 import bisect
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 
-from bibgraph.graph.search import SCORE_DIGITS, Hit, query_terms, words
+from bibgraph.graph.site.search import SCORE_DIGITS, Hit, query_terms, words
 
 KIND_ORDER = {"author": 0, "area": 1, "paper": 2}
 BM25_K1, BM25_B = 1.2, 0.75
 
 
 def rank_score(score: float) -> float:
-    """``score`` to :data:`~bibgraph.graph.search.SCORE_DIGITS` significant digits, as the index ranks by it."""
+    """``score`` to :data:`~bibgraph.graph.site.search.SCORE_DIGITS` significant digits, as the index ranks by it."""
     return float(f"{score:.{SCORE_DIGITS - 1}e}")
 
 

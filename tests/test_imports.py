@@ -63,7 +63,7 @@ def import_graph() -> nx.DiGraph:
 def test_the_import_graph_is_read_from_the_checkout_and_sees_real_imports() -> None:
     graph = import_graph()
     assert Path(bibgraph.__path__[0]).resolve() == PACKAGES["bibgraph"].resolve()
-    assert graph.has_edge("bibgraph.web.sparql", "bibgraph.graph.serving.guard")
+    assert graph.has_edge("bibgraph.web.sparql.endpoint", "bibgraph.graph.serving.guard")
     assert graph.has_edge("bibgraph.graph.serving.pool", "bibgraph.graph.serving.worker")  # relative imports
 
 
@@ -72,32 +72,32 @@ def test_no_module_imports_itself_through_others() -> None:
     assert cycles == [], "import cycles: " + "; ".join(" -> ".join([*cycle, cycle[0]]) for cycle in cycles)
 
 
-CLI = ("bibgraph.web.cli", "bibgraph.web.graphcommands")  # each command imports what it runs: `bibgraph --help`
-# and each command load only theirs
+CLI = ("bibgraph.web.commands.cli", "bibgraph.web.commands.readgraph")  # each command imports what it runs:
+# `bibgraph --help` and each command load only theirs
 DEFERRED = {  # (module, what it imports inside a function): the rest of the package imports at module level
     # the parser and builder: serving a dataset never builds
-    ("bibgraph.graph.dataset", "bibgraph.graph.build"),
+    ("bibgraph.graph.dataset.opener", "bibgraph.graph.dataset.build"),
     # urllib.request and its TLS stack (~0.3 s): only a remote store
-    ("bibgraph.graph.dataset", "bibgraph.graph.stores.remote"),
+    ("bibgraph.graph.dataset.opener", "bibgraph.graph.stores.remote"),
     # rdflib's SPARQL engine (~0.3 s): serving never uses it
     ("bibgraph.graph.stores.store", "oxrdflib"),
     # networkx (11 MB): the formats table imports the exports, a build never writes a network
     ("bibgraph.graph.networks.exports", "networkx"),
     # numpy, scipy, igraph (~1 s): a server's start and the pages never wait for them
-    ("bibgraph.graph.derived", "bibgraph.graph.networks.incidence"),
-    ("bibgraph.graph.derived", "numpy"),
-    ("bibgraph.graph.sitedata", "bibgraph.graph.networks"),
-    ("bibgraph.graph.sitedata", "bibgraph.graph.networks.incidence"),
-    ("bibgraph.graph.sitedata", "bibgraph.graph.searchbuild"),
-    ("bibgraph.web.netcache", "bibgraph.graph.networks"),
-    ("bibgraph.web.netcache", "bibgraph.graph.networks.incidence"),
-    ("bibgraph.web.netcache", "bibgraph.graph.searchbuild"),
+    ("bibgraph.graph.dataset.derived", "bibgraph.graph.networks.incidence"),
+    ("bibgraph.graph.dataset.derived", "numpy"),
+    ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.networks"),
+    ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.networks.incidence"),
+    ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.site.searchbuild"),
+    ("bibgraph.web.maps.cache", "bibgraph.graph.networks"),
+    ("bibgraph.web.maps.cache", "bibgraph.graph.networks.incidence"),
+    ("bibgraph.web.maps.cache", "bibgraph.graph.site.searchbuild"),
     # urllib.request and its TLS stack, and the publish side's naming: only a site over an engine (`sparql:`)
-    ("bibgraph.web.netcache", "bibgraph.graph.stores.remote"),
+    ("bibgraph.web.maps.cache", "bibgraph.graph.stores.remote"),
     # nameparser and pyvis (which pulls in IPython): loaded at first use, after `serve` listens
-    ("bibgraph.web.graphviews", "bibgraph.graph.names"),
-    ("bibgraph.web.pyvis_views", "pyvis.edge"),
-    ("bibgraph.web.pyvis_views", "pyvis.node"),
+    ("bibgraph.web.maps.views", "bibgraph.graph.ingest.names"),
+    ("bibgraph.web.maps.visdata", "pyvis.edge"),
+    ("bibgraph.web.maps.visdata", "pyvis.node"),
 }
 
 

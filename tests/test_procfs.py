@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from . import procfs
+from tests import procfs
 
 
 def _exited_after_open() -> tuple[int, object]:

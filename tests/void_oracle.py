@@ -1,13 +1,13 @@
 """The VoID statistics as the engine counts them over the whole store: the reference the build's streamed
-tally (:class:`bibgraph.graph.void.VoidTally`) and an add's update (:meth:`VoidCounts.observe`) are tested
+tally (:class:`bibgraph.graph.dataset.void.VoidTally`) and an add's update (:meth:`VoidCounts.observe`) are tested
 against. The build counted this way until the 1M-paper figures showed its cost (minutes, 1.2 GB)."""
 
 import pyoxigraph as ox
 
-from bibgraph.graph import queries
-from bibgraph.graph.iris import Iris
+from bibgraph.graph.dataset.void import VoidCounts
+from bibgraph.graph.rdf.iris import Iris
+from bibgraph.graph.sparql import queries
 from bibgraph.graph.stores.store import GraphStore
-from bibgraph.graph.void import VoidCounts
 
 
 def void_counts(store: GraphStore, iris: Iris) -> VoidCounts:

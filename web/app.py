@@ -10,24 +10,13 @@ from flask_compress import Compress
 from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from bibgraph.graph.cite import LIST_FORMATS
-from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, RESULT_SYNTAXES
-
-from . import (
-    downloads,
-    errors,
-    graphstore,
-    graphviews,
-    negotiation,
-    netcache,
-    operations,
-    pages,
-    resources,
-    sparql,
-    versions,
-)
-from .links import CONTENT_SECURITY_POLICY, AtBase, ForwardedChecked
-from .settings import resolve
+from bibgraph.graph.rdf.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, RESULT_SYNTAXES
+from bibgraph.graph.site.cite import LIST_FORMATS
+from bibgraph.web import downloads, errors, graphstore, negotiation, operations, pages, resources, versionswitch
+from bibgraph.web.links import CONTENT_SECURITY_POLICY, AtBase, ForwardedChecked
+from bibgraph.web.maps import cache, views
+from bibgraph.web.settings import resolve
+from bibgraph.web.sparql import endpoint
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
@@ -50,18 +39,18 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     if app.config.get("PUBLISHED"):  # an engine's search and figures from the published dataset, checked now
         if not str(app.config["BIBGRAPH_STORE"]).startswith("sparql:"):
             raise ValueError("PUBLISHED (--published) names the dataset published into a sparql: store")
-        netcache.check_published(Path(app.config["PUBLISHED"]))
-    versions.init_app(app)  # a dataset: pin its version before the store opens
+        cache.check_published(Path(app.config["PUBLISHED"]))
+    versionswitch.init_app(app)  # a dataset: pin its version before the store opens
     graphstore.init_app(app)
     errors.init_app(app)
     negotiation.init_app(app)  # Vary: Accept on every answer chosen by Accept
-    app.register_blueprint(sparql.blueprint)
-    app.register_blueprint(graphviews.blueprint)
+    app.register_blueprint(endpoint.blueprint)
+    app.register_blueprint(views.blueprint)
     app.register_blueprint(pages.blueprint)
     app.register_blueprint(resources.blueprint)
     app.register_blueprint(downloads.blueprint)
     operations.init_app(app)
-    netcache.init_app(app)  # after the metrics: its gate's figures join them
+    cache.init_app(app)  # after the metrics: its gate's figures join them
     CORS(
         app,
         resources={r"/sparql": {"origins": "*"}},
@@ -78,7 +67,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
             exports, dumps) from the one before is left once a publish switches it (checked every few seconds);
             ``/health`` answers even while the engine does not."""
             if request.endpoint not in ("health", "static"):
-                netcache.networks()
+                cache.networks()
 
     @app.before_request
     def limit_url_length() -> Response | None:

@@ -25,16 +25,15 @@ from typing import Any, BinaryIO, cast
 from flask import Blueprint, Flask, Response, abort, current_app, render_template, request, send_file
 from werkzeug.exceptions import ServiceUnavailable
 
-from bibgraph.graph import datadir
-from bibgraph.graph.atomic import write_atomically
-from bibgraph.graph.dump import dump_file
-from bibgraph.graph.dumpsegments import JoinedFile, Part, parts
-from bibgraph.graph.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, RdfSyntax
-from bibgraph.graph.iris import DUMP_STEM
-from bibgraph.graph.scratch import scratch_directory
+from bibgraph.graph.dataset import directory as datadir
+from bibgraph.graph.dataset.dumps import dump_file
+from bibgraph.graph.dataset.dumpsegments import JoinedFile, Part, parts
+from bibgraph.graph.rdf.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, RdfSyntax
+from bibgraph.graph.rdf.iris import DUMP_STEM
 from bibgraph.graph.serving.fairshare import ServerBusy
-
-from .graphstore import get_store
+from bibgraph.graph.serving.scratch import scratch_directory
+from bibgraph.graph.stores.atomic import write_atomically
+from bibgraph.web.graphstore import get_store
 
 blueprint = Blueprint("downloads", __name__, url_prefix="/download")
 _writers: dict[Path, threading.Lock] = {}  # one per file being written (or written) by this process
@@ -107,7 +106,7 @@ def _reader(name: str) -> BinaryIO:
 
 
 def _dataset_dump(name: str) -> tuple[Path, list[Part]] | None:
-    """The segments of the dataset's dump ``name`` (:mod:`~bibgraph.graph.dumpsegments`), each found as built;
+    """The segments of the dataset's dump ``name`` (:mod:`~bibgraph.graph.dataset.dumpsegments`), each found as built;
     None when no dataset is served or its version does not hold that dump."""
     version = current_app.config.get(DATASET_VERSION)
     if not version or name not in DUMPS:

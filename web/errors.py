@@ -16,8 +16,7 @@ from bibgraph.graph.serving.fairshare import OverShare, ServerBusy
 from bibgraph.graph.serving.guard import QueryForbidden, QueryRefused
 from bibgraph.graph.serving.pool import ClientLeft, QueryCrashed, QueryTimeout, ResultTooLarge, WorkerFailed
 from bibgraph.graph.stores.store import QueryError
-
-from .negotiation import accepted
+from bibgraph.web.negotiation import accepted
 
 TITLES = {
     400: "Bad request",
@@ -108,7 +107,7 @@ def answer_exception(error: Exception, page: bool | None = None) -> Response:
 def error_position(query: str, message: str) -> tuple[int, int] | None:
     """(line, column) of a syntax error, both from 1, as the engine's message names it (``at LINE:COLUMN``).
 
-    Only a fallback: the query worker explains errors far better (:mod:`bibgraph.graph.expected`). It is
+    Only a fallback: the query worker explains errors far better (:mod:`bibgraph.graph.sparql.expected`). It is
     used when that explanation ran out of time or share, which an attacker can arrange, so it must cost
     this process nothing: rdflib's parser (a better position) took 2-4 s of this process's CPU for an
     8 KB ``IN (1,1,...)`` list while holding the GIL for every other request.

@@ -13,15 +13,14 @@ from typing import Any
 
 from flask import Flask, current_app, has_request_context, request
 
-from bibgraph.graph.dataset import prepare
+from bibgraph.graph.dataset.opener import prepare
 from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.serving.pool import Opener, QueryPool
 from bibgraph.graph.serving.pooled import PooledStore
-
-from .settings import worker_memory_limit
+from bibgraph.web.settings import worker_memory_limit
 
 EXTENSION = "bibgraph"
-SPARQL_BLUEPRINT = "sparql"  # web/sparql.py's: the one place a client's query text runs
+SPARQL_BLUEPRINT = "sparql"  # web/sparql/endpoint.py's: the one place a client's query text runs
 
 
 def init_app(app: Flask) -> None:

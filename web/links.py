@@ -1,6 +1,6 @@
 """Between the graph's IRIs and this app's URLs: an IRI under the base IRI is served at its path.
 
-The IRI shapes themselves are :mod:`bibgraph.graph.iris`; this module adds the app's base, its public
+The IRI shapes themselves are :mod:`bibgraph.graph.rdf.iris`; this module adds the app's base, its public
 root and HTTP errors.
 
 Two roots: the dataset's base IRI (``BIBGRAPH_BASE``), which every minted IRI starts with, and the
@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from flask import abort, current_app, has_request_context, request
 
-from bibgraph.graph.iris import Iris, iris
+from bibgraph.graph.rdf.iris import Iris, iris
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

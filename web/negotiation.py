@@ -13,7 +13,7 @@ from flask import Flask, Request, Response, g
 from werkzeug.datastructures import MIMEAccept
 from werkzeug.http import parse_accept_header
 
-from bibgraph.graph.formats import RDF_SYNTAXES, RESULT_SYNTAXES, RdfSyntax, ResultSyntax
+from bibgraph.graph.rdf.formats import RDF_SYNTAXES, RESULT_SYNTAXES, RdfSyntax, ResultSyntax
 
 Syntax = TypeVar("Syntax", bound=RdfSyntax | ResultSyntax)
 HTML = "text/html"

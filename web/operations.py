@@ -17,13 +17,12 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 from werkzeug.wrappers import Response as WerkzeugResponse
 
-from bibgraph.graph.crawl import PAGE_CLASSES, SITEMAP_LIMIT, resource_counts, resources
+from bibgraph.graph.rdf.vocab import PREFIXES
 from bibgraph.graph.serving.pool import QueryPool
 from bibgraph.graph.serving.pooled import PooledStore
-from bibgraph.graph.vocab import PREFIXES
-
-from .graphstore import EXTENSION, get_store
-from .links import app_root, base_iri, public_root
+from bibgraph.graph.site.crawl import PAGE_CLASSES, SITEMAP_LIMIT, resource_counts, resources
+from bibgraph.web.graphstore import EXTENSION, get_store
+from bibgraph.web.links import app_root, base_iri, public_root
 
 blueprint = Blueprint("operations", __name__)
 access_log = logging.getLogger("bibgraph.access")

@@ -6,18 +6,17 @@ from typing import Any
 
 from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
 
-from bibgraph.graph import sitedata
-from bibgraph.graph.cite import LIST_FORMATS, citation_pages
-from bibgraph.graph.conceptindex import ConceptFigures, paper_order
-from bibgraph.graph.pages import abstracts, author_profile
-from bibgraph.graph.search import snippet
-from bibgraph.graph.sitedata import CONCEPT_FIGURES, HOME, order_piece_key
-
-from .graphstore import get_store
-from .links import app_iris, concept_iri, iri_of, public_url, site_url
-from .netcache import networks
-from .server import base_is_served
-from .text import thousands
+from bibgraph.graph.dataset import sitedata
+from bibgraph.graph.dataset.sitedata import CONCEPT_FIGURES, HOME, order_piece_key
+from bibgraph.graph.site.cite import LIST_FORMATS, citation_pages
+from bibgraph.graph.site.conceptindex import ConceptFigures, paper_order
+from bibgraph.graph.site.pagedata import abstracts, author_profile
+from bibgraph.graph.site.search import snippet
+from bibgraph.web.graphstore import get_store
+from bibgraph.web.links import app_iris, concept_iri, iri_of, public_url, site_url
+from bibgraph.web.maps.cache import networks
+from bibgraph.web.server import base_is_served
+from bibgraph.web.text import thousands
 
 blueprint = Blueprint("pages", __name__)
 RESULTS_PER_PAGE = 20
@@ -40,7 +39,7 @@ def page_number(pages: int | None = None) -> int:
 
 
 def concept_figures() -> dict[str, ConceptFigures]:
-    """Every area's and subarea's figures (:func:`~bibgraph.graph.sitedata.concept_figures`), computed once (a
+    """Every area's and subarea's figures (:func:`~bibgraph.graph.dataset.sitedata.concept_figures`), computed once (a
     dataset keeps them)."""
     cache = networks()
     store = get_store().with_deadline(float(current_app.config["NETWORK_TIMEOUT"]))

@@ -10,10 +10,11 @@ from urllib.parse import urlencode
 from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
 from rdflib import VOID, Graph, Literal, URIRef
 
-from bibgraph.graph import cite
-from bibgraph.graph.formats import RDF_SYNTAXES, RdfSyntax
-from bibgraph.graph.identity.pages import holders, identity_of
-from bibgraph.graph.pages import (
+from bibgraph.graph.identity.pagedata import holders, identity_of
+from bibgraph.graph.rdf.formats import RDF_SYNTAXES, RdfSyntax
+from bibgraph.graph.rdf.vocab import PREFIXES
+from bibgraph.graph.site import cite
+from bibgraph.graph.site.pagedata import (
     PAGE_SIZE,
     author_profile,
     concept_page,
@@ -21,16 +22,14 @@ from bibgraph.graph.pages import (
     paper_page,
     resource_description,
 )
-from bibgraph.graph.queries import bind, integer, named_query
-from bibgraph.graph.vocab import PREFIXES
-
-from .errors import error_response
-from .graphstore import get_store
-from .links import app_iris, iri_of, local_url, public_root, public_url, site_url
-from .negotiation import NotAcceptable, choose_graph
-from .netcache import networks
-from .pages import concept_figures, concept_papers, page_number
-from .text import abstract_html
+from bibgraph.graph.sparql.queries import bind, integer, named_query
+from bibgraph.web.errors import error_response
+from bibgraph.web.graphstore import get_store
+from bibgraph.web.links import app_iris, iri_of, local_url, public_root, public_url, site_url
+from bibgraph.web.maps.cache import networks
+from bibgraph.web.negotiation import NotAcceptable, choose_graph
+from bibgraph.web.pages import concept_figures, concept_papers, page_number
+from bibgraph.web.text import abstract_html
 
 blueprint = Blueprint("resources", __name__)
 _BY_SUFFIX = {syntax.suffix: syntax for syntax in RDF_SYNTAXES}

@@ -13,10 +13,9 @@ from flask import Flask
 from waitress.server import create_server
 
 from bibgraph.graph.serving.memory import release_free_memory
-
-from .graphstore import get_store, sandbox_refusal
-from .valuecache import OWN_REQUEST
-from .versions import VIEW_IMPORTS
+from bibgraph.web.graphstore import get_store, sandbox_refusal
+from bibgraph.web.maps.valuecache import OWN_REQUEST
+from bibgraph.web.versionswitch import VIEW_IMPORTS
 
 WARM_PATHS = ("/graph/coauthors", "/graph/topics")
 # Requests read ahead on a busy connection: more than 0, else a closed connection goes unseen. Needs waitress >= 3.0.1
@@ -127,7 +126,7 @@ def waitress_options(config: Mapping[str, Any]) -> dict[str, Any]:
     the last address of its X-Forwarded-For (from anyone else, the header is dropped); with
     ``PROXY_HOPS`` its host, scheme and port headers are kept too, for ProxyFix to read. A connection stays
     read while its request runs (one request ahead, :data:`LOOKAHEAD`), so that a client that closes it is
-    seen (``waitress.client_disconnected``) and its map computation stops (``web/derivations.py``).
+    seen (``waitress.client_disconnected``) and its map computation stops (``web/maps/gate.py``).
     """
     options: dict[str, Any] = {
         "threads": int(config["WEB_THREADS"]),

@@ -21,9 +21,9 @@ import numpy as np
 from scipy import sparse
 from sklearn.cluster import AgglomerativeClustering
 
-from .curation import Applied, Curation, resolve
-from .features import Collected, View, pair_features, view
-from .keys import block_of, fold, parts_compatible, split_name
+from bibgraph.graph.identity.curation import Applied, Curation, resolve
+from bibgraph.graph.identity.features import Collected, View, pair_features, view
+from bibgraph.graph.identity.keys import block_of, fold, parts_compatible, split_name
 
 METHOD = "bibgraph-identity/1"
 # Logistic weights over (shared co-authors, two hops, same area, same subarea, cosine, log commonness), bias.

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..names import normalise
+from bibgraph.graph.ingest.names import normalise
 
 FILE_NAME = "people.curation"
 _REFERENCE = re.compile(r"(?P<file>[^\s#=|]+):(?P<line>\d+)#(?P<position>\d+)")

@@ -3,10 +3,10 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..records import Record
-from .cluster import METHOD, Person, identify_collected
-from .curation import Applied, Curation
-from .features import Collected
+from bibgraph.graph.identity.cluster import METHOD, Person, identify_collected
+from bibgraph.graph.identity.curation import Applied, Curation
+from bibgraph.graph.identity.features import Collected
+from bibgraph.graph.ingest.records import Record
 
 __all__ = ["METHOD", "Collected", "Person", "Persons", "identify"]
 

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 
-from ..iris import Iris
-from ..names import name_parts, normalise, person_key
-from ..queries import bind, integer, named_query
-from ..records import Record
-from ..stores.store import GraphStore
-from .cluster import COMMON_PARTS
-from .keys import compatible, split_name
+from bibgraph.graph.identity.cluster import COMMON_PARTS
+from bibgraph.graph.identity.keys import compatible, split_name
+from bibgraph.graph.ingest.names import name_parts, normalise, person_key
+from bibgraph.graph.ingest.records import Record
+from bibgraph.graph.rdf.iris import Iris
+from bibgraph.graph.sparql.queries import bind, integer, named_query
+from bibgraph.graph.stores.store import GraphStore
 
 
 @dataclass

@@ -14,7 +14,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
 
-from ..names import normalise
+from bibgraph.graph.ingest.names import normalise
 
 HASH_FEATURES = 1 << 20
 _BATCH = 2048

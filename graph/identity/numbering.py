@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..atomic import write_atomically
-from ..names import person_key
-from ..queries import named_query
-from ..stores.store import GraphStore
-from .cluster import Person
+from bibgraph.graph.identity.cluster import Person
+from bibgraph.graph.ingest.names import person_key
+from bibgraph.graph.sparql.queries import named_query
+from bibgraph.graph.stores.atomic import write_atomically
+from bibgraph.graph.stores.store import GraphStore
 
 FILE_NAME = "persons.json"
 FORMAT = 1

@@ -1,6 +1,6 @@
 """The persons found, as N-Triples: IRIs dblp's way, who wrote what, and how each person was formed.
 
-A person's IRI is its name's key (:func:`~bibgraph.graph.names.person_key` of the form written most
+A person's IRI is its name's key (:func:`~bibgraph.graph.ingest.names.person_key` of the form written most
 often). When several persons share that key, each gets the key and a four-digit number
 (``jie-zhou-…-0001``), the numbers the dataset published kept (:mod:`~.numbering`; a first build
 numbers in the order of the first paper's id, content-derived, so any input order numbers alike), and the
@@ -15,14 +15,14 @@ from collections.abc import Iterable, Iterator
 
 from rdflib import DCTERMS, FOAF, OWL, PROV, RDF, RDFS, SKOS, XSD
 
-from ..iris import Iris
-from ..names import name_parts, person_key
-from ..ntriples import literal
-from ..vocab import BG
-from .cluster import METHOD
-from .decide import Persons
-from .features import Collected
-from .numbering import Assigned, Numbering, assign
+from bibgraph.graph.identity.cluster import METHOD
+from bibgraph.graph.identity.decide import Persons
+from bibgraph.graph.identity.features import Collected
+from bibgraph.graph.identity.numbering import Assigned, Numbering, assign
+from bibgraph.graph.ingest.names import name_parts, person_key
+from bibgraph.graph.rdf.iris import Iris
+from bibgraph.graph.rdf.ntriples import literal
+from bibgraph.graph.rdf.vocab import BG
 
 _A = f"<{RDF.type}>"
 

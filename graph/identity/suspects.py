@@ -11,15 +11,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bibgraph.graph.identity.cluster import communities, frequencies
+from bibgraph.graph.identity.curation import find, read
+from bibgraph.graph.identity.decide import persons_of
+from bibgraph.graph.identity.features import Collected
+from bibgraph.graph.identity.keys import block_key, compatible
+from bibgraph.graph.ingest.inputs import find_input_files
+from bibgraph.graph.ingest.parse import parse_file, scan_areas
 from bibgraph.seeds import seed_directory
-
-from ..inputs import find_input_files
-from ..parse import parse_file, scan_areas
-from .cluster import communities, frequencies
-from .curation import find, read
-from .decide import persons_of
-from .features import Collected
-from .keys import block_key, compatible
 
 SHOWN = 50
 

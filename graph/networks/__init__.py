@@ -7,6 +7,6 @@ co-author network is filtered on), :mod:`.incidence` (the paper-author incidence
 Only the light names are imported here: numpy and scipy load with :mod:`.engine`, when a network is first made.
 """
 
-from .filters import AREA, MAX_MAP_LINKS, SUBAREA, Filters
+from bibgraph.graph.networks.filters import AREA, MAX_MAP_LINKS, SUBAREA, Filters
 
 __all__ = ["AREA", "MAX_MAP_LINKS", "SUBAREA", "Filters"]

@@ -16,7 +16,7 @@ def betweenness(network: nx.Graph) -> dict[str, float]:
     """Exact betweenness centrality, normalised as networkx's ``betweenness_centrality`` (unweighted).
 
     Computed by igraph (C): on a drawn map of 1,000 authors it takes a tenth of the time networkx needs
-    for a 200-pivot estimate, and is exact (``tests/test_networks.py`` checks it against networkx).
+    for a 200-pivot estimate, and is exact (``tests/networks/test_networks.py`` checks it against networkx).
     """
     nodes = list(network)
     n = len(nodes)

@@ -14,9 +14,9 @@ import networkx as nx
 import numpy as np
 from scipy import sparse
 
-from .communities import with_communities
-from .filters import Filters
-from .incidence import Incidence
+from bibgraph.graph.networks.communities import with_communities
+from bibgraph.graph.networks.filters import Filters
+from bibgraph.graph.networks.incidence import Incidence
 
 
 def ranked_authors(inc: Incidence, filters: Filters, inside: np.ndarray | None) -> tuple[np.ndarray, int, np.ndarray]:

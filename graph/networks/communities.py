@@ -11,8 +11,8 @@ generator seeded, so the communities depend on the network alone, not on the ord
 import igraph
 import networkx as nx
 
-from ..layout import seeded_igraph
-from .filters import Filters, link_rank
+from bibgraph.graph.networks.filters import Filters, link_rank
+from bibgraph.graph.networks.layout import seeded_igraph
 
 
 def keep_strongest_links(network: nx.Graph, limit: int | None, total: int | None = None) -> nx.Graph:

@@ -5,9 +5,9 @@ from collections import Counter
 import networkx as nx
 import numpy as np
 
-from .coauthor import coauthor_network
-from .filters import Filters
-from .incidence import Incidence
+from bibgraph.graph.networks.coauthor import coauthor_network
+from bibgraph.graph.networks.filters import Filters
+from bibgraph.graph.networks.incidence import Incidence
 
 
 def joint_papers(inc: Incidence, author: int, inside: np.ndarray | None = None) -> Counter[int]:

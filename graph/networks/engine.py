@@ -2,23 +2,23 @@
 
 :func:`network` computes what a :class:`.spec.NetworkSpec` names, :func:`positions` lays it out, :func:`summary`
 gives the figures beside a co-author map; a file is written by the format's ``export``
-(:data:`bibgraph.graph.formats.NETWORK_SYNTAXES`). The web's cache (``web/netcache.py``) keeps what these return,
+(:data:`bibgraph.graph.rdf.formats.NETWORK_SYNTAXES`). The web's cache (``web/maps/cache.py``) keeps what these return,
 ``bibgraph export-graph`` calls them directly (:func:`exported`), so a download and an export of the same filters
-are the same bytes (``tests/test_export_parity.py``).
+are the same bytes (``tests/networks/test_exports_parity.py``).
 """
 
 from typing import Any
 
 import networkx as nx
 
-from ..formats import network_syntax
-from ..layout import concentric, layout
-from . import analytics
-from .coauthor import coauthor_degrees, coauthor_network, collaboration
-from .ego import ego_network
-from .incidence import Incidence
-from .spec import COAUTHORS, EGO, RELATED_PER_TOPIC, TOPIC_MAP, TOPICS, NetworkSpec, radii
-from .topic import topic_map, topic_network
+from bibgraph.graph.networks import analytics
+from bibgraph.graph.networks.coauthor import coauthor_degrees, coauthor_network, collaboration
+from bibgraph.graph.networks.ego import ego_network
+from bibgraph.graph.networks.incidence import Incidence
+from bibgraph.graph.networks.layout import concentric, layout
+from bibgraph.graph.networks.spec import COAUTHORS, EGO, RELATED_PER_TOPIC, TOPIC_MAP, TOPICS, NetworkSpec, radii
+from bibgraph.graph.networks.topic import topic_map, topic_network
+from bibgraph.graph.rdf.formats import network_syntax
 
 Positions = dict[str, tuple[float, float]]
 __all__ = ["coauthor_degrees", "exported", "network", "positions", "summary"]

@@ -1,6 +1,6 @@
 """Network exports: GraphML, GEXF (Gephi), node-link JSON and VOSviewer Online JSON.
 
-The table naming them (media types, suffixes, labels) is :data:`bibgraph.graph.formats.NETWORK_SYNTAXES`.
+The table naming them (media types, suffixes, labels) is :data:`bibgraph.graph.rdf.formats.NETWORK_SYNTAXES`.
 networkx is imported by the writers that use it, not with this module: the formats table imports
 this module, and the build, which reads that table, never needs networkx (11 MB of memory).
 """

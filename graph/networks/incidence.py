@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pyoxigraph as ox
 
-from ..queries import named_query
-from ..stores.store import GraphStore
-from ..vocab import BG, DCTERMS, FOAF
-from .filters import Filters
+from bibgraph.graph.networks.filters import Filters
+from bibgraph.graph.rdf.vocab import BG, DCTERMS, FOAF
+from bibgraph.graph.sparql.queries import named_query
+from bibgraph.graph.stores.store import GraphStore
 
 
 class Strings(Sequence[str]):

@@ -10,8 +10,8 @@ the request's time budget (each query has its own deadline in the pool, but a se
 import time
 from dataclasses import dataclass, field
 
-from ..queries import bind, named_query
-from ..stores.store import GraphStore
+from bibgraph.graph.sparql.queries import bind, named_query
+from bibgraph.graph.stores.store import GraphStore
 
 MAX_STEPS = 12  # co-author steps (collaboration distance) searched at most
 FRONTIER_CAP = 20_000  # authors of one side's frontier asked for at most, per step

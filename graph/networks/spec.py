@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from .filters import AREA, Filters
+from bibgraph.graph.networks.filters import AREA, Filters
 
 COAUTHORS, TOPICS, TOPIC_MAP, EGO = "coauthors", "topics", "topic map", "ego"
 RELATED_PER_TOPIC = 3  # strongest "related" edges kept per topic on the topic map

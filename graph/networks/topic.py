@@ -7,8 +7,8 @@ import networkx as nx
 import numpy as np
 from scipy import sparse
 
-from .filters import AREA, SUBAREA
-from .incidence import Incidence
+from bibgraph.graph.networks.filters import AREA, SUBAREA
+from bibgraph.graph.networks.incidence import Incidence
 
 
 def _topic_authors(inc: Incidence, topic_of: np.ndarray, topics: int) -> sparse.csr_matrix:

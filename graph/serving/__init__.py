@@ -1,6 +1,6 @@
 """The serving layer: how a query travels from a request to an answer.
 
-1. The web app (``web/sparql.py``, or a page) checks the query text with :mod:`.guard` and reads
+1. The web app (``web/sparql/endpoint.py``, or a page) checks the query text with :mod:`.guard` and reads
    through a :class:`.pooled.PooledStore`, which charges the call to the requesting client.
 2. :class:`.pool.QueryPool` answers a cacheable call from :mod:`.cache` if it can; otherwise the call
    (a module-level function and its arguments, e.g. :func:`.worker.serialise`) waits its turn in

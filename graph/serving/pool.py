@@ -50,11 +50,10 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, BinaryIO
 
-from ..scratch import scratch_directory
-from ..stores.store import Answer, QueryError
-from .cache import AnswerCache
-from .fairshare import FairShare, OverShare, ServerBusy
-from .worker import (
+from bibgraph.graph.serving.cache import AnswerCache
+from bibgraph.graph.serving.fairshare import FairShare, OverShare, ServerBusy
+from bibgraph.graph.serving.scratch import scratch_directory
+from bibgraph.graph.serving.worker import (
     READY,
     Call,
     Opener,
@@ -67,6 +66,7 @@ from .worker import (
     read_line,
     zygote,
 )
+from bibgraph.graph.stores.store import Answer, QueryError
 
 log = logging.getLogger("bibgraph.pool")
 

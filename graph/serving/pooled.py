@@ -8,11 +8,11 @@ from typing import Any, BinaryIO
 
 from rdflib import Graph
 
-from ..formats import RdfSyntax
-from ..stores.store import Answer, GraphStore
-from ..vocab import prefixed_graph
-from .pool import QueryPool, QueryTimeout
-from .worker import serialise, serialise_site
+from bibgraph.graph.rdf.formats import RdfSyntax
+from bibgraph.graph.rdf.vocab import prefixed_graph
+from bibgraph.graph.serving.pool import QueryPool, QueryTimeout
+from bibgraph.graph.serving.worker import serialise, serialise_site
+from bibgraph.graph.stores.store import Answer, GraphStore
 
 EVERYTHING = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"
 LOGGED_QUERY_CHARACTERS = 4000  # of a query's text in the log (its spaces collapsed); longer ones end with "…"
@@ -74,7 +74,8 @@ class PooledStore(GraphStore):
         return self._copy(client=client, site=site, gone=gone)
 
     def run(self, function: Callable[..., Any], *args: Any) -> Any:
-        """``function(store, *args)`` in the worker, never cached (e.g. :func:`bibgraph.graph.dump.dump_file`)."""
+        """``function(store, *args)`` in the worker, never cached (e.g.
+        :func:`bibgraph.graph.dataset.dumps.dump_file`)."""
         return self.pool.call(function, *args, deadline=self.deadline, client=self.client, gone=self.gone)
 
     def answer(self, query: str, results: str, graphs: str) -> Answer:

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, BinaryIO, NoReturn, cast
 
-from ..stores.store import EngineStore, QueryError
-from .memory import release_free_memory
-from .sandbox import try_isolate_network
+from bibgraph.graph.serving.memory import release_free_memory
+from bibgraph.graph.serving.sandbox import try_isolate_network
+from bibgraph.graph.stores.store import EngineStore, QueryError
 
 Opener = Callable[[], EngineStore]
 # Oxigraph recurses as deep as the query nests; the guard's depth limit leaves it a margin of 7

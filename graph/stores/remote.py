@@ -19,10 +19,10 @@ from typing import BinaryIO, TypeVar, cast
 import pyoxigraph as ox
 from rdflib import Graph
 
-from ..formats import RdfSyntax, rdf_syntax, result_syntax
-from ..serving.guard import check_query
-from ..vocab import PREFIXES, prefixed_graph
-from .store import EngineStore, QueryError, Row, _XmlCarriageReturns, rows
+from bibgraph.graph.rdf.formats import RdfSyntax, rdf_syntax, result_syntax
+from bibgraph.graph.rdf.vocab import PREFIXES, prefixed_graph
+from bibgraph.graph.serving.guard import check_query
+from bibgraph.graph.stores.store import EngineStore, QueryError, Row, _XmlCarriageReturns, rows
 
 log = logging.getLogger("bibgraph.remote")
 T = TypeVar("T")
@@ -94,7 +94,7 @@ class RemoteGraphStore(EngineStore):
 
     def published(self) -> tuple[str | None, str | None]:
         """:meth:`version` and, from the same lookup, the content identity ``publish`` recorded for it (the
-        dataset version's manifest digest: :func:`~bibgraph.graph.datadir.identified_manifest`); None when the
+        dataset version's manifest digest: :func:`~bibgraph.graph.dataset.directory.identified_manifest`); None when the
         version was loaded from a dump or a store outside a dataset, or by an earlier bibgraph."""
         self._parameters()
         return (self._resolved[2], self._resolved[3]) if self._resolved is not None else (None, None)

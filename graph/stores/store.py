@@ -18,8 +18,8 @@ import pyoxigraph as ox
 from rdflib import Graph
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 
-from ..formats import RdfSyntax, rdf_syntax, result_syntax
-from ..vocab import PREFIXES, prefixed_graph
+from bibgraph.graph.rdf.formats import RdfSyntax, rdf_syntax, result_syntax
+from bibgraph.graph.rdf.vocab import PREFIXES, prefixed_graph
 
 Value = str | int | float | bool | None
 Row = dict[str, Value]

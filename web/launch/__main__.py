@@ -2,6 +2,6 @@
 
 import sys
 
-from bibgraph.web.cli import main
+from bibgraph.web.commands.cli import main
 
 sys.exit(main())

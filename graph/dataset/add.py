@@ -1,0 +1,196 @@
+"""Adding paper lists to a built store: only the new records are read, the store is told what it already holds.
+
+A build decides identities record by record (:class:`~.model.Catalogue`). Adding continues that
+catalogue where the store left it: the papers, people and concepts the new records name are looked
+up in the store first, so a paper already present keeps its IRI and gains a source (numbered after
+its existing ones), a known person keeps the name they were first seen under (a new spelling becomes
+an ``skos:altLabel``), and only then are the new records' triples written: those the store does not hold
+yet, each handed to ``added`` too (the dumps are continued with them). The work is proportional to what is
+added, the VoID statistics included: they are updated from what is added (index look-ups), not counted again.
+"""
+
+import gc
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+
+import pyoxigraph as ox
+from rdflib import PROV
+
+from bibgraph.graph.dataset.build import BuildReport, _unpublishable
+from bibgraph.graph.dataset.triples import Catalogue, paper_id
+from bibgraph.graph.dataset.void import recorded_counts, void_lines, void_quads
+from bibgraph.graph.identity.extend import resolver
+from bibgraph.graph.identity.numbering import Numbering
+from bibgraph.graph.ingest.inputs import find_input_files
+from bibgraph.graph.ingest.names import concept_key
+from bibgraph.graph.ingest.parse import parse_file, scan_areas
+from bibgraph.graph.ingest.records import Problem, Record
+from bibgraph.graph.rdf.iris import Iris
+from bibgraph.graph.stores.store import OxigraphGraphStore
+
+BATCH = 500  # IRIs per VALUES block of a look-up query
+LOAD_LINES = 20_000  # N-Triples lines parsed, checked against the store and written at a time
+
+_SOURCES = """PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX dcterms: <http://purl.org/dc/terms/>
+SELECT ?paper (COUNT(DISTINCT ?source) AS ?sources) (GROUP_CONCAT(DISTINCT STR(?subject); separator=" ") AS ?subjects)
+WHERE { VALUES ?paper { %s } ?paper prov:wasDerivedFrom ?source OPTIONAL { ?paper dcterms:subject ?subject } }
+GROUP BY ?paper"""
+_PEOPLE = """PREFIX foaf: <http://xmlns.com/foaf/0.1/> PREFIX skos: <http://www.w3.org/2004/02/skos/core#>
+SELECT ?person ?name ?variant WHERE { VALUES ?person { %s } ?person foaf:name ?name
+OPTIONAL { ?person skos:altLabel ?variant } }"""
+_CONCEPTS = """PREFIX skos: <http://www.w3.org/2004/02/skos/core#>
+SELECT ?concept ?label ?broader WHERE { ?concept skos:inScheme ?scheme ; skos:prefLabel ?label
+OPTIONAL { ?concept skos:broader ?broader } }"""
+
+
+_DERIVED_FROM = ox.NamedNode(str(PROV.wasDerivedFrom))
+
+
+def papers_read(quads: Iterable[ox.Quad]) -> Iterator[str]:
+    """The papers of the records behind an ``added`` batch of :func:`add_lists`: each record read gives its paper
+    a new source (``prov:wasDerivedFrom``), a record seen again too; a paper no record was read of has none."""
+    return (
+        quad.subject.value
+        for quad in quads
+        if quad.predicate == _DERIVED_FROM and isinstance(quad.subject, ox.NamedNode)
+    )
+
+
+def add_lists(
+    store: OxigraphGraphStore,
+    paths: Sequence[Path],
+    base: str,
+    added: Callable[[list[ox.Quad]], None] | None = None,
+    numbering: Numbering | None = None,
+    triples: int | None = None,
+) -> BuildReport:
+    """Add the records of ``paths`` to ``store`` (built from other lists with the same ``base``).
+
+    ``added`` is called with each batch of triples the store did not hold, in the order written (the
+    VoID description, replaced at the end, is not among them). ``numbering``, the dataset's published person
+    keys (:mod:`~.identity.numbering`), is given the authorships added under the keys it follows. ``triples``, the
+    store's count before (a dataset's manifest says it), spares counting the whole store again after.
+    """
+    iris = Iris(base)
+    problems: list[Problem] = []
+    report = BuildReport(problems=problems)
+    files = list(find_input_files(paths, problems))
+    catalogue = Catalogue(numbering=numbering)
+    areas = _known_concepts(store, iris, catalogue)
+    known = scan_areas(path for path, _ in files) | areas
+    records: list[Record] = []
+    for path, name in files:
+        found, trouble = parse_file(path, name, frozenset(known))
+        problems.extend(trouble)
+        for record in found:
+            trouble_text = _unpublishable(record)
+            if trouble_text:
+                problems.append(Problem(record.source, record.line, trouble_text))
+            else:
+                records.append(record)
+    catalogue.resolve = resolver(store, iris, records)  # known names go to the persons the store has
+    catalogue.retired = catalogue.resolve.joined  # new forms joined into a person: their IRIs owl:sameAs it
+    existing_papers = _known_papers(store, iris, catalogue, records)
+    existing_people = _known_people(store, iris, catalogue, records)
+    described = void_quads(store, iris)
+    counts = recorded_counts(described, iris)
+    for quad in described:  # set aside while adding: the statistics count the data only
+        store.store.remove(quad)
+
+    written = [0]
+
+    def write(quads: list[ox.Quad]) -> None:
+        counts.observe(store.store, quads, iris.base)
+        store.store.extend(quads)
+        written[0] += len(quads)
+        if added is not None:
+            added(quads)
+
+    _load_new(store, _lines(catalogue, records, iris, report), write)
+    problems.sort(key=lambda problem: (problem.source, problem.line))
+    report.files = len(files)
+    report.records = catalogue.records
+    report.papers = len(catalogue.sources) - existing_papers
+    report.authors = len(catalogue.people) - existing_people
+    report.authorships = catalogue.authorships
+    report.concepts = len(catalogue.areas) + len(catalogue.subareas)
+    report.truncated = catalogue.truncated
+    report.duplicate_records = catalogue.records - report.papers
+    del catalogue, records
+    gc.collect()
+    store.load_ntriples(void_lines(counts, iris))
+    if triples is None:
+        report.triples = store.triple_count()
+    else:  # what was there, less the VoID set aside, plus what was written and the new VoID
+        report.triples = triples - len(described) + written[0] + len(void_quads(store, iris))
+    return report
+
+
+def _lines(catalogue: Catalogue, records: list[Record], iris: Iris, report: BuildReport) -> Iterator[str]:
+    for record in records:
+        report.note(record)
+        yield from catalogue.add(record, iris)
+    yield from catalogue.closing(iris)
+
+
+def _load_new(store: OxigraphGraphStore, lines: Iterable[str], write: Callable[[list[ox.Quad]], None]) -> None:
+    """Hand the triples of ``lines`` the store does not hold yet (a known person's name, a concept, are
+    stated again by the catalogue) to ``write``, batch by batch."""
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) >= LOAD_LINES:
+            _load_batch(store, batch, write)
+            batch.clear()
+    _load_batch(store, batch, write)
+
+
+def _load_batch(store: OxigraphGraphStore, lines: list[str], write: Callable[[list[ox.Quad]], None]) -> None:
+    parsed = ox.parse("".join(lines).encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
+    write([quad for quad in dict.fromkeys(parsed) if quad not in store.store])
+
+
+def _values(iris: Iterable[str]) -> Iterator[str]:
+    batch = sorted(set(iris))
+    for start in range(0, len(batch), BATCH):
+        yield " ".join(f"<{iri}>" for iri in batch[start : start + BATCH])
+
+
+def _known_papers(store: OxigraphGraphStore, iris: Iris, catalogue: Catalogue, records: list[Record]) -> int:
+    """Tell ``catalogue`` the sources and subjects of the papers among ``records`` the store holds; how many."""
+    by_iri = {iris.paper(paper_id(record)): paper_id(record) for record in records}
+    for block in _values(by_iri):
+        for row in store.select(_SOURCES % block):
+            number = int(by_iri[str(row["paper"])], 16)  # the catalogue keys papers by their id as an int
+            catalogue.sources[number] = int(row["sources"] or 0)
+            catalogue.subjects[number] = tuple(str(row["subjects"] or "").split())
+    return len(catalogue.sources)
+
+
+def _known_people(store: OxigraphGraphStore, iris: Iris, catalogue: Catalogue, records: list[Record]) -> int:
+    """Tell ``catalogue`` the names of the people among ``records`` the store holds; how many."""
+    keys = {catalogue.key(name, record) for record in records for name in record.authors}
+    by_iri = {iris.person(key): key for key in keys}
+    for block in _values(by_iri):
+        for row in store.select(_PEOPLE % block):
+            key = by_iri[str(row["person"])]
+            catalogue.people.setdefault(key, str(row["name"]))
+            if row["variant"] is not None:
+                known = catalogue.variants.setdefault(key, [])
+                if str(row["variant"]) not in known:
+                    known.append(str(row["variant"]))
+    return len(catalogue.people)
+
+
+def _known_concepts(store: OxigraphGraphStore, iris: Iris, catalogue: Catalogue) -> set[str]:
+    """Tell ``catalogue`` the areas and subareas of the store; the area labels (for the parser)."""
+    rows = store.select(_CONCEPTS)
+    labels = {str(row["concept"]): str(row["label"]) for row in rows}
+    for row in rows:
+        if row["broader"] is None:
+            catalogue.areas[concept_key(labels[str(row["concept"])])] = labels[str(row["concept"])]
+    for row in rows:
+        if row["broader"] is not None:
+            area = concept_key(labels[str(row["broader"])])
+            catalogue.subareas[(area, concept_key(str(row["label"])))] = str(row["label"])
+    return set(catalogue.areas.values())

@@ -1,0 +1,276 @@
+"""From input files to a loaded store: parse, resolve identities, load, describe (VoID)."""
+
+import gc
+import io
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+import pyoxigraph as ox
+from tqdm import tqdm
+
+from bibgraph.graph.dataset.triples import Catalogue
+from bibgraph.graph.dataset.void import VoidTally, void_lines
+from bibgraph.graph.identity import curation
+from bibgraph.graph.identity.curation import Applied
+from bibgraph.graph.identity.features import Collected
+from bibgraph.graph.identity.numbering import Numbering
+from bibgraph.graph.ingest.inputs import find_input_files
+from bibgraph.graph.ingest.parse import parse_file, scan_areas
+from bibgraph.graph.ingest.records import Problem, Record, Repair
+from bibgraph.graph.rdf.iris import DEFAULT_BASE, Iris
+from bibgraph.graph.rdf.ntriples import unpublishable
+from bibgraph.graph.stores.store import OxigraphGraphStore
+from bibgraph.seeds import seed_directory
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
+PROGRESS_MIN_BYTES = 2_000_000
+EXAMPLES_PER_CLASS = 5
+BULK_READ_BYTES = 1 << 20
+
+
+@dataclass
+class RepairTally:
+    """Name repairs (or warnings) of one class: how many, and the first few with file and line."""
+
+    count: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def add(self, source: str, repair: Repair) -> None:
+        self.count += 1
+        if len(self.examples) < EXAMPLES_PER_CLASS:
+            shown = (
+                repr(repair.written)
+                if repair.written == repair.cleaned
+                else f"{repair.written!r} -> {repair.cleaned!r}"
+            )
+            self.examples.append(f"{source}:{repair.line}: {shown}")
+
+
+def _tally_lines(title: str, tallies: dict[str, RepairTally]) -> Iterator[str]:
+    total = sum(t.count for t in tallies.values())
+    classes = ", ".join(
+        f"{kind} {t.count:,}" for kind, t in sorted(tallies.items(), key=lambda kv: (-kv[1].count, kv[0]))
+    )
+    yield f"{title}: {total:,}" + (f" ({classes})" if classes else "")
+    for kind, tally in sorted(tallies.items()):
+        yield f"  {kind}: {tally.count:,}"
+        for example in tally.examples:
+            yield f"    {example}"
+
+
+@dataclass
+class BuildReport:
+    """What a build read and made: the one-line summary and the data-quality report."""
+
+    files: int = 0
+    records: int = 0
+    papers: int = 0
+    authors: int = 0
+    authorships: int = 0
+    concepts: int = 0
+    triples: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    truncated: list[str] = field(default_factory=list)
+    merged_names: list[tuple[str, list[str]]] = field(default_factory=list)
+    duplicate_records: int = 0
+    repairs: dict[str, RepairTally] = field(default_factory=dict)
+    warnings: dict[str, RepairTally] = field(default_factory=dict)
+    shared_names: int = 0  # persons holding a name another person holds too (each with a numbered IRI)
+    curation: Applied = field(default_factory=Applied)
+    identity_seconds: float = 0.0
+    numbering: Numbering | None = None  # the person keys to publish (graph.identity.numbering)
+
+    @property
+    def repaired_names(self) -> int:
+        return sum(t.count for t in self.repairs.values())
+
+    @property
+    def name_warnings(self) -> int:
+        return sum(t.count for t in self.warnings.values())
+
+    def note(self, record: Record) -> None:
+        """Count what name cleaning did to ``record``'s author line."""
+        for repair in record.repairs:
+            self.repairs.setdefault(repair.kind, RepairTally()).add(record.source, repair)
+        for warning in record.warnings:
+            self.warnings.setdefault(warning.kind, RepairTally()).add(record.source, warning)
+
+    def summary(self) -> str:
+        return (
+            f"{self.records} records, {self.papers} papers, {self.authors} authors, "
+            f"{self.concepts} concepts, {self.triples} triples, {len(self.problems)} problems"
+        )
+
+    def quality_lines(self) -> Iterator[str]:
+        yield f"malformed records: {len(self.problems)}"
+        for problem in self.problems:
+            yield f"  {problem}"
+        yield f"truncated author lists (等): {len(self.truncated)}"
+        for where in self.truncated:
+            yield f"  {where}"
+        yield f"persons sharing a name with another person (split by evidence): {self.shared_names}"
+        if self.curation.files:
+            yield (
+                f"curated persons: {self.curation.decisions} decisions applied, {self.curation.overruled} "
+                f"overruling the algorithm ({', '.join(self.curation.files)})"
+            )
+        yield f"merged name variants: {len(self.merged_names)}"
+        for name, variants in self.merged_names:
+            yield f"  {name} = {' = '.join(variants)}"
+        yield f"duplicate records (merged into one paper): {self.duplicate_records}"
+        yield from _tally_lines("repaired names", self.repairs)
+        yield from _tally_lines("author-list warnings", self.warnings)
+
+
+def graph_lines(
+    paths: Sequence[Path],
+    iris: Iris,
+    catalogue: Catalogue,
+    problems: list[Problem],
+    progress: bool = True,
+    report: BuildReport | None = None,
+) -> Iterator[str]:
+    """N-Triples of every record, file by file in a stable order, then of people and concepts.
+
+    Records stream straight into the store: a build holds names and concepts, never abstracts.
+    A first, cheap pass collects the areas named in any file (``Area · Subarea`` lines), which
+    the reader needs to place a bare area line.
+    """
+    files = list(find_input_files(paths, problems))
+    sizes = [_size(path) for path, _ in files]
+    known_areas = scan_areas(path for path, _ in files)
+    total = sum(sizes)
+    # a log file gets no bar: tqdm would fill it with carriage-return updates
+    on_terminal = sys.stderr.isatty()
+    with tqdm(
+        total=total,
+        unit="B",
+        unit_scale=True,
+        desc="build",
+        disable=not (progress and on_terminal) or total < PROGRESS_MIN_BYTES,
+    ) as bar:
+        for (path, name), size in zip(files, sizes, strict=True):
+            found, trouble = parse_file(path, name, known_areas)
+            problems.extend(trouble)
+            for record in found:
+                why = _unpublishable(record)
+                if why:
+                    problems.append(Problem(record.source, record.line, why))
+                    continue
+                if report is not None:
+                    report.note(record)
+                yield from catalogue.add(record, iris)
+            bar.update(size)
+    yield from catalogue.closing(iris)
+
+
+class ChunkReader(io.RawIOBase):
+    """Byte chunks (a batch of lines each) as a binary stream, for loaders that read files (``bulk_load``).
+
+    With ``copy``, every chunk is also written there as it is read (the N-Triples dump, made as the data streams).
+    """
+
+    def __init__(self, chunks: Iterable[bytes], copy: BinaryIO | None = None) -> None:
+        self.chunks = iter(chunks)
+        self.pending = memoryview(b"")
+        self.copy = copy
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: "WriteableBuffer") -> int:
+        target = memoryview(buffer).cast("B")
+        if not self.pending:
+            for chunk in self.chunks:
+                if chunk:
+                    if self.copy is not None:
+                        self.copy.write(chunk)
+                    self.pending = memoryview(chunk)
+                    break
+        count = min(len(target), len(self.pending))
+        target[:count] = self.pending[:count]
+        self.pending = self.pending[count:]
+        return count
+
+
+def _copied(lines: Iterable[str], out: BinaryIO) -> Iterator[str]:
+    for line in lines:
+        out.write(line.encode("utf-8"))
+        yield line
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def build_graph(
+    paths: Sequence[Path],
+    base: str = DEFAULT_BASE,
+    store: OxigraphGraphStore | None = None,
+    progress: bool = True,
+    ntriples: BinaryIO | None = None,
+    scratch: Path | None = None,
+    numbering: Numbering | None = None,
+) -> tuple[OxigraphGraphStore, BuildReport]:
+    """Build the graph of the given files or directories (the seeds if none) into ``store`` (new by default).
+
+    With ``ntriples``, the data (not the VoID description) is also written there as N-Triples as it
+    streams into the store, each triple once: a dump without a second pass over the store. ``scratch``
+    holds the VoID counts' temporary files (the system's temporary directory when None). ``numbering``: the
+    person keys the dataset published before (kept; the report's ``numbering`` is what this build publishes).
+    """
+    iris = Iris(base)
+    store = store or OxigraphGraphStore.memory()
+    inputs = list(paths) or [seed_directory()]  # the one place the seeds are the default input
+    catalogue = Catalogue(identity=Collected(), curation=curation.read(curation.find(inputs)), numbering=numbering)
+    problems: list[Problem] = []
+    report = BuildReport(problems=problems)
+    with VoidTally(iris.base, scratch) as tally:  # counted as the lines pass, not from the store afterwards
+        lines = graph_lines(inputs, iris, catalogue, problems, progress, report)
+        if store.kind == "disk":
+            # RocksDB files written directly, parsed on every core while Python makes the next lines:
+            # a disk store's order is its keys', so the dump's bytes do not depend on the load.
+            reader = ChunkReader(tally.chunks(lines), ntriples)
+            store.store.bulk_load(io.BufferedReader(reader, BULK_READ_BYTES), format=ox.RdfFormat.N_TRIPLES)
+        else:
+            counted = tally.lines(lines)
+            store.load_ntriples(_copied(counted, ntriples) if ntriples else counted)
+        problems.sort(key=lambda problem: (problem.source, problem.line))
+        report.files = len(list(find_input_files(inputs)))
+        report.records = catalogue.records
+        report.papers = catalogue.papers
+        report.authors = catalogue.persons
+        report.authorships = catalogue.authorships
+        report.concepts = len(catalogue.areas) + len(catalogue.subareas)
+        report.truncated = catalogue.truncated
+        report.merged_names = catalogue.joined
+        report.shared_names = catalogue.shared
+        report.curation = catalogue.curated
+        report.identity_seconds = catalogue.identity_seconds
+        report.numbering = catalogue.numbering
+        report.duplicate_records = catalogue.duplicate_records
+        del catalogue
+        gc.collect()  # the catalogue's memory back before the distinct terms are counted
+        counts = tally.counts()
+    store.load_ntriples(void_lines(counts, iris))
+    report.triples = store.triple_count()
+    return store, report
+
+
+def _unpublishable(record: Record) -> str | None:
+    """What in ``record`` no dump could carry; such a record is reported and left out, alone."""
+    fields = {"area": record.area, "subarea": record.subarea, "abstract": record.abstract, "source": record.source}
+    fields |= {f"author {n}": name for n, name in enumerate(record.authors, 1)}
+    for where, text in fields.items():
+        why = unpublishable(text or "")
+        if why:
+            return f"{where}: {why}"
+    return None

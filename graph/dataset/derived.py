@@ -1,0 +1,217 @@
+"""Derived data kept in a dataset: one file per cache key, written at build time, read when first asked for.
+
+The views derive networks, layouts, drawn views and the home page's charts from
+the store; each is a value under a key (what, the spec it is derived from, options). A build computes
+the default ones and keeps them here, so a server opened on the dataset reads a file instead of
+deriving (lazily: nothing is loaded before a request needs it, and a value is read once per process).
+
+A dataset is data, never code: every value is kept in a format whose reading runs nothing. The incidence as numpy
+arrays (``.npz``, read with ``allow_pickle=False``); a network, a layout and a map's summary as JSON (a network as
+its graph, node and edge attributes, in order); a page's figures, orders and drawn views as JSON whose tuples and
+records are tagged (:func:`page_json`): a record is one of :data:`RECORDS`, made again from its fields, never a
+type a file names. The suffix is part of a file's name (:func:`file_name`), so a file an older bibgraph kept in
+another format is never read: its value is derived again. A file whose SHA-256 differs from the manifest's (when
+the caller gives the manifest's checksums) is refused on read: :class:`DamagedFile`.
+"""
+
+import dataclasses
+import hashlib
+import io
+import json
+import os
+from collections.abc import Callable, Hashable
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from bibgraph.graph.site.conceptindex import ConceptFigures
+from bibgraph.graph.site.pagedata import TreeArea
+from bibgraph.graph.stores.atomic import write_bytes_atomically
+
+# The records a page value may hold besides JSON's own values, by name: each is written as its fields.
+RECORDS: dict[str, type] = {record.__name__: record for record in (ConceptFigures, TreeArea)}
+TYPE, TUPLE = "@type", "@tuple"  # the tags of a record and of a tuple (a value's own dict keys never start with @)
+
+
+class DamagedFile(RuntimeError):
+    """A derived file whose checksum is not the manifest's."""
+
+
+def _graph_json(network: nx.Graph) -> bytes:
+    document = {
+        "graph": network.graph,
+        "nodes": [[node, data] for node, data in network.nodes(data=True)],
+        "edges": [[a, b, data] for a, b, data in network.edges(data=True)],
+    }
+    return json.dumps(document, ensure_ascii=False, default=sorted).encode("utf-8")
+
+
+def _json_graph(data: bytes) -> nx.Graph:
+    document = json.loads(data)
+    network = nx.Graph(**document["graph"])
+    network.add_nodes_from((node, attributes) for node, attributes in document["nodes"])
+    network.add_edges_from((a, b, attributes) for a, b, attributes in document["edges"])
+    return network
+
+
+def _incidence_npz(incidence: Any) -> bytes:
+    from bibgraph.graph.networks.incidence import to_arrays
+
+    out = io.BytesIO()
+    import numpy as np
+
+    arrays: dict[str, Any] = to_arrays(incidence)
+    np.savez(out, allow_pickle=False, **arrays)
+    return out.getvalue()
+
+
+def _npz_incidence(data: bytes) -> Any:
+    import numpy as np
+
+    from bibgraph.graph.networks.incidence import of_arrays
+
+    with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+        return of_arrays({name: arrays[name] for name in arrays.files})
+
+
+def _layout_json(positions: dict[str, tuple[float, float]]) -> bytes:
+    return json.dumps({node: list(xy) for node, xy in positions.items()}, ensure_ascii=False).encode("utf-8")
+
+
+def _json_layout(data: bytes) -> dict[str, tuple[float, float]]:
+    return {node: (x, y) for node, (x, y) in json.loads(data).items()}
+
+
+def _summary_json(summary: dict[str, Any]) -> bytes:
+    return json.dumps(summary, ensure_ascii=False).encode("utf-8")
+
+
+def _json_summary(data: bytes) -> dict[str, Any]:
+    return {
+        name: [tuple(row) for row in value] if isinstance(value, list) else value
+        for name, value in json.loads(data).items()
+    }
+
+
+def _tagged(value: Any) -> Any:
+    """``value`` as JSON values: a tuple as ``{"@tuple": [...]}``, a record of :data:`RECORDS` as its fields and
+    ``"@type"``; any other type (a set, a ``Counter``, a ``str`` subclass) is refused, so what is read back equals
+    what was kept."""
+    kind = type(value)
+    if value is None or kind in (str, int, float, bool):
+        return value
+    if kind is list:
+        return [_tagged(item) for item in value]
+    if kind is tuple:
+        return {TUPLE: [_tagged(item) for item in value]}
+    if kind is dict:
+        if not all(type(name) is str and not name.startswith("@") for name in value):
+            raise TypeError("a kept page value's dict keys must be strings not starting with @")
+        return {name: _tagged(item) for name, item in value.items()}
+    if RECORDS.get(kind.__name__) is kind:
+        fields = {f.name: _tagged(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {TYPE: kind.__name__, **fields}
+    raise TypeError(f"a kept page value holds a {kind.__name__}: not data this module can keep")
+
+
+def _untagged(document: dict[str, Any]) -> Any:
+    if TUPLE in document:
+        return tuple(document[TUPLE])
+    if TYPE in document:
+        fields = dict(document)
+        record = RECORDS.get(fields.pop(TYPE))
+        if record is None:
+            raise ValueError(f"a kept page value names an unknown record {document[TYPE]!r}")
+        return record(**fields)
+    return document
+
+
+def page_json(value: Any) -> bytes:
+    """A page's value (figures, an order, a drawn view) as JSON (:func:`_tagged`)."""
+    return json.dumps(_tagged(value), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def json_page(data: bytes) -> Any:
+    """The value :func:`page_json` wrote: only JSON's values, tuples and :data:`RECORDS` are made."""
+    return json.loads(data, object_hook=_untagged)
+
+
+# Every kind of derived value (the first part of a key), as data: suffix, writer, reader.
+DATA_FORMATS: dict[str, tuple[str, Callable[[Any], bytes], Callable[[bytes], Any]]] = {
+    "incidence": (".npz", _incidence_npz, _npz_incidence),
+    "network": (".json", _graph_json, _json_graph),
+    "layout": (".json", _layout_json, _json_layout),
+    "summary": (".json", _summary_json, _json_summary),
+    "page": (".json", page_json, json_page),
+    "view": (".json", page_json, json_page),
+    # a whole network's export, the bytes a download sends (its file is named with the format's own suffix)
+    "export": (".bin", bytes, bytes),
+}
+
+
+def _format(key: tuple[Hashable, ...]) -> tuple[str, Callable[[Any], bytes], Callable[[bytes], Any]]:
+    if str(key[0]) not in DATA_FORMATS:
+        raise TypeError(f"no data format for derived values of kind {key[0]!r}")
+    return DATA_FORMATS[str(key[0])]
+
+
+def canonical(value: Any) -> Any:
+    """``value`` as JSON-able data that is the same in every process (sets sorted, dataclasses by field)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {"@type": type(value).__name__, **fields}
+    if isinstance(value, frozenset | set):
+        return sorted((canonical(item) for item in value), key=lambda item: json.dumps(item, sort_keys=True))
+    if isinstance(value, tuple | list):
+        return [canonical(item) for item in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise TypeError(f"no canonical form for a derived-data key part of type {type(value).__name__}")
+
+
+def derived_key(what: str, spec: Any = None, *options: Hashable) -> tuple[Hashable, ...]:
+    """The one way a key of derived data is made: what is derived, the spec it is derived from (a network's), and
+    every other option that shapes it (e.g. the edge weighting of a drawing)."""
+    return (what, spec, *options)
+
+
+def file_name(key: tuple[Hashable, ...]) -> str:
+    """The file holding the value of ``key``: a hash of its canonical form."""
+    text = json.dumps(canonical(key), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32] + _format(key)[0]
+
+
+class DerivedFiles:
+    """The derived values of one dataset version, in ``directory`` (read-only unless ``writable``)."""
+
+    def __init__(self, directory: Path, writable: bool = False, checksums: dict[str, str] | None = None) -> None:
+        self.directory = directory
+        self.writable = writable
+        self.checksums = checksums or {}  # SHA-256 by file name, from the version's manifest
+
+    def load(self, key: tuple[Hashable, ...]) -> tuple[bool, Any]:
+        """(True, value) when the dataset holds the value of ``key``, else (False, None); :class:`DamagedFile` when
+        the file's checksum is not the manifest's."""
+        name = file_name(key)
+        try:
+            data = (self.directory / name).read_bytes()
+        except FileNotFoundError:
+            return False, None
+        expected = self.checksums.get(name)
+        if expected is not None and hashlib.sha256(data).hexdigest() != expected:
+            raise DamagedFile(f"{self.directory / name} is damaged: its checksum is not the manifest's")
+        return True, _format(key)[2](data)
+
+    def save(self, key: tuple[Hashable, ...], value: Any) -> None:
+        """Keep ``value`` (atomically) when this is a dataset being built; otherwise nothing."""
+        if self.writable:
+            write_bytes_atomically(self.directory / file_name(key), _format(key)[1](value))
+
+    def link(self, previous: "DerivedFiles", key: tuple[Hashable, ...]) -> None:
+        """Keep ``previous``'s value of ``key`` as this one's: a hard link to its file, never copied or read (a value
+        is never written in place, :meth:`save` replaces the file); ``FileNotFoundError`` when it has none."""
+        if self.writable:
+            target = self.directory / file_name(key)
+            target.unlink(missing_ok=True)
+            os.link(previous.directory / file_name(key), target)

@@ -1,0 +1,149 @@
+"""What a dataset keeps for the site, derived by the domain: the one place its keys and values are made.
+
+A dataset build (``bibgraph build --dataset``, ``bibgraph add``) derives here, with no web stack loaded, the data
+whose derivation is costly: the paper-author incidence, the default co-author map of the whole graph and of each
+area and subarea (network, layout, summary), the topic network, the topic maps (none, every and each area's
+subareas drawn), every concept's figures and paper order (in pieces), the home page's figures, the search index and the
+whole co-author and topic networks' exports in every format (plain files, sent as they are).
+The web (``web/maps/cache.py``, ``web/pages.py``) reads each under the same key, or derives it with the same
+functions when a dataset does not keep it; the drawn views (pyvis data) are the web's, made from the kept
+network and layout at first request.
+"""
+
+import gc
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name
+from bibgraph.graph.dataset.directory import DERIVED, STORE
+from bibgraph.graph.networks import AREA, Filters
+from bibgraph.graph.networks.filters import drawn
+from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
+from bibgraph.graph.rdf.formats import NETWORK_SYNTAXES, network_syntax
+from bibgraph.graph.site.conceptindex import PAPER_ORDER, ConceptFigures, concept_index
+from bibgraph.graph.site.pagedata import charts, concept_tree, dataset_summary, histogram_bins
+from bibgraph.graph.site.search import FILE_NAME
+from bibgraph.graph.stores.atomic import write_bytes_atomically
+from bibgraph.graph.stores.store import GraphStore, OxigraphGraphStore
+
+T = TypeVar("T")
+ORDER_CHUNK = 1000  # papers per kept piece of a concept's paper order (a page reads one piece, or two)
+CONCEPT_FIGURES = f"concept figures, papers by {PAPER_ORDER}"  # the page value of every concept's figures
+HOME = "home"  # the page value of the home page's figures
+
+
+def order_piece_key(iri: str, piece: int) -> tuple[Any, ...]:
+    """The derived-data key of piece ``piece`` of a concept's paper order."""
+    return derived_key("page", None, f"concept papers by {PAPER_ORDER} {piece} {iri}")
+
+
+def concept_figures(
+    store: GraphStore, keep: Callable[[tuple[Any, ...], list[str]], None] | None = None
+) -> dict[str, ConceptFigures]:
+    """Every area's and subarea's figures; ``keep`` (a dataset being built) is given each piece of every concept's
+    paper order (``ORDER_CHUNK`` papers), so that no page sorts an area."""
+    figures = {}
+    for concept, order in concept_index(store):
+        figures[concept.iri] = concept
+        if keep is not None:
+            for start in range(0, max(1, len(order)), ORDER_CHUNK):
+                keep(order_piece_key(concept.iri, start // ORDER_CHUNK), order[start : start + ORDER_CHUNK])
+    return figures
+
+
+def home_figures(store: GraphStore, degrees: Counter[int], figures: dict[str, ConceptFigures]) -> dict[str, Any]:
+    """The home page's numbers: the summary, the area tree, the authors-per-paper and co-author degree charts."""
+    summary = dataset_summary(store)
+    found = charts(store, summary["authors"], degrees)
+    return {
+        "summary": summary,
+        "tree": concept_tree(figures),
+        "authors_per_paper": histogram_bins(found.authors_per_paper),
+        "degrees": histogram_bins(found.degree_histogram),
+    }
+
+
+def default_maps(topics: Any, max_view_nodes: int) -> list[NetworkSpec]:
+    """The maps a site shows by default: the co-author map of the whole graph and of each area and subarea (as
+    drawn: the most prolific ``max_view_nodes`` authors), the topic map with no, every and each area's subareas."""
+    coauthors = [Filters(), *(Filters(**{kind: node}) for node, kind in topics.nodes(data="kind"))]
+    areas = [node for node, kind in topics.nodes(data="kind") if kind == AREA]
+    return [
+        *(NetworkSpec(COAUTHORS, drawn(filters, max_view_nodes)[0]) for filters in coauthors),
+        *(NetworkSpec(TOPIC_MAP, expand=expand) for expand in (None, "all", *areas)),
+    ]
+
+
+def derive(version: Path, max_view_nodes: int) -> None:
+    """Derive into ``version``'s ``derived/`` files what the site serves of it, keeping what is kept already (an
+    add's extended incidence and updated concept figures); ``max_view_nodes``: the authors a map draws."""
+    store = OxigraphGraphStore.disk(version / STORE, read_only=True)
+    try:
+        _derive(store, DerivedFiles(version / DERIVED, writable=True), max_view_nodes)
+    finally:
+        del store  # read-only: nothing to flush
+        gc.collect()  # RocksDB's files released before a server opens the store
+
+
+def _derive(store: GraphStore, files: DerivedFiles, max_view_nodes: int) -> None:
+    from bibgraph.graph.networks import (
+        engine,  # numpy, scipy, igraph: loaded by a build, never by this module's importers
+    )
+    from bibgraph.graph.networks.incidence import incidence_of
+    from bibgraph.graph.site.searchbuild import build_search_index
+
+    def kept(key: tuple[Any, ...], make: Callable[[], T]) -> T:
+        found, value = files.load(key)
+        if not found:
+            value = make()
+            files.save(key, value)
+        return value
+
+    incidence = kept(derived_key("incidence"), lambda: incidence_of(store))
+    whole = NetworkSpec(TOPICS)
+    topics = kept(derived_key("network", whole), lambda: engine.network(incidence, whole))
+    for spec in default_maps(topics, max_view_nodes):
+        _derive_map(spec, incidence, kept)
+    figures = kept(derived_key("page", None, CONCEPT_FIGURES), lambda: concept_figures(store, files.save))
+    kept(derived_key("page", None, HOME), lambda: home_figures(store, engine.coauthor_degrees(incidence), figures))
+    if not (files.directory / FILE_NAME).exists():
+        build_search_index(store, files.directory / FILE_NAME)
+    _derive_exports(files.directory, incidence, kept)
+
+
+def _derive_map(spec: NetworkSpec, incidence: Any, kept: Callable[[tuple[Any, ...], Callable[[], Any]], Any]) -> None:
+    """The network of ``spec``, its layout and (a co-author map) its summary, each kept."""
+    from bibgraph.graph.networks import engine
+
+    network = kept(derived_key("network", spec), lambda: engine.network(incidence, spec))
+    kept(derived_key("layout", spec), lambda: engine.positions(spec, network))
+    if spec.kind == COAUTHORS:
+        kept(derived_key("summary", spec), lambda: engine.summary(incidence, spec, network))
+
+
+DEFAULT_EXPORTS = (NetworkSpec(COAUTHORS, Filters()), NetworkSpec(TOPICS))  # what the downloads offer with no filter
+
+
+def export_file(directory: Path, spec: NetworkSpec, fmt: str, weight: str) -> Path:
+    """The file in ``directory`` (a dataset's ``derived/``) of the export of ``spec`` in format ``fmt`` (a syntax's
+    name) weighted by ``weight``: the export's bytes as they are served (data, read by nobody but a download)."""
+    return directory / f"{Path(file_name(derived_key('export', spec, fmt, weight))).stem}.{network_syntax(fmt).suffix}"
+
+
+def _derive_exports(directory: Path, incidence: Any, kept: Callable[[tuple[Any, ...], Callable[[], Any]], Any]) -> None:
+    """Every format of the whole co-author and topic networks as the downloads serve them with no filter, so a
+    first download is a file read (the whole co-author network's VOSviewer map took 170 s at 20,000 papers)."""
+    from bibgraph.graph.networks import engine
+
+    def export(spec: NetworkSpec) -> None:
+        network = kept(derived_key("network", spec), lambda: engine.network(incidence, spec))
+        for syntax in NETWORK_SYNTAXES:
+            path = export_file(directory, spec, syntax.name, "weight")
+            if not path.exists():  # the layout is made (and kept) only when a format with positions asks
+                positions = lambda: kept(derived_key("layout", spec), lambda: engine.positions(spec, network))  # noqa: E731
+                write_bytes_atomically(path, syntax.export(network, positions, weight="weight"))
+
+    for spec in DEFAULT_EXPORTS:
+        export(spec)

@@ -1,0 +1,306 @@
+"""The RDF data model: records become papers, people, authorships and concepts.
+
+A :class:`Catalogue` makes the identity decisions (which records are the same paper, which
+spellings the same person) while each record is turned into N-Triples lines as it is read. Emitting text
+lets the Rust bulk loader of pyoxigraph parse it, which is much faster than building one Python
+term object per node; the IRIs here are all minted by us, so only literals need escaping
+(:mod:`bibgraph.graph.rdf.ntriples`).
+"""
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from rdflib import DCTERMS, OWL, PROV, RDF, RDFS, SKOS
+
+from bibgraph.graph.identity.curation import Applied, Curation
+from bibgraph.graph.identity.decide import persons_of
+from bibgraph.graph.identity.features import Collected
+from bibgraph.graph.identity.numbering import Numbering
+from bibgraph.graph.identity.persons import activity_lines, description, person_keys, person_lines
+from bibgraph.graph.ingest.authorline import CORRESPONDING_MARKS, EQUAL_CONTRIBUTION_MARKS
+from bibgraph.graph.ingest.names import concept_key, normalise, person_key, short_hash, tidy
+from bibgraph.graph.ingest.plaintext import plain_text
+from bibgraph.graph.ingest.records import Record
+from bibgraph.graph.rdf.iris import Iris
+from bibgraph.graph.rdf.ntriples import literal as _literal
+from bibgraph.graph.rdf.ntriples import typed as _typed
+from bibgraph.graph.rdf.vocab import BG, SCHEMA
+
+TRUNCATION_SUFFIX = " 等"
+LABEL_WORDS_CHARS = 60
+LEAD_CHARS = 30
+_OPENING_WINDOW = 4 * LABEL_WORDS_CHARS  # how much of an abstract the label's text is taken from
+
+
+def paper_id(record: Record) -> str:
+    """Content-derived identifier: the same author line and abstract give the same paper anywhere.
+
+    The author line counts as written, split at its commas and normalised, never as cleaned: so
+    improving name cleaning never renames a paper (and every IRI minted before cleaning existed stays).
+    """
+    authors = "\x1f".join(normalise(name) for name in record.key_names or record.authors)
+    return short_hash(f"{authors}\x1e{normalise(record.abstract)}", 16)
+
+
+def derived_label(record: Record) -> str:
+    """A display label (never a title): first author, ``et al.``, and the abstract's opening words."""
+    if record.authors:
+        lead = record.authors[0] + (" et al." if len(record.authors) > 1 or record.truncated else "")
+    else:  # an author line kept whole: its opening words
+        lead = _shorten(record.author_list or "", LEAD_CHARS)
+    return f"{lead}: {_shorten(_plain_opening(record.abstract), LABEL_WORDS_CHARS)}"
+
+
+def _plain_opening(abstract: str) -> str:
+    """``plain_text(tidy(abstract))``, or a prefix of it longer than the label shows.
+
+    Converting a whole abstract to show sixty characters cost a twelfth of the build. Before the
+    first ``$``, ``*`` or ``\\`` the conversion only collapses whitespace (every rule of
+    :func:`plain_text` starts at one of them), so that stretch, when long enough, is the label's text.
+    """
+    head = abstract[:_OPENING_WINDOW]
+    cut = min((i for i in (head.find("$"), head.find("*"), head.find("\\")) if i >= 0), default=len(head))
+    if cut < len(abstract):
+        opening = tidy(abstract[:cut])
+        if len(opening) > LABEL_WORDS_CHARS + 1:
+            return opening
+    return plain_text(tidy(abstract))
+
+
+def _shorten(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:.") + "…"
+
+
+# The N-Triples form of every term the build writes, made once: rdflib's namespace lookups cost a
+# microsecond each, and the build writes about forty terms per record.
+_BG_AUTHORSHIP_CLASS = f"<{BG.Authorship}>"
+_BG_SOURCE_RECORD = f"<{BG.SourceRecord}>"
+_BG_AUTHOR_LIST = f"<{BG.authorList}>"
+_BG_AUTHOR_LIST_TRUNCATED = f"<{BG.authorListTruncated}>"
+_BG_AUTHOR_LIST_UNSPLIT = f"<{BG.authorListUnsplit}>"
+_BG_AUTHOR_MARKS = f"<{BG.authorMarks}>"
+_BG_AUTHOR_POSITION = f"<{BG.authorPosition}>"
+_BG_AUTHORSHIP = f"<{BG.authorship}>"
+_BG_CORRESPONDING_AUTHOR = f"<{BG.correspondingAuthor}>"
+_BG_EQUAL_CONTRIBUTION = f"<{BG.equalContribution}>"
+_BG_LISTED_AUTHOR_COUNT = f"<{BG.listedAuthorCount}>"
+_BG_NAME_AS_WRITTEN = f"<{BG.nameAsWritten}>"
+_BG_SOURCE_FILE = f"<{BG.sourceFile}>"
+_BG_SOURCE_LINE = f"<{BG.sourceLine}>"
+_DCTERMS_ABSTRACT = f"<{DCTERMS.abstract}>"
+_DCTERMS_CREATOR = f"<{DCTERMS.creator}>"
+_DCTERMS_SUBJECT = f"<{DCTERMS.subject}>"
+_PROV_AGENT = f"<{PROV.agent}>"
+_PROV_WAS_DERIVED_FROM = f"<{PROV.wasDerivedFrom}>"
+_RDF_TYPE = f"<{RDF.type}>"
+_RDFS_LABEL = f"<{RDFS.label}>"
+_SCHEMA_SCHOLARLY_ARTICLE = f"<{SCHEMA.ScholarlyArticle}>"
+_SKOS_CONCEPT = f"<{SKOS.Concept}>"
+_SKOS_CONCEPT_SCHEME = f"<{SKOS.ConceptScheme}>"
+_SKOS_BROADER = f"<{SKOS.broader}>"
+_SKOS_HAS_TOP_CONCEPT = f"<{SKOS.hasTopConcept}>"
+_SKOS_IN_SCHEME = f"<{SKOS.inScheme}>"
+_SKOS_PREF_LABEL = f"<{SKOS.prefLabel}>"
+_SKOS_TOP_CONCEPT_OF = f"<{SKOS.topConceptOf}>"
+
+
+@dataclass
+class Catalogue:
+    """Identity decisions, made record by record in (file, line) order.
+
+    A record's paper triples are emitted as soon as it is read (``add``); only names, concepts
+    and per-paper bookkeeping stay in memory, never abstracts. People and concepts are emitted
+    at the end (``closing``), when every spelling has been seen: the first one wins. What is kept
+    grows with papers and people, so it is kept small: strings and ints, paper ids as ints,
+    one string per concept IRI, variant lists only for the few people who have variants.
+    """
+
+    people: dict[str, str] = field(default_factory=dict)  # person key -> the first spelling seen
+    variants: dict[str, list[str]] = field(default_factory=dict)  # person key -> other spellings
+    areas: dict[str, str] = field(default_factory=dict)
+    subareas: dict[tuple[str, str], str] = field(default_factory=dict)
+    sources: dict[int, int] = field(default_factory=dict)  # paper id (as an int) -> records seen
+    subjects: dict[int, tuple[str, ...]] = field(default_factory=dict)  # paper id -> concept IRIs stated
+    truncated: list[str] = field(default_factory=list)  # "file:line" of cut author lists
+    records: int = 0
+    authorships: int = 0
+    _concept_iris: dict[str, str] = field(default_factory=dict)  # one string per concept IRI
+    # With ``identity`` (a build), persons are decided from the evidence of every paper at the end
+    # (graph.identity): the papers' creators and authorship agents are written then, not as read.
+    identity: Collected | None = None
+    curation: Curation | None = None
+    curated: Applied = field(default_factory=Applied)
+    persons: int = 0
+    joined: list[tuple[str, list[str]]] = field(default_factory=list)  # persons with several written forms
+    shared: int = 0  # persons whose name another person of the dataset holds too
+    identity_seconds: float = 0.0  # what the identity step cost (evidence kept, persons decided, written)
+    # The dataset's person keys as published (graph.identity.numbering): given, a build keeps them; after a build
+    # or an add, the map the new version publishes.
+    numbering: Numbering | None = None
+    # With ``resolve`` (an add), a name's key goes to the person the store already has for it: the survivor of
+    # a joined form, the holder of a shared name the record's co-authors point to (graph.identity.extend).
+    resolve: Callable[[str, Record], str] | None = None
+    retired: dict[str, str] = field(default_factory=dict)  # an add: new forms' keys joined into a person's
+
+    def key(self, name: str, record: Record) -> str:
+        """The person key ``name`` on ``record`` is written under."""
+        key = person_key(name)
+        return self.resolve(key, record) if self.resolve is not None else key
+
+    def add(self, record: Record, iris: Iris) -> Iterator[str]:
+        """Record what ``record`` says about identities and return its N-Triples lines."""
+        self.records += 1
+        pid = paper_id(record)
+        paper_iri = iris.paper(pid)
+        number = int(pid, 16)
+        seen = self.sources.get(number, 0)
+        self.sources[number] = seen + 1
+        concept = self._concept(record, iris)
+        for name in record.authors:
+            key = self.key(name, record)
+            first = self.people.setdefault(key, name)
+            if name != first:
+                known = self.variants.setdefault(key, [])
+                if name not in known:
+                    known.append(name)
+        stated = self.subjects.get(number, ())
+        new_subject = concept if concept and concept not in stated else None
+        if new_subject:
+            self.subjects[number] = (*stated, self._concept_iris.setdefault(new_subject, new_subject))
+        if seen == 0:
+            self.authorships += len(record.authors)
+            if record.truncated:
+                self.truncated.append(f"{record.source}:{record.line}")
+            if self.identity is not None:
+                start = time.perf_counter()
+                area, subarea = record.area or "", record.subarea or ""
+                self.identity.add(record.authors, area, subarea, record.abstract, pid, (record.source, record.line))
+                self.identity_seconds += time.perf_counter() - start
+            keys = [self.key(name, record) for name in record.authors]
+            if self.identity is None and self.numbering is not None:  # an add: the map follows the new authorships
+                for position, key in enumerate(keys):
+                    self.numbering.record(key, f"{pid}#{position}")
+            return _paper_lines(record, paper_iri, new_subject, iris, self.identity is None, keys)
+        # The same paper again (same authors and abstract): only its new source and subject.
+        return _duplicate_lines(record, paper_iri, seen + 1, new_subject)
+
+    def _concept(self, record: Record, iris: Iris) -> str | None:
+        if not record.area:
+            return None
+        area_key = concept_key(record.area)
+        self.areas.setdefault(area_key, record.area)
+        if not record.subarea:
+            return iris.area(area_key)
+        subarea_key = concept_key(record.subarea)
+        self.subareas.setdefault((area_key, subarea_key), record.subarea)
+        return iris.subarea(area_key, subarea_key)
+
+    @property
+    def papers(self) -> int:
+        return len(self.sources)
+
+    @property
+    def duplicate_records(self) -> int:
+        return self.records - len(self.sources)
+
+    def closing(self, iris: Iris) -> Iterator[str]:
+        """People and concepts, once every record has been added."""
+        a = _RDF_TYPE
+        if self.identity is not None:
+            start = time.perf_counter()
+            persons = persons_of(self.identity, self.curation, self.curated)
+            self.identity_seconds += time.perf_counter() - start  # deciding; writing persons is no new cost
+            self.persons = len(persons.persons)
+            self.joined = [(p.name, list(p.variants)) for p in persons.persons if p.variants]
+            assigned = person_keys(persons, self.identity, self.numbering)
+            self.numbering = assigned.numbering
+            numbered = Counter(base for key, base in zip(assigned.keys, assigned.bases, strict=True) if key != base)
+            self.shared = sum(count for count in numbered.values() if count > 1)  # a number one holder keeps: no
+            yield from person_lines(persons, self.identity, iris, assigned)
+        else:  # an add: a name is a person (graph.identity.extend sent known names to their persons)
+            yield from activity_lines(iris)
+            for old, key in sorted(self.retired.items()):
+                yield f"<{iris.person(old)}> <{OWL.sameAs}> <{iris.person(key)}> .\n"
+            for key in sorted(self.people):
+                iri = f"<{iris.person(key)}>"
+                yield from description(iri, self.people[key], self.variants.get(key, ()), 1.0, False, iris)
+        scheme = f"<{iris.scheme}>"
+        yield f"{scheme} {a} {_SKOS_CONCEPT_SCHEME} .\n"
+        yield f'{scheme} {_SKOS_PREF_LABEL} "Research areas" .\n'
+        for area_key in sorted(self.areas):
+            yield f"{scheme} {_SKOS_HAS_TOP_CONCEPT} <{iris.area(area_key)}> .\n"
+        for area_key in sorted(self.areas):
+            iri = f"<{iris.area(area_key)}>"
+            yield f"{iri} {a} {_SKOS_CONCEPT} .\n"
+            yield f"{iri} {_SKOS_PREF_LABEL} {_literal(self.areas[area_key])} .\n"
+            yield f"{iri} {_SKOS_IN_SCHEME} {scheme} .\n"
+            yield f"{iri} {_SKOS_TOP_CONCEPT_OF} {scheme} .\n"
+        for (area_key, subarea_key), label in sorted(self.subareas.items()):
+            iri = f"<{iris.subarea(area_key, subarea_key)}>"
+            yield f"{iri} {a} {_SKOS_CONCEPT} .\n"
+            yield f"{iri} {_SKOS_PREF_LABEL} {_literal(label)} .\n"
+            yield f"{iri} {_SKOS_IN_SCHEME} {scheme} .\n"
+            yield f"{iri} {_SKOS_BROADER} <{iris.area(area_key)}> .\n"
+
+
+def _paper_lines(
+    record: Record, paper_iri: str, subject: str | None, iris: Iris, people_now: bool, keys: list[str]
+) -> Iterator[str]:
+    iri = f"<{paper_iri}>"
+    if record.author_list is not None:  # kept whole: verbatim, no persons stated
+        names = record.author_list
+    else:
+        names = ", ".join(record.authors) + (TRUNCATION_SUFFIX if record.truncated else "")
+    yield f"{iri} {_RDF_TYPE} {_SCHEMA_SCHOLARLY_ARTICLE} .\n"
+    yield f"{iri} {_RDFS_LABEL} {_literal(derived_label(record))} .\n"
+    yield f"{iri} {_DCTERMS_ABSTRACT} {_literal(record.abstract)} .\n"
+    yield f"{iri} {_BG_AUTHOR_LIST} {_literal(names)} .\n"
+    yield f"{iri} {_BG_LISTED_AUTHOR_COUNT} {_typed(len(record.authors))} .\n"
+    yield f"{iri} {_BG_AUTHOR_LIST_TRUNCATED} {_typed(record.truncated)} .\n"
+    if record.author_list is not None:
+        yield f"{iri} {_BG_AUTHOR_LIST_UNSPLIT} {_typed(True)} .\n"
+    if subject:
+        yield f"{iri} {_DCTERMS_SUBJECT} <{subject}> .\n"
+    people = [f"<{iris.person(key)}>" for key in keys]
+    authorships = [f"<{iris.authorship(paper_iri, position)}>" for position in range(1, len(people) + 1)]
+    creators = set()  # a person listed twice is one creator (each triple written once: the dump is the stream)
+    for person, node in zip(people, authorships, strict=True):
+        if people_now and person not in creators:
+            creators.add(person)
+            yield f"{iri} {_DCTERMS_CREATOR} {person} .\n"
+        yield f"{iri} {_BG_AUTHORSHIP} {node} .\n"
+    source = f"<{Iris.source(paper_iri, 1)}>"
+    yield f"{iri} {_PROV_WAS_DERIVED_FROM} {source} .\n"
+    # Each node's triples stay together so that Turtle writers can group them under one subject.
+    credits = zip(record.names_as_written, record.author_marks, people, authorships, strict=True)
+    for position, (name, marks, person, node) in enumerate(credits, 1):
+        yield f"{node} {_RDF_TYPE} {_BG_AUTHORSHIP_CLASS} .\n"
+        if people_now:
+            yield f"{node} {_PROV_AGENT} {person} .\n"
+        yield f"{node} {_BG_AUTHOR_POSITION} {_typed(position)} .\n"
+        yield f"{node} {_BG_NAME_AS_WRITTEN} {_literal(name)} .\n"
+        if marks:
+            yield f"{node} {_BG_AUTHOR_MARKS} {_literal(marks)} .\n"
+            if any(mark in EQUAL_CONTRIBUTION_MARKS for mark in marks):
+                yield f"{node} {_BG_EQUAL_CONTRIBUTION} {_typed(True)} .\n"
+            if any(mark in CORRESPONDING_MARKS for mark in marks):
+                yield f"{node} {_BG_CORRESPONDING_AUTHOR} {_typed(True)} .\n"
+    yield from _source_lines(source, record)
+
+
+def _duplicate_lines(record: Record, paper_iri: str, index: int, subject: str | None) -> Iterator[str]:
+    source = f"<{Iris.source(paper_iri, index)}>"
+    yield f"<{paper_iri}> {_PROV_WAS_DERIVED_FROM} {source} .\n"
+    if subject:
+        yield f"<{paper_iri}> {_DCTERMS_SUBJECT} <{subject}> .\n"
+    yield from _source_lines(source, record)
+
+
+def _source_lines(node: str, record: Record) -> Iterator[str]:
+    yield f"{node} {_RDF_TYPE} {_BG_SOURCE_RECORD} .\n"
+    yield f"{node} {_BG_SOURCE_FILE} {_literal(record.source)} .\n"
+    yield f"{node} {_BG_SOURCE_LINE} {_typed(record.line)} .\n"

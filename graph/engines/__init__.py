@@ -1,0 +1,1 @@
+"""External SPARQL engines: publishing a dataset into one, and the HTTP spoken to it."""

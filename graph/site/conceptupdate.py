@@ -1,0 +1,194 @@
+"""The concept index after ``bibgraph add``: the previous version's figures and paper orders updated with what was
+added, instead of computed again over every paper of every area (minutes at a million papers).
+
+An add never changes a paper already present except by adding triples: a record seen again gains a source, and
+a ``dcterms:subject`` when it names another area; a known person keeps their name, and a person first named now
+had none. So a concept's papers only grow, by the papers newly under it, and an author's papers there grow by
+theirs among those; everything else is as it was. Hence, with costs that follow what is added (and the number of
+concepts), not the size of the dataset:
+
+- papers: the previous count plus the new ones; the order is the kept one with the new papers merged in at their
+  places (:func:`~.conceptindex.reading_key`). Their places are found by a binary search over the kept order,
+  all new papers of a concept at once: one look-up of the labels probed per step (log2 of the concept's size
+  steps), so no label of the kept order is kept or read beyond those probed;
+- authors: the previous count plus the new papers' creators who had no paper there before (those whose count there
+  now is their number of new papers); the counts of these touched authors are taken from the store;
+- top authors: the best of the previous top authors (counts updated) and the touched ones (and those named only
+  now): any other author was ranked after every previous top author, and their counts only grew.
+
+The kept order is read piece by piece from the first place that changes; the pieces before it stay as they are.
+"""
+
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+
+from bibgraph.graph.site.conceptindex import (
+    ConceptFigures,
+    author_names,
+    best_authors,
+    concept_list,
+    index_order,
+    narrower,
+    reading_key,
+)
+from bibgraph.graph.sparql.queries import bind, integer, named_query
+from bibgraph.graph.stores.store import GraphStore
+
+BATCH = 500  # IRIs per VALUES block
+
+
+@dataclass(frozen=True)
+class ConceptUpdate:
+    """A concept's new figures and order: its first ``kept`` pieces are the previous ones, ``tail`` is the order
+    from there on (empty when the order did not change: every previous piece is kept)."""
+
+    figures: ConceptFigures
+    kept: int
+    tail: list[str]
+
+
+class KeptOrder(Sequence[str]):
+    """A concept's previous order, read a piece at a time when first needed (``piece(number)``: its IRIs)."""
+
+    def __init__(self, length: int, chunk: int, piece: Callable[[int], list[str]]) -> None:
+        self.length, self.chunk, self.piece = length, chunk, piece
+        self.pieces: dict[int, list[str]] = {}
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        number, offset = divmod(index, self.chunk)
+        if number not in self.pieces:
+            self.pieces[number] = self.piece(number)
+        return self.pieces[number][offset]
+
+    def between(self, start: int, end: int) -> list[str]:
+        return [self[index] for index in range(start, end)]
+
+
+def updated_index(
+    previous: Mapping[str, ConceptFigures],
+    piece: Callable[[str, int], list[str]],
+    chunk: int,
+    additions: GraphStore,
+    store: GraphStore,
+) -> Iterator[ConceptUpdate]:
+    """Every concept of ``store`` (the new version) in :func:`~.conceptindex.concept_index`'s order, from the
+    figures of the version added to (``previous``; its orders in pieces of ``chunk``: ``piece(concept, number)``)
+    and ``additions``, the triples the add wrote (their ``dcterms:subject`` and ``foaf:name`` ones at least)."""
+    concepts = concept_list(store)
+    added = {(str(r["paper"]), str(r["subject"])) for r in additions.select(named_query("added_subjects").text)}
+    new_papers, labels = _new_in_concepts(store, added)
+    creators = _creators(store, sorted({paper for papers in new_papers.values() for paper in papers}))
+    named_now = {str(r["author"]) for r in additions.select(named_query("author_name_list").text)}
+    touched = sorted({author for authors in creators.values() for author in authors} | named_now)
+    counts = _concept_counts(store, touched)
+    names = author_names(store, touched)
+    papers = {
+        iri: (previous[iri].papers if iri in previous else 0) + sum(paper in labels for paper in new_papers[iri])
+        for iri in concepts
+    }
+    for iri in index_order(concepts):
+        label, broader = concepts[iri]
+        before = previous.get(iri) or ConceptFigures(iri, label, broader, 0, 0, ())
+        here = counts.get(iri, {})
+        gained: dict[str, int] = defaultdict(int)  # new papers here of each author
+        for paper in new_papers[iri]:
+            for author in creators.get(paper, ()):
+                gained[author] += 1
+        authors = before.authors + sum(here[author] == n for author, n in gained.items())
+        candidates = {author: (name, here.get(author, papers_)) for author, name, papers_ in before.top_authors}
+        candidates.update((author, (names[author], n)) for author, n in here.items() if author in names)
+        figures = ConceptFigures(
+            iri, label, broader, papers[iri], authors, best_authors(candidates), narrower(concepts, papers, iri)
+        )
+        entries = sorted(reading_key(labels[paper], paper) for paper in new_papers[iri] if paper in labels)
+        if not entries:
+            yield ConceptUpdate(figures, max(1, -(-before.papers // chunk)), [])
+            continue
+        kept = KeptOrder(before.papers, chunk, partial(piece, iri))
+        places = _places(kept, entries, store)
+        first = places[0] // chunk
+        tail: list[str] = []
+        at = first * chunk
+        for place, (*_, paper) in zip(places, entries, strict=True):
+            tail += kept.between(at, place)
+            tail.append(paper)
+            at = place
+        tail += kept.between(at, len(kept))
+        yield ConceptUpdate(figures, first, tail)
+
+
+def _values(iris: Sequence[str]) -> Iterator[list[str]]:
+    for start in range(0, len(iris), BATCH):
+        yield list(iris[start : start + BATCH])
+
+
+def _new_in_concepts(
+    store: GraphStore, added: set[tuple[str, str]]
+) -> tuple[defaultdict[str, set[str]], dict[str, str]]:
+    """The papers newly under each concept (through a subject added to them and no subject they had) and the
+    labels of those listed in an order (as :func:`~.conceptindex.paper_order`: those with a label and an author
+    list; looked up apart: an ``OPTIONAL`` label joined every paper of the store)."""
+    now: defaultdict[str, set[str]] = defaultdict(set)
+    before: defaultdict[str, set[str]] = defaultdict(set)
+    for block in _values(sorted({paper for paper, _ in added})):
+        query = bind(named_query("concept_paper_subjects").text, paper=block)
+        for row in store.iter_select(query):
+            paper, subject, concept = str(row["paper"]), str(row["subject"]), str(row["concept"])
+            now[paper].add(concept)
+            if (paper, subject) not in added:
+                before[paper].add(concept)
+    new_papers: defaultdict[str, set[str]] = defaultdict(set)
+    for paper, concepts in now.items():
+        for concept in concepts - before[paper]:
+            new_papers[concept].add(paper)
+    labels: dict[str, str] = {}
+    for block in _values(sorted({paper for papers in new_papers.values() for paper in papers})):
+        rows = store.select(bind(named_query("paper_list_items").text, paper=block))
+        labels.update((str(r["paper"]), str(r["label"])) for r in rows)
+    return new_papers, labels
+
+
+def _creators(store: GraphStore, papers: list[str]) -> dict[str, list[str]]:
+    found: defaultdict[str, list[str]] = defaultdict(list)
+    for block in _values(papers):
+        for row in store.iter_select(bind(named_query("paper_creators").text, paper=block)):
+            found[str(row["paper"])].append(str(row["author"]))
+    return found
+
+
+def _concept_counts(store: GraphStore, authors: list[str]) -> dict[str, dict[str, int]]:
+    """Papers of each of ``authors`` under each concept: concept: author: papers."""
+    counts: defaultdict[str, dict[str, int]] = defaultdict(dict)
+    for block in _values(authors):
+        for row in store.iter_select(bind(named_query("author_concept_counts").text, author=block)):
+            counts[str(row["concept"])][str(row["author"])] = integer(row["papers"])
+    return counts
+
+
+def _places(kept: KeptOrder, entries: list[tuple[str, str, str]], store: GraphStore) -> list[int]:
+    """Where each of ``entries`` (their :func:`~.conceptindex.reading_key`, sorted) goes in ``kept``: binary
+    searches side by side, the labels of each step's probes fetched in one query."""
+    low, high = [0] * len(entries), [len(kept)] * len(entries)
+    probed: dict[int, tuple[str, str, str]] = {}
+    while True:
+        active = [i for i in range(len(entries)) if low[i] < high[i]]
+        if not active:
+            return low
+        wanted = {(low[i] + high[i]) // 2 for i in active} - probed.keys()
+        iris = {place: kept[place] for place in wanted}
+        found: dict[str, str] = {}
+        for block in _values(sorted(set(iris.values()))):
+            rows = store.select(bind(named_query("paper_list_items").text, paper=block))
+            found.update((str(r["paper"]), str(r["label"])) for r in rows)
+        probed.update((place, reading_key(found[iri], iri)) for place, iri in iris.items())
+        for i in active:
+            middle = (low[i] + high[i]) // 2
+            if probed[middle] < entries[i]:
+                low[i] = middle + 1
+            else:
+                high[i] = middle

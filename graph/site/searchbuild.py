@@ -1,0 +1,303 @@
+"""Writing the search index of a store (read by :mod:`.search`): from SPARQL rows streamed from the store
+in batches, or, after ``add``, as a copy of the previous version's index with what the added lists brought.
+
+Only rows flow through here, never a whole list of documents: the build's memory does not grow with the
+corpus (authors' and areas' texts wait in a temporary SQLite table, on disk, to be grouped per item)."""
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import closing
+from itertools import chain, groupby
+from pathlib import Path
+from typing import TypeVar
+
+from bibgraph.graph.ingest.names import normalise
+from bibgraph.graph.site.search import AUTHORS_END, FORMAT, KINDS, SearchIndexError, kind_range, open_index, words
+from bibgraph.graph.sparql.queries import Term, bind, integer, named_query
+from bibgraph.graph.stores.atomic import remove_stale_temporaries, temporary_name
+from bibgraph.graph.stores.store import GraphStore
+
+T = TypeVar("T")
+BATCH = 5000  # rows per executemany
+VALUES_BATCH = 500  # IRIs per VALUES block of a query
+TEMPORARY_PREFIX = "bibgraph-search-"  # a temporary index: PREFIX + its process's id and start time + random
+TEMPORARY_INDEX = re.compile(re.escape(TEMPORARY_PREFIX) + r"(?P<pid>[0-9]+)-(?P<start>-?[0-9]+)-.+\.sqlite")
+# The texts to search, one kind per query (``graph/sparql/queries/search_papers.rq`` says why not one UNION)
+DOCUMENT_QUERIES = ("search_author_names", "search_author_spellings", "search_areas", "search_papers")
+
+_SCHEMA = f"""
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE items (id INTEGER PRIMARY KEY, iri TEXT NOT NULL UNIQUE, title TEXT NOT NULL, title_key TEXT NOT NULL,
+                    papers INTEGER, areas TEXT NOT NULL DEFAULT '[]', body TEXT);
+CREATE TABLE spellings (id INTEGER PRIMARY KEY, item INTEGER NOT NULL, name TEXT NOT NULL);
+CREATE INDEX spellings_by_name ON spellings (name);
+CREATE INDEX spellings_by_item ON spellings (item);
+CREATE INDEX authors_by_papers ON items (papers DESC, title_key, iri) WHERE id < {AUTHORS_END};
+CREATE TABLE names (key TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (key, name)) WITHOUT ROWID;
+CREATE VIRTUAL TABLE words USING fts5 (body, content='', tokenize="ascii tokenchars '_'", prefix='1 2 3');
+CREATE VIRTUAL TABLE spelling_words USING fts5 (name, content='', tokenize="ascii tokenchars '_'", detail=none);
+INSERT INTO meta VALUES ('format', '{FORMAT}');
+"""
+
+
+Document = tuple[str, str, str, str]  # (IRI, kind, searchable text, title); an IRI may come with several texts
+Fact = tuple[str, str | None, int]  # (author IRI, area label or None, papers of the author in that area)
+
+
+def write_index(path: Path, documents: Iterable[Document], facts: Iterable[Fact], names: Iterable[str]) -> None:
+    """Write a new index file at ``path`` (atomically: a temporary file renamed when complete).
+
+    ``facts`` give authors' papers and areas (most papers first) shown beside them; ``names`` are the
+    names the author autocomplete searches. Everything is streamed in batches: authors' and areas'
+    texts through a temporary table (an author's spellings come in several rows), papers' as they come
+    (one paper's rows are adjacent, as every store lists them)."""
+    temporary = _temporary(path)
+    try:
+        with closing(_writing(temporary)) as db:
+            db.executescript(_SCHEMA)
+            db.execute("INSERT INTO meta VALUES ('numbers', ?)", (json.dumps(dict.fromkeys(KINDS, 0)),))
+            _fill(db, documents, facts, names)
+            db.execute("INSERT INTO words (words) VALUES ('optimize')")  # one b-tree: the fastest to read
+            db.commit()
+        _publish(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def temporary_index() -> Path:
+    """A fresh file for the index of a store served without a dataset, named after this process (its id and start
+    time), removed when it ends; those of processes that died without removing theirs (killed: ``atexit`` never
+    ran) are removed here first, as :mod:`.atomic` does for its temporaries."""
+    directory = Path(tempfile.gettempdir())
+    for stale in directory.glob(f"{TEMPORARY_PREFIX}*"):
+        owner = TEMPORARY_INDEX.fullmatch(stale.name)
+        if owner and not _running(int(owner["pid"]), int(owner["start"])):
+            stale.unlink(missing_ok=True)
+    this = f"{os.getpid()}-{_started(os.getpid())}"
+    handle, name = tempfile.mkstemp(prefix=f"{TEMPORARY_PREFIX}{this}-", suffix=".sqlite")
+    os.close(handle)
+    return Path(name)
+
+
+def _started(pid: int) -> int:
+    """When process ``pid`` started (clock ticks after boot; -1: no such process), telling a reused id apart."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return -1
+    return int(stat.rsplit(")", 1)[1].split()[19])  # field 22, after the command name (which may hold spaces)
+
+
+def _running(pid: int, start: int) -> bool:
+    """Whether the process that named a temporary index still runs (an id reused since is another process)."""
+    return pid == os.getpid() or _started(pid) == start
+
+
+def _writing(temporary: Path) -> sqlite3.Connection:
+    """A connection to write a temporary index file: no journal (a failed write leaves only a temporary
+    file, removed), a 64 MB page cache for the full-text table's merges."""
+    db = sqlite3.connect(temporary)
+    db.execute("PRAGMA journal_mode = OFF")
+    db.execute("PRAGMA synchronous = OFF")
+    db.execute("PRAGMA cache_size = -65536")
+    return db
+
+
+def _temporary(path: Path) -> Path:
+    """A temporary name beside ``path``, as :mod:`.atomic` names them (a killed writer's is removed later)."""
+    remove_stale_temporaries(path.parent)
+    return temporary_name(path)
+
+
+def _publish(temporary: Path, path: Path) -> None:
+    """Move the complete index file into place, durably (SQLite wrote it without syncing)."""
+    with temporary.open("rb") as written:
+        os.fsync(written.fileno())
+    os.replace(temporary, path)
+
+
+def _batches(rows: Iterable[T], size: int = BATCH) -> Iterator[list[T]]:
+    batch: list[T] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _add_documents(db: sqlite3.Connection, documents: Iterable[Document], numbers: dict[str, int]) -> None:
+    """Index ``documents``: a paper's (adjacent) rows at once, authors' and areas' once all their rows are in."""
+    papers: list[tuple[str, str, str, list[str] | None]] = []
+    staged: list[tuple[str, str, str, str]] = []
+    for iri, group in groupby(documents, key=lambda row: row[0]):
+        rows = [(iri, kind, " ".join(words(text)), title) for _, kind, text, title in group]
+        if rows[0][1] == "paper":
+            papers.append((iri, " ".join(body for _, _, body, _ in rows), rows[0][3], None))
+        else:
+            staged += rows
+        if len(papers) >= BATCH:
+            _insert_items(db, "paper", papers, numbers)
+            papers = []
+        if len(staged) >= BATCH:
+            db.executemany("INSERT INTO texts VALUES (?, ?, ?, ?)", staged)
+            staged = []
+    _insert_items(db, "paper", papers, numbers)
+    db.executemany("INSERT INTO texts VALUES (?, ?, ?, ?)", staged)
+    db.execute("CREATE INDEX temp.texts_by_iri ON texts (iri)")
+    grouped = db.execute(
+        "SELECT iri, min(kind), group_concat(body, ' '), min(title), json_group_array(body) FROM texts"
+        " GROUP BY iri ORDER BY min(kind), iri"
+    )
+    for kind, same_kind in groupby(grouped, key=lambda row: row[1]):
+        for batch in _batches((iri, body, title, json.loads(bodies)) for iri, _, body, title, bodies in same_kind):
+            _insert_items(db, kind, batch, numbers)
+
+
+def _insert_items(
+    db: sqlite3.Connection, kind: str, items: list[tuple[str, str, str, list[str] | None]], numbers: dict[str, int]
+) -> None:
+    """Insert items of ``kind``: (IRI, words, title, an author's spellings); authors and areas keep their
+    words (``body``) so that ``add`` can delete them from the contentless full-text table."""
+    if not items:
+        return
+    low, _ = kind_range(kind)
+    rows = []
+    for iri, body, title, spellings in items:
+        numbers[kind] += 1
+        rows.append((low + numbers[kind], iri, body, title, spellings))
+    try:
+        db.executemany(
+            "INSERT INTO items (id, iri, title, title_key, body) VALUES (?, ?, ?, ?, ?)",
+            [
+                (rowid, iri, title, title.casefold(), None if kind == "paper" else body)
+                for rowid, iri, body, title, _ in rows
+            ],
+        )
+    except sqlite3.IntegrityError as error:
+        raise SearchIndexError(f"an item's search texts are not listed together: {error}") from error
+    db.executemany("INSERT INTO words (rowid, body) VALUES (?, ?)", [(rowid, body) for rowid, _, body, _, _ in rows])
+    if kind == "author":
+        spelled = [(rowid, name) for rowid, _, _, _, names in rows for name in sorted(set(names or []))]
+        db.executemany("INSERT INTO spellings (item, name) VALUES (?, ?)", spelled)
+        db.execute(
+            "INSERT INTO spelling_words (rowid, name) SELECT id, name FROM spellings WHERE item BETWEEN ? AND ?",
+            (rows[0][0], rows[-1][0]),
+        )
+
+
+def _add_facts(db: sqlite3.Connection, facts: Iterable[Fact]) -> None:
+    for batch in _batches(facts):
+        db.executemany("INSERT INTO facts VALUES (?, ?, ?)", batch)
+    db.execute("CREATE INDEX temp.facts_by_author ON facts (author)")
+    totals = db.execute(
+        """SELECT author, sum(papers),
+                  (SELECT json_group_array(area) FROM (SELECT area, sum(papers) AS n FROM facts g
+                   WHERE g.author = f.author AND area IS NOT NULL GROUP BY area ORDER BY n DESC, area))
+           FROM facts f GROUP BY author"""
+    )
+    for batch in _batches(totals):
+        db.executemany("UPDATE items SET papers = ?, areas = ? WHERE iri = ?", [(n, a, iri) for iri, n, a in batch])
+
+
+def _add_names(db: sqlite3.Connection, names: Iterable[str]) -> None:
+    for batch in _batches((normalise(name), name) for name in names):
+        db.executemany("INSERT OR IGNORE INTO names VALUES (?, ?)", batch)
+
+
+def _fill(db: sqlite3.Connection, documents: Iterable[Document], facts: Iterable[Fact], names: Iterable[str]) -> None:
+    """Add items, authors' facts and autocomplete names to an open index (new items numbered after its last)."""
+    db.execute("CREATE TEMP TABLE texts (iri TEXT, kind TEXT, body TEXT, title TEXT)")
+    db.execute("CREATE TEMP TABLE facts (author TEXT, area TEXT, papers INTEGER)")
+    numbers = json.loads(db.execute("SELECT value FROM meta WHERE key = 'numbers'").fetchone()[0])
+    _add_documents(db, documents, numbers)
+    _add_facts(db, facts)
+    _add_names(db, names)
+    db.execute("UPDATE meta SET value = ? WHERE key = 'numbers'", (json.dumps(numbers),))
+
+
+def _blocks(values: Sequence[T]) -> Iterator[Sequence[T]]:
+    for start in range(0, len(values), VALUES_BATCH):
+        yield values[start : start + VALUES_BATCH]
+
+
+def _rows(store: GraphStore, name: str, variable: str, values: Sequence[Term] | None) -> Iterator[dict]:
+    """The rows of the named query, for all items or (``values``) bound to some, a block at a time."""
+    query = named_query(name).text
+    for block in [query] if values is None else (bind(query, **{variable: b}) for b in _blocks(values)):
+        yield from store.iter_select(block)
+
+
+def store_documents(store: GraphStore, items: Sequence[str] | None = None) -> Iterator[Document]:
+    """(IRI, kind, text, title) of everything the search box looks in (or of ``items`` only)."""
+    for name in DOCUMENT_QUERIES:
+        for r in _rows(store, name, "item", items):
+            yield str(r["item"]), str(r["kind"]), str(r["text"]), str(r["title"])
+
+
+def store_facts(store: GraphStore, authors: Sequence[str] | None = None) -> Iterator[Fact]:
+    """(author, area label or None, papers) rows: every author's papers per area (or of ``authors`` only)."""
+    for r in _rows(store, "search_authors", "author", authors):
+        yield str(r["author"]), None if r["areaLabel"] is None else str(r["areaLabel"]), integer(r["papers"])
+
+
+def store_names(store: GraphStore, authors: Sequence[str] | None = None) -> Iterator[str]:
+    """The names of every author with a paper (or of ``authors`` only): what the autocomplete searches."""
+    for r in _rows(store, "author_names", "author", authors):
+        yield str(r["name"])
+
+
+def build_search_index(store: GraphStore, path: Path) -> None:
+    """Write the search index of ``store`` at ``path`` (a site over an engine with ``--published`` reads the
+    dataset's own index instead, never building one)."""
+    write_index(path, store_documents(store), store_facts(store), store_names(store))
+
+
+def update_search_index(store: GraphStore, previous: Path, path: Path, papers: Iterable[str]) -> None:
+    """Write at ``path`` the index ``previous`` plus what an add wrote into ``store``: ``papers`` are those it read
+    a record of (:func:`~.add.papers_read`: new ones, and those seen again, maybe under a new area). They are
+    indexed if new, every author of one of them is removed and indexed again (new, or with a new spelling, paper
+    count or area), and new areas are indexed. The work is proportional to what was added; a paper already
+    indexed keeps its entry (a record seen again changes no text)."""
+    papers = sorted(set(papers))
+    authors = sorted({str(r["author"]) for r in _rows(store, "paper_creators", "paper", papers)})
+    open_index(previous).close()  # a missing or damaged previous index is told as such
+    temporary = _temporary(path)
+    try:
+        shutil.copyfile(previous, temporary)
+        with closing(_writing(temporary)) as db:
+            _remove_authors(db, authors)
+            fresh = (row for row in store_documents(store, papers + authors) if not _indexed(db, row[0]))
+            areas = (row for row in _rows(store, "search_concepts", "", None) if not _indexed(db, str(row["item"])))
+            concepts = ((str(r["item"]), str(r["kind"]), str(r["text"]), str(r["title"])) for r in areas)
+            _fill(db, chain(concepts, fresh), store_facts(store, authors), store_names(store, authors))
+            db.commit()
+        _publish(temporary, path)
+    except sqlite3.DatabaseError as error:
+        raise SearchIndexError(f"{previous}: the search index cannot be updated: {error}") from error
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _indexed(db: sqlite3.Connection, iri: str) -> bool:
+    return db.execute("SELECT 1 FROM items WHERE iri = ?", (iri,)).fetchone() is not None
+
+
+def _remove_authors(db: sqlite3.Connection, authors: Sequence[str]) -> None:
+    """Remove authors from the index (the full-text tables hold no text: a row is deleted by giving its words)."""
+    for batch in _batches(list(authors), VALUES_BATCH):
+        marks = ",".join("?" * len(batch))
+        found = db.execute(f"SELECT id, body FROM items WHERE iri IN ({marks})", batch).fetchall()
+        ids = [rowid for rowid, _ in found]
+        db.executemany("INSERT INTO words (words, rowid, body) VALUES ('delete', ?, ?)", found)
+        id_marks = ",".join("?" * len(ids))
+        spelled = db.execute(f"SELECT id, name FROM spellings WHERE item IN ({id_marks})", ids).fetchall()
+        db.executemany("INSERT INTO spelling_words (spelling_words, rowid, name) VALUES ('delete', ?, ?)", spelled)
+        db.execute(f"DELETE FROM spellings WHERE item IN ({id_marks})", ids)
+        db.execute(f"DELETE FROM items WHERE id IN ({id_marks})", ids)

@@ -1,0 +1,37 @@
+"""A dataset keeps the whole networks' exports (every format, no filter) as plain files made at build time, and a
+download with no filter sends that file: byte for byte what the app computes for the same request from a store
+it derives everything for (so a first download at 20,000 papers is a file read, not a 170 s layout)."""
+
+from pathlib import Path
+
+import pytest
+
+from bibgraph.graph.dataset.directory import DERIVED
+from bibgraph.graph.dataset.sitedata import DEFAULT_EXPORTS, export_file
+from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
+from bibgraph.graph.rdf.formats import NETWORK_SYNTAXES
+from tests.conftest import make_app
+
+
+@pytest.fixture(scope="module")
+def derived(seed_dataset: Path) -> Path:
+    return seed_dataset / "current" / DERIVED
+
+
+@pytest.mark.parametrize("spec", DEFAULT_EXPORTS, ids=lambda spec: spec.kind)
+def test_a_download_with_no_filter_is_the_file_the_build_kept(client, derived: Path, spec: NetworkSpec) -> None:
+    app = make_app(BIBGRAPH_STORE=f"dataset:{derived.parent.parent}")
+    try:
+        kept_client = app.test_client()
+        for syntax in NETWORK_SYNTAXES:
+            path = export_file(derived, spec, syntax.name, "weight")
+            assert path.is_file(), syntax.name
+            kept = kept_client.get(f"/graph/{spec.kind}.{syntax.name}")
+            computed = client.get(f"/graph/{spec.kind}.{syntax.name}")
+            assert kept.status_code == computed.status_code == 200
+            assert kept.get_data() == path.read_bytes() == computed.get_data(), syntax.name
+            if spec.kind == COAUTHORS:  # a filtered download is still computed, never the kept file
+                filtered = kept_client.get(f"/graph/{spec.kind}.{syntax.name}?min_papers=2")
+                assert filtered.status_code == 200 and filtered.get_data() != path.read_bytes()
+    finally:
+        app.extensions["bibgraph"].close()

@@ -1,0 +1,1 @@
+"""Tests of graph/identity/: persons, numbering, curation, identity pages."""

@@ -1,0 +1,1 @@
+"""Tests of graph/ingest/: the list reader, author lines, input files."""

@@ -1,0 +1,1 @@
+"""Tests of graph/networks/: the network engine, layout, exports, palette, sizes."""

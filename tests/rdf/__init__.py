@@ -1,0 +1,1 @@
+"""Tests of graph/rdf/: IRIs, formats."""

@@ -1,0 +1,1 @@
+"""Tests of graph/serving/: guard, pool, fair share, the query path, scratch directories."""

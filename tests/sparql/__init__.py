@@ -1,0 +1,1 @@
+"""Tests of graph/sparql/: syntax errors explained."""

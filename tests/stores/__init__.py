@@ -1,0 +1,1 @@
+"""Tests of graph/stores/: the remote store and the engines it reads."""

@@ -1,0 +1,1 @@
+"""Tests of web/: the app, pages, errors, operations, settings."""

@@ -1,0 +1,1 @@
+"""Tests of web/commands/: the command line."""

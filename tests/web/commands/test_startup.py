@@ -1,0 +1,87 @@
+"""``serve DIR`` starts without loading what only building, drawing or laying out needs (issue 13: ready ≤ 5 s).
+
+At 100k papers the imports were ~4 s of the start under load: scipy and numpy (layout, incidence arrays),
+pyvis and IPython (drawn views), nameparser (the build). Each is loaded when a request first needs it.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.servers import free_port
+from bibgraph.web.versionswitch import VIEW_IMPORTS
+
+NOT_AT_START = (
+    "scipy",
+    "numpy",
+    "pyvis",
+    "IPython",
+    "nameparser",
+    "bibgraph.graph.dataset.build",
+    "bibgraph.graph.networks.layout",
+)
+# rdflib's SPARQL engine and grammar (oxrdflib, syntax-error positions) and the remote store's HTTP client
+NOT_AT_START += ("oxrdflib", "rdflib.plugins.sparql", "bibgraph.graph.stores.remote")
+
+# Runs ``bibgraph serve DIR`` up to the moment it would listen, then prints the modules loaded by then.
+STARTED = """
+import json, sys
+from bibgraph.web.commands import cli
+from bibgraph.web import server
+
+def listen(app, host, port):
+    if WARM:
+        server.warm_up(app).join()
+    app.extensions["bibgraph"].close()
+    print(json.dumps(sorted(sys.modules)))
+
+server.serve = listen
+sys.exit(cli.main(["serve", sys.argv[1], "--port", sys.argv[2]]))
+"""
+
+
+@pytest.fixture(scope="module")
+def dataset(seed_dataset: Path) -> Path:
+    return seed_dataset
+
+
+def started_modules(dataset: Path, first: str = "", warm: bool = False) -> set[str]:
+    """The modules loaded when ``serve DIR`` is about to listen (``first``: code run before it; ``warm``: once
+    its background warm-up is done)."""
+    script = f"{first}\nWARM = {warm}\n{STARTED}"
+    command = [sys.executable, "-c", script, str(dataset), str(free_port())]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=True)
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def test_serving_a_dataset_starts_without_the_build_layout_or_drawing_libraries(dataset: Path) -> None:
+    loaded = started_modules(dataset)
+    assert "bibgraph.web.app" in loaded and "pyoxigraph" in loaded  # the app was made and the store opened
+    assert sorted(name for name in NOT_AT_START if name in loaded) == []
+
+
+def test_the_warm_up_after_listening_loads_what_the_views_import(dataset: Path) -> None:
+    """Once it listens, ``serve`` imports the views' modules in the background, so a first filtered map does not."""
+    loaded = started_modules(dataset, warm=True)
+    assert [name for name in VIEW_IMPORTS if name not in loaded] == []
+    assert {"numpy", "scipy", "pyvis", "IPython"} <= loaded
+    assert "bibgraph.graph.dataset.build" not in loaded and "nameparser" not in loaded  # only what the views need
+
+
+def test_the_check_sees_a_module_the_start_loads(dataset: Path) -> None:
+    """The same check, run with one of those modules loaded first, finds it (the check itself can fail)."""
+    assert "nameparser" in started_modules(dataset, first="import nameparser")
+
+
+def test_a_version_switch_first_imports_what_the_start_leaves_for_later() -> None:
+    """web/versionswitch.py imports these before forking a new pool while requests may be importing them."""
+    script = (
+        "import importlib, json, sys\nfrom bibgraph.web.versionswitch import FIRST_USE_IMPORTS\n"
+        "for name in FIRST_USE_IMPORTS:\n    importlib.import_module(name)\nprint(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    assert [name for name in NOT_AT_START if name not in loaded] == []

@@ -1,0 +1,193 @@
+"""Network views and downloads through the app (in-process); the browser tests check the drawing."""
+
+import io
+import json
+import re
+
+import networkx as nx
+import pytest
+
+from bibgraph.graph.ingest.names import person_key
+
+
+def embedded(response) -> dict:
+    match = re.search(rb'<script type="application/json" id="graph-data">(.*?)</script>', response.data, re.S)
+    return json.loads(match.group(1))
+
+
+def test_views_answer(client) -> None:
+    for url in ("/graph/coauthors", "/graph/topics", "/graph/path", f"/graph/ego/author/{person_key('Ke Wang')}"):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert (b"vendor/vis-network/vis-network.min.js" in response.data) == (url != "/graph/path")
+        assert b"https://" not in re.sub(
+            rb'<script type="application/json".*?</script>', b"", response.data, flags=re.S
+        )
+
+
+def test_coauthor_view_positions_everything_and_turns_physics_off(client) -> None:
+    data = embedded(client.get("/graph/coauthors"))
+    assert len(data["nodes"]) == 203 and len(data["edges"]) == 537
+    assert data["options"]["physics"]["enabled"] is False
+    assert all(isinstance(node["x"], float | int) and "title" in node for node in data["nodes"])
+
+
+def test_large_views_are_capped_with_a_note(app) -> None:
+    app.config["MAX_VIEW_NODES"] = 50
+    try:
+        response = app.test_client().get("/graph/coauthors?weighting=fractional")
+    finally:
+        app.config["MAX_VIEW_NODES"] = 1000
+    assert len(embedded(response)["nodes"]) == 50
+    assert b"Showing the 50 most prolific of 203 authors" in response.data
+
+
+def test_the_capping_note_agrees_with_the_counts(app) -> None:
+    app.config["MAX_VIEW_NODES"] = 3
+    try:
+        client = app.test_client()
+        capped = client.get("/graph/coauthors?min_papers=2").get_data(as_text=True)
+        one_community = client.get("/graph/coauthors?min_papers=2&community=0").get_data(as_text=True)
+        uncapped = client.get("/graph/coauthors?min_papers=2&top=2").get_data(as_text=True)
+    finally:
+        app.config["MAX_VIEW_NODES"] = 1000
+    assert "Showing the 3 most prolific of 4 authors" in capped  # 4 authors have 2 papers or more
+    drawn = re.search(r'id="node-count">(\d+)<', one_community).group(1)
+    assert f"among the 3 most prolific of 4 authors; this one has {drawn} of them" in one_community
+    assert "most prolific" not in uncapped
+
+
+def test_bad_filters_and_unknown_authors(client) -> None:
+    assert client.get("/graph/coauthors?min_papers=abc").status_code == 400
+    assert client.get("/graph/ego/author/nobody-00000000").status_code == 404
+    assert client.get("/graph/coauthors.docx").status_code == 404
+
+
+def test_downloads(client) -> None:
+    graphml = client.get("/graph/coauthors.graphml?min_papers=2")
+    assert graphml.headers["Content-Disposition"] == 'attachment; filename="bibgraph-coauthors.graphml"'
+    assert nx.read_graphml(io.BytesIO(graphml.data)).number_of_nodes() == 4
+    vos = client.get("/graph/coauthors.vosviewer").get_json()["network"]
+    assert len(vos["items"]) == 203 and len(vos["links"]) == 537
+    topics = client.get("/graph/topics.gexf")
+    assert nx.read_gexf(io.BytesIO(topics.data)).number_of_nodes() == 29
+
+
+def test_coauthor_view_shows_analytics(client) -> None:
+    html = client.get("/graph/coauthors").get_data(as_text=True)
+    assert "connected components" in html and "communities (Louvain)" in html
+    strongest = re.search(r"Most collaborative.*?<tbody>(.*?)</tbody>", html, re.S).group(1)
+    assert strongest.index("Ziniu Li") < strongest.index("</tr>")  # 14 joint papers: the first row
+
+
+def test_a_network_is_derived_once_for_concurrent_requests(monkeypatch) -> None:
+    import threading
+    import time
+
+    from bibgraph.web.maps.cache import NetworkCache
+
+    cache, calls = NetworkCache(), []
+
+    def slow() -> int:
+        calls.append(1)
+        time.sleep(0.2)
+        return 42
+
+    results: list[int] = []
+    threads = [threading.Thread(target=lambda: results.append(cache._get("k", slow))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [42] * 4 and len(calls) == 1
+
+
+@pytest.mark.parametrize("given", ["area/deep-learning", "deep-learning", "/area/deep-learning/"])
+def test_an_area_filter_is_its_path_or_its_slug(client, given) -> None:
+    """The map filters take an area as the site's URLs name it, and the menu shows it selected."""
+    by_path = client.get("/graph/coauthors.json?area=area/deep-learning").get_json()
+    response = client.get(f"/graph/coauthors?area={given}")
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert '<option value="area/deep-learning" selected>' in html
+    assert client.get(f"/graph/coauthors.json?area={given}").get_json() == by_path
+    assert by_path["nodes"], "the seeds have deep-learning authors"
+
+
+def test_an_area_page_past_its_last_page_shows_the_last(client) -> None:
+    last = client.get("/area/deep-learning?page=1").get_data(as_text=True)
+    far = client.get("/area/deep-learning?page=999")
+    assert far.status_code == 200 and far.get_data(as_text=True) == last
+
+
+def test_subareas_on_the_topic_map_are_named_with_their_area(client, seed_store) -> None:
+    """Two areas may have subareas of one name (Theory under several): the map says whose."""
+    html = client.get("/graph/topics?subareas=all").get_data(as_text=True)
+    rows = seed_store.select(
+        "PREFIX skos: <http://www.w3.org/2004/02/skos/core#>"
+        " SELECT ?area ?sub WHERE { ?s skos:broader ?a ; skos:prefLabel ?sub . ?a skos:prefLabel ?area }"
+    )
+    assert rows
+    for row in rows:
+        assert f'"label": "{row["area"]} · {row["sub"]}"' in html, row
+
+
+def _derivations_forbidden(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """From here on, computing a co-author network fails the test (asserted through the 500 it would answer)."""
+    from bibgraph.graph.networks import engine
+
+    def refused(*arguments):  # type: ignore[no-untyped-def]
+        raise AssertionError("a network was computed")
+
+    monkeypatch.setattr(engine, "coauthor_network", refused)
+
+
+def test_head_of_a_map_or_download_computes_nothing(client, monkeypatch) -> None:
+    assert client.get("/graph/coauthors.json?min_papers=1").status_code == 200  # the incidence itself, once
+    _derivations_forbidden(monkeypatch)
+    for path in ("/graph/coauthors.graphml?min_papers=2&resolution=2.7", "/graph/coauthors?min_joint=2&top=7"):
+        answer = client.head(path)
+        assert answer.status_code == 200 and answer.data == b"" and "Content-Length" not in answer.headers, path
+    assert client.head("/graph/coauthors.graphml?min_papers=x").status_code == 400  # still checked
+    assert client.head("/graph/nothing.graphml").status_code == 404
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.0, 20.0, allow_nan=False))
+def test_resolutions_are_read_to_fixed_steps(app, value: float) -> None:  # type: ignore[no-untyped-def]
+    """Any float names one of 100 steps (0.1 .. 10.0), so a client drawing fresh floats asks for bounded work."""
+    from bibgraph.web.maps.args import filters_from_request
+
+    with app.test_request_context(f"/graph/coauthors?resolution={value!r}"):
+        read = filters_from_request().resolution
+    assert read in {round(step / 10, 1) for step in range(1, 101)}
+    assert abs(read - min(10.0, max(0.1, value))) <= 0.05 + 1e-9
+
+
+def test_resolutions_below_a_step_apart_are_one_computation(client, monkeypatch) -> None:
+    assert client.get("/graph/coauthors.gexf?min_papers=2&resolution=1.31").status_code == 200
+    _derivations_forbidden(monkeypatch)
+    assert client.get("/graph/coauthors.gexf?min_papers=2&resolution=1.349").status_code == 200
+
+
+def test_a_download_body_is_made_once_per_full_key(client, monkeypatch) -> None:
+    from bibgraph.graph.rdf.formats import NetworkSyntax
+
+    made: list[str] = []
+    real = NetworkSyntax.export
+
+    def counted(self, *arguments, **options):  # type: ignore[no-untyped-def]
+        made.append(self.name)
+        return real(self, *arguments, **options)
+
+    monkeypatch.setattr(NetworkSyntax, "export", counted)
+    path = "/graph/coauthors.gexf?min_papers=2&min_joint=2&weighting=fractional"
+    first, again = client.get(path), client.get(path)
+    assert first.status_code == again.status_code == 200 and again.data == first.data and made == ["gexf"]
+    assert first.headers["Content-Length"] == str(len(first.data))
+    assert client.get("/graph/coauthors.gexf?min_papers=2&min_joint=2").status_code == 200  # another key: made
+    assert made == ["gexf", "gexf"]

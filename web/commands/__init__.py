@@ -1,0 +1,1 @@
+"""The bibgraph command line: its options and commands, and the dataset version a build or an add writes."""

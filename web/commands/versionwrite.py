@@ -1,0 +1,268 @@
+"""``bibgraph build --dataset DIR`` and ``bibgraph add DIR``: the store, the dumps and the views' derived data,
+in one new version of a dataset directory.
+
+The derived data is made by the domain (:mod:`bibgraph.graph.dataset.sitedata`), with no web stack loaded: the
+paper-author incidence every map is computed from, the home charts, the default co-author and topic maps, each
+area's and subarea's default co-author map, each area's topic map, the concepts' figures and the search index, in
+the version's ``derived/`` files under the keys the web reads them by. So what a server reads later is exactly
+what it would have derived, by the same functions, with the settings of the build.
+"""
+
+import gc
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyoxigraph as ox
+from rdflib import FOAF
+
+from bibgraph.graph.dataset import sitedata
+from bibgraph.graph.dataset.add import add_lists, papers_read
+from bibgraph.graph.dataset.build import BuildReport
+from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
+from bibgraph.graph.dataset.directory import (
+    DERIVED,
+    DUMPS,
+    STORE,
+    current_version,
+    is_dataset,
+    new_version,
+    read_manifest,
+    writing,
+)
+from bibgraph.graph.dataset.dumps import complete_streamed_dumps, streamed_ntriples, write_dataset_dumps
+from bibgraph.graph.dataset.dumpsegments import continued_segments
+from bibgraph.graph.dataset.opener import COMPLETE_MARKER, fill, is_dump
+from bibgraph.graph.dataset.void import void_quads
+from bibgraph.graph.identity import numbering
+from bibgraph.graph.networks.incidence import Incidence, extended, incidence_part  # numpy, scipy: a build needs
+from bibgraph.graph.networks.spec import TOPICS, NetworkSpec
+from bibgraph.graph.rdf.iris import Iris
+from bibgraph.graph.site.conceptupdate import updated_index
+from bibgraph.graph.site.search import FILE_NAME
+from bibgraph.graph.site.searchbuild import build_search_index, update_search_index
+from bibgraph.graph.stores.store import OxigraphGraphStore
+from bibgraph.web.settings import resolve
+
+NAME = str(FOAF.name)
+COUNTS = ("records", "papers", "authors", "authorships", "concepts", "triples")  # in the manifest
+
+
+class DeriveError(RuntimeError):
+    """The views' data of the new version could not be derived (nothing is published)."""
+
+
+def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, BuildReport]:
+    """Build ``inputs`` into a new version of the dataset ``root`` and switch to it; the version and the report."""
+    published = numbering.read(current_version(root) / numbering.FILE_NAME) if is_dataset(root) else None
+    with new_version(root, base) as (version, manifest):
+        store = OxigraphGraphStore.disk(version / STORE)
+        if any(is_dump(path) for path in inputs):  # what a dump holds is not streamed: dumped from the store
+            report = fill(store, inputs, base) or BuildReport()
+            report.triples = report.triples or store.triple_count()  # dumps alone: none counted (an add starts here)
+            report.numbering = numbering.of_store(store)  # the persons the loaded graph publishes
+            manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
+        else:  # the N-Triples dump written as the data streams into the store
+            with streamed_ntriples(version / DUMPS) as ntriples:
+                report = fill(store, inputs, base, ntriples, scratch=version, numbering=published) or BuildReport()
+            manifest["dumps"] = complete_streamed_dumps(version / DUMPS, void_quads(store, Iris(base)))
+        if report.numbering is not None:  # the person keys published: a rebuild into this dataset keeps them
+            report.numbering.write(version / numbering.FILE_NAME)
+        counts = {name: getattr(report, name) for name in COUNTS}
+        store.close()
+        del store  # the last reference: RocksDB's files are released before the derivation opens them read-only
+        _complete(version, manifest, counts, sorted(str(path) for path in inputs))
+    return root / manifest["name"], report
+
+
+def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
+    """Add the lists ``inputs`` to the dataset ``root`` as a new version; the version and what was added.
+
+    The store is copied with RocksDB's checkpoint (hard links to its immutable files, so the copy costs
+    little whatever its size; their checksums are carried over, not computed again) and only the new
+    records are written into the copy (:func:`add_lists`). The dumps are the previous version's segments (hard
+    links) and a new one each, the added triples and the new VoID description
+    (:mod:`bibgraph.graph.dataset.dumpsegments`); the
+    search index is the previous one with the new records' papers and authors (:func:`update_search_index`).
+    """
+    with writing(root):  # from reading the version served to the switch: an add at once would drop this one's
+        return _add(root, inputs)
+
+
+def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
+    served = current_version(root)
+    before = read_manifest(served)
+    base = before["base"]
+    with new_version(root, base) as (version, manifest):
+        original = OxigraphGraphStore.disk(served / STORE, read_only=True)
+        original.store.backup(version / STORE)
+        del original  # read-only: nothing to flush
+        store = OxigraphGraphStore.disk(version / STORE)
+        published = numbering.read(served / numbering.FILE_NAME)
+        additions = OxigraphGraphStore.memory()  # what the views' incidence reads of the added triples
+        touched: set[str] = set()  # the papers of the records read: each record adds a source to its paper
+
+        def keep(quads: list[ox.Quad]) -> None:
+            additions.store.extend(incidence_part(quads))
+            touched.update(papers_read(quads))
+
+        if "dumps" in before:
+            number = int(manifest["name"].split("-")[1])
+            with continued_segments(served / DUMPS, version / DUMPS, before["dumps"], number) as dumps:
+
+                def write(quads: list[ox.Quad]) -> None:
+                    dumps.append(quads)
+                    keep(quads)
+
+                report = add_lists(store, inputs, base, write, published, before["counts"].get("triples"))
+                manifest["dumps"] = dumps.finish(void_quads(store, Iris(base)))
+        else:  # a version from before the dumps were continued: written whole this once
+            report = add_lists(store, inputs, base, added=keep, numbering=published)
+            manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
+        published.write(version / numbering.FILE_NAME)  # with the added authorships of the keys it follows
+        (version / DERIVED).mkdir()
+        if (served / DERIVED / FILE_NAME).exists():
+            update_search_index(store, served / DERIVED / FILE_NAME, version / DERIVED / FILE_NAME, touched)
+        else:  # a version from before the index was a file: written whole this once
+            build_search_index(store, version / DERIVED / FILE_NAME)
+        counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
+        counts["concepts"], counts["triples"] = report.concepts, report.triples
+        store.close()
+        del store  # the last reference: RocksDB's files are released before the derivation opens them read-only
+        _complete(
+            version,
+            manifest,
+            counts,
+            sorted([*before["inputs"], *(str(path) for path in inputs)]),
+            (served, additions),
+        )
+    return root / manifest["name"], report
+
+
+def _complete(
+    version: Path,
+    manifest: dict[str, Any],
+    counts: dict[str, int],
+    inputs: list[str],
+    previous: tuple[Path, OxigraphGraphStore] | None = None,
+) -> None:
+    """Mark the filled store (closed by the caller, its dumps written) complete, derive the views' data, and fill in
+    the manifest; ``previous``, after an add, is the version added to and the part of the added triples
+    :func:`derive` needs. The callers drop their handle of the written store first: with it still open, a read-only
+    open of the same store once failed under load on a table file gone (compaction of the open handle, presumably)."""
+    gc.collect()  # any cycle still holding the written store released
+    (version / STORE / COMPLETE_MARKER).write_text("complete\n", encoding="utf-8")
+    manifest["counts"], manifest["inputs"] = counts, inputs
+    derive(version, manifest["base"], previous=previous)
+
+
+def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] | None = None) -> None:
+    """Derive the views' costly data of ``version`` (base IRI ``base``) into its ``derived/`` files, by the domain.
+
+    ``previous``, after an add, is the version this one extends and the added triples' part the incidence reads:
+    the previous incidence is extended with them (:func:`~bibgraph.graph.networks.incidence.extended`) instead of read
+    again from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`). The
+    other derived data is derived again from the incidence and the store.
+    """
+    (version / DERIVED).mkdir(exist_ok=True)
+    max_view_nodes = int(resolve({"BIBGRAPH_BASE": base})["MAX_VIEW_NODES"])
+    if previous is not None:
+        served, additions = previous
+        store = OxigraphGraphStore.disk(version / STORE, read_only=True)  # opened once for both updates
+        try:
+            incidences = _extend_incidence(version, served, additions, store)
+            _update_concept_index(version, served, additions, store)
+            if incidences is not None:
+                _keep_unreached_maps(version, served, additions, *incidences, max_view_nodes)
+        finally:
+            del store  # read-only: nothing to flush
+            gc.collect()  # release RocksDB's files before the derivation opens the store
+    try:
+        sitedata.derive(version, max_view_nodes)
+    except Exception as error:  # any failure: the version is not published, and the user is told why
+        raise DeriveError(f"deriving the views' data of {version} failed: {error}") from error
+
+
+def _extend_incidence(
+    version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore
+) -> tuple[Incidence, Incidence] | None:
+    """Keep the incidence of ``version`` (its ``store``) as the previous version's extended by ``additions`` (when it
+    kept one); the previous incidence and this one."""
+    key = derived_key("incidence")
+    kept, before = DerivedFiles(served / DERIVED).load(key)
+    if not kept:  # derived from the whole store by the app, as by a build
+        return None
+    incidence = extended(before, additions, store)
+    DerivedFiles(version / DERIVED, writable=True).save(key, incidence)
+    return before, incidence
+
+
+def _keep_unreached_maps(
+    version: Path,
+    served: Path,
+    additions: OxigraphGraphStore,
+    known: Incidence,
+    incidence: Incidence,
+    max_view_nodes: int,
+) -> None:
+    """Keep as they were (hard links) the default maps of the areas and subareas no added triple reaches.
+
+    A co-author map of an area or subarea is made from the papers under it alone (their authors, counted and
+    named under it, their links): an add changes it only if it gives a paper under it an author, a concept or a
+    cut list, since it never renames a person it knew. A name given to a known author changes every map: none is
+    kept then. The maps of the whole graph and the topic maps are derived again (:func:`sitedata.derive`)."""
+    before, after = DerivedFiles(served / DERIVED), DerivedFiles(version / DERIVED, writable=True)
+    found, topics = before.load(derived_key("network", NetworkSpec(TOPICS)))
+    if not found or any(
+        quad.predicate.value == NAME and known.author_id(quad.subject.value) is not None for quad in additions.store
+    ):
+        return
+    papers = [incidence.papers.find(quad.subject.value) for quad in additions.store if quad.predicate.value != NAME]
+    rows = np.isin(incidence.pc_paper, np.array([p for p in papers if p is not None], dtype=np.int64))
+    under = [incidence.concepts[number] for number in set(incidence.pc_concept[rows].tolist())]
+    reached = {concept.concept for concept in under} | {concept.area for concept in under}
+    for spec in sitedata.default_maps(topics, max_view_nodes):
+        concept = spec.filters.subarea or spec.filters.area
+        if concept is None or concept in reached:
+            continue
+        for what in ("network", "layout", "summary"):
+            try:
+                after.link(before, derived_key(what, spec))
+            except FileNotFoundError:
+                continue  # derived by sitedata.derive
+
+
+def _update_concept_index(
+    version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore
+) -> None:
+    """Keep the concepts' figures and paper orders of ``version`` as the previous version's updated with
+    ``additions`` (:func:`~bibgraph.graph.site.conceptupdate.updated_index`), when it kept them: the pieces of an order
+    before its first new paper are hard links to the previous ones. Else the app derives them from the whole store.
+    The figures are written last, so a version whose update failed half-way has its orders derived again in full."""
+    before, after = DerivedFiles(served / DERIVED), DerivedFiles(version / DERIVED, writable=True)
+    kept, figures = before.load(derived_key("page", None, sitedata.CONCEPT_FIGURES))
+    if not kept:
+        return
+
+    def piece(iri: str, number: int) -> list[str]:
+        found, part = before.load(sitedata.order_piece_key(iri, number))
+        if not found:
+            raise LookupError(f"the previous version kept no piece {number} of the order of {iri}")
+        return part
+
+    try:
+        updated = {}
+        for update in updated_index(figures, piece, sitedata.ORDER_CHUNK, additions, store):
+            iri = update.figures.iri
+            for number in range(update.kept):
+                after.link(before, sitedata.order_piece_key(iri, number))
+            for start in range(0, len(update.tail), sitedata.ORDER_CHUNK):
+                after.save(
+                    sitedata.order_piece_key(iri, update.kept + start // sitedata.ORDER_CHUNK),
+                    update.tail[start : start + sitedata.ORDER_CHUNK],
+                )
+            updated[iri] = update.figures
+        after.save(derived_key("page", None, sitedata.CONCEPT_FIGURES), updated)
+    except (LookupError, FileNotFoundError):
+        return  # a previous version missing a piece: derived in full by the app

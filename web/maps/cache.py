@@ -1,0 +1,325 @@
+"""Derived data per app (networks, layouts, drawn views, the search index), computed once: the store is read-only.
+
+Served from a dataset (``bibgraph serve DIR``), a value the build kept is read from the dataset's
+``derived/`` files instead of being derived; while a dataset is built, every value derived is kept there. Served
+from an engine (``--store sparql:URL``) with the dataset that was published (``PUBLISHED``), its files are read
+while its content (the manifest's digest) is what ``publish`` recorded for the version the engine's pointer names;
+the cache follows the pointer (a new one after a publish).
+"""
+
+import atexit
+import hashlib
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Hashable
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import networkx as nx
+from flask import Flask, current_app, has_app_context
+
+from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
+from bibgraph.graph.dataset.directory import DERIVED, DatasetError, file_digest, identified_manifest, read_manifest
+from bibgraph.graph.dataset.opener import dataset_version
+from bibgraph.graph.networks.filters import Filters, drawn
+from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
+from bibgraph.graph.serving.memory import release_free_memory
+from bibgraph.graph.serving.pooled import PooledStore
+from bibgraph.graph.site.search import FILE_NAME, SearchIndex, SearchIndexError
+from bibgraph.graph.stores.store import GraphStore
+from bibgraph.web import downloads
+from bibgraph.web.graphstore import get_store
+from bibgraph.web.maps.gate import (
+    ClientGone,
+    DerivationCollector,
+    DerivationGate,
+    DerivationsBusy,
+    MemoryBudget,
+    answer_busy,
+    answer_gone,
+)
+from bibgraph.web.maps.valuecache import MAX_BYTES, ValueCache
+from bibgraph.web.settings import memory_budget
+
+if TYPE_CHECKING:
+    from bibgraph.graph.networks.incidence import Incidence
+
+T = TypeVar("T")
+log = logging.getLogger("bibgraph.netcache")
+EXTENSION = "bibgraph.networks"
+GATE = "bibgraph.derivations"
+DERIVED_WRITABLE = "BIBGRAPH_DERIVED_WRITABLE"  # app config (not a setting): a dataset build keeps what it derives
+
+
+class NetworkCache(ValueCache):
+    """The derived values of one store (a dataset version, an engine's version): networks, layouts, drawn views,
+    a page's figures, the search index; rows come from the store once, through SPARQL."""
+
+    follows: tuple[str | None, float] | None = None  # an engine's: the version graph derived from, when checked
+
+    def __init__(
+        self, derived: DerivedFiles | None = None, gate: DerivationGate | None = None, max_bytes: int = MAX_BYTES
+    ) -> None:
+        super().__init__(derived, gate, max_bytes)
+        self._search: SearchIndex | None = None
+        self._search_lock = threading.Lock()
+
+    def sites(self, key: tuple[Hashable, ...]) -> bool:
+        """The site's own values (:func:`site_value`), charged to no client's share."""
+        nodes = current_app.config.get("MAX_VIEW_NODES") if has_app_context() else None
+        return nodes is not None and site_value(int(nodes))(key)
+
+    def incidence(self) -> "Incidence":
+        """The whole graph's paper-author incidence (compact arrays), read in one streamed pass, in a query worker
+        next to the data for an embedded store: every network is computed from it (:mod:`bibgraph.graph.networks`)."""
+        from bibgraph.graph.networks.incidence import incidence_of  # numpy: not loaded by a server's start
+
+        def read() -> "Incidence":
+            store = self._store()
+            return store.run(incidence_of) if isinstance(store, PooledStore) else incidence_of(store)
+
+        return self._get(derived_key("incidence"), read)
+
+    @staticmethod
+    def _store() -> GraphStore:
+        """The store for deriving networks, under their (longer) deadline."""
+        return get_store().with_deadline(float(current_app.config["NETWORK_TIMEOUT"]))
+
+    def network(self, spec: NetworkSpec) -> nx.Graph:
+        """The network of ``spec``; an EGO spec whose author is unknown raises ``KeyError``."""
+        return self._get(
+            derived_key("network", spec), lambda: _engine().network(self.incidence(), spec), self.incidence
+        )
+
+    def topics(self) -> nx.Graph:
+        return self.network(NetworkSpec(TOPICS))
+
+    def coauthor_degrees(self) -> Counter[int]:
+        """How many authors have each number of distinct co-authors (the home page's chart)."""
+        degrees: Counter[int] = _engine().coauthor_degrees(self.incidence())
+        return degrees
+
+    def positions(self, spec: NetworkSpec) -> dict[str, tuple[float, float]]:
+        """The layout of the network of ``spec`` (:func:`bibgraph.graph.networks.engine.positions`)."""
+        return self._get(
+            derived_key("layout", spec),
+            lambda: _engine().positions(spec, self.network(spec)),
+            lambda: self.network(spec),
+        )
+
+    def summary(self, spec: NetworkSpec) -> dict[str, Any]:
+        """The analytics beside the co-author map of ``spec`` (:func:`bibgraph.graph.networks.engine.summary`)."""
+        return self._get(
+            derived_key("summary", spec),
+            lambda: _engine().summary(self.incidence(), spec, self.network(spec)),
+            lambda: self.network(spec),
+        )
+
+    def search_index(self) -> SearchIndex:
+        """The search index (and the author autocomplete's names): a dataset's file, opened read-only (built
+        into it while the dataset is built); served without a dataset (or from a dataset built before the index
+        was kept), a temporary file built at first use."""
+
+        def make() -> SearchIndex:
+            from bibgraph.graph.site.searchbuild import (  # only when the index is built
+                build_search_index,
+                temporary_index,
+            )
+
+            kept = self.derived is not None and (self.derived.directory / FILE_NAME).exists()
+            if self.derived is not None and (kept or self.derived.writable):
+                path = self.derived.directory / FILE_NAME
+                expected = self.derived.checksums.get(FILE_NAME)
+                if kept and expected is not None and file_digest(path) != expected:  # read on disk: checked at first
+                    raise SearchIndexError(  # use, not at each open (2 GB at a million papers)
+                        f"{path}: differs from the checksum of the manifest (damaged or changed since it was built):"
+                        " restore the dataset or build it again"
+                    )
+                if not kept:
+                    build_search_index(self._store(), path)
+            else:  # no dataset, or one built before the index was kept: built once per server
+                path = temporary_index()
+                atexit.register(path.unlink, missing_ok=True)
+                build_search_index(self._store(), path)
+            return SearchIndex(path)
+
+        # kept apart from the LRU (a temporary index is costly to build again) and from the dataset's derived files
+        with self._search_lock:
+            if self._search is None:
+                self._search = make()
+            return self._search
+
+    def page(self, name: str, make: Callable[[], T]) -> T:
+        """Figures of a page that read the whole graph (the home page's charts), computed once."""
+        return self._get(derived_key("page", None, name), make, self.incidence)
+
+    def view(
+        self,
+        spec: NetworkSpec,
+        options: tuple[Hashable, ...],
+        draw: Callable[[nx.Graph, dict[str, tuple[float, float]]], dict[str, Any]],
+    ) -> dict[str, Any]:
+        """The drawn data of a view (pyvis output) of the network of ``spec`` and its layout;
+        ``options`` are all the other request parameters ``draw`` depends on."""
+        return self._get(
+            derived_key("view", spec, *options),
+            lambda: draw(self.network(spec), self.positions(spec)),
+            lambda: self.positions(spec),
+        )
+
+
+_SWITCHING = threading.Lock()  # one new cache when an engine's pointer moves, whoever notices it first
+
+
+def networks() -> NetworkCache:
+    """The app's cache; an engine's is made again once its pointer names another version (a publish)."""
+    cache = current_app.extensions.get(EXTENSION)
+    if cache is None or _moved(cache):
+        with _SWITCHING:
+            if current_app.extensions.get(EXTENSION) is cache:  # nobody made it again meanwhile
+                current_app.extensions[EXTENSION] = cache_for(str(current_app.config["BIBGRAPH_STORE"]))
+            cache = current_app.extensions[EXTENSION]
+    return cache
+
+
+def _moved(cache: NetworkCache) -> bool:
+    """Whether the engine's pointer names another version than ``cache`` was derived from (asked every
+    ``POINTER_TTL`` seconds: the store itself looks the pointer up no more often)."""
+    if cache.follows is None:
+        return False
+    from bibgraph.graph.stores.remote import POINTER_TTL  # loaded by an engine's site only, as the store itself
+
+    if time.monotonic() - cache.follows[1] < POINTER_TTL:
+        return False
+    derived_from = cache.follows[0]
+    cache.follows = (derived_from, time.monotonic())  # one lookup per TTL: the other requests keep the cache meanwhile
+    version = _engine_version()
+    if version == derived_from:
+        return False
+    log.info("the engine's pointer moved from <%s> to <%s>: figures derived again", derived_from, version)
+    return True
+
+
+def _engine_version() -> str | None:
+    """The version graph the engine's pointer names now (None: no version published), asked in the query worker
+    (charged to the requesting client, as the page's own queries are)."""
+    from bibgraph.graph.stores.remote import read_version
+
+    version: str | None = get_store().run(read_version)
+    return version
+
+
+def cache_for(store: str, app: Flask | None = None) -> NetworkCache:
+    """An empty cache of ``app`` (default: the current one) for the store spec ``store``, bounded by its settings
+    and deriving through its gate; a dataset's reads its derived files (and keeps new ones while the dataset is
+    built: ``DERIVED_WRITABLE``)."""
+    app = app or current_app._get_current_object()  # type: ignore[attr-defined]
+    gate: DerivationGate = app.extensions[GATE]
+    max_bytes = int(app.config["MAP_CACHE_BYTES"])
+    if store.startswith("sparql:"):
+        from bibgraph.graph.stores.remote import read_published
+
+        engine_version, content = get_store().run(read_published)
+        published = app.config.get("PUBLISHED")
+        derived = _published_files(Path(published), engine_version, content) if published else None
+        # dumps and network exports are kept per version too: the published dataset's own dumps, when it is the one
+        if derived is not None:
+            app.config[downloads.DATASET_VERSION] = str(derived.directory.parent)
+        elif engine_version is not None:
+            app.config[downloads.DATASET_VERSION] = "engine-" + hashlib.sha256(engine_version.encode()).hexdigest()[:16]
+        cache = NetworkCache(derived, gate, max_bytes)
+        cache.follows = (engine_version, time.monotonic())
+        return cache
+    if not store.startswith("dataset:"):
+        return NetworkCache(None, gate, max_bytes)
+    version = dataset_version(Path(store.removeprefix("dataset:")))
+    return NetworkCache(_derived_files(version, bool(app.config.get(DERIVED_WRITABLE))), gate, max_bytes)
+
+
+def _derived_files(version: Path, writable: bool = False, manifest: dict[str, Any] | None = None) -> DerivedFiles:
+    """The derived files of a dataset ``version``; each kept file is checked against the checksum of its manifest
+    (``manifest``, if read already) as it is read (it is read whole anyway)."""
+    recorded = {} if writable else (manifest or read_manifest(version)).get("checksums", {})
+    checksums = {name.removeprefix(f"{DERIVED}/"): digest for name, digest in recorded.items()}
+    return DerivedFiles(version / DERIVED, writable, checksums)
+
+
+def check_published(path: Path) -> None:
+    """Refuse at start a ``PUBLISHED`` that is no dataset (or version) or whose search index is missing or damaged."""
+    SearchIndex(dataset_version(path) / DERIVED / FILE_NAME).close()
+
+
+def _published_files(path: Path, engine_version: str | None, content: str | None) -> DerivedFiles | None:
+    """The published dataset's derived files when its current version is what the engine's pointer names: the
+    identity ``publish`` recorded for it (its manifest's digest) is the dataset's, whatever the names. Else None,
+    the figures computed from the engine (a dataset published from elsewhere, rebuilt since, or newer)."""
+    try:
+        version = dataset_version(path)
+        manifest, identity = identified_manifest(version)
+    except DatasetError as error:
+        log.warning("the published dataset cannot be read (%s): figures are computed from the engine", error)
+        return None
+    if content != identity:
+        log.warning(
+            "the published dataset %s (version %s, %s) is not what the engine holds (<%s>, %s): figures are computed"
+            " from the engine, search included (give the dataset that was published last)",
+            path,
+            version.name,
+            identity,
+            engine_version,
+            content or "loaded from no dataset",
+        )
+        return None
+    return _derived_files(version, manifest=manifest)
+
+
+def init_app(app: Flask) -> None:
+    """The app's derivation gate (none while a dataset is built: the build derives everything it keeps), its
+    503 answer, and the gate's and cache's figures in ``/metrics`` (so after the metrics are made)."""
+    building = bool(app.config.get(DERIVED_WRITABLE))
+    limit = 0 if building else int(app.config["MAP_DERIVATIONS"])
+    budget = MemoryBudget(0 if building else memory_budget(app.config.get("MEMORY_BUDGET")))
+
+    def shrink() -> None:
+        cache = app.extensions.get(EXTENSION)
+        if cache is not None:
+            cache.shrink(site_value(int(app.config["MAX_VIEW_NODES"])))
+        release_free_memory()
+
+    gate = DerivationGate(limit, int(app.config["MAP_WAITING"]), float(app.config["MAP_WAIT"]), None, budget, shrink)
+    app.extensions[GATE] = gate
+    app.register_error_handler(DerivationsBusy, answer_busy)
+    app.register_error_handler(ClientGone, answer_gone)
+    app.teardown_request(lambda _: gate.finish())  # the turn a request took, given back once it is answered
+
+    def sizes() -> dict[str, int]:
+        cache = app.extensions.get(EXTENSION)
+        return cache.sizes() if cache is not None else {"evictable": 0, "pinned": 0}
+
+    app.extensions["bibgraph-metrics"].registry.register(DerivationCollector(gate, sizes))
+
+
+def site_value(max_view_nodes: int) -> Callable[[tuple[Hashable, ...]], bool]:
+    """Whether a key is of a value the site's own pages show with no parameters (a page's figures, the topic maps,
+    the default co-author map): kept when the cache is emptied, so that over the memory budget the site's pages
+    are still served. They are bounded by the dataset (its areas), never by what clients ask."""
+    default_map = NetworkSpec(COAUTHORS, drawn(Filters(), max_view_nodes)[0])
+
+    def site(key: tuple[Hashable, ...]) -> bool:
+        spec = key[1] if len(key) > 1 else None
+        if key[0] == "page":
+            return True
+        return isinstance(spec, NetworkSpec) and (spec.kind in (TOPICS, TOPIC_MAP) or spec == default_map)
+
+    return site
+
+
+def _engine() -> ModuleType:
+    """The network engine, imported at its first use: numpy, scipy and igraph cost ~1 s, which a server's start
+    does not wait for."""
+    from bibgraph.graph.networks import engine
+
+    return engine

@@ -1,0 +1,176 @@
+"""Serving a dataset directory: the version served, and switching to a new one without dropping requests.
+
+``bibgraph add`` (or a new build) switches the dataset's ``current`` pointer. The app looks at the
+pointer at most once a second (a ``readlink``, on the request path); when it names another version, a
+thread opens that version's store in a new query pool and then swaps it in, with the version's derived
+data, in one step. Requests keep being answered by the old pool meanwhile, and those that already hold
+it finish on it: it is closed once it has had no call in flight for :data:`IDLE_BEFORE_RETIRING` seconds (at most
+``NETWORK_TIMEOUT``, the longest any call may run).
+
+A version that cannot be switched to (a damaged file, a pointer leaving ``DIR``, another base IRI) is refused:
+the app keeps serving the version it has, logs why, and says so on ``/health`` (``dataset.refused``) and
+``/metrics`` (``bibgraph_dataset_switch_failures``, ``bibgraph_dataset_version_refused``) until a later switch
+succeeds. While it serves a version, the app holds a reader lease on it (:mod:`bibgraph.graph.dataset.directory`), so an
+add never removes it.
+"""
+
+import importlib
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+from bibgraph.graph.dataset.directory import POINTER, Lease, is_dataset, pointed
+from bibgraph.graph.dataset.opener import dataset_version, prepare
+from bibgraph.web import graphstore
+from bibgraph.web.maps import cache as netcache
+
+ROOT, VERSION = "BIBGRAPH_DATASET_ROOT", "BIBGRAPH_DATASET_VERSION"  # app config (not settings)
+EXTENSION = "bibgraph-versions"  # app.extensions: the :class:`Switches` of a served dataset
+CHECK_SECONDS = 1.0
+# What requests import on first use, so that ``serve`` starts fast (tests/web/commands/test_startup.py). A switch forks
+# the new pool's zygote from this process while requests run; a module another thread is importing at that moment would
+# keep its import lock held for ever in the forked child (a query worker then hangs on that import: seen once in
+# CI, the switch never completed). Importing them in the switching thread first waits for any such import to
+# finish and leaves none to start.
+# The views' share (numpy, scipy, pyvis: ~0.8 s) is loaded by ``serve``'s warm-up once it listens (web/server.py).
+VIEW_IMPORTS = ("bibgraph.graph.networks.engine", "pyvis.network", "pyvis.node", "pyvis.edge")
+FIRST_USE_IMPORTS = (
+    *VIEW_IMPORTS,
+    "bibgraph.graph.ingest.names",
+    "bibgraph.graph.site.searchbuild",
+    "bibgraph.graph.dataset.build",
+    "rdflib.plugins.sparql.parser",
+    "oxrdflib",
+    "bibgraph.graph.stores.remote",
+)
+
+
+def init_app(app: Flask) -> None:
+    """Pin the version of a ``dataset:DIR`` store (before the store is opened) and watch ``DIR``'s pointer."""
+    spec = str(app.config["BIBGRAPH_STORE"])
+    if not spec.startswith("dataset:"):
+        return
+    given = Path(spec.removeprefix("dataset:")).absolute()
+    version = dataset_version(given)
+    app.config["BIBGRAPH_STORE"], app.config[VERSION] = f"dataset:{version}", str(version)
+    # a server leases the version it reads; a build's own app (deriving the data of a version) needs none
+    lease = None if app.config.get(netcache.DERIVED_WRITABLE) else Lease(version)
+    app.extensions[EXTENSION] = Switches(version.name, lease)
+    if is_dataset(given):
+        app.config[ROOT] = str(given)
+        watcher = Watcher(app, given, version.name)
+        app.before_request(watcher.check)
+
+
+@dataclass
+class Switches:
+    """What ``/health`` and ``/metrics`` say of a served dataset: the version served, and the last one refused."""
+
+    served: str
+    lease: Lease | None = None  # the reader lease on the version served (kept from removal by an add)
+    succeeded: int = 0
+    failed: int = 0
+    refused: dict[str, Any] | None = None  # {"version", "reason", "at"} of the last failed switch
+    damaged: dict[str, str] = field(default_factory=dict)  # files of the served version refused when first read
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "version": self.served,
+            "switches": self.succeeded,
+            "failed_switches": self.failed,
+            "refused": self.refused,
+            "damaged_files": dict(self.damaged),
+        }
+
+
+class Watcher:
+    """Switches the app to the version the dataset's pointer names, when it changes."""
+
+    def __init__(self, app: Flask, root: Path, served: str) -> None:
+        self.app, self.root, self.served = app, root, served
+        self._next = 0.0
+        self._lock = threading.Lock()  # one switch at a time
+
+    def check(self) -> None:
+        now = time.monotonic()
+        if now < self._next or self._lock.locked():
+            return
+        self._next = now + CHECK_SECONDS
+        try:
+            name = os.readlink(self.root / POINTER)
+        except OSError:
+            return
+        if name != self.served:
+            threading.Thread(target=self.switch, args=(name,), daemon=True).start()
+
+    def switch(self, name: str) -> None:
+        """Open version ``name`` in a new pool, swap it in, and retire the old pool later."""
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._switch(name)
+        except Exception as error:  # a version that cannot be opened: keep serving the one we have
+            self.app.logger.error("cannot switch to dataset version %s, still serving %s: %s", name, self.served, error)
+            switches: Switches = self.app.extensions[EXTENSION]
+            switches.failed += 1
+            switches.refused = {"version": name, "reason": str(error), "at": time.strftime("%Y-%m-%dT%H:%M:%SZ")}
+            self.served = name  # not tried again until the pointer changes once more
+        finally:
+            self._lock.release()
+
+    def _switch(self, name: str) -> None:
+        app = self.app
+        for module in FIRST_USE_IMPORTS:
+            importlib.import_module(module)
+        if pointed(self.root) != name:  # a pointer leaving DIR is refused here (DatasetError)
+            return  # a newer add came meanwhile: not a failure; the next check switches to the version it names
+        version = dataset_version(self.root / name)
+        lease = Lease(version)  # taken before the checks: an add cannot remove it from now on
+        try:
+            opener, summary = prepare([], f"dataset:{version}", str(app.config["BIBGRAPH_BASE"]))
+            pool = graphstore.start_pool(app, opener, "dataset")
+        except BaseException:
+            lease.release()
+            raise
+        old: graphstore.PooledStore = app.extensions[graphstore.EXTENSION]
+        cache = netcache.cache_for(f"dataset:{version}", app)
+        app.config.update({"BIBGRAPH_STORE": f"dataset:{version}", VERSION: str(version)})
+        app.extensions[netcache.EXTENSION] = cache
+        graphstore.install(app, pool, "dataset", summary)
+        switches: Switches = app.extensions[EXTENSION]
+        retired_lease, switches.lease = switches.lease, lease
+        switches.served, switches.refused, switches.damaged = name, None, {}
+        switches.succeeded += 1
+        self.served = name
+        app.logger.info("now serving dataset version %s", version)
+
+        def retire() -> None:
+            _wait_until_idle(old, float(app.config["NETWORK_TIMEOUT"]))
+            old.pool.close()
+            if retired_lease is not None:
+                retired_lease.release()  # from now on an add may remove that version
+
+        threading.Thread(target=retire, name="bibgraph-retire", daemon=True).start()
+
+
+IDLE_BEFORE_RETIRING = 5.0  # seconds the old pool must have had no call in flight before it is closed
+
+
+def _wait_until_idle(old: graphstore.PooledStore, longest: float) -> None:
+    """Until the old pool has had no call running or waiting for :data:`IDLE_BEFORE_RETIRING` seconds (a request that
+    still holds it makes its next call within that), or at most ``longest`` (the longest any call may run). Closing
+    it only after ``NETWORK_TIMEOUT`` (300 s) held every version of a burst of adds on disk that long."""
+    ends = time.monotonic() + longest
+    idle_since = time.monotonic()
+    while time.monotonic() < ends:
+        state = old.pool.stats()
+        if state["running"] or state["waiting"]:
+            idle_since = time.monotonic()
+        elif time.monotonic() - idle_since >= IDLE_BEFORE_RETIRING:
+            return
+        time.sleep(0.5)
