@@ -226,9 +226,9 @@ def _keep_unreached_maps(
         concept = spec.filters.subarea or spec.filters.area
         if concept is None or concept in reached:
             continue
-        for what in ("network", "layout", "summary"):
+        for key in (derived_key("network", spec), derived_key("layout", spec), derived_key("summary", spec)):
             try:
-                after.link(before, derived_key(what, spec))
+                after.link(before, key)
             except FileNotFoundError:
                 continue  # derived by sitedata.derive
 
