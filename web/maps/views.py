@@ -7,7 +7,6 @@ import networkx as nx
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, send_file, url_for
 from werkzeug.exceptions import HTTPException
 
-from bibgraph.graph.dataset.derived import derived_key
 from bibgraph.graph.dataset.sitedata import export_file
 from bibgraph.graph.networks import AREA, analytics
 from bibgraph.graph.networks.paths import collaboration_path, labels
@@ -391,7 +390,9 @@ def download(kind: str, fmt: str) -> Response:
     if kept is None or not (path := export_file(kept.directory, spec, syntax.name, weight)).is_file():
         key = repr((str(current_app.config["BIBGRAPH_STORE"]), kind, syntax.name, spec, weight))
         path = networks().file(  # identical downloads at once: one makes the body, the others wait for it
-            derived_key("body", key), lambda: network_body(key, syntax.suffix, make), lambda: networks().network(spec)
+            ("body", key),  # a file of its own (network_body), never a derived value: no derived_key, no data format
+            lambda: network_body(key, syntax.suffix, make),
+            lambda: networks().network(spec),
         )
     response = send_file(path, mimetype=f"{syntax.media_type}; charset=utf-8", conditional=True, etag=True, max_age=0)
     response.headers["Content-Disposition"] = f'attachment; filename="bibgraph-{kind}.{syntax.suffix}"'
