@@ -20,22 +20,14 @@ from bibgraph.graph.dataset.sitedata import default_maps
 from bibgraph.graph.networks.spec import TOPICS, NetworkSpec
 from bibgraph.web.commands import versionwrite
 from tests.conftest import BASE, make_app
-from tests.identity.test_dumps import AREAS, WORDS, write
+from tests.identity.test_dumps import records_of, write
 
 SYNTAXES = {"bibgraph.nt": ox.RdfFormat.N_TRIPLES, "bibgraph.ttl": ox.RdfFormat.TURTLE}
 # Names no identity decision touches (no shared given or family name, no variant): what an add of records whose
 # people a later record would split or join gives is tests/test_identity*.py's matter (an add keeps the names
 # people already have; Hypothesis found such lists, e.g. "Wei Li" with "Wei Zhang", "Y. Bengio" then "Yoshua Bengio").
 PEOPLE = ["Ada Quill", "Bert Norm", "Cleo Marsh", "Dov Penn", "Esa Kirk", "Fay Orton", "Gus Hale", "Hal Roux"]
-records = st.lists(
-    st.tuples(
-        st.sampled_from(AREAS),
-        st.lists(st.sampled_from(PEOPLE), min_size=1, max_size=4, unique=True),
-        st.lists(st.sampled_from(WORDS), min_size=3, max_size=6),
-    ),
-    min_size=4,
-    max_size=24,
-)
+records = records_of(PEOPLE)
 
 
 def dump_bytes(version: Path, name: str) -> bytes:

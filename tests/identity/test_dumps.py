@@ -25,15 +25,20 @@ POOL += ["Bernhard Schölkopf", "Bernhard Scholkopf", "Yoshua Bengio", "Y. Bengi
 WORDS = "protein galaxy lattice enzyme kernel margin robot theorem".split()
 AREAS = ["Biology · Proteins", "Astronomy · Galaxies", "Learning · Kernels"]
 
-records = st.lists(
-    st.tuples(
-        st.sampled_from(AREAS),
-        st.lists(st.sampled_from(POOL), min_size=1, max_size=4, unique=True),
-        st.lists(st.sampled_from(WORDS), min_size=3, max_size=6),
-    ),
-    min_size=4,
-    max_size=24,
-)
+def records_of(names: list[str]) -> st.SearchStrategy[list[tuple[str, list[str], list[str]]]]:
+    """Lists of 4 to 24 records (area line, 1 to 4 authors drawn from ``names``, an abstract of a few words)."""
+    return st.lists(
+        st.tuples(
+            st.sampled_from(AREAS),
+            st.lists(st.sampled_from(names), min_size=1, max_size=4, unique=True),
+            st.lists(st.sampled_from(WORDS), min_size=3, max_size=6),
+        ),
+        min_size=4,
+        max_size=24,
+    )
+
+
+records = records_of(POOL)
 
 
 def write(directory: Path, files: dict[str, list[tuple[str, list[str], list[str]]]]) -> None:
