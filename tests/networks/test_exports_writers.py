@@ -84,3 +84,10 @@ def test_node_link_json_is_networkx_node_link_data(network: nx.Graph) -> None:
     """Written item by item, read back it is what networkx's ``node_link_data`` gives (lists as in GraphML)."""
     theirs = nx.node_link_data(exports._flat(network), edges="links")
     assert json.loads(exports.node_link(network)) == theirs
+
+
+def test_the_same_network_gives_the_same_bytes() -> None:
+    """No modification date (networkx's GEXF writer stamps the day): a kept export changes only with its network."""
+    network = nx.path_graph(["a", "b", "c"])
+    assert exports.gexf(network) == exports.gexf(network.copy())
+    assert exports.graphml(network) == exports.graphml(network.copy())
