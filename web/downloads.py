@@ -156,16 +156,15 @@ def _checked_dump(version: Path, name: str, recorded: dict[str, str]) -> None:
                 _checked.add(key)
 
 
-def network_body(key: str, suffix: str, make: Callable[[], bytes]) -> Path:
+def network_body(key: str, suffix: str, make: Callable[[Path], object]) -> Path:
     """The file of a network export whose full key (kind, format, filters, weighting) is ``key``: made once by
-    ``make`` and kept, so a repeated download is a file sent (Content-Length, ETag, ranges), not a body rebuilt
-    for each request; at most :data:`NETWORK_BODIES_KEPT` are kept."""
+    ``make`` (which writes it, atomically) and kept, so a repeated download is a file sent (Content-Length, ETag,
+    ranges), not a body rebuilt for each request; at most :data:`NETWORK_BODIES_KEPT` are kept."""
     directory = _directory(current_app) / NETWORK_BODIES
     path = directory / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.{suffix}"
     if path.exists():
         return path
-    body = make()
-    write_atomically(path, lambda out: out.write(body))
+    make(path)
     kept = sorted(directory.glob("*.*"), key=_written, reverse=True)
     for old in kept[NETWORK_BODIES_KEPT:]:
         old.unlink(missing_ok=True)

@@ -16,7 +16,7 @@ ARENAS = 2  # heaps of a serving process: see limit_arenas
 
 
 @cache
-def _libc() -> "ctypes.CDLL | None":
+def c_library() -> "ctypes.CDLL | None":
     try:
         return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
     except OSError:
@@ -32,7 +32,7 @@ def limit_arenas(arenas: int = ARENAS) -> bool:
     10k papers the server's process tree went from 296 to 617 MB PSS over 20 distinct whole-network computations
     (2.25x); with two heaps it stayed at 360-414 MB (1.30x), the computations as fast (bench/abuse.py costly).
     """
-    libc = _libc()
+    libc = c_library()
     if libc is None or "MALLOC_ARENA_MAX" in os.environ or not hasattr(libc, "mallopt"):
         return False
     return bool(libc.mallopt(M_ARENA_MAX, arenas))
@@ -41,6 +41,6 @@ def limit_arenas(arenas: int = ARENAS) -> bool:
 def release_free_memory() -> None:
     """Collect garbage and hand the heap's free pages back to the system."""
     gc.collect()
-    libc = _libc()
+    libc = c_library()
     if libc is not None and hasattr(libc, "malloc_trim"):
         libc.malloc_trim(0)

@@ -220,7 +220,7 @@ def zygote(
 ) -> NoReturn:
     """The zygote, just forked from the web process: let go of what it inherited, lose the network
     (``isolate``), say so on ``control``, then fork workers until the pool goes."""
-    _neutralise_inherited_descriptors(keep=control.fileno())
+    neutralise_inherited_descriptors(keep=control.fileno())
     release_free_memory()  # what the web process had freed before the fork, once rather than in each worker
     gc.freeze()  # a worker's collections leave the inherited objects (and their shared pages) alone
     try:
@@ -279,7 +279,7 @@ def read_line(connection: socket.socket) -> str:
     return line.decode().strip()
 
 
-def _neutralise_inherited_descriptors(keep: int) -> None:
+def neutralise_inherited_descriptors(keep: int) -> None:
     """Point every inherited descriptor but stdio and ``keep`` at /dev/null (numbers stay taken, so no reuse)."""
     null = os.open(os.devnull, os.O_RDWR)
     for name in os.listdir("/proc/self/fd"):

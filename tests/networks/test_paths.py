@@ -12,6 +12,7 @@ from bibgraph.graph.networks import paths
 from bibgraph.graph.rdf import vocab
 from bibgraph.graph.rdf.ntriples import is_iri
 from bibgraph.graph.stores.store import OxigraphGraphStore
+from bibgraph.web.maps.cache import EXTENSION
 
 BASE = "http://example.org/"
 RDF_TYPE, LABEL, NAME = str(vocab.RDF.type), str(vocab.RDFS.label), str(vocab.FOAF.name)
@@ -128,6 +129,7 @@ def test_the_path_page_tells_a_cut_search_from_no_connection(client, seed_store,
     distance = int(re.search(r'id="distance">(\d+)<', whole)[1])
     assert distance >= 2 and whole.count('class="author"') == distance + 1
     monkeypatch.setattr(paths, "MAX_STEPS", distance - 1)
+    client.application.extensions.pop(EXTENSION)  # a server with the new bound: no path searched under the old one
     cut = page(start_name, far_name)
     assert f"No chain of at most {distance - 1} co-authors" in cut and 'id="distance"' not in cut
     assert "No such author: “Nobody Atall”" in page("Nobody Atall", f"author/{person_key('Ke Wang')}")

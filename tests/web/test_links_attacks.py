@@ -94,14 +94,18 @@ def test_a_failed_derivation_leaves_nothing_cached() -> None:
 
 def test_a_failed_view_is_derived_again(app, monkeypatch) -> None:
     from bibgraph.graph.networks import engine
+    from bibgraph.graph.serving.forked import ForkedFailed
 
     real = engine.coauthor_network
     monkeypatch.setattr(engine, "coauthor_network", lambda *arguments: 1 / 0)
     client = app.test_client()
     with pytest.raises(ZeroDivisionError):
+        client.get("/graph/coauthors?min_joint=3&top=77")
+    with pytest.raises(ForkedFailed, match="division by zero"):  # a download's body: made in a child process
         client.get("/graph/coauthors.json?min_joint=3&top=77")
     monkeypatch.setattr(engine, "coauthor_network", real)
     assert client.get("/graph/coauthors.json?min_joint=3&top=77").status_code == 200
+    assert client.get("/graph/coauthors?min_joint=3&top=77").status_code == 200
 
 
 @pytest.mark.parametrize("extra", ["kind=x", "fmt=x", "_method=DELETE", "_external=1&_anchor=x", "_scheme=javascript"])

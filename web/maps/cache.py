@@ -26,9 +26,12 @@ from bibgraph.graph.dataset.directory import DERIVED, DatasetError, file_digest,
 from bibgraph.graph.dataset.opener import dataset_version
 from bibgraph.graph.networks.filters import Filters, drawn
 from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
+from bibgraph.graph.serving.forked import ForkedStopped, ForkedTimeout, run_forked
 from bibgraph.graph.serving.memory import release_free_memory
+from bibgraph.graph.serving.pool import QueryTimeout
 from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.site.search import FILE_NAME, SearchIndex, SearchIndexError
+from bibgraph.graph.stores.atomic import write_atomically
 from bibgraph.graph.stores.store import GraphStore
 from bibgraph.web import downloads
 from bibgraph.web.graphstore import get_store
@@ -40,12 +43,14 @@ from bibgraph.web.maps.gate import (
     MemoryBudget,
     answer_busy,
     answer_gone,
+    client_gone,
 )
-from bibgraph.web.maps.valuecache import MAX_BYTES, ValueCache
+from bibgraph.web.maps.valuecache import MAX_BYTES, ValueCache, client
 from bibgraph.web.settings import memory_budget
 
 if TYPE_CHECKING:
     from bibgraph.graph.networks.incidence import Incidence
+    from bibgraph.graph.networks.paths import PathResult
 
 T = TypeVar("T")
 log = logging.getLogger("bibgraph.netcache")
@@ -117,6 +122,38 @@ class NetworkCache(ValueCache):
             lambda: _engine().summary(self.incidence(), spec, self.network(spec)),
             lambda: self.network(spec),
         )
+
+    def export(self, spec: NetworkSpec, fmt: str, weight: str, path: Path) -> None:
+        """Write the file of format ``fmt`` of the network of ``spec`` to ``path`` (atomically), computed in a child
+        process that then exits (:mod:`bibgraph.graph.serving.forked`): a whole network, its layout and its body
+        took ~95 MB at 10k papers that the web process kept after each distinct download. A turn at the gate like
+        a map's; the child is killed once the client goes (:class:`ClientGone`) or at ``NETWORK_TIMEOUT`` (503); its
+        failure is :class:`~bibgraph.graph.serving.forked.ForkedFailed` with its message (a 500, as in this process)."""
+        engine, incidence = _engine(), self.incidence()  # imported and read here: the child only computes
+
+        def work() -> None:
+            write_atomically(path, lambda out: out.write(engine.exported(incidence, spec, fmt, weight)[1]))
+
+        with self.derivation():
+            try:
+                run_forked(work, client_gone, float(current_app.config["NETWORK_TIMEOUT"]))
+            except ForkedStopped:
+                if self.gate is not None:
+                    self.gate.stop_if_gone()  # counted, and the turn given back
+                raise ClientGone("the client closed its connection: its download stopped") from None
+            except ForkedTimeout as error:
+                raise QueryTimeout(str(error)) from error
+        if self.gate is not None:  # over the memory budget, who made most is refused first
+            self.gate.charge(client(), path.stat().st_size)
+
+    def collaboration_path(self, source: str, target: str, search: Callable[[], "PathResult"]) -> "PathResult":
+        """The shortest chain of co-authors from ``source`` to ``target`` (IRIs), searched once (``search``) whoever
+        asks, kept like a map; a search that gave up on its time budget is not kept (the next one may have more)."""
+        key = ("path", source, target)  # never a dataset's derived value: no derived_key, no data format
+        found = self.in_memory(key, search)
+        if found.out_of_time:
+            self.forget(key)
+        return found
 
     def search_index(self) -> SearchIndex:
         """The search index (and the author autocomplete's names): a dataset's file, opened read-only (built

@@ -203,13 +203,13 @@ class DerivationGate:
         with self._lock:
             self.refused[OVER_SHARE] -= 1
         while not chain.done.wait(POLL):
-            self._stop_if_gone()
+            self.stop_if_gone()
 
     def waiting_for(self, acquire: Callable[[float], bool], until: float, started: Callable[[], bool]) -> None:
         """Wait on ``acquire`` (a lock's, its argument a timeout) for work another request does: until ``until``
         while that work has not started (``started``), then as long as it runs; stop if this client goes."""
         while not acquire(POLL):
-            self._stop_if_gone()
+            self.stop_if_gone()
             if not self.holds() and not started() and time.monotonic() >= until:
                 raise self.refusal(until)
 
@@ -229,7 +229,7 @@ class DerivationGate:
         now), else raise :class:`DerivationsBusy`; False when there is nothing to take (no limit, or this thread
         holds a slot already). Each call is a stage of a derivation: one whose client has gone stops here
         (:class:`ClientGone`), and a new one is refused while the memory budget is exceeded."""
-        self._stop_if_gone()
+        self.stop_if_gone()
         if self.holds():
             return False
         self._check_memory(client)
@@ -250,10 +250,10 @@ class DerivationGate:
         with self._lock:
             self._chains.setdefault(client, set()).add(self._held.chain)
         self._held.slot = True
-        self._stop_if_gone()  # its client left while it waited: the slot goes to the next in turn
+        self.stop_if_gone()  # its client left while it waited: the slot goes to the next in turn
         return True
 
-    def _stop_if_gone(self) -> None:
+    def stop_if_gone(self) -> None:
         if client_gone():
             with self._lock:
                 self.refused[GONE] += 1

@@ -174,8 +174,7 @@ class ValueCache:
         if it is gone (the files kept are bounded apart)."""
         path = self._get(key, make, needs, stored=False)
         if not path.exists():
-            with self._lock:
-                self._bytes -= self._entries.pop(key, (None, 0))[1]
+            self.forget(key)
             path = self._get(key, make, needs, stored=False)
         return path
 
@@ -197,6 +196,15 @@ class ValueCache:
         with self._lock:
             for key in [key for key in self._entries if not keep(key)]:
                 self._bytes -= self._entries.pop(key)[1]
+
+    def in_memory(self, key: tuple[Hashable, ...], make: Callable[[], T]) -> T:
+        """A value made once whoever asks, kept here only: never in a dataset's derived files (a path)."""
+        return self._get(key, make, stored=False)
+
+    def forget(self, key: tuple[Hashable, ...]) -> None:
+        """Drop the value of ``key``, if kept (one not worth keeping: the next request makes it again)."""
+        with self._lock:
+            self._bytes -= self._entries.pop(key, (None, 0))[1]
 
     def sizes(self) -> dict[str, int]:
         """Estimated bytes kept: the evictable entries and the pinned ones."""

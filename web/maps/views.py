@@ -267,8 +267,11 @@ def path() -> str:
         ends = {given: _author_iri(given) for given in (source, target)}
         store = get_store()
         budget = float(current_app.config["QUERY_TIMEOUT"])  # the whole search, as long as one query may run
-        with networks().derivation():  # its frontiers are held here: one of the map computations at once
-            found = collaboration_path(store, ends[source], ends[target], budget)
+        # made once per pair of ends (its frontiers are held while it runs: a turn like a map's); identical
+        # requests at once share one search, a repeated one is answered from the cache
+        found = networks().collaboration_path(
+            ends[source], ends[target], lambda: collaboration_path(store, ends[source], ends[target], budget)
+        )
         if found.missing:
             missing = [given for given, iri in ends.items() if iri in found.missing]
             problem = "No such author: " + " and ".join(f"“{given}”" for given in missing) + "."
@@ -381,18 +384,13 @@ def download(kind: str, fmt: str) -> Response:
     spec = NetworkSpec(COAUTHORS, filters_from_request()) if kind == COAUTHORS else NetworkSpec(TOPICS)
     weight = weight_of_links() if kind == COAUTHORS else "weight"
 
-    def make() -> bytes:
-        network = networks().network(spec)
-        with networks().derivation():  # the body is made once per full key: a turn like a map's
-            return syntax.export(network, lambda: networks().positions(spec), weight=weight)
-
     kept = networks().derived  # a dataset keeps the exports with no filter (made at build time)
     if kept is None or not (path := export_file(kept.directory, spec, syntax.name, weight)).is_file():
         key = repr((str(current_app.config["BIBGRAPH_STORE"]), kind, syntax.name, spec, weight))
         path = networks().file(  # identical downloads at once: one makes the body, the others wait for it
             ("body", key),  # a file of its own (network_body), never a derived value: no derived_key, no data format
-            lambda: network_body(key, syntax.suffix, make),
-            lambda: networks().network(spec),
+            lambda: network_body(key, syntax.suffix, lambda body: networks().export(spec, syntax.name, weight, body)),
+            networks().incidence,  # all the child computing the body needs from this process
         )
     response = send_file(path, mimetype=f"{syntax.media_type}; charset=utf-8", conditional=True, etag=True, max_age=0)
     response.headers["Content-Disposition"] = f'attachment; filename="bibgraph-{kind}.{syntax.suffix}"'

@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 from waitress.server import create_server
 
 from bench.servers import bibgraph_process
-from bibgraph.web.maps.cache import EXTENSION, GATE
+from bibgraph.graph.networks.filters import Filters
+from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
+from bibgraph.web.maps.cache import EXTENSION, GATE, networks
 from bibgraph.web.maps.gate import (
     GONE,
     MEMORY,
@@ -51,26 +53,50 @@ def app() -> Iterator[Flask]:
     application.extensions["bibgraph"].close()
 
 
-def test_a_download_whose_client_left_stops_before_its_next_stage(app: Flask, monkeypatch) -> None:
-    """The client leaves while the network is computed: its layout and export never run (the network, finished,
-    is kept), the slot is given back, and the same download for a client still there is completed."""
+def slow_in_the_child(monkeypatch, stages: Path) -> None:
+    """Make the co-author network of a download (computed in a child process) write the child's pid to ``stages``
+    and stay busy until killed, while ``stages`` has no line ``fast``."""
+    from bibgraph.graph.networks import engine
+
+    real_network = engine.coauthor_network
+
+    def slow_network(*args: Any) -> Any:
+        if os.getpid() != parent and "fast" not in (stages.read_text() if stages.exists() else ""):
+            with stages.open("a") as out:
+                out.write(f"{os.getpid()}\n")
+            while True:  # busy, as a whole network at 10k papers is, until killed
+                pass
+        return real_network(*args)
+
+    parent = os.getpid()
+    monkeypatch.setattr(engine, "coauthor_network", slow_network)
+
+
+def test_a_download_whose_client_left_is_killed_and_nothing_is_kept(app: Flask, monkeypatch, tmp_path: Path) -> None:
+    """The client leaves while the network is computed (in its child process): the child is killed, the slot is
+    given back, no body is kept, and the same download for a client still there is completed, the file
+    ``export-graph`` writes."""
     from bibgraph.graph.networks import engine
 
     client = app.test_client()
     assert client.get("/graph/coauthors.json?min_papers=1").status_code == 200  # the incidence, read once
-    stages: list[str] = []
-    real_network, real_positions = engine.coauthor_network, engine.positions
-    monkeypatch.setattr(engine, "coauthor_network", lambda *a: stages.append("network") or real_network(*a))
-    monkeypatch.setattr(engine, "positions", lambda *a: stages.append("layout") or real_positions(*a))
-    gone = {"network"}.issubset  # the client closes its connection while the network is computed
+    stages = tmp_path / "stages"
+    slow_in_the_child(monkeypatch, stages)
     path = "/graph/coauthors.vosviewer?min_papers=2&resolution=1.5"
-    answer = client.get(path, environ_overrides={"waitress.client_disconnected": lambda: gone(set(stages))})
-    assert answer.status_code == 503 and stages == ["network"]
+    started = time.monotonic()
+    answer = client.get(path, environ_overrides={"waitress.client_disconnected": stages.exists})
+    assert answer.status_code == 503 and time.monotonic() - started < 10
+    child = int(stages.read_text().split()[0])
+    assert child != os.getpid() and not Path(f"/proc/{child}").exists()  # killed and reaped
     gate: DerivationGate = app.extensions[GATE]
     assert gate.state()["running"] == 0 and not gate.holds()
     assert metric(client, "bibgraph_map_derivations_refused_total", '{cause="client_gone"}') == 1
+    stages.write_text("fast\n")
     answer = client.get(path, environ_overrides={"waitress.client_disconnected": lambda: False})
-    assert answer.status_code == 200 and stages == ["network", "layout"]  # the finished network was kept, no more
+    with app.app_context():
+        incidence = networks().incidence()
+    spec = NetworkSpec(COAUTHORS, Filters(min_papers=2, resolution=1.5))
+    assert answer.status_code == 200 and answer.data == engine.exported(incidence, spec, "vosviewer")[1]
 
 
 def test_a_waiter_whose_client_left_gives_its_slot_to_the_next(app: Flask) -> None:
@@ -130,23 +156,14 @@ def test_the_server_tells_a_request_its_client_closed_the_connection() -> None:
         server.close()
 
 
-def test_a_live_download_whose_client_closed_its_socket_stops_and_the_next_request_is_served(monkeypatch) -> None:
+def test_a_live_download_whose_client_closed_its_socket_stops_and_the_next_request_is_served(
+    monkeypatch, tmp_path: Path
+) -> None:
     """The app served by waitress as ``serve`` does: a client asks for a whole-network download and closes its
-    socket while the network is computed (made to take 2 s of CPU): the layout and export never run, the slot is
-    free within seconds, and the next request is answered."""
-    from bibgraph.graph.networks import engine
-
+    socket while the network is computed (in a child, kept busy): the child is killed, the slot is free within
+    seconds, and the next request is answered."""
     application = make_app(MAP_DERIVATIONS=2, MAP_WAITING=8, MAP_WAIT=60.0)
-    stages: list[str] = []
-    real_network, real_positions = engine.coauthor_network, engine.positions
-
-    def slow_network(*args: Any) -> Any:
-        stages.append("network")
-        ends = time.monotonic() + 2.0
-        while time.monotonic() < ends:  # busy, as a whole network at 10k papers is
-            pass
-        return real_network(*args)
-
+    stages = tmp_path / "stages"
     server = create_server(application, host="127.0.0.1", port=0, **waitress_options(resolve()))
     port = server.socket.getsockname()[1]  # type: ignore[union-attr]
     threading.Thread(target=server.run, daemon=True).start()
@@ -155,18 +172,17 @@ def test_a_live_download_whose_client_closed_its_socket_stops_and_the_next_reque
         with socket.create_connection(("127.0.0.1", port)) as warm:  # the incidence, read once
             warm.sendall(b"GET /graph/coauthors.json?min_papers=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert b" 200 " in warm.makefile("rb").readline()
-        monkeypatch.setattr(engine, "coauthor_network", slow_network)
-        monkeypatch.setattr(engine, "positions", lambda *a: stages.append("layout") or real_positions(*a))
+        slow_in_the_child(monkeypatch, stages)
         with socket.create_connection(("127.0.0.1", port)) as leaving:
             leaving.sendall(b"GET /graph/coauthors.vosviewer?min_papers=2&resolution=2.5 HTTP/1.1\r\nHost: x\r\n\r\n")
             deadline = time.monotonic() + 30
-            while not stages and time.monotonic() < deadline:
+            while not stages.exists() and time.monotonic() < deadline:
                 time.sleep(0.02)
         closed = time.monotonic()
         while gate.state()["running"] and time.monotonic() < closed + 30:
             time.sleep(0.05)
-        assert gate.state()["running"] == 0 and time.monotonic() - closed < 5
-        assert stages == ["network"] and gate.refused[GONE] == 1
+        assert gate.state()["running"] == 0 and time.monotonic() - closed < 5 and gate.refused[GONE] == 1
+        assert not Path(f"/proc/{int(stages.read_text().split()[0])}").exists()  # the child: killed and reaped
         with socket.create_connection(("127.0.0.1", port)) as after:
             after.sendall(b"GET /graph/coauthors?min_papers=3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert b" 200 " in after.makefile("rb").readline()
@@ -409,3 +425,17 @@ def test_over_the_budget_the_client_whose_work_holds_the_memory_is_refused_first
     finally:
         done.set()
         thread.join(30)
+
+
+def test_a_whole_network_download_leaves_no_network_in_the_web_process(app: Flask) -> None:
+    """A download's network, layout and body are made in a child process that exits: the web process keeps the
+    body's file name, nothing of the network (it kept each distinct one: ~95 MB at 10k papers)."""
+    client = app.test_client()
+    assert client.get("/graph/coauthors.json?min_papers=1").status_code == 200  # the incidence, read once
+    with app.app_context():
+        before = networks().sizes()
+    for resolution in (1.5, 2.5, 3.5):
+        assert client.get(f"/graph/coauthors.vosviewer?resolution={resolution}").status_code == 200
+    with app.app_context():
+        after = networks().sizes()
+    assert after["pinned"] == before["pinned"] and after["evictable"] - before["evictable"] < 3 * 1024

@@ -261,9 +261,10 @@ def test_a_client_over_its_share_of_derivations_gets_429_and_others_are_served(m
         real, fake = engine.coauthor_network, Derivations()
         monkeypatch.setattr(engine, "coauthor_network", lambda *a: fake.of(None)() or real(*a))
         greedy = client_at(app, 2)
-        running, first = in_threads([lambda: greedy.get("/graph/coauthors.graphml?min_papers=2")])
+        running, first = in_threads([lambda: greedy.get("/graph/coauthors?min_papers=2")])  # held in this process
         assert fake.started.acquire(timeout=60)
         for fresh in ("/graph/coauthors.gexf?min_papers=3", "/graph/coauthors?min_joint=3", "/graph/path?from=a&to=b"):
+            # (a download's body is made in a child process, the turn held here while it runs: the same share)
             refused = greedy.get(fresh)
             assert refused.status_code == 429 and refused.headers["Retry-After"] == "5", fresh
         other, second = in_threads([lambda: client_at(app, 3).get("/graph/coauthors?min_papers=4")])
@@ -325,3 +326,33 @@ def test_the_metrics_say_what_the_cache_keeps(one_map_app) -> None:
     assert {part: int(float(value)) for part, value in kept.items()} == sizes
     assert sizes["pinned"] > 0 and 0 < sizes["evictable"] <= one_map_app.config["MAP_CACHE_BYTES"]
     assert re.search(r"^bibgraph_map_derivations_running 0\.0$", text, re.M)
+
+
+def test_identical_path_requests_share_one_search_and_a_repeat_is_served_from_the_cache(monkeypatch) -> None:
+    """A collaboration path was searched again for each request, and one client's second identical request, while
+    the first ran, got 429 (over its share): now a path is made once per pair of ends, like a map; a search that
+    gave up on its time budget is not kept."""
+    from bibgraph.web.maps import views
+
+    app = make_app(MAP_DERIVATIONS=2, MAP_WAITING=8, MAP_WAIT=60.0)
+    try:
+        real, fake = views.collaboration_path, Derivations()
+        monkeypatch.setattr(views, "collaboration_path", lambda *a: fake.of(None)() or real(*a))
+        same = client_at(app, 2)
+        query = "/graph/path?from=Ke+Wang&to=Luwei+Wang"
+        running, answers = in_threads([lambda: same.get(query)])
+        assert fake.started.acquire(timeout=60)
+        waiting, more = in_threads([lambda: same.get(query), lambda: client_at(app, 3).get(query)])
+        time.sleep(0.5)  # both ask while the first searches: they wait for it, no turn of their own
+        fake.release.set()
+        joined(running + waiting)
+        answers += more
+        assert [a.status_code for a in answers] == [200, 200, 200] and fake.calls == 1
+        assert len({a.get_data(as_text=True) for a in answers}) == 1 and "Luwei Wang" in answers[0].get_data(True)
+        assert same.get(query).status_code == 200 and fake.calls == 1  # a repeat: from the cache
+        assert refusals(app.test_client()).get("over_share", 0) == 0
+        app.config["QUERY_TIMEOUT"] = 0  # the search gives up at once: its answer is not kept
+        fresh = "/graph/path?from=Ke+Wang&to=Ziniu+Li"
+        assert same.get(fresh).status_code == 200 and same.get(fresh).status_code == 200 and fake.calls == 3
+    finally:
+        app.extensions["bibgraph"].close()

@@ -1,0 +1,118 @@
+"""Large, short-lived work in a child process that exits, so its memory goes back to the operating system.
+
+A whole-network download at 10,000 papers builds an 18,000-author networkx graph, its communities and layout, and
+writes its body: ~95 MB that the web process kept after every distinct one (glibc keeps a heap's freed pages;
+the map cache kept the graph), from 149 MB after the default map to 439 MB after three (bench/abuse.py costly).
+:func:`run_forked` runs such work in a child forked from the web process: the child sees the parent's values (the
+incidence) copy-on-write, writes its result to a file (data, never a pickle) and exits; the parent keeps nothing.
+
+The parent's thread waits for the child, and kills it (SIGKILL: its CPU is back at once, not after its stage)
+when ``stop`` says so (the client has gone) or at ``deadline``. The child is forked from a multi-threaded
+process: it first points every inherited descriptor (client connections, the listening socket) at /dev/null, as
+the query pool's zygote does, so a connection another thread closes is closed for its client; it dies with its
+parent (``PR_SET_PDEATHSIG``); it runs only ``work``, which must take no lock another thread may hold (the
+network engine's pure functions; glibc resets its allocator's locks and CPython its own in a forked child). Where
+there is no ``fork`` the work runs in the caller's thread.
+"""
+
+import contextlib
+import ctypes
+import gc
+import os
+import signal
+import time
+from collections.abc import Callable
+
+from bibgraph.graph.serving.memory import c_library
+from bibgraph.graph.serving.worker import neutralise_inherited_descriptors
+
+POLL = 0.1  # seconds between two looks at the child (ended?) and at ``stop``
+PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h)
+MESSAGE_BYTES = 4096  # of a failing child's error message, at most
+
+
+class ForkedFailed(Exception):
+    """The child failed: its error's message (or how it ended)."""
+
+
+class ForkedStopped(Exception):
+    """``stop`` said so while the child ran: it was killed."""
+
+
+class ForkedTimeout(ForkedFailed):
+    """The child ran past its deadline: it was killed."""
+
+
+def run_forked(work: Callable[[], None], stop: Callable[[], bool] = lambda: False, deadline: float = 300.0) -> None:
+    """Run ``work`` in a child process and wait for it to end; ``stop`` is asked every :data:`POLL` seconds
+    (true: the child is killed, :class:`ForkedStopped`), and the child is killed after ``deadline`` seconds
+    (:class:`ForkedTimeout`). An exception in ``work`` is :class:`ForkedFailed` with its message."""
+    if not hasattr(os, "fork"):
+        work()
+        return
+    reader, writer = os.pipe()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(reader)
+        _child(work, writer, parent)
+    os.close(writer)
+    try:
+        code = _wait(pid, stop, time.monotonic() + deadline, deadline)
+        message = _read(reader)
+    finally:
+        os.close(reader)
+    if code != 0:
+        raise ForkedFailed(message or f"the work's process ended with status {code}")
+
+
+def _wait(pid: int, stop: Callable[[], bool], ends: float, deadline: float) -> int:
+    """Reap the child, its exit code (minus a signal's number); kill it first if ``stop`` says so or ``ends`` has
+    passed."""
+    status = 0
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if stop():
+                raise ForkedStopped("stopped: the work was killed")
+            if time.monotonic() >= ends:
+                raise ForkedTimeout(f"the work ran past its deadline ({deadline:g} s) and was killed")
+            time.sleep(POLL)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+        raise
+    return os.waitstatus_to_exitcode(status)
+
+
+def _read(reader: int) -> str:
+    chunks = []
+    while chunk := os.read(reader, MESSAGE_BYTES):
+        chunks.append(chunk)
+    return b"".join(chunks)[:MESSAGE_BYTES].decode("utf-8", "replace")
+
+
+def _child(work: Callable[[], None], writer: int, parent: int) -> None:
+    """In the child: let go of what it inherited, die with the parent, run ``work``, say how it went, exit."""
+    code = 0
+    try:
+        neutralise_inherited_descriptors(keep=writer)
+        libc = c_library()
+        if libc is not None and hasattr(libc, "prctl"):
+            libc.prctl(PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL))
+        if os.getppid() != parent:  # the parent died before the line above
+            os._exit(1)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        gc.freeze()  # the inherited objects are not the child's to collect (their pages stay shared)
+        work()
+    except BaseException as error:  # whatever it is, the parent is told and the child ends
+        with contextlib.suppress(BaseException):
+            os.write(writer, (str(error) or type(error).__name__).encode("utf-8", "replace")[:MESSAGE_BYTES])
+        code = 1
+    finally:
+        os._exit(code)  # no flush of what the parent buffered, no atexit of the parent's
