@@ -38,9 +38,10 @@ def limit_arenas(arenas: int = ARENAS) -> bool:
     return bool(libc.mallopt(M_ARENA_MAX, arenas))
 
 
-def release_free_memory() -> None:
-    """Collect garbage and hand the heap's free pages back to the system."""
-    gc.collect()
+def release_free_memory(collect: bool = True) -> None:
+    """Collect garbage (``collect``) and hand the heap's free pages back to the system."""
+    if collect:
+        gc.collect()
     libc = c_library()
     if libc is not None and hasattr(libc, "malloc_trim"):
         libc.malloc_trim(0)

@@ -326,7 +326,15 @@ def init_app(app: Flask) -> None:
             cache.shrink(site_value(int(app.config["MAX_VIEW_NODES"])))
         release_free_memory()
 
-    gate = DerivationGate(limit, int(app.config["MAP_WAITING"]), float(app.config["MAP_WAIT"]), None, budget, shrink)
+    gate = DerivationGate(
+        limit,
+        int(app.config["MAP_WAITING"]),
+        float(app.config["MAP_WAIT"]),
+        None,
+        budget,
+        shrink,
+        lambda: release_free_memory(collect=False),
+    )
     app.extensions[GATE] = gate
     app.register_error_handler(DerivationsBusy, answer_busy)
     app.register_error_handler(ClientGone, answer_gone)

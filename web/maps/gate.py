@@ -154,9 +154,10 @@ class DerivationGate:
         per_client: int | None = None,
         budget: MemoryBudget | None = None,
         shrink: Callable[[], None] = lambda: None,
+        trim: Callable[[], None] = lambda: None,
     ) -> None:
         self.limit, self.waiting, self.wait = limit, waiting, wait
-        self.budget, self.shrink = budget or MemoryBudget(0), shrink
+        self.budget, self.shrink, self.trim = budget or MemoryBudget(0), shrink, trim
         self._shrunk_at = -math.inf
         self.per_client = max(1, limit // 2) if per_client is None else per_client
         self._share = FairShare(limit, max_waiting=waiting, half_life=max(1.0, wait)) if limit > 0 else None
@@ -220,9 +221,13 @@ class DerivationGate:
         return followed
 
     def finish(self) -> None:
-        """The request is answered: its turn is given back, and what it followed is forgotten."""
+        """The request is answered: its turn is given back, and what it followed is forgotten; if it derived
+        something, the heap's free pages go back to the system (``trim``)."""
+        derived = self.holds()
         self.release()
         self._held.followed = []
+        if derived:
+            self.trim()
 
     def acquire(self, client: str = "", until: float | None = None) -> bool:
         """Take a slot for this thread, waiting until the monotonic time ``until`` (default: ``wait`` seconds from

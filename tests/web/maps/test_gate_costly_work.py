@@ -439,3 +439,19 @@ def test_a_whole_network_download_leaves_no_network_in_the_web_process(app: Flas
     with app.app_context():
         after = networks().sizes()
     assert after["pinned"] == before["pinned"] and after["evictable"] - before["evictable"] < 3 * 1024
+
+
+def test_the_heap_is_trimmed_once_a_request_that_derived_is_answered_and_only_then() -> None:
+    """glibc keeps a heap's freed pages: after a map is computed they go back to the system (``trim``), not after
+    every request (a page served from the cache costs no trim)."""
+    trims: list[int] = []
+    gate = DerivationGate(2, trim=lambda: trims.append(1))
+    gate.finish()
+    assert trims == []
+    with gate.slot("a", keep=True):
+        pass
+    assert trims == []  # the turn is kept until the request is answered
+    gate.finish()
+    assert trims == [1] and gate.state()["running"] == 0
+    gate.finish()
+    assert trims == [1]
