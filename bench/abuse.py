@@ -298,13 +298,14 @@ def scenario_costly(args: argparse.Namespace) -> None:
 
 
 def tree_cpu(pid: int) -> float:
-    """CPU seconds (utime + stime) of ``pid`` and its descendants, from /proc (threads included)."""
+    """CPU seconds (utime + stime) of ``pid`` and its descendants, from /proc (threads included), and of the
+    children they reaped (cutime + cstime: a download's child process, once it has ended)."""
     total, pending, tick = 0.0, [pid], os.sysconf("SC_CLK_TCK")
     while pending:
         process = pending.pop()
         with contextlib.suppress(OSError, IndexError, ValueError):
             fields = Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
+            total += (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) / tick
         pending += children(process)
     return total
 
