@@ -281,9 +281,15 @@ def scenario_costly(args: argparse.Namespace) -> None:
             + ", ".join(f"{t:.0f}: {size / 2**20:.0f}" for t, size in pss[:: max(1, len(pss) // 20)])
         )
         after = []
+
+        def joint(number: int) -> int:  # 1: every link, the whole network (fresh by its resolution)
+            return 1 if args.distinct_whole else 50 + number
+
         for number in range(args.distinct):
             status, seconds = get(
-                port, "127.0.0.4", f"/graph/coauthors.json?resolution={0.2 + number / 10:.1f}&min_joint={50 + number}"
+                port,
+                "127.0.0.4",
+                f"/graph/coauthors.json?resolution={0.2 + number / 10:.1f}&min_joint={joint(number)}",
             )
             after.append((status, seconds, tree_pss(process.pid)))
         if after:
@@ -355,6 +361,9 @@ def main() -> None:
     parser.add_argument("--idle-connections", type=int, default=200)
     parser.add_argument("--costly-requests", type=int, default=10, help="new maps and ego networks of the other client")
     parser.add_argument("--distinct", type=int, default=20, help="distinct whole-network computations for memory")
+    parser.add_argument(
+        "--distinct-whole", action="store_true", help="the distinct computations keep every link (else min_joint 50+)"
+    )
     parser.add_argument("--gone-after", type=float, default=1.0, help="seconds before the download's socket closes")
     parser.add_argument("--gone-runs", type=int, default=3)
     parser.add_argument("--gone-what", choices=("download", "sparql"), default="download", help="what ``gone`` leaves")
