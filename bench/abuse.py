@@ -12,10 +12,10 @@ Three scenarios, each against a fresh server, each bounded (it stops by itself):
 - ``idle``: 200 connections that send half a request and nothing more, while a normal client
   queries: its answers and latency, against the same client with no idle connections first.
 - ``costly`` (give ``--serve-args DATASET``): one client runs four whole-network downloads at once, each time
-  with fresh parameters, while another asks for new maps and ego networks: the other client's latencies (p50,
-  p99) and statuses, the greedy client's statuses (429 past its share), and the server's process tree PSS over
-  time; then ``--distinct`` whole-network computations in a row and the PSS after each (issue 25's memory target:
-  at most 1.6x the figure after warm-up, the default map).
+  with fresh parameters, while another asks for new maps, ego networks and a cached view: the other client's
+  latencies (p50, p99) and statuses, the greedy client's statuses (429 past its share), and the server's process
+  tree PSS over time; then ``--distinct`` whole-network computations in a row and the PSS after each (issue 25's
+  memory target: at most 1.6x the figure after warm-up, the default map).
 - ``gone`` (give ``--serve-args DATASET``): a client starts a whole-network download with fresh parameters and
   closes its socket ``--gone-after`` seconds later, ``--gone-runs`` times: the server's CPU seconds (utime + stime of
   its process tree, from /proc) in each second after the close, how long it takes to fall back to idle, and the
@@ -258,10 +258,11 @@ def scenario_costly(args: argparse.Namespace) -> None:
         for thread in threads:
             thread.start()
         time.sleep(args.warm_up)
-        maps, egos = Tally(), Tally()
+        maps, egos, kept = Tally(), Tally(), Tally()
         for number, author in enumerate(_authors(port, args.costly_requests)):
             maps.add(*get(port, "127.0.0.3", f"/graph/coauthors?min_papers={2 + number % 5}&min_joint={2 + number}"))
             egos.add(*get(port, "127.0.0.3", f"/graph/ego{author}?top={10 + number}"))
+            kept.add(*get(port, "127.0.0.3", "/graph/coauthors"))  # a cached view (the dataset's default map)
             time.sleep(args.pause)
         stop.set()
         for thread in threads:
@@ -269,6 +270,7 @@ def scenario_costly(args: argparse.Namespace) -> None:
         print("(d) 1 client: 4 whole-network downloads at once, fresh parameters; another: new maps and ego networks")
         print(f"    other client's new maps: {maps.line()}")
         print(f"    other client's ego networks: {egos.line()}")
+        print(f"    other client's cached view (the default map): {kept.line()}")
         print(f"    greedy client: {greedy.line()}")
         peak = max(size for _, size in pss)
         print(
