@@ -107,9 +107,6 @@ DEFERRED = {  # (module, what it imports inside a function): the rest of the pac
     ("bibgraph.graph.dataset.opener", "bibgraph.graph.stores.remote"),
     # rdflib's SPARQL engine (~0.3 s): serving never uses it
     ("bibgraph.graph.stores.store", "oxrdflib"),
-    # networkx (11 MB): the network formats' table lies beside the writers, and what reads it (the downloads page,
-    # the CLI's choices) never writes a network
-    ("bibgraph.graph.networks.exports", "networkx"),
     # numpy, scipy, igraph (~1 s): a server's start and the pages never wait for them
     ("bibgraph.graph.dataset.derived", "bibgraph.graph.networks.incidence"),
     ("bibgraph.graph.dataset.derived", "numpy"),

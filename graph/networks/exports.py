@@ -1,8 +1,8 @@
 """Network exports: GraphML, GEXF (Gephi), node-link JSON and VOSviewer Online JSON.
 
 The table naming them (media types, suffixes, labels) is :data:`NETWORK_SYNTAXES`, looked up as the RDF formats
-are (:func:`bibgraph.graph.rdf.formats.lookup`). networkx is imported by the writers that use it, not with this
-module: the downloads page and the CLI's choices read the table and never need networkx (11 MB of memory).
+are (:func:`bibgraph.graph.rdf.formats.lookup`). The writers never import networkx (11 MB of memory): they read the
+graph they are given, element by element.
 """
 
 from __future__ import annotations
@@ -24,18 +24,6 @@ if TYPE_CHECKING:
 def _scalar(value: object) -> object:
     """A value GraphML and GEXF can hold: a list or set becomes one string (``a; b``)."""
     return "; ".join(map(str, value)) if isinstance(value, list | set | tuple) else value
-
-
-def _flat(network: nx.Graph) -> nx.Graph:
-    """A copy whose attributes are all scalars (node-link JSON keeps the same fields as the XML formats)."""
-    import networkx as nx
-
-    flat = nx.Graph()
-    for node, data in network.nodes(data=True):
-        flat.add_node(node, **{k: _scalar(v) for k, v in data.items() if v is not None})
-    for a, b, data in network.edges(data=True):
-        flat.add_edge(a, b, **{k: v for k, v in data.items() if v is not None})
-    return flat
 
 
 def _items(data: dict[str, object]) -> Iterator[tuple[str, object]]:
