@@ -20,7 +20,6 @@ import importlib
 import sys
 import threading
 import time
-from importlib.metadata import entry_points
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -52,8 +51,13 @@ STAGES = (
 
 
 def _cli() -> Any:
-    (script,) = (e for e in entry_points(group="console_scripts") if e.name == "bibgraph")
-    return script.load()
+    """The ``bibgraph`` command's ``main``, where this checkout or an older one (before the regroup) has it."""
+    for module in ("bibgraph.web.commands.cli", "bibgraph.web.cli"):
+        try:
+            return importlib.import_module(module).main
+        except ImportError:
+            continue
+    raise ImportError("no bibgraph command line found")
 
 
 def stages(lists: Path, out: Path) -> None:
