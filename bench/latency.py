@@ -1,8 +1,9 @@
 """Benchmark page and map latencies, cold and warm, of this checkout against another, alternately.
 
 ``python -m bench.latency DATASET --against OTHER/.venv/bin/python OTHER_DATASET --rounds 3`` serves ``DATASET``
-with this checkout's ``bibgraph serve`` and ``OTHER_DATASET`` with the other interpreter's (each dataset built by
-its own checkout: a dataset's derived files are its builder's), one server after the other, ``--rounds`` times.
+with this checkout's ``bibgraph serve`` (or ``--python PYTHON``'s) and ``OTHER_DATASET`` with the other
+interpreter's (each dataset built by its own checkout: a dataset's derived files are its builder's), one server
+after the other, ``--rounds`` times.
 Each server run asks every page of :func:`bench.serve.page_paths` and every map of :func:`bench.maps.map_paths`
 twice: "first" is the first answer since the server started (cold: nothing derived in that process yet),
 "again" the same request repeated (warm). The pages to ask (the two most prolific authors, a paper, the biggest
@@ -70,16 +71,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dataset", type=Path)
     parser.add_argument("--against", nargs=2, metavar=("PYTHON", "DATASET"), required=True)
+    parser.add_argument("--python", default=sys.executable, help="the interpreter serving DATASET (default: this one)")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    servers = {"this": (sys.executable, args.dataset), "other": (args.against[0], Path(args.against[1]))}
+    servers = {"this": (args.python, args.dataset), "other": (args.against[0], Path(args.against[1]))}
     load = os.getloadavg()
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in servers}
     for round_ in range(args.rounds):
         for name, (python, dataset) in (servers.items() if round_ % 2 == 0 else reversed(servers.items())):
             runs[name].append(run(python, dataset))
             print(f"round {round_ + 1}: {name} done (load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
-    print(f"this: {sys.executable} {args.dataset}; other: {' '.join(args.against)}; {args.rounds} rounds")
+    print(f"this: {args.python} {args.dataset}; other: {' '.join(args.against)}; {args.rounds} rounds")
     print(f"load average (1, 5, 15 min) at the start {load}, at the end {os.getloadavg()}\n")
     print("| measure | this (median) | other (median) | this / other |\n|---|---:|---:|---:|")
     # paired by position: a page named by its counts (the top author's papers) may differ between the datasets
