@@ -113,12 +113,10 @@ def run_variant(variant: str, directory: Path, out: Path, store: str) -> dict:
     return result | ({"stages": stages} if variant == "dataset" else {})
 
 
-def _dataset(directory: Path, out: Path) -> dict:
+def _dataset(lists: Path, out: Path) -> dict:
     """``build --dataset`` without the derived data, timed by stage: the table, and the triples."""
     from bench.stages import Stages
-    from bibgraph.graph.dataset import build, void
-    from bibgraph.graph.dataset import directory as datadir
-    from bibgraph.graph.dataset import triples as model
+    from bibgraph.graph.dataset import build, directory, triples, void
     from bibgraph.graph.dataset.build import DEFAULT_BASE
     from bibgraph.graph.identity.features import Collected
     from bibgraph.web.commands import versionwrite
@@ -130,13 +128,13 @@ def _dataset(directory: Path, out: Path) -> dict:
     stages.wrap(getattr(void, "VoidTally", None), "_count", "  of which VoID tally of the lines (as they stream)")
     stages.wrap(getattr(void, "VoidTally", None), "counts", "  of which VoID distinct counts (after the stream)")
     stages.wrap(Collected, "add", "  of which identity: evidence collected per record")
-    stages.wrap(model, "persons_of", "  of which identity: persons decided")
+    stages.wrap(triples, "persons_of", "  of which identity: persons decided")
     stages.wrap(versionwrite, "write_dataset_dumps", "dumps from the store (a build from dumps)")
     stages.wrap(versionwrite, "complete_streamed_dumps", "Turtle from the streamed N-Triples, VoID appended")
-    stages.wrap(datadir, "checksums", "checksums")
-    stages.wrap(datadir, "_sync_tree", "fsync")
+    stages.wrap(directory, "checksums", "checksums")
+    stages.wrap(directory, "_sync_tree", "fsync")
     start, cpu = time.perf_counter(), time.process_time()
-    _, report = versionwrite.build_dataset([directory], out, DEFAULT_BASE)
+    _, report = versionwrite.build_dataset([lists], out, DEFAULT_BASE)
     table = stages.table(time.perf_counter() - start, time.process_time() - cpu)
     return {"table": table, "triples": report.triples}
 

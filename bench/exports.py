@@ -51,12 +51,23 @@ def network(authors: int, links: int) -> nx.Graph:
     return made
 
 
+def flat(network: nx.Graph) -> nx.Graph:
+    """A copy whose attributes are all scalars as our writers write them (a list or set as one ``a; b`` string): what
+    networkx's writers are given, here and in the differential tests (tests/networks/test_exports_writers.py)."""
+    copy = nx.Graph()
+    for node, data in network.nodes(data=True):
+        copy.add_node(node, **{k: exports._scalar(v) for k, v in data.items() if v is not None})
+    for a, b, data in network.edges(data=True):
+        copy.add_edge(a, b, **{k: v for k, v in data.items() if v is not None})
+    return copy
+
+
 def networkx_writer(fmt: str, graph: nx.Graph) -> bytes:
-    flat = exports._flat(graph)
+    flat_graph = flat(graph)
     if fmt == "json":
-        return json.dumps(nx.node_link_data(flat, edges="links"), ensure_ascii=False, indent=1).encode("utf-8")
+        return json.dumps(nx.node_link_data(flat_graph, edges="links"), ensure_ascii=False, indent=1).encode("utf-8")
     out = io.BytesIO()
-    (nx.write_graphml if fmt == "graphml" else nx.write_gexf)(flat, out, encoding="utf-8")
+    (nx.write_graphml if fmt == "graphml" else nx.write_gexf)(flat_graph, out, encoding="utf-8")
     return out.getvalue()
 
 

@@ -25,12 +25,13 @@ from rdflib.plugins.sparql.parser import parseQuery
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from bench.service_queries import assemble, oxigraph_runs, pieces
-from bibgraph.graph.serving import guard
+from bibgraph.graph.sparql import guard
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-GUARD_PATHS = ("graph/serving/guard.py", "graph/guard.py")  # where the guard is, and where it was before
+# where the guard is, and where it was before
+GUARD_PATHS = ("graph/sparql/guard.py", "graph/serving/guard.py", "graph/guard.py")
 
 
 def old_guard(revision: str) -> types.ModuleType:

@@ -68,6 +68,27 @@ def derive(store: Path, out: Path, base: str) -> None:
     print(f"| derived/ on disk (MB) | {size:.0f} |")
 
 
+def map_paths(area: str, sub: str, author: str, other: str) -> dict[str, str]:
+    """The map views asked for (name: path), of an area, one of its subareas and the two top authors (app paths);
+    shared with bench.latency."""
+    return {
+        "co-author map (precomputed)": "/graph/coauthors",
+        "co-author map of an area (precomputed)": f"/graph/coauthors?area={area}",
+        "co-author map of a subarea (precomputed)": f"/graph/coauthors?subarea={sub}",
+        "co-author map, area + min 3 papers": f"/graph/coauthors?area={area}&min_papers=3",
+        "co-author map, min 2 joint papers": "/graph/coauthors?min_joint=2",
+        "co-author map, subarea + community 0": f"/graph/coauthors?subarea={sub}&community=0",
+        "co-author map, top 200 fractional": "/graph/coauthors?top=200&weighting=fractional",
+        "ego of the top author": "/graph/ego" + author,
+        "ego of the top author, radius 2": f"/graph/ego{author}?radius=2",
+        "topic map (precomputed)": "/graph/topics",
+        "topic map, all subareas (precomputed)": "/graph/topics?subareas=all",
+        "download: area map, min 3 papers, VOSviewer": f"/graph/coauthors.vosviewer?area={area}&min_papers=3",
+        "download: topic network GraphML": "/graph/topics.graphml",
+        "path between the two top authors": f"/graph/path?from={quote(author)}&to={quote(other)}",
+    }
+
+
 def views(root: Path) -> None:
     version = dataset_version(root)
     base = read_manifest(version)["base"] if (version / MANIFEST).is_file() else None
@@ -86,23 +107,7 @@ def views(root: Path) -> None:
         author, other = (local(base, row[0]) for row in top)
         area, sub = local(base, area).lstrip("/"), local(base, sub).lstrip("/")
         baseline = f"/sparql?query={quote(COUNT_PAPERS)}"
-        paths = {
-            "baseline: SPARQL count of papers": baseline,
-            "co-author map (precomputed)": "/graph/coauthors",
-            "co-author map of an area (precomputed)": f"/graph/coauthors?area={area}",
-            "co-author map of a subarea (precomputed)": f"/graph/coauthors?subarea={sub}",
-            "co-author map, area + min 3 papers": f"/graph/coauthors?area={area}&min_papers=3",
-            "co-author map, min 2 joint papers": "/graph/coauthors?min_joint=2",
-            "co-author map, subarea + community 0": f"/graph/coauthors?subarea={sub}&community=0",
-            "co-author map, top 200 fractional": "/graph/coauthors?top=200&weighting=fractional",
-            "ego of the top author": "/graph/ego" + author,
-            "ego of the top author, radius 2": f"/graph/ego{author}?radius=2",
-            "topic map (precomputed)": "/graph/topics",
-            "topic map, all subareas (precomputed)": "/graph/topics?subareas=all",
-            "download: area map, min 3 papers, VOSviewer": f"/graph/coauthors.vosviewer?area={area}&min_papers=3",
-            "download: topic network GraphML": "/graph/topics.graphml",
-            "path between the two top authors": f"/graph/path?from={quote(author)}&to={quote(other)}",
-        }
+        paths = {"baseline: SPARQL count of papers": baseline, **map_paths(area, sub, author, other)}
         print("| view | first (s) | again (s) |\n|---|---:|---:|")
         for name, path in paths.items():
             first = get(server + path)

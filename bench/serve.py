@@ -72,7 +72,6 @@ def measure(root: Path, log: Path, threads: int) -> list[tuple[str, float]]:
     figures, (top, paper, (subarea, area, in_subarea)) = oxigraph(version / STORE, threads)  # pages to ask for
     author, other = (local(base, row[0]) for row in top)
     paper, area, subarea = local(base, paper), local(base, area), local(base, subarea)
-    deep = max(1, in_subarea // 50 // 2)  # a page half-way through the biggest subarea
     last_authors = -(-read_manifest(version)["counts"]["authors"] // SITEMAP_LIMIT)  # the last sitemap of authors
     port = free_port()
     server = f"http://127.0.0.1:{port}"
@@ -90,28 +89,7 @@ def measure(root: Path, log: Path, threads: int) -> list[tuple[str, float]]:
         for path in ("/", f"/sparql?query={urllib.parse.quote(COUNT_PAPERS)}", "/graph/coauthors", author):
             figures.append((f"serve: first {path.split('?')[0]}", get(server + path)))
         figures.append(("serve: ready (/, /sparql, /graph/coauthors, top author page)", time.perf_counter() - started))
-        pages = {
-            "home": "/",
-            "paper": paper,
-            f"author ({top[0][1]} papers)": author,
-            "area": area,
-            "area, page 2": f"{area}?page=2",
-            f"subarea ({in_subarea} papers)": subarea,
-            f"subarea, page {deep}": f"{subarea}?page={deep}",
-            "areas": "/areas",
-            "dataset": "/dataset",
-            "sitemap index": "/sitemap.xml",
-            "sitemap, papers 1": "/sitemap-papers-1.xml",
-            f"sitemap, authors {last_authors}": f"/sitemap-authors-{last_authors}.xml",
-            "search": "/search?q=learning",
-            "search, one letter": "/search?q=a",
-            "author autocomplete": "/graph/authors.json?q=li",
-            "co-author map": "/graph/coauthors",
-            "co-author map, min 2 papers": "/graph/coauthors?min_papers=2",
-            "ego": "/graph/ego" + author,
-            "path": f"/graph/path?from={urllib.parse.quote(author)}&to={urllib.parse.quote(other)}",
-            "topics": "/graph/topics",
-        }
+        pages = page_paths(author, other, int(top[0][1]), paper, area, subarea, in_subarea, last_authors)
         for name, path in pages.items():
             cold = get(server + path)
             warm = get(server + path)
@@ -123,6 +101,36 @@ def measure(root: Path, log: Path, threads: int) -> list[tuple[str, float]]:
     finally:
         stop(process, timeout=20)
     return figures + replayed(version / STORE, logged_queries(log))
+
+
+def page_paths(
+    author: str, other: str, author_papers: int, paper: str, area: str, subarea: str, in_subarea: int, last_authors: int
+) -> dict[str, str]:
+    """The pages asked for (name: app path): the two top authors', a paper's, an area's and its biggest subarea's
+    (of ``in_subarea`` papers), the last sitemap of authors; shared with bench.latency."""
+    deep = max(1, in_subarea // 50 // 2)  # a page half-way through the biggest subarea
+    return {
+        "home": "/",
+        "paper": paper,
+        f"author ({author_papers} papers)": author,
+        "area": area,
+        "area, page 2": f"{area}?page=2",
+        f"subarea ({in_subarea} papers)": subarea,
+        f"subarea, page {deep}": f"{subarea}?page={deep}",
+        "areas": "/areas",
+        "dataset": "/dataset",
+        "sitemap index": "/sitemap.xml",
+        "sitemap, papers 1": "/sitemap-papers-1.xml",
+        f"sitemap, authors {last_authors}": f"/sitemap-authors-{last_authors}.xml",
+        "search": "/search?q=learning",
+        "search, one letter": "/search?q=a",
+        "author autocomplete": "/graph/authors.json?q=li",
+        "co-author map": "/graph/coauthors",
+        "co-author map, min 2 papers": "/graph/coauthors?min_papers=2",
+        "ego": "/graph/ego" + author,
+        "path": f"/graph/path?from={urllib.parse.quote(author)}&to={urllib.parse.quote(other)}",
+        "topics": "/graph/topics",
+    }
 
 
 def logged_queries(log: Path) -> tuple[list[str], int]:

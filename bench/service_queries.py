@@ -1,6 +1,6 @@
 """Queries that hide a ``SERVICE`` call every way SPARQL and Oxigraph allow, for the query guard.
 
-Shared by the guard's differential test (tests/serving/test_guard.py) and its benchmark (bench/guard.py):
+Shared by the guard's differential test (tests/sparql/test_guard.py) and its benchmark (bench/guard.py):
 a Hypothesis strategy of query pieces, each known by construction to hold a live ``SERVICE`` per
 the SPARQL grammar or not, and whether Oxigraph would run it; Oxigraph itself is the ground truth.
 """

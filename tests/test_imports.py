@@ -1,6 +1,7 @@
 """The package's modules import each other without a cycle (a cycle is a design knot: two modules that are one)."""
 
 import ast
+import re
 import tomllib
 from pathlib import Path
 
@@ -63,13 +64,38 @@ def import_graph() -> nx.DiGraph:
 def test_the_import_graph_is_read_from_the_checkout_and_sees_real_imports() -> None:
     graph = import_graph()
     assert Path(bibgraph.__path__[0]).resolve() == PACKAGES["bibgraph"].resolve()
-    assert graph.has_edge("bibgraph.web.sparql.endpoint", "bibgraph.graph.serving.guard")
+    assert graph.has_edge("bibgraph.web.sparql.endpoint", "bibgraph.graph.sparql.guard")
     assert graph.has_edge("bibgraph.graph.serving.pool", "bibgraph.graph.serving.worker")  # relative imports
 
 
 def test_no_module_imports_itself_through_others() -> None:
     cycles = list(nx.simple_cycles(import_graph()))
     assert cycles == [], "import cycles: " + "; ".join(" -> ".join([*cycle, cycle[0]]) for cycle in cycles)
+
+
+def documented_layers() -> list[str]:
+    """The domain's packages in the order docs/architecture.md's module map gives them, lowest layer first."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    return ["bibgraph." + folder.replace("/", ".") for folder in re.findall(r"^### `(graph/[a-z]+)/`$", text, re.M)]
+
+
+def test_each_domain_package_imports_only_the_layers_below_it() -> None:
+    """Packages import downwards in the documented order, so no two packages are one knot (a module of each
+    importing the other's: the remote store and the query guard, the formats table and the network writers were)."""
+    layers = documented_layers()
+    assert set(layers) == {package for package in PACKAGES if package.startswith("bibgraph.graph.")}
+    rank = {package: index for index, package in enumerate(layers)}
+    known = modules()
+
+    def package(name: str) -> str:
+        return name if known[name].stem == "__init__" else name.rpartition(".")[0]
+
+    upward = [
+        f"{module} -> {target}"
+        for module, target in import_graph().edges
+        if package(module) in rank and package(target) in rank and rank[package(target)] > rank[package(module)]
+    ]
+    assert sorted(upward) == []
 
 
 CLI = ("bibgraph.web.commands.cli", "bibgraph.web.commands.readgraph")  # each command imports what it runs:
@@ -81,8 +107,6 @@ DEFERRED = {  # (module, what it imports inside a function): the rest of the pac
     ("bibgraph.graph.dataset.opener", "bibgraph.graph.stores.remote"),
     # rdflib's SPARQL engine (~0.3 s): serving never uses it
     ("bibgraph.graph.stores.store", "oxrdflib"),
-    # networkx (11 MB): the formats table imports the exports, a build never writes a network
-    ("bibgraph.graph.networks.exports", "networkx"),
     # numpy, scipy, igraph (~1 s): a server's start and the pages never wait for them
     ("bibgraph.graph.dataset.derived", "bibgraph.graph.networks.incidence"),
     ("bibgraph.graph.dataset.derived", "numpy"),

@@ -10,7 +10,8 @@ from flask_compress import Compress
 from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from bibgraph.graph.rdf.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, RESULT_SYNTAXES
+from bibgraph.graph.networks.exports import NETWORK_SYNTAXES
+from bibgraph.graph.rdf.formats import RDF_SYNTAXES, RESULT_SYNTAXES
 from bibgraph.graph.site.cite import LIST_FORMATS
 from bibgraph.web import downloads, errors, graphstore, negotiation, operations, pages, resources, versionswitch
 from bibgraph.web.links import CONTENT_SECURITY_POLICY, AtBase, ForwardedChecked

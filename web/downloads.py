@@ -25,10 +25,11 @@ from typing import Any, BinaryIO, cast
 from flask import Blueprint, Flask, Response, abort, current_app, render_template, request, send_file
 from werkzeug.exceptions import ServiceUnavailable
 
-from bibgraph.graph.dataset import directory as datadir
+from bibgraph.graph.dataset import directory
 from bibgraph.graph.dataset.dumps import dump_file
 from bibgraph.graph.dataset.dumpsegments import JoinedFile, Part, parts
-from bibgraph.graph.rdf.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, RdfSyntax
+from bibgraph.graph.networks.exports import NETWORK_SYNTAXES
+from bibgraph.graph.rdf.formats import RDF_SYNTAXES, RdfSyntax
 from bibgraph.graph.rdf.iris import DUMP_STEM
 from bibgraph.graph.serving.fairshare import ServerBusy
 from bibgraph.graph.serving.scratch import scratch_directory
@@ -50,12 +51,12 @@ GZIPPED = {f"{DUMP_STEM}.{s.suffix}.gz": f"{DUMP_STEM}.{s.suffix}" for s in RDF_
 
 
 def _directory(app: Flask) -> Path:
-    directory = app.config.get("DOWNLOAD_DIR")
-    if not directory:
-        directory = scratch_directory("bibgraph-downloads-")
-        app.config["DOWNLOAD_DIR"] = directory
+    configured = app.config.get("DOWNLOAD_DIR")
+    if not configured:
+        configured = scratch_directory("bibgraph-downloads-")
+        app.config["DOWNLOAD_DIR"] = configured
     version = app.config.get(DATASET_VERSION)
-    root = Path(directory).absolute()  # Flask's send_file reads a relative path against the package's directory
+    root = Path(configured).absolute()  # Flask's send_file reads a relative path against the package's directory
     path = root / Path(version).name if version else root  # a dataset's: one per version
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -112,21 +113,21 @@ def _dataset_dump(name: str) -> tuple[Path, list[Part]] | None:
     if not version or name not in DUMPS:
         return None
     version = Path(version).absolute()
-    directory = version / datadir.DUMPS
-    if not (directory / name).is_file():
+    folder = version / directory.DUMPS
+    if not (folder / name).is_file():
         return None
     manifest = _manifest(version)
-    segments = parts(directory, name, manifest.get("dumps", {}).get(name, {}))
+    segments = parts(folder, name, manifest.get("dumps", {}).get(name, {}))
     for file, _ in segments:
-        _checked_dump(version, f"{datadir.DUMPS}/{file}", manifest["checksums"])
-    return directory, segments
+        _checked_dump(version, f"{directory.DUMPS}/{file}", manifest["checksums"])
+    return folder, segments
 
 
 def _manifest(version: Path) -> dict[str, Any]:
     """``version``'s manifest, read once by this process (a published version never changes)."""
     with _writers_lock:
         if version not in _manifests:
-            _manifests[version] = datadir.read_manifest(version)
+            _manifests[version] = directory.read_manifest(version)
         return _manifests[version]
 
 
@@ -145,8 +146,8 @@ def _checked_dump(version: Path, name: str, recorded: dict[str, str]) -> None:
     with _one_at_a_time(path, "checked"):
         if key is None or key not in _checked:
             try:
-                datadir.check_file(version, name, recorded)
-            except (datadir.DatasetDamaged, OSError) as error:
+                directory.check_file(version, name, recorded)
+            except (directory.DatasetDamaged, OSError) as error:
                 current_app.logger.error("download refused: %s", error)
                 switches = current_app.extensions.get("bibgraph-versions")
                 if switches is not None:
@@ -160,12 +161,12 @@ def network_body(key: str, suffix: str, make: Callable[[Path], object]) -> Path:
     """The file of a network export whose full key (kind, format, filters, weighting) is ``key``: made once by
     ``make`` (which writes it, atomically) and kept, so a repeated download is a file sent (Content-Length, ETag,
     ranges), not a body rebuilt for each request; at most :data:`NETWORK_BODIES_KEPT` are kept."""
-    directory = _directory(current_app) / NETWORK_BODIES
-    path = directory / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.{suffix}"
+    folder = _directory(current_app) / NETWORK_BODIES
+    path = folder / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.{suffix}"
     if path.exists():
         return path
     make(path)
-    kept = sorted(directory.glob("*.*"), key=_written, reverse=True)
+    kept = sorted(folder.glob("*.*"), key=_written, reverse=True)
     for old in kept[NETWORK_BODIES_KEPT:]:
         old.unlink(missing_ok=True)
     return path
@@ -207,12 +208,13 @@ def file(name: str) -> Response:
     )
 
 
-def _joined(name: str, media_type: str, directory: Path, segments: list[Part]) -> Response:
+def _joined(name: str, media_type: str, folder: Path, segments: list[Part]) -> Response:
     """A dump held as segments, sent as one file: its length, an ETag (its segments' checksums), ranges and 304s,
     read from the segments as it is sent (never copied into one file)."""
-    recorded = _manifest(directory.parent)["checksums"]
-    tag = hashlib.sha256(" ".join(f"{recorded[f'{datadir.DUMPS}/{file}']}:{size}" for file, size in segments).encode())
-    joined = JoinedFile(directory, segments)
+    recorded = _manifest(folder.parent)["checksums"]
+    sums = " ".join(f"{recorded[f'{directory.DUMPS}/{file}']}:{size}" for file, size in segments)
+    tag = hashlib.sha256(sums.encode())
+    joined = JoinedFile(folder, segments)
     response = send_file(
         io.BufferedReader(joined, COPY_BLOCK),
         mimetype=media_type,
@@ -220,7 +222,7 @@ def _joined(name: str, media_type: str, directory: Path, segments: list[Part]) -
         download_name=name,
         conditional=False,
         etag=tag.hexdigest()[:32],
-        last_modified=max((directory / file).stat().st_mtime for file, _ in segments),
+        last_modified=max((folder / file).stat().st_mtime for file, _ in segments),
         max_age=0,
     )
     response.content_length = joined.size

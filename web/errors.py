@@ -13,8 +13,8 @@ from markupsafe import Markup, escape
 from werkzeug.exceptions import HTTPException
 
 from bibgraph.graph.serving.fairshare import OverShare, ServerBusy
-from bibgraph.graph.serving.guard import QueryForbidden, QueryRefused
 from bibgraph.graph.serving.pool import ClientLeft, QueryCrashed, QueryTimeout, ResultTooLarge, WorkerFailed
+from bibgraph.graph.sparql.guard import QueryForbidden, QueryRefused
 from bibgraph.graph.stores.store import QueryError
 from bibgraph.web.negotiation import accepted
 

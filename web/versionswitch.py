@@ -27,7 +27,7 @@ from flask import Flask
 from bibgraph.graph.dataset.directory import POINTER, Lease, is_dataset, pointed
 from bibgraph.graph.dataset.opener import dataset_version, prepare
 from bibgraph.web import graphstore
-from bibgraph.web.maps import cache as netcache
+from bibgraph.web.maps import cache
 
 ROOT, VERSION = "BIBGRAPH_DATASET_ROOT", "BIBGRAPH_DATASET_VERSION"  # app config (not settings)
 EXTENSION = "bibgraph-versions"  # app.extensions: the :class:`Switches` of a served dataset
@@ -59,7 +59,7 @@ def init_app(app: Flask) -> None:
     version = dataset_version(given)
     app.config["BIBGRAPH_STORE"], app.config[VERSION] = f"dataset:{version}", str(version)
     # a server leases the version it reads; a build's own app (deriving the data of a version) needs none
-    lease = None if app.config.get(netcache.DERIVED_WRITABLE) else Lease(version)
+    lease = None if app.config.get(cache.DERIVED_WRITABLE) else Lease(version)
     app.extensions[EXTENSION] = Switches(version.name, lease)
     if is_dataset(given):
         app.config[ROOT] = str(given)
@@ -138,9 +138,9 @@ class Watcher:
             lease.release()
             raise
         old: graphstore.PooledStore = app.extensions[graphstore.EXTENSION]
-        cache = netcache.cache_for(f"dataset:{version}", app)
+        networks = cache.cache_for(f"dataset:{version}", app)
         app.config.update({"BIBGRAPH_STORE": f"dataset:{version}", VERSION: str(version)})
-        app.extensions[netcache.EXTENSION] = cache
+        app.extensions[cache.EXTENSION] = networks
         graphstore.install(app, pool, "dataset", summary)
         switches: Switches = app.extensions[EXTENSION]
         retired_lease, switches.lease = switches.lease, lease

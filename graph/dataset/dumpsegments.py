@@ -7,7 +7,7 @@ manifest's ``segments`` lists ``[file, bytes]`` in order: the data of each earli
 which may end with a VoID an earlier version stated) and the new file whole. A download is the segments read in
 order (:class:`JoinedFile`): N-Triples is one line per triple, and each Turtle segment declares its prefixes
 again, so the whole parses to the graph a dump written at once holds, in another order. A segment is never
-written once its version is published: the checksums of the linked ones carry over (:func:`~.datadir.checksums`).
+written once its version is published: the checksums of the linked ones carry over (:func:`~.directory.checksums`).
 So an add costs what it adds, on disk and in time, whatever the size of the dumps before it.
 """
 

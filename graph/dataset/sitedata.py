@@ -19,9 +19,9 @@ from typing import Any, TypeVar
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name
 from bibgraph.graph.dataset.directory import DERIVED, STORE
 from bibgraph.graph.networks import AREA, Filters
+from bibgraph.graph.networks.exports import NETWORK_SYNTAXES, network_syntax
 from bibgraph.graph.networks.filters import drawn
 from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
-from bibgraph.graph.rdf.formats import NETWORK_SYNTAXES, network_syntax
 from bibgraph.graph.site.conceptindex import PAPER_ORDER, ConceptFigures, concept_index
 from bibgraph.graph.site.pagedata import charts, concept_tree, dataset_summary, histogram_bins
 from bibgraph.graph.site.search import FILE_NAME

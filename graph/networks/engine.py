@@ -2,7 +2,7 @@
 
 :func:`network` computes what a :class:`.spec.NetworkSpec` names, :func:`positions` lays it out, :func:`summary`
 gives the figures beside a co-author map; a file is written by the format's ``export``
-(:data:`bibgraph.graph.rdf.formats.NETWORK_SYNTAXES`). The web's cache (``web/maps/cache.py``) keeps what these return,
+(:data:`.exports.NETWORK_SYNTAXES`). The web's cache (``web/maps/cache.py``) keeps what these return,
 ``bibgraph export-graph`` calls them directly (:func:`exported`), so a download and an export of the same filters
 are the same bytes (``tests/networks/test_exports_parity.py``).
 """
@@ -14,11 +14,11 @@ import networkx as nx
 from bibgraph.graph.networks import analytics
 from bibgraph.graph.networks.coauthor import coauthor_degrees, coauthor_network, collaboration
 from bibgraph.graph.networks.ego import ego_network
+from bibgraph.graph.networks.exports import network_syntax
 from bibgraph.graph.networks.incidence import Incidence
 from bibgraph.graph.networks.layout import concentric, layout
 from bibgraph.graph.networks.spec import COAUTHORS, EGO, RELATED_PER_TOPIC, TOPIC_MAP, TOPICS, NetworkSpec, radii
 from bibgraph.graph.networks.topic import topic_map, topic_network
-from bibgraph.graph.rdf.formats import network_syntax
 
 Positions = dict[str, tuple[float, float]]
 __all__ = ["coauthor_degrees", "exported", "network", "positions", "summary"]

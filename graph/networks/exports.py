@@ -1,8 +1,8 @@
 """Network exports: GraphML, GEXF (Gephi), node-link JSON and VOSviewer Online JSON.
 
-The table naming them (media types, suffixes, labels) is :data:`bibgraph.graph.rdf.formats.NETWORK_SYNTAXES`.
-networkx is imported by the writers that use it, not with this module: the formats table imports
-this module, and the build, which reads that table, never needs networkx (11 MB of memory).
+The table naming them (media types, suffixes, labels) is :data:`NETWORK_SYNTAXES`, looked up as the RDF formats
+are (:func:`bibgraph.graph.rdf.formats.lookup`). The writers never import networkx (11 MB of memory): they read the
+graph they are given, element by element.
 """
 
 from __future__ import annotations
@@ -10,9 +10,12 @@ from __future__ import annotations
 import io
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
+
+from bibgraph.graph.rdf.formats import lookup
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -21,18 +24,6 @@ if TYPE_CHECKING:
 def _scalar(value: object) -> object:
     """A value GraphML and GEXF can hold: a list or set becomes one string (``a; b``)."""
     return "; ".join(map(str, value)) if isinstance(value, list | set | tuple) else value
-
-
-def _flat(network: nx.Graph) -> nx.Graph:
-    """A copy whose attributes are all scalars (node-link JSON keeps the same fields as the XML formats)."""
-    import networkx as nx
-
-    flat = nx.Graph()
-    for node, data in network.nodes(data=True):
-        flat.add_node(node, **{k: _scalar(v) for k, v in data.items() if v is not None})
-    for a, b, data in network.edges(data=True):
-        flat.add_edge(a, b, **{k: v for k, v in data.items() if v is not None})
-    return flat
 
 
 def _items(data: dict[str, object]) -> Iterator[tuple[str, object]]:
@@ -233,3 +224,38 @@ def _clusters(network: nx.Graph) -> dict[str, int]:
     order = sorted(set(area_of.values()), key=lambda a: (-int(nodes[a].get("papers", 0)) if a in nodes else 0, a))
     number = {area: index for index, area in enumerate(order, start=1)}
     return {node: number[area_of[node]] for node in network}
+
+
+@dataclass(frozen=True)
+class NetworkSyntax:
+    """A file format for the co-author and topic networks (Gephi, VOSviewer, networkx)."""
+
+    name: str
+    media_type: str
+    suffix: str
+    label: str
+    write: Callable[[nx.Graph], bytes]
+    # VOSviewer maps carry coordinates and a chosen link strength; the other formats only the graph
+    positioned: bool = False
+    aliases: tuple[str, ...] = ()
+
+    def export(
+        self, network: nx.Graph, positions: Callable[[], dict[str, tuple[float, float]]], weight: str = "weight"
+    ) -> bytes:
+        """The file's bytes; ``positions`` (a layout, costly) is called only when the format holds them."""
+        if self.positioned:
+            return vosviewer(network, positions(), weight=weight)
+        return self.write(network)
+
+
+NETWORK_SYNTAXES: tuple[NetworkSyntax, ...] = (
+    NetworkSyntax("graphml", "application/graphml+xml", "graphml", "GraphML", graphml),
+    NetworkSyntax("gexf", "application/gexf+xml", "gexf", "GEXF (Gephi)", gexf),
+    NetworkSyntax("json", "application/json", "json", "node-link JSON", node_link),
+    NetworkSyntax("vosviewer", "application/json", "vosviewer.json", "VOSviewer JSON", vosviewer, True),
+)
+
+
+def network_syntax(name: str) -> NetworkSyntax:
+    """Look a network export format up by name or suffix."""
+    return lookup(name, NETWORK_SYNTAXES, "network format")

@@ -1,22 +1,17 @@
-"""One table of formats: RDF, SPARQL results and network exports: names, media types, file suffixes.
+"""One table of formats for RDF, one for SPARQL results: names, media types, file suffixes.
 
 Everything that picks a format (the CLI, the dump, the SPARQL endpoint and its service description,
-the IRIs' content negotiation, the download pages, the network exports) reads these tables by field
-name, so a format is added in one place.
+the IRIs' content negotiation, the download pages) reads these tables by field name, so a format is added in
+one place. The network exports' table lies beside their writers (:data:`bibgraph.graph.networks.exports.
+NETWORK_SYNTAXES`) and is looked up by :func:`lookup` too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 from pyoxigraph import QueryResultsFormat, RdfFormat
-
-from bibgraph.graph.networks import exports
-
-if TYPE_CHECKING:  # networkx is loaded when a network is written, never by the build (it costs 11 MB)
-    import networkx as nx
 
 W3C_FORMATS = "http://www.w3.org/ns/formats/"  # the W3C's IRIs of formats, for service descriptions
 
@@ -54,28 +49,6 @@ class ResultSyntax:
     @property
     def iri(self) -> str:
         return W3C_FORMATS + self.w3c
-
-
-@dataclass(frozen=True)
-class NetworkSyntax:
-    """A file format for the co-author and topic networks (Gephi, VOSviewer, networkx)."""
-
-    name: str
-    media_type: str
-    suffix: str
-    label: str
-    write: Callable[[nx.Graph], bytes]
-    # VOSviewer maps carry coordinates and a chosen link strength; the other formats only the graph
-    positioned: bool = False
-    aliases: tuple[str, ...] = ()
-
-    def export(
-        self, network: nx.Graph, positions: Callable[[], dict[str, tuple[float, float]]], weight: str = "weight"
-    ) -> bytes:
-        """The file's bytes; ``positions`` (a layout, costly) is called only when the format holds them."""
-        if self.positioned:
-            return exports.vosviewer(network, positions(), weight=weight)
-        return self.write(network)
 
 
 # Aliases: the names and media types clients use (SPARQLWrapper sends ``format=`` in its own words: json, xml,
@@ -139,21 +112,28 @@ RESULT_SYNTAXES: tuple[ResultSyntax, ...] = (
     ResultSyntax("tsv", "text/tab-separated-values", "tsv", QueryResultsFormat.TSV, "TSV", "SPARQL_Results_TSV"),
 )
 
-NETWORK_SYNTAXES: tuple[NetworkSyntax, ...] = (
-    NetworkSyntax("graphml", "application/graphml+xml", "graphml", "GraphML", exports.graphml),
-    NetworkSyntax("gexf", "application/gexf+xml", "gexf", "GEXF (Gephi)", exports.gexf),
-    NetworkSyntax("json", "application/json", "json", "node-link JSON", exports.node_link),
-    NetworkSyntax("vosviewer", "application/json", "vosviewer.json", "VOSviewer JSON", exports.vosviewer, True),
-)
-
 # Every format an endpoint answers in (its service description lists them): results, then graphs.
 ANSWER_FORMAT_IRIS: tuple[str, ...] = tuple(s.iri for s in RESULT_SYNTAXES) + tuple(s.iri for s in RDF_SYNTAXES)
 
 
-Syntax = TypeVar("Syntax", bound=RdfSyntax | ResultSyntax | NetworkSyntax)
+class Named(Protocol):
+    """What a table's row is looked up by."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def suffix(self) -> str: ...
+    @property
+    def media_type(self) -> str: ...
+    @property
+    def aliases(self) -> tuple[str, ...]: ...
 
 
-def _lookup(name: str, table: tuple[Syntax, ...], what: str) -> Syntax:
+Syntax = TypeVar("Syntax", bound=Named)
+
+
+def lookup(name: str, table: tuple[Syntax, ...], what: str) -> Syntax:
+    """The row of ``table`` that ``name`` names (its name, suffix, media type or an alias, in any case)."""
     key = name.lower()
     for syntax in table:
         if key in (syntax.name, syntax.suffix, syntax.media_type, *syntax.aliases):
@@ -163,14 +143,9 @@ def _lookup(name: str, table: tuple[Syntax, ...], what: str) -> Syntax:
 
 def rdf_syntax(name: str) -> RdfSyntax:
     """Look an RDF syntax up by name, alias, suffix or media type."""
-    return _lookup(name, RDF_SYNTAXES, "RDF format")
+    return lookup(name, RDF_SYNTAXES, "RDF format")
 
 
 def result_syntax(name: str) -> ResultSyntax:
     """Look a SPARQL results syntax up by name, suffix or media type."""
-    return _lookup(name, RESULT_SYNTAXES, "results format")
-
-
-def network_syntax(name: str) -> NetworkSyntax:
-    """Look a network export format up by name or suffix."""
-    return _lookup(name, NETWORK_SYNTAXES, "network format")
+    return lookup(name, RESULT_SYNTAXES, "results format")

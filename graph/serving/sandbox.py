@@ -1,6 +1,6 @@
 """Cut a process off from every network, so a query engine that federates cannot reach anything.
 
-The query guard (:mod:`bibgraph.graph.serving.guard`) refuses SERVICE; this is the second layer, so a
+The query guard (:mod:`bibgraph.graph.sparql.guard`) refuses SERVICE; this is the second layer, so a
 future guard bug is harmless: the zygote calls :func:`isolate_network` before it forks any query
 worker, and from then on it and its workers live in a fresh network namespace that has only a
 loopback interface, left down: ``connect()`` to any address fails with "Network is unreachable".

@@ -28,7 +28,7 @@ from bibgraph.graph.stores.store import EngineStore, QueryError
 
 Opener = Callable[[], EngineStore]
 # Oxigraph recurses as deep as the query nests; the guard's depth limit leaves it a margin of 7
-# or more on these stacks (it overflows the default 8 MiB at 2,615 BINDs): see graph/serving/guard.py.
+# or more on these stacks (it overflows the default 8 MiB at 2,615 BINDs): see graph/sparql/guard.py.
 WORKER_STACK_BYTES = 64 * 1024 * 1024
 READY = b"ready"
 TRIM_AFTER = 4 * 1024 * 1024  # a reply this large leaves free heap worth giving back

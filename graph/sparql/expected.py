@@ -28,7 +28,7 @@ from itertools import pairwise
 
 import pyoxigraph as ox
 
-from bibgraph.graph.serving.guard import QueryRefused, Token, tokens
+from bibgraph.graph.sparql.guard import QueryRefused, Token, tokens
 
 MAX_QUERY = 8 * 1024  # each probe parses the query again (~100 of them)
 _POSITION = re.compile(r"\bat (\d+):(\d+)")

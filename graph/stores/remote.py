@@ -21,7 +21,7 @@ from rdflib import Graph
 
 from bibgraph.graph.rdf.formats import RdfSyntax, rdf_syntax, result_syntax
 from bibgraph.graph.rdf.vocab import PREFIXES, prefixed_graph
-from bibgraph.graph.serving.guard import check_query
+from bibgraph.graph.sparql.guard import check_query
 from bibgraph.graph.stores.store import EngineStore, QueryError, Row, _XmlCarriageReturns, rows
 
 log = logging.getLogger("bibgraph.remote")

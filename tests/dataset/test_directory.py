@@ -22,7 +22,6 @@ from rdflib import Graph
 
 from bench.generate import write_corpus
 from bench.servers import bibgraph_server
-from bibgraph.graph.dataset import directory as datadir
 from bibgraph.graph.dataset import sitedata
 from bibgraph.graph.dataset.derived import DerivedFiles
 from bibgraph.graph.dataset.directory import (
@@ -352,7 +351,7 @@ def _assert_continued(served: Path, version: Path) -> None:
     shared = [name for name in files if (served / name).is_file() and os.path.samefile(version / name, served / name)]
     assert verify(version) == []
     hashed, sha256 = [], hashlib.sha256
-    with mock.patch.object(datadir.hashlib, "sha256", lambda: hashed.append(1) or sha256()):
+    with mock.patch("bibgraph.graph.dataset.directory.hashlib.sha256", lambda: hashed.append(1) or sha256()):
         assert checksums(version, served) == checksums(version)  # reused where linked, and right
     assert len(hashed) == 2 * len(checksums(version)) - len(shared)  # the linked files were not read again
 

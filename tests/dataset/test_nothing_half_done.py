@@ -197,17 +197,17 @@ def test_the_writer_check_sees_writes() -> None:
 KILLED_BUILD = """
 import os, signal, sys
 from pathlib import Path
-from bibgraph.graph.dataset import opener as dataset
+from bibgraph.graph.dataset import opener
 
-real_fill = dataset.fill
+real_fill = opener.fill
 
 def fill_then_die(store, inputs, base):
     real_fill(store, inputs, base)  # the whole graph is in, the build is not finished
     store.store.flush()
     os.kill(os.getpid(), signal.SIGKILL)
 
-dataset.fill = fill_then_die
-dataset.prepare([], "disk:" + sys.argv[1], sys.argv[2])
+opener.fill = fill_then_die
+opener.prepare([], "disk:" + sys.argv[1], sys.argv[2])
 """
 
 
@@ -243,13 +243,13 @@ def test_a_store_without_its_completeness_mark_is_refused(tmp_path: Path, capsys
 def test_a_full_disk_while_building_a_disk_store_is_one_line_and_leaves_nothing(
     tmp_path: Path, monkeypatch, capsys
 ) -> None:
-    from bibgraph.graph.dataset import opener as dataset
+    from bibgraph.graph.dataset import opener
 
     def full(store, inputs, base) -> None:
         store.store.add(ox.Quad(ox.NamedNode("http://a.test/s"), ox.NamedNode("http://a.test/p"), ox.Literal("o")))
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(dataset, "fill", full)
+    monkeypatch.setattr(opener, "fill", full)
     path = tmp_path / "store"
     assert main(["serve", "--store", f"disk:{path}", "--port", str(free_port())]) == 1
     assert capsys.readouterr().err == "bibgraph: error: cannot prepare the store: No space left on device\n"

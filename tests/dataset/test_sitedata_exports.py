@@ -8,8 +8,8 @@ import pytest
 
 from bibgraph.graph.dataset.directory import DERIVED
 from bibgraph.graph.dataset.sitedata import DEFAULT_EXPORTS, export_file
+from bibgraph.graph.networks.exports import NETWORK_SYNTAXES
 from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
-from bibgraph.graph.rdf.formats import NETWORK_SYNTAXES
 from tests.conftest import make_app
 
 

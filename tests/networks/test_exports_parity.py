@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.rdf.formats import NETWORK_SYNTAXES
+from bibgraph.graph.networks.exports import NETWORK_SYNTAXES
 from bibgraph.web.commands.cli import main
 from tests.conftest import BASE
 from tests.network_oracle import authorships, concept_slugs, filter_parameters

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench.exports import flat
 from bibgraph.graph.networks import exports
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from("\t\n&<>\"'"), max_size=12)
@@ -74,7 +75,7 @@ def _read(reader, body: bytes) -> tuple[dict, dict]:
 @given(network=networks())
 def test_xml_reads_back_as_networkx_writes_it(ours, write, read, network: nx.Graph) -> None:
     theirs = io.BytesIO()
-    write(exports._flat(network), theirs, encoding="utf-8")
+    write(flat(network), theirs, encoding="utf-8")
     assert _read(read, ours(network)) == _read(read, theirs.getvalue())
 
 
@@ -82,7 +83,7 @@ def test_xml_reads_back_as_networkx_writes_it(ours, write, read, network: nx.Gra
 @given(networks())
 def test_node_link_json_is_networkx_node_link_data(network: nx.Graph) -> None:
     """Written item by item, read back it is what networkx's ``node_link_data`` gives (lists as in GraphML)."""
-    theirs = nx.node_link_data(exports._flat(network), edges="links")
+    theirs = nx.node_link_data(flat(network), edges="links")
     assert json.loads(exports.node_link(network)) == theirs
 
 

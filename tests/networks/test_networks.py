@@ -13,10 +13,10 @@ from bibgraph.graph.networks import Filters, analytics
 from bibgraph.graph.networks.coauthor import coauthor_network
 from bibgraph.graph.networks.communities import assign_communities
 from bibgraph.graph.networks.ego import ego_rings
+from bibgraph.graph.networks.exports import NETWORK_SYNTAXES
 from bibgraph.graph.networks.incidence import Incidence, incidence_of
 from bibgraph.graph.networks.paths import collaboration_path
 from bibgraph.graph.networks.topic import topic_network
-from bibgraph.graph.rdf.formats import NETWORK_SYNTAXES
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from tests.conftest import BASE
 

@@ -3,7 +3,8 @@
 import pytest
 from rdflib import Graph, URIRef
 
-from bibgraph.graph.rdf.formats import ANSWER_FORMAT_IRIS, NETWORK_SYNTAXES, RDF_SYNTAXES, network_syntax
+from bibgraph.graph.networks.exports import NETWORK_SYNTAXES, network_syntax
+from bibgraph.graph.rdf.formats import ANSWER_FORMAT_IRIS, RDF_SYNTAXES
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.rdf.vocab import PREFIXES, prefixed_graph
 

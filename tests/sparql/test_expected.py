@@ -10,8 +10,8 @@ import pyoxigraph as ox
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.serving.guard import tokens
 from bibgraph.graph.sparql.expected import KEYWORDS, explain
+from bibgraph.graph.sparql.guard import tokens
 
 PROLOGUE = "PREFIX ex: <http://example.org/> "
 PROJECTIONS = ["*", "?s", "?s ?o", "DISTINCT ?s", "(STR(?s) AS ?label)"]

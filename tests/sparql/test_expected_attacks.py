@@ -26,7 +26,7 @@ class _NoEngineHere:
 
 @pytest.mark.parametrize("accept", ["*/*", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"])
 def test_the_web_process_never_runs_the_explanation_probes(short_app, monkeypatch, accept: str) -> None:
-    import bibgraph.graph.sparql.expected as expected
+    from bibgraph.graph.sparql import expected
 
     monkeypatch.setattr(expected, "ox", _NoEngineHere())  # the web process only: the worker was forked before
     expected._explain.cache_clear()

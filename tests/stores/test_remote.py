@@ -24,7 +24,6 @@ from hypothesis import strategies as st
 from bench.servers import free_port, stop, wait_for_http
 from bibgraph.graph.dataset.dumps import write_dump
 from bibgraph.graph.dataset.opener import build_disk_store
-from bibgraph.graph.engines import client as enginehttp
 from bibgraph.graph.engines.client import Deadline, Session
 from bibgraph.graph.engines.publish import PASSWORD_ENV, Engine, PublishError, Target, clean, publish, resolve_source
 from bibgraph.graph.networks import Filters, coauthor, ego, topic
@@ -403,7 +402,7 @@ def test_blank_nodes_are_refused_before_anything_is_sent(tmp_path, flaky_store) 
 
 
 def test_a_deadlocked_batch_is_sent_again(seed_nt, flaky_store, monkeypatch) -> None:
-    monkeypatch.setattr(enginehttp, "PAUSE", 0.01)
+    monkeypatch.setattr("bibgraph.graph.engines.client.PAUSE", 0.01)
     _FlakyStore.deadlocks = 2
     with pytest.raises(PublishError, match=r"disk full \(1 batches"):  # the second batch still meets the full disk
         publish(seed_nt, Target.parse(flaky_store, "urn:g"), batch=100)
@@ -502,7 +501,7 @@ def test_a_dataset_of_the_published_name_but_other_contents_is_not_read(
     first_list = str(sorted(seed_directory().glob("*.txt"))[0])
     assert main(["build", "--dataset", str(other), "--base", BASE, "--quiet", first_list]) == 0
     _posing_as(seed_dataset, other)
-    with caplog.at_level("WARNING", logger="bibgraph.netcache"):
+    with caplog.at_level("WARNING", logger="bibgraph.maps"):
         application = make_app(BIBGRAPH_STORE=f"sparql:{dataset_published}", PUBLISHED=str(other))
         try:
             far = application.test_client()
@@ -569,7 +568,7 @@ def test_an_engine_with_its_published_dataset_reads_its_figures(
 def test_a_dataset_that_is_not_the_published_version_is_not_read(client, published, seed_dataset, caplog) -> None:
     """The engine's graph was published from a dump (no dataset version named): the figures and search are
     computed from the engine, and the operator is told why."""
-    with caplog.at_level("WARNING", logger="bibgraph.netcache"):
+    with caplog.at_level("WARNING", logger="bibgraph.maps"):
         application = make_app(BIBGRAPH_STORE=f"sparql:{published}", PUBLISHED=str(seed_dataset))
         try:
             for path in ("/", "/areas", "/search?q=learning"):

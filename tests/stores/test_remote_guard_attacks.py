@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from bibgraph.graph.serving.guard import QueryRefused, check_query
+from bibgraph.graph.sparql.guard import QueryRefused, check_query
 
 SEPARATORS = ["\n", "\r\n", "\r", "\r \n", "\x0b", "\x0c", "\x85", "\u2028"]
 

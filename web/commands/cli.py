@@ -11,7 +11,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bibgraph.graph.rdf.formats import NETWORK_SYNTAXES, RDF_SYNTAXES, rdf_syntax
+from bibgraph.graph.networks.exports import NETWORK_SYNTAXES
+from bibgraph.graph.rdf.formats import RDF_SYNTAXES, rdf_syntax
 from bibgraph.graph.rdf.iris import DEFAULT_BASE
 from bibgraph.web.commands.readgraph import (
     EXIT_OK,

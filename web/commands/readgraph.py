@@ -143,7 +143,7 @@ def _built_base(version: Path, base: str) -> str:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from bibgraph.graph.serving.guard import QueryRefused, check_query
+    from bibgraph.graph.sparql.guard import QueryRefused, check_query
     from bibgraph.graph.stores.remote import RemoteGraphStore
     from bibgraph.graph.stores.store import QueryError
 

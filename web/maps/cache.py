@@ -53,9 +53,9 @@ if TYPE_CHECKING:
     from bibgraph.graph.networks.paths import PathResult
 
 T = TypeVar("T")
-log = logging.getLogger("bibgraph.netcache")
+log = logging.getLogger("bibgraph.maps")  # the maps package's one logger (web/maps/gate.py's too)
 EXTENSION = "bibgraph.networks"
-GATE = "bibgraph.derivations"
+GATE = "bibgraph.maps.gate"  # app.extensions: the DerivationGate
 DERIVED_WRITABLE = "BIBGRAPH_DERIVED_WRITABLE"  # app config (not a setting): a dataset build keeps what it derives
 
 

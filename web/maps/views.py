@@ -9,6 +9,7 @@ from werkzeug.exceptions import HTTPException
 
 from bibgraph.graph.dataset.sitedata import export_file
 from bibgraph.graph.networks import AREA, analytics
+from bibgraph.graph.networks.exports import NETWORK_SYNTAXES, network_syntax
 from bibgraph.graph.networks.paths import collaboration_path, labels
 from bibgraph.graph.networks.spec import (
     COAUTHORS,
@@ -19,7 +20,6 @@ from bibgraph.graph.networks.spec import (
     author_radius,
     topic_radius,
 )
-from bibgraph.graph.rdf.formats import NETWORK_SYNTAXES, network_syntax
 from bibgraph.graph.rdf.ntriples import is_iri
 from bibgraph.web.downloads import network_body
 from bibgraph.web.graphstore import get_store

@@ -1,6 +1,6 @@
 """The SPARQL 1.1 Protocol endpoint at ``/sparql``: query, content negotiation, service description.
 
-Read-only and closed to the outside: the query text is checked by :mod:`bibgraph.graph.serving.guard`
+Read-only and closed to the outside: the query text is checked by :mod:`bibgraph.graph.sparql.guard`
 before a worker runs it under the deadline (:mod:`bibgraph.graph.serving`).
 """
 
@@ -16,10 +16,10 @@ from werkzeug.wsgi import wrap_file
 
 from bibgraph.graph.rdf.formats import ANSWER_FORMAT_IRIS, RDF_SYNTAXES, RESULT_SYNTAXES
 from bibgraph.graph.serving.fairshare import RETRY_AFTER
-from bibgraph.graph.serving.guard import CACHE_MAX_TEXT, CheckedQuery, QueryRefused, check_query
 from bibgraph.graph.serving.pool import OverShare, QueryCrashed, QueryTimeout, ResultTooLarge, ServerBusy, WorkerFailed
 from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.sparql.expected import MAX_QUERY, SyntaxProblem, explain_call
+from bibgraph.graph.sparql.guard import CACHE_MAX_TEXT, CheckedQuery, QueryRefused, check_query
 from bibgraph.graph.stores.store import Answer, QueryError
 from bibgraph.web.errors import (
     answer_exception,

@@ -175,7 +175,7 @@ def test_resolutions_below_a_step_apart_are_one_computation(client, monkeypatch)
 
 
 def test_a_download_body_is_made_once_per_full_key(client, monkeypatch, tmp_path) -> None:
-    from bibgraph.graph.rdf.formats import NetworkSyntax
+    from bibgraph.graph.networks.exports import NetworkSyntax
 
     made = tmp_path / "made"  # a body is made in a child process: it says so in a file
     real = NetworkSyntax.export

@@ -237,15 +237,15 @@ def test_answers_are_cached_only_for_the_embedded_store(app) -> None:
 
 @pytest.mark.parametrize(("threshold", "hinted"), [(10, True), (10**9, False)])
 def test_a_large_in_memory_graph_gets_a_hint_towards_the_disk_store(monkeypatch, threshold, hinted) -> None:
-    from bibgraph.graph.dataset import opener as dataset
+    from bibgraph.graph.dataset import opener
     from bibgraph.graph.dataset.build import build_graph
     from bibgraph.seeds import seed_directory
 
-    monkeypatch.setattr(dataset, "LARGE_GRAPH_TRIPLES", threshold)
-    opener, summary = dataset.prepare([seed_directory()], "memory", BASE)
+    monkeypatch.setattr(opener, "LARGE_GRAPH_TRIPLES", threshold)
+    opened, summary = opener.prepare([seed_directory()], "memory", BASE)
     assert ("--store disk:PATH" in summary) is hinted
     built, _ = build_graph([seed_directory()], base=BASE, progress=False)
-    assert opener().triple_count() == built.triple_count()  # the seeds, loaded whole
+    assert opened().triple_count() == built.triple_count()  # the seeds, loaded whole
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.serving.guard import FORMS, UPDATE_KEYWORDS
+from bibgraph.graph.sparql.guard import FORMS, UPDATE_KEYWORDS
 from bibgraph.graph.stores.store import Answer
 from bibgraph.web.sparql.endpoint import _not_xml
 

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.service_queries import assemble, oxigraph_runs, pieces
-from bibgraph.graph.serving import guard
-from bibgraph.graph.serving.guard import MAX_COST, CheckedQuery, QueryForbidden, QueryRefused, check_query
 from bibgraph.graph.serving.worker import serialise
+from bibgraph.graph.sparql import guard
+from bibgraph.graph.sparql.guard import MAX_COST, CheckedQuery, QueryForbidden, QueryRefused, check_query
 from bibgraph.web.errors import status_of
 
 LONE_CR = re.compile(r"\r(?!\n)")  # the generator's only CRs end comments

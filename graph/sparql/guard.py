@@ -11,7 +11,7 @@ It is a lexer rather than a full parser because SERVICE, FROM and the update ope
 keywords: a token can be one only where the lexer sees a bare word. rdflib's parser would
 give the algebra, but it costs 50-300 ms per README query and 10 s for a 39 KB ``VALUES``
 query (on the web process's GIL), and overflows Python's recursion at ~30 nested groups; see
-tests/serving/test_guard.py for the differential test against Oxigraph and rdflib that proves the
+tests/sparql/test_guard.py for the differential test against Oxigraph and rdflib that proves the
 lexer right on generated queries.
 
 SPARQL §19.2 decodes ``\\uXXXX`` escapes before parsing, Oxigraph only inside strings and IRIs.

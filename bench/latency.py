@@ -1,0 +1,95 @@
+"""Benchmark page and map latencies, cold and warm, of this checkout against another, alternately.
+
+``python -m bench.latency DATASET --against OTHER/.venv/bin/python OTHER_DATASET --rounds 3`` serves ``DATASET``
+with this checkout's ``bibgraph serve`` (or ``--python PYTHON``'s) and ``OTHER_DATASET`` with the other
+interpreter's (each dataset built by its own checkout: a dataset's derived files are its builder's), one server
+after the other, ``--rounds`` times.
+Each server run asks every page of :func:`bench.serve.page_paths` and every map of :func:`bench.maps.map_paths`
+twice: "first" is the first answer since the server started (cold: nothing derived in that process yet),
+"again" the same request repeated (warm). The pages to ask (the two most prolific authors, a paper, the biggest
+subarea and its area) are found through the server's own ``/sparql`` before anything is timed. Only the
+command line and HTTP are used, so any checkout of the project can be measured; the table gives the median of
+the rounds for each server, the ratio of this checkout's to the other's, the server's ready time and peak PSS
+(the process tree), and the load average at the start and end of the run.
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+import urllib.parse
+from pathlib import Path
+
+from bench.maps import map_paths
+from bench.serve import AREA_OF, BIGGEST_SUBAREA, ONE_PAPER, TOP_AUTHOR, get, page_paths, select
+from bench.servers import free_port, stop, wait_for_http
+from bench.sparql import MemoryWatch
+from bibgraph.graph.site.crawl import SITEMAP_LIMIT
+
+AUTHORS = "SELECT (COUNT(DISTINCT ?a) AS ?n) WHERE { ?p <http://purl.org/dc/terms/creator> ?a }"
+
+
+def paths(server: str) -> dict[str, str]:
+    """Every page and map to ask, found through the server's own endpoint (an IRI's path is its page's path)."""
+    endpoint = f"{server}/sparql"
+    top = select(endpoint, TOP_AUTHOR)
+    author, other = (urllib.parse.urlsplit(row[0]).path for row in top)
+    subarea, papers = select(endpoint, BIGGEST_SUBAREA)[0]
+    area = select(endpoint, AREA_OF.replace("?c", f"<{subarea}>"))[0][0]
+    paper = select(endpoint, ONE_PAPER)[0][0]
+    last_authors = -(-int(select(endpoint, AUTHORS)[0][0]) // SITEMAP_LIMIT)
+    paper, area, subarea = (urllib.parse.urlsplit(iri).path for iri in (paper, area, subarea))
+    pages = page_paths(author, other, int(top[0][1]), paper, area, subarea, int(papers), last_authors)
+    maps = map_paths(area.lstrip("/"), subarea.lstrip("/"), author, other)
+    return {**{f"page {name}": path for name, path in pages.items()}, **{f"map {k}": v for k, v in maps.items()}}
+
+
+def run(python: str, dataset: Path) -> dict[str, float]:
+    """One server run: seconds until ready, then every path first and again; the peak PSS of its process tree."""
+    port = free_port()
+    server = f"http://127.0.0.1:{port}"
+    command = [str(Path(python).parent / "bibgraph"), "serve", str(dataset), "--port", str(port)]
+    command += ["--timeout", "600", "--client-queries", "0"]  # one client here: no fair share
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        watch = MemoryWatch(process.pid)
+        wait_for_http(f"{server}/health", process, timeout=600)
+        figures = {"ready: /health answers (s)": time.perf_counter() - started}
+        for name, path in paths(server).items():
+            figures[f"{name}: first"] = get(server + path)
+            figures[f"{name}: again"] = get(server + path)
+        figures["server peak PSS (MB)"] = watch.stop()
+        return figures
+    finally:
+        stop(process, timeout=20)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dataset", type=Path)
+    parser.add_argument("--against", nargs=2, metavar=("PYTHON", "DATASET"), required=True)
+    parser.add_argument("--python", default=sys.executable, help="the interpreter serving DATASET (default: this one)")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    servers = {"this": (args.python, args.dataset), "other": (args.against[0], Path(args.against[1]))}
+    load = os.getloadavg()
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in servers}
+    for round_ in range(args.rounds):
+        for name, (python, dataset) in (servers.items() if round_ % 2 == 0 else reversed(servers.items())):
+            runs[name].append(run(python, dataset))
+            print(f"round {round_ + 1}: {name} done (load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
+    print(f"this: {args.python} {args.dataset}; other: {' '.join(args.against)}; {args.rounds} rounds")
+    print(f"load average (1, 5, 15 min) at the start {load}, at the end {os.getloadavg()}\n")
+    print("| measure | this (median) | other (median) | this / other |\n|---|---:|---:|---:|")
+    # paired by position: a page named by its counts (the top author's papers) may differ between the datasets
+    for index, measure in enumerate(runs["this"][0]):
+        mine = statistics.median(list(r.values())[index] for r in runs["this"])
+        theirs = statistics.median(list(r.values())[index] for r in runs["other"])
+        print(f"| {measure} | {mine:.3f} | {theirs:.3f} | {mine / theirs if theirs else float('nan'):.2f} |")
+
+
+if __name__ == "__main__":
+    main()

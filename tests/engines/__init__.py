@@ -1,0 +1,1 @@
+"""Tests of graph/engines/: publishing into an external engine and its HTTP client."""
