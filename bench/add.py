@@ -36,7 +36,7 @@ def main() -> None:
     if args.compare:
         compare(args.dataset, args.files)
         return
-    from bibgraph.graph.dataset import add, directory, dumps, sitedata, void
+    from bibgraph.graph.dataset import add, directory, dumps, sitedata, void, wholeexports
     from bibgraph.graph.site import conceptupdate
     from bibgraph.web import pages
     from bibgraph.web.commands import versionwrite
@@ -68,6 +68,7 @@ def main() -> None:
     stages.wrap(sitedata, "_derive_map", "  of which the default maps (derived again where reached)")
     stages.wrap(sitedata, "home_figures", "  of which the home page's figures")
     stages.wrap(sitedata, "_derive_exports", "  of which the whole networks' exports")
+    stages.wrap(wholeexports, "derive", "  of which the whole networks' exports")
     if args.full_concepts:
         versionwrite._update_concept_index = lambda version, served, additions, store: None
     if args.whole_dumps:
