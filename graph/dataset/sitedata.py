@@ -31,6 +31,7 @@ T = TypeVar("T")
 ORDER_CHUNK = 1000  # papers per kept piece of a concept's paper order (a page reads one piece, or two)
 CONCEPT_FIGURES = f"concept figures, papers by {PAPER_ORDER}"  # the page value of every concept's figures
 HOME = "home"  # the page value of the home page's figures
+DEFAULT_EXPORTS = (NetworkSpec(COAUTHORS, Filters()), NetworkSpec(TOPICS))  # what the downloads offer with no filter
 
 
 def order_piece_key(iri: str, piece: int) -> tuple[Any, ...]:
@@ -75,10 +76,11 @@ def default_maps(topics: Any, max_view_nodes: int) -> list[NetworkSpec]:
     ]
 
 
-def derive(version: Path, max_view_nodes: int, exports: bool = True) -> None:
+def derive(version: Path, max_view_nodes: int, exports: tuple[NetworkSpec, ...] | None = None) -> None:
     """Derive into ``version``'s ``derived/`` files what the site serves of it, keeping what is kept already (an
-    add's extended incidence and updated concept figures); ``max_view_nodes``: the authors a map draws. Without
-    ``exports``, the whole networks' exports are left to the first download (:mod:`.wholeexports`)."""
+    add's extended incidence and updated concept figures); ``max_view_nodes``: the authors a map draws; ``exports``:
+    the whole networks whose exports are kept (:data:`DEFAULT_EXPORTS` when None; the others are made by the first
+    download that asks, :mod:`.wholeexports`)."""
     store = OxigraphGraphStore.disk(version / STORE, read_only=True)
     try:
         _derive(store, DerivedFiles(version / DERIVED, writable=True), max_view_nodes, exports)
@@ -100,7 +102,9 @@ def keeper(files: DerivedFiles) -> Callable[[tuple[Any, ...], Callable[[], T]], 
     return kept
 
 
-def _derive(store: GraphStore, files: DerivedFiles, max_view_nodes: int, exports: bool = True) -> None:
+def _derive(
+    store: GraphStore, files: DerivedFiles, max_view_nodes: int, exports: tuple[NetworkSpec, ...] | None = None
+) -> None:
     from bibgraph.graph.dataset import wholeexports
     from bibgraph.graph.networks import (
         engine,  # numpy, scipy, igraph: loaded by a build, never by this module's importers
@@ -118,8 +122,7 @@ def _derive(store: GraphStore, files: DerivedFiles, max_view_nodes: int, exports
     kept(derived_key("page", None, HOME), lambda: home_figures(store, engine.coauthor_degrees(incidence), figures))
     if not (files.directory / FILE_NAME).exists():
         build_search_index(store, files.directory / FILE_NAME)
-    if exports:
-        wholeexports.derive(files.directory, incidence)
+    wholeexports.derive(files.directory, incidence, DEFAULT_EXPORTS if exports is None else exports)
 
 
 def _derive_map(spec: NetworkSpec, incidence: Any, kept: Callable[[tuple[Any, ...], Callable[[], Any]], Any]) -> None:
@@ -130,9 +133,6 @@ def _derive_map(spec: NetworkSpec, incidence: Any, kept: Callable[[tuple[Any, ..
     kept(derived_key("layout", spec), lambda: engine.positions(spec, network))
     if spec.kind == COAUTHORS:
         kept(derived_key("summary", spec), lambda: engine.summary(incidence, spec, network))
-
-
-DEFAULT_EXPORTS = (NetworkSpec(COAUTHORS, Filters()), NetworkSpec(TOPICS))  # what the downloads offer with no filter
 
 
 def export_file(directory: Path, spec: NetworkSpec, fmt: str, weight: str) -> Path:

@@ -31,12 +31,13 @@ class ExportError(RuntimeError):
     """The child making the exports failed (its last error lines say why)."""
 
 
-def derive(directory: Path, incidence: Any) -> None:
-    """Every format of the whole co-author and topic networks, as the downloads serve them with no filter, in
-    ``directory`` (a dataset's ``derived/``, which keeps ``incidence``): a first download is a file read (the whole
-    co-author network's VOSviewer map took 170 s at 20,000 papers). In a child when the network is large."""
-    if len(incidence.ap_paper) < CHILD_MIN_AUTHORSHIPS:
-        make(directory, incidence)
+def derive(directory: Path, incidence: Any, specs: tuple[NetworkSpec, ...] = DEFAULT_EXPORTS) -> None:
+    """Every format of the whole networks of ``specs`` (by default the co-author and topic networks), as the
+    downloads serve them with no filter, in ``directory`` (a dataset's ``derived/``, which keeps ``incidence``): a
+    first download is a file read (the whole co-author network's VOSviewer map took 170 s at 20,000 papers). In a
+    child when the co-author network is among them and large."""
+    if specs != DEFAULT_EXPORTS or len(incidence.ap_paper) < CHILD_MIN_AUTHORSHIPS:
+        make(directory, incidence, specs)
         return
     release_free_memory()  # what the derive freed, back to the system while the child runs
     done = subprocess.run([sys.executable, "-m", __name__, str(directory)], capture_output=True, text=True)
@@ -44,12 +45,12 @@ def derive(directory: Path, incidence: Any) -> None:
         raise ExportError(f"making the whole networks' exports failed: {done.stderr.strip()[-2000:]}")
 
 
-def make(directory: Path, incidence: Any) -> None:
+def make(directory: Path, incidence: Any, specs: tuple[NetworkSpec, ...] = DEFAULT_EXPORTS) -> None:
     """The exports of :func:`derive`, made here; each spec's network and layout kept too (under their keys)."""
     from bibgraph.graph.networks import engine
 
     kept = keeper(DerivedFiles(directory, writable=True))
-    for spec in DEFAULT_EXPORTS:
+    for spec in specs:
 
         def whole(spec: NetworkSpec = spec) -> "nx.Graph":
             return engine.network(incidence, spec)
