@@ -46,4 +46,5 @@ def test_the_array_passes_count_the_links_as_the_loop(generated) -> None:
     found = joint_links(papers_of, authors_of, sizes, truncated)
     links = list(zip(*(column.tolist() for column in found), strict=True))
     assert links == looped(rows, sizes, truncated)  # floats compared exactly: the same sums in the same order
-    assert all(type(value) is kind for link in links for value, kind in zip(link, (int, int, int, float, bool)))
+    kinds = (int, int, int, float, bool)
+    assert all(type(value) is kind for link in links for value, kind in zip(link, kinds, strict=True))
