@@ -81,9 +81,10 @@ def main() -> None:
     total = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(f"{version}: {report.summary()}")
-    print(stages.table(total))
+    print(stages.table(total, usage.ru_utime + usage.ru_stime - cpu))
     print(
-        f"CPU {usage.ru_utime + usage.ru_stime - cpu:.1f} s (this process; derive's worker not counted),"
+        f"CPU {usage.ru_utime + usage.ru_stime - cpu:.1f} s (this process; a child making the whole networks' exports"
+        " not counted),"
         f" peak RSS {usage.ru_maxrss / 1024:,.0f} MB"
     )
     print(kept_index(version))
