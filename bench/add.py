@@ -36,7 +36,7 @@ def main() -> None:
     if args.compare:
         compare(args.dataset, args.files)
         return
-    from bibgraph.graph.dataset import add, directory, dumps, sitedata, void
+    from bibgraph.graph.dataset import add, directory, dumps, sitedata, void, wholeexports
     from bibgraph.graph.site import conceptupdate
     from bibgraph.web import pages
     from bibgraph.web.commands import versionwrite
@@ -68,6 +68,7 @@ def main() -> None:
     stages.wrap(sitedata, "_derive_map", "  of which the default maps (derived again where reached)")
     stages.wrap(sitedata, "home_figures", "  of which the home page's figures")
     stages.wrap(sitedata, "_derive_exports", "  of which the whole networks' exports")
+    stages.wrap(wholeexports, "derive", "  of which the whole networks' exports")
     if args.full_concepts:
         versionwrite._update_concept_index = lambda version, served, additions, store: None
     if args.whole_dumps:
@@ -80,9 +81,10 @@ def main() -> None:
     total = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(f"{version}: {report.summary()}")
-    print(stages.table(total))
+    print(stages.table(total, usage.ru_utime + usage.ru_stime - cpu))
     print(
-        f"CPU {usage.ru_utime + usage.ru_stime - cpu:.1f} s (this process; derive's worker not counted),"
+        f"CPU {usage.ru_utime + usage.ru_stime - cpu:.1f} s (this process; a child making the whole networks' exports"
+        " not counted),"
         f" peak RSS {usage.ru_maxrss / 1024:,.0f} MB"
     )
     print(kept_index(version))

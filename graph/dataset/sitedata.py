@@ -19,19 +19,19 @@ from typing import Any, TypeVar
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name
 from bibgraph.graph.dataset.directory import DERIVED, STORE
 from bibgraph.graph.networks import AREA, Filters
-from bibgraph.graph.networks.exports import NETWORK_SYNTAXES, network_syntax
+from bibgraph.graph.networks.exports import network_syntax
 from bibgraph.graph.networks.filters import drawn
 from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
 from bibgraph.graph.site.conceptindex import PAPER_ORDER, ConceptFigures, concept_index
 from bibgraph.graph.site.pagedata import charts, concept_tree, dataset_summary, histogram_bins
 from bibgraph.graph.site.search import FILE_NAME
-from bibgraph.graph.stores.atomic import write_bytes_atomically
 from bibgraph.graph.stores.store import GraphStore, OxigraphGraphStore
 
 T = TypeVar("T")
 ORDER_CHUNK = 1000  # papers per kept piece of a concept's paper order (a page reads one piece, or two)
 CONCEPT_FIGURES = f"concept figures, papers by {PAPER_ORDER}"  # the page value of every concept's figures
 HOME = "home"  # the page value of the home page's figures
+DEFAULT_EXPORTS = (NetworkSpec(COAUTHORS, Filters()), NetworkSpec(TOPICS))  # what the downloads offer with no filter
 
 
 def order_piece_key(iri: str, piece: int) -> tuple[Any, ...]:
@@ -76,23 +76,21 @@ def default_maps(topics: Any, max_view_nodes: int) -> list[NetworkSpec]:
     ]
 
 
-def derive(version: Path, max_view_nodes: int) -> None:
+def derive(version: Path, max_view_nodes: int, exports: tuple[NetworkSpec, ...] | None = None) -> None:
     """Derive into ``version``'s ``derived/`` files what the site serves of it, keeping what is kept already (an
-    add's extended incidence and updated concept figures); ``max_view_nodes``: the authors a map draws."""
+    add's extended incidence and updated concept figures); ``max_view_nodes``: the authors a map draws; ``exports``:
+    the whole networks whose exports are kept (:data:`DEFAULT_EXPORTS` when None; the others are made by the first
+    download that asks, :mod:`.wholeexports`)."""
     store = OxigraphGraphStore.disk(version / STORE, read_only=True)
     try:
-        _derive(store, DerivedFiles(version / DERIVED, writable=True), max_view_nodes)
+        _derive(store, DerivedFiles(version / DERIVED, writable=True), max_view_nodes, exports)
     finally:
         del store  # read-only: nothing to flush
         gc.collect()  # RocksDB's files released before a server opens the store
 
 
-def _derive(store: GraphStore, files: DerivedFiles, max_view_nodes: int) -> None:
-    from bibgraph.graph.networks import (
-        engine,  # numpy, scipy, igraph: loaded by a build, never by this module's importers
-    )
-    from bibgraph.graph.networks.incidence import incidence_of
-    from bibgraph.graph.site.searchbuild import build_search_index
+def keeper(files: DerivedFiles) -> Callable[[tuple[Any, ...], Callable[[], T]], T]:
+    """``kept(key, make)``: the value ``files`` keep under ``key``, else ``make()``'s, kept there."""
 
     def kept(key: tuple[Any, ...], make: Callable[[], T]) -> T:
         found, value = files.load(key)
@@ -101,6 +99,20 @@ def _derive(store: GraphStore, files: DerivedFiles, max_view_nodes: int) -> None
             files.save(key, value)
         return value
 
+    return kept
+
+
+def _derive(
+    store: GraphStore, files: DerivedFiles, max_view_nodes: int, exports: tuple[NetworkSpec, ...] | None = None
+) -> None:
+    from bibgraph.graph.dataset import wholeexports
+    from bibgraph.graph.networks import (
+        engine,  # numpy, scipy, igraph: loaded by a build, never by this module's importers
+    )
+    from bibgraph.graph.networks.incidence import incidence_of
+    from bibgraph.graph.site.searchbuild import build_search_index
+
+    kept = keeper(files)
     incidence = kept(derived_key("incidence"), lambda: incidence_of(store))
     whole = NetworkSpec(TOPICS)
     topics = kept(derived_key("network", whole), lambda: engine.network(incidence, whole))
@@ -110,7 +122,7 @@ def _derive(store: GraphStore, files: DerivedFiles, max_view_nodes: int) -> None
     kept(derived_key("page", None, HOME), lambda: home_figures(store, engine.coauthor_degrees(incidence), figures))
     if not (files.directory / FILE_NAME).exists():
         build_search_index(store, files.directory / FILE_NAME)
-    _derive_exports(files.directory, incidence, kept)
+    wholeexports.derive(files.directory, incidence, DEFAULT_EXPORTS if exports is None else exports)
 
 
 def _derive_map(spec: NetworkSpec, incidence: Any, kept: Callable[[tuple[Any, ...], Callable[[], Any]], Any]) -> None:
@@ -123,27 +135,7 @@ def _derive_map(spec: NetworkSpec, incidence: Any, kept: Callable[[tuple[Any, ..
         kept(derived_key("summary", spec), lambda: engine.summary(incidence, spec, network))
 
 
-DEFAULT_EXPORTS = (NetworkSpec(COAUTHORS, Filters()), NetworkSpec(TOPICS))  # what the downloads offer with no filter
-
-
 def export_file(directory: Path, spec: NetworkSpec, fmt: str, weight: str) -> Path:
     """The file in ``directory`` (a dataset's ``derived/``) of the export of ``spec`` in format ``fmt`` (a syntax's
     name) weighted by ``weight``: the export's bytes as they are served (data, read by nobody but a download)."""
     return directory / f"{Path(file_name(derived_key('export', spec, fmt, weight))).stem}.{network_syntax(fmt).suffix}"
-
-
-def _derive_exports(directory: Path, incidence: Any, kept: Callable[[tuple[Any, ...], Callable[[], Any]], Any]) -> None:
-    """Every format of the whole co-author and topic networks as the downloads serve them with no filter, so a
-    first download is a file read (the whole co-author network's VOSviewer map took 170 s at 20,000 papers)."""
-    from bibgraph.graph.networks import engine
-
-    def export(spec: NetworkSpec) -> None:
-        network = kept(derived_key("network", spec), lambda: engine.network(incidence, spec))
-        for syntax in NETWORK_SYNTAXES:
-            path = export_file(directory, spec, syntax.name, "weight")
-            if not path.exists():  # the layout is made (and kept) only when a format with positions asks
-                positions = lambda: kept(derived_key("layout", spec), lambda: engine.positions(spec, network))  # noqa: E731
-                write_bytes_atomically(path, syntax.export(network, positions, weight="weight"))
-
-    for spec in DEFAULT_EXPORTS:
-        export(spec)

@@ -37,6 +37,20 @@ def _text(value: object) -> str:
     return str(value)
 
 
+class _Utf8:
+    """A text document as UTF-8 bytes, encoded piece by piece as written: a ``StringIO``'s text (two or four bytes
+    a character once one name is not Latin-1) and then its encoded copy held the document three to five times."""
+
+    def __init__(self) -> None:
+        self.out = io.BytesIO()
+
+    def write(self, text: str) -> None:
+        self.out.write(text.encode("utf-8"))
+
+    def getvalue(self) -> bytes:
+        return self.out.getvalue()
+
+
 _GRAPHML_TYPES = {bool: "boolean", int: "long", float: "double", str: "string"}
 _GEXF_TYPES = {bool: "boolean", int: "long", float: "double", str: "string"}
 
@@ -60,7 +74,7 @@ def graphml(network: nx.Graph) -> bytes:
         for attributes in rows:
             for name, value in _items(attributes):
                 keys.setdefault((name, _xml_type(value, _GRAPHML_TYPES), scope), f"d{len(keys)}")
-    out = io.StringIO()
+    out = _Utf8()
     write = out.write
     write("<?xml version='1.0' encoding='utf-8'?>\n")
     write(
@@ -89,7 +103,7 @@ def graphml(network: nx.Graph) -> bytes:
         data("edge", attributes)
         write("    </edge>\n")
     write("  </graph>\n</graphml>\n")
-    return out.getvalue().encode("utf-8")
+    return out.getvalue()
 
 
 def gexf(network: nx.Graph) -> bytes:
@@ -106,7 +120,7 @@ def gexf(network: nx.Graph) -> bytes:
             for name, value in _items(attributes):
                 if name not in special[scope] and (scope, name) not in ids:
                     ids[(scope, name)] = (str(len(ids)), _xml_type(value, _GEXF_TYPES))
-    out = io.StringIO()
+    out = _Utf8()
     write = out.write
     write("<?xml version='1.0' encoding='utf-8'?>\n")
     write(
@@ -145,14 +159,14 @@ def gexf(network: nx.Graph) -> bytes:
         values("edge", ((k, v) for k, v in _items(attributes) if k != "weight"))
         write("      </edge>\n")
     write("    </edges>\n  </graph>\n</gexf>\n")
-    return out.getvalue().encode("utf-8")
+    return out.getvalue()
 
 
 def _json(fields: dict[str, object], lists: dict[str, Iterable[object]], within: str | None = None) -> bytes:
     """A JSON object of ``fields`` and then ``lists`` (the value of a key ``within`` an outer object, if given),
     written item by item (one item a line) with the C encoder: ``json.dumps(..., indent=...)`` takes Python's own
     encoder and builds the whole text from a whole tree."""
-    out = io.StringIO()
+    out = _Utf8()
     write = out.write
     write("{" if within is None else f"{{{json.dumps(within)}: {{")
     write(", ".join(f"{json.dumps(name)}: {json.dumps(value)}" for name, value in fields.items()))
@@ -163,7 +177,7 @@ def _json(fields: dict[str, object], lists: dict[str, Iterable[object]], within:
             write(json.dumps(item, ensure_ascii=False))
         write("\n]")
     write("}\n" if within is None else "}}\n")
-    return out.getvalue().encode("utf-8")
+    return out.getvalue()
 
 
 def node_link(network: nx.Graph) -> bytes:

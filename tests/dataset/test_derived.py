@@ -174,3 +174,38 @@ def test_every_kind_of_value_the_code_keys_has_a_data_format() -> None:
                 assert isinstance(node.args[0], ast.Constant), f"{path}: derived_key's kind must be a literal"
                 kinds.add(node.args[0].value)
     assert {"incidence", "network", "layout", "summary", "page", "view"} <= kinds <= set(DATA_FORMATS)
+
+
+texts = st.text(max_size=6)  # any character: escapes, CJK, U+2028, surrogates' neighbours
+attributes = st.dictionaries(
+    st.sampled_from(["name", "papers", "areas", "weight", "fractional", "lower_bound", "community"]),
+    st.one_of(texts, st.integers(), st.floats(allow_nan=False), st.booleans(), st.lists(texts, max_size=3)),
+    max_size=4,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(texts, attributes, max_size=8),
+    st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7), attributes), max_size=12),
+    attributes,
+)
+def test_a_network_is_written_item_by_item_as_json_dumps_writes_it_whole(nodes, edges, graph) -> None:
+    """The network's JSON is written item by item (the whole document as lists, text and bytes held 736 MB beside
+    the 532 MB network at 100,000 papers): the same bytes as ``json.dumps`` of the whole document."""
+    import networkx as nx
+
+    network = nx.Graph(**graph)
+    network.add_nodes_from(nodes.items())
+    names = list(nodes)
+    for a, b, data in edges:
+        if a < len(names) and b < len(names):
+            network.add_edge(names[a], names[b], **data)
+    whole = {
+        "graph": network.graph,
+        "nodes": [[node, data] for node, data in network.nodes(data=True)],
+        "edges": [[a, b, data] for a, b, data in network.edges(data=True)],
+    }
+    written = DATA_FORMATS["network"][1](network)
+    assert written == json.dumps(whole, ensure_ascii=False, default=sorted).encode("utf-8")
+    assert list(DATA_FORMATS["network"][2](written).edges(data=True)) == list(network.edges(data=True))

@@ -37,6 +37,7 @@ from bibgraph.graph.dataset.directory import (
 )
 from bibgraph.graph.dataset.dumpsegments import JoinedFile, parts
 from bibgraph.graph.networks import engine, incidence
+from bibgraph.graph.networks.spec import COAUTHORS
 from bibgraph.graph.rdf.vocab import BG
 from bibgraph.seeds import seed_directory
 from bibgraph.web.commands import versionwrite
@@ -59,6 +60,8 @@ PAGES = (
     "/download/bibgraph.ttl",
     "/download/bibgraph.nt.gz",
     "/download/bibgraph.jsonld",
+    *(f"/graph/coauthors.{fmt}" for fmt in ("graphml", "gexf", "json", "vosviewer")),  # whole networks' downloads
+    "/graph/topics.vosviewer",
 )
 PAPERS_PER_AREA = """PREFIX dcterms: <http://purl.org/dc/terms/>
 SELECT ?concept (COUNT(?paper) AS ?n) WHERE { ?paper dcterms:subject ?concept } GROUP BY ?concept ORDER BY ?concept"""
@@ -318,6 +321,10 @@ def test_add_equals_a_build_of_all_the_lists(lists: Path, tmp_path: Path, capsys
         for number in range(max(1, -(-concept.papers // sitedata.ORDER_CHUNK))):
             found = [files.load(sitedata.order_piece_key(concept.iri, number)) for files in kept]
             assert found[0] == found[1] and found[1][0], (concept.iri, number)
+    # the whole co-author network's exports are left to the first download (the same bytes: PAGES); the topics' kept
+    for spec in sitedata.DEFAULT_EXPORTS:
+        files = [sitedata.export_file(current_version(r) / DERIVED, spec, "json", "weight") for r in (added, whole)]
+        assert files[1].is_file() and files[0].is_file() == (spec.kind != COAUTHORS), spec
     apps = [make_app(BIBGRAPH_STORE=f"dataset:{root}") for root in (added, whole)]
     try:
         clients = [app.test_client() for app in apps]

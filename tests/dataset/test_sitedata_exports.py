@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from bibgraph.graph.dataset import wholeexports
+from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name
 from bibgraph.graph.dataset.directory import DERIVED
 from bibgraph.graph.dataset.sitedata import DEFAULT_EXPORTS, export_file
 from bibgraph.graph.networks.exports import NETWORK_SYNTAXES
@@ -35,3 +37,29 @@ def test_a_download_with_no_filter_is_the_file_the_build_kept(client, derived: P
                 assert filtered.status_code == 200 and filtered.get_data() != path.read_bytes()
     finally:
         app.extensions["bibgraph"].close()
+
+
+def test_the_exports_made_in_a_child_process_are_the_bytes_made_in_process(
+    derived: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large network's exports are made by a child that exits (its memory given back): the same files, network
+    and layout as the build made in-process from the same incidence; a child that fails says why."""
+    monkeypatch.setattr(wholeexports, "CHILD_MIN_AUTHORSHIPS", 0)
+    key = derived_key("incidence")
+    found, incidence = DerivedFiles(derived).load(key)
+    assert found
+    child = tmp_path / "derived"
+    child.mkdir()
+    DerivedFiles(child, writable=True).save(key, incidence)
+    wholeexports.derive(child, incidence)
+    made = {path.name: path.read_bytes() for path in child.iterdir()}
+    for spec in DEFAULT_EXPORTS:
+        names = [export_file(child, spec, syntax.name, "weight").name for syntax in NETWORK_SYNTAXES]
+        names += [file_name(derived_key(what, spec)) for what in ("network", "layout")]
+        for name in names:
+            assert made.pop(name) == (derived / name).read_bytes(), name
+    assert set(made) == {file_name(key)}
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(wholeexports.ExportError, match="keeps no incidence"):
+        wholeexports.derive(empty, incidence)

@@ -49,6 +49,12 @@ NAME = str(FOAF.name)
 COUNTS = ("records", "papers", "authors", "authorships", "concepts", "triples")  # in the manifest
 
 
+# The whole networks whose exports an add keeps: the topic network (one node per concept). The whole co-author
+# network's (its layout of every author, four formats: minutes and a GB at 100,000 papers, whatever was added) is
+# left to the first download that asks, made by the server in its fair share (web/maps/views.py), the same bytes.
+ADDED_EXPORTS = (NetworkSpec(TOPICS),)
+
+
 class DeriveError(RuntimeError):
     """The views' data of the new version could not be derived (nothing is published)."""
 
@@ -179,7 +185,7 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
             del store  # read-only: nothing to flush
             gc.collect()  # release RocksDB's files before the derivation opens the store
     try:
-        sitedata.derive(version, max_view_nodes)
+        sitedata.derive(version, max_view_nodes, None if previous is None else ADDED_EXPORTS)
     except Exception as error:  # any failure: the version is not published, and the user is told why
         raise DeriveError(f"deriving the views' data of {version} failed: {error}") from error
 
