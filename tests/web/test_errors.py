@@ -5,7 +5,8 @@ from types import ModuleType
 
 import pytest
 
-from bibgraph.graph.serving import fairshare, guard, pool, worker
+from bibgraph.graph.serving import fairshare, pool, worker
+from bibgraph.graph.sparql import guard
 from bibgraph.graph.stores import store
 from bibgraph.web.errors import STATUSES, answer_exception, status_of
 

@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bibgraph.graph.ingest.authorline import MAX_AUTHORS
-from bibgraph.graph.serving import fairshare, guard, pool, worker
+from bibgraph.graph.serving import fairshare, pool, worker
 from bibgraph.graph.site.pagedata import histogram_bins
+from bibgraph.graph.sparql import guard
 from bibgraph.graph.stores import store
 from bibgraph.web.errors import answer_exception
 
