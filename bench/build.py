@@ -129,6 +129,7 @@ def _dataset(directory: Path, out: Path) -> dict:
     stages.wrap(build, "void_ntriples", "  of which VoID statistics (the engine's counts: older checkouts)")
     stages.wrap(getattr(void, "VoidTally", None), "_count", "  of which VoID tally of the lines (as they stream)")
     stages.wrap(getattr(void, "VoidTally", None), "counts", "  of which VoID distinct counts (after the stream)")
+    stages.wrap(build, "engine_counts", "  of which VoID counted by the engine (after the load)")
     stages.wrap(Collected, "add", "  of which identity: evidence collected per record")
     stages.wrap(model, "persons_of", "  of which identity: persons decided")
     stages.wrap(versionwrite, "write_dataset_dumps", "dumps from the store (a build from dumps)")

@@ -12,7 +12,7 @@ import pyoxigraph as ox
 from tqdm import tqdm
 
 from bibgraph.graph.dataset.triples import Catalogue
-from bibgraph.graph.dataset.void import VoidTally, void_lines
+from bibgraph.graph.dataset.void import engine_counts, void_lines
 from bibgraph.graph.identity import curation
 from bibgraph.graph.identity.curation import Applied
 from bibgraph.graph.identity.features import Collected
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 PROGRESS_MIN_BYTES = 2_000_000
 EXAMPLES_PER_CLASS = 5
 BULK_READ_BYTES = 1 << 20
+BATCH_LINES = 4096  # lines joined into one chunk for the loader and the dump
 
 
 @dataclass
@@ -217,14 +218,12 @@ def build_graph(
     store: OxigraphGraphStore | None = None,
     progress: bool = True,
     ntriples: BinaryIO | None = None,
-    scratch: Path | None = None,
     numbering: Numbering | None = None,
 ) -> tuple[OxigraphGraphStore, BuildReport]:
     """Build the graph of the given files or directories (the seeds if none) into ``store`` (new by default).
 
     With ``ntriples``, the data (not the VoID description) is also written there as N-Triples as it
-    streams into the store, each triple once: a dump without a second pass over the store. ``scratch``
-    holds the VoID counts' temporary files (the system's temporary directory when None). ``numbering``: the
+    streams into the store, each triple once: a dump without a second pass over the store. ``numbering``: the
     person keys the dataset published before (kept; the report's ``numbering`` is what this build publishes).
     """
     iris = Iris(base)
@@ -233,36 +232,47 @@ def build_graph(
     catalogue = Catalogue(identity=Collected(), curation=curation.read(curation.find(inputs)), numbering=numbering)
     problems: list[Problem] = []
     report = BuildReport(problems=problems)
-    with VoidTally(iris.base, scratch) as tally:  # counted as the lines pass, not from the store afterwards
-        lines = graph_lines(inputs, iris, catalogue, problems, progress, report)
-        if store.kind == "disk":
-            # RocksDB files written directly, parsed on every core while Python makes the next lines:
-            # a disk store's order is its keys', so the dump's bytes do not depend on the load.
-            reader = ChunkReader(tally.chunks(lines), ntriples)
-            store.store.bulk_load(io.BufferedReader(reader, BULK_READ_BYTES), format=ox.RdfFormat.N_TRIPLES)
-        else:
-            counted = tally.lines(lines)
-            store.load_ntriples(_copied(counted, ntriples) if ntriples else counted)
-        problems.sort(key=lambda problem: (problem.source, problem.line))
-        report.files = len(list(find_input_files(inputs)))
-        report.records = catalogue.records
-        report.papers = catalogue.papers
-        report.authors = catalogue.persons
-        report.authorships = catalogue.authorships
-        report.concepts = len(catalogue.areas) + len(catalogue.subareas)
-        report.truncated = catalogue.truncated
-        report.merged_names = catalogue.joined
-        report.shared_names = catalogue.shared
-        report.curation = catalogue.curated
-        report.identity_seconds = catalogue.identity_seconds
-        report.numbering = catalogue.numbering
-        report.duplicate_records = catalogue.duplicate_records
-        del catalogue
-        gc.collect()  # the catalogue's memory back before the distinct terms are counted
-        counts = tally.counts()
-    store.load_ntriples(void_lines(counts, iris))
-    report.triples = store.triple_count()
+    lines = graph_lines(inputs, iris, catalogue, problems, progress, report)
+    if store.kind == "disk":
+        # RocksDB files written directly, parsed on every core while Python makes the next lines:
+        # a disk store's order is its keys', so the dump's bytes do not depend on the load.
+        reader = ChunkReader(_chunks(lines), ntriples)
+        store.store.bulk_load(io.BufferedReader(reader, BULK_READ_BYTES), format=ox.RdfFormat.N_TRIPLES)
+    else:
+        store.load_ntriples(_copied(lines, ntriples) if ntriples else lines)
+    problems.sort(key=lambda problem: (problem.source, problem.line))
+    report.files = len(list(find_input_files(inputs)))
+    report.records = catalogue.records
+    report.papers = catalogue.papers
+    report.authors = catalogue.persons
+    report.authorships = catalogue.authorships
+    report.concepts = len(catalogue.areas) + len(catalogue.subareas)
+    report.truncated = catalogue.truncated
+    report.merged_names = catalogue.joined
+    report.shared_names = catalogue.shared
+    report.curation = catalogue.curated
+    report.identity_seconds = catalogue.identity_seconds
+    report.numbering = catalogue.numbering
+    report.duplicate_records = catalogue.duplicate_records
+    del catalogue
+    gc.collect()  # the catalogue's memory back before the engine counts the distinct terms
+    counts = engine_counts(store.store, iris.base)  # each triple once in the store: its count is the data's
+    described = list(void_lines(counts, iris))
+    store.load_ntriples(described)
+    report.triples = counts.triples + len(described)
     return store, report
+
+
+def _chunks(lines: Iterable[str]) -> Iterator[bytes]:
+    """``lines`` a batch at a time, each batch one UTF-8 chunk: what a loader or a dump file takes, with no
+    Python step per line between the builder and them."""
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) == BATCH_LINES:
+            yield "".join(batch).encode("utf-8")
+            batch = []
+    yield "".join(batch).encode("utf-8")
 
 
 def _unpublishable(record: Record) -> str | None:
