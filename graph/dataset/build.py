@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 PROGRESS_MIN_BYTES = 2_000_000
 EXAMPLES_PER_CLASS = 5
 BULK_READ_BYTES = 1 << 20
+GC_THRESHOLD = 100_000  # allocations between the collector's youngest-generation runs (Python's default: 700)
 BATCH_LINES = 4096  # lines joined into one chunk for the loader and the dump
 
 
@@ -140,8 +141,26 @@ def graph_lines(
 
     Records stream straight into the store: a build holds names and concepts, never abstracts.
     A first, cheap pass collects the areas named in any file (``Area · Subarea`` lines), which
-    the reader needs to place a bare area line.
+    the reader needs to place a bare area line. The cyclic garbage collector runs rarely meanwhile: the catalogue
+    grows by millions of small containers that live until the end, and each full collection walked them all
+    again (a sixth of the lines' CPU at 10,000 papers); what the build drops in cycles is little.
     """
+    before = gc.get_threshold()
+    gc.set_threshold(GC_THRESHOLD, *before[1:])
+    try:
+        yield from _graph_lines(paths, iris, catalogue, problems, progress, report)
+    finally:
+        gc.set_threshold(*before)
+
+
+def _graph_lines(
+    paths: Sequence[Path],
+    iris: Iris,
+    catalogue: Catalogue,
+    problems: list[Problem],
+    progress: bool,
+    report: BuildReport | None,
+) -> Iterator[str]:
     files = list(find_input_files(paths, problems))
     sizes = [_size(path) for path, _ in files]
     known_areas = scan_areas(path for path, _ in files)

@@ -78,3 +78,24 @@ def test_a_chunk_reader_gives_the_chunks_bytes_whatever_the_reads(lines: list[st
     stream = io.BufferedReader(ChunkReader(iter(chunks), copy), buffer_size=size)
     read = b"".join(iter(lambda: stream.read(size), b""))
     assert read == copy.getvalue() == b"".join(chunks)
+
+
+def test_the_collector_runs_rarely_while_the_lines_are_made_and_as_before_after(tmp_path: Path) -> None:
+    """The catalogue's long-lived containers are not walked every 700 allocations; the setting is restored when the
+    lines end, and when their reader stops early."""
+    import gc
+
+    from bibgraph.graph.dataset import build
+    from bibgraph.graph.dataset.build import graph_lines
+    from bibgraph.graph.dataset.triples import Catalogue
+    from bibgraph.graph.rdf.iris import DEFAULT_BASE, Iris
+    from bibgraph.seeds import seed_directory
+
+    before = gc.get_threshold()
+    lines = graph_lines([seed_directory()], Iris(DEFAULT_BASE), Catalogue(), [], progress=False)
+    next(lines)
+    assert gc.get_threshold()[0] == build.GC_THRESHOLD
+    lines.close()
+    assert gc.get_threshold() == before
+    assert sum(1 for _ in graph_lines([seed_directory()], Iris(DEFAULT_BASE), Catalogue(), [], progress=False)) > 0
+    assert gc.get_threshold() == before
