@@ -78,7 +78,7 @@ def run_variant(variant: str, directory: Path, out: Path, store: str) -> dict:
         triples = write_floor(directory, out)
     elif variant == "lines":
         with out.open("w", encoding="utf-8") as stream:
-            triples = sum(stream.write(line) > 0 for line in _catalogue_lines(directory))
+            triples = sum(stream.write(text) and text.count("\n") for text in _catalogue_lines(directory))
     elif variant == "oxigraph-load":
         import pyoxigraph as ox
 

@@ -32,7 +32,7 @@ PROGRESS_MIN_BYTES = 2_000_000
 EXAMPLES_PER_CLASS = 5
 BULK_READ_BYTES = 1 << 20
 GC_THRESHOLD = 100_000  # allocations between the collector's youngest-generation runs (Python's default: 700)
-BATCH_LINES = 4096  # lines joined into one chunk for the loader and the dump
+CHUNK_CHARS = 1 << 19  # characters of whole lines joined into one chunk for the loader and the dump
 
 
 @dataclass
@@ -137,7 +137,8 @@ def graph_lines(
     progress: bool = True,
     report: BuildReport | None = None,
 ) -> Iterator[str]:
-    """N-Triples of every record, file by file in a stable order, then of people and concepts.
+    """N-Triples of every record, file by file in a stable order, then of people and concepts: texts of whole
+    lines (a record's at a time: no Python step per line between the catalogue and the loader).
 
     Records stream straight into the store: a build holds names and concepts, never abstracts.
     A first, cheap pass collects the areas named in any file (``Area · Subarea`` lines), which
@@ -184,7 +185,7 @@ def _graph_lines(
                     continue
                 if report is not None:
                     report.note(record)
-                yield from catalogue.add(record, iris)
+                yield "".join(catalogue.add(record, iris))
             bar.update(size)
     yield from catalogue.closing(iris)
 
@@ -218,10 +219,10 @@ class ChunkReader(io.RawIOBase):
         return count
 
 
-def _copied(lines: Iterable[str], out: BinaryIO) -> Iterator[str]:
-    for line in lines:
-        out.write(line.encode("utf-8"))
-        yield line
+def _copied(texts: Iterable[str], out: BinaryIO) -> Iterator[str]:
+    for text in texts:
+        out.write(text.encode("utf-8"))
+        yield text
 
 
 def _size(path: Path) -> int:
@@ -258,7 +259,8 @@ def build_graph(
         reader = ChunkReader(_chunks(lines), ntriples)
         store.store.bulk_load(io.BufferedReader(reader, BULK_READ_BYTES), format=ox.RdfFormat.N_TRIPLES)
     else:
-        store.load_ntriples(_copied(lines, ntriples) if ntriples else lines)
+        texts = _texts(lines)
+        store.load_ntriples(_copied(texts, ntriples) if ntriples else texts, batch_lines=1)
     problems.sort(key=lambda problem: (problem.source, problem.line))
     report.files = len(list(find_input_files(inputs)))
     report.records = catalogue.records
@@ -282,16 +284,23 @@ def build_graph(
     return store, report
 
 
-def _chunks(lines: Iterable[str]) -> Iterator[bytes]:
-    """``lines`` a batch at a time, each batch one UTF-8 chunk: what a loader or a dump file takes, with no
-    Python step per line between the builder and them."""
+def _texts(pieces: Iterable[str]) -> Iterator[str]:
+    """``pieces`` (whole lines each) joined into texts of about :data:`CHUNK_CHARS` characters."""
     batch: list[str] = []
-    for line in lines:
-        batch.append(line)
-        if len(batch) == BATCH_LINES:
-            yield "".join(batch).encode("utf-8")
-            batch = []
-    yield "".join(batch).encode("utf-8")
+    size = 0
+    for piece in pieces:
+        batch.append(piece)
+        size += len(piece)
+        if size >= CHUNK_CHARS:
+            yield "".join(batch)
+            batch, size = [], 0
+    yield "".join(batch)
+
+
+def _chunks(pieces: Iterable[str]) -> Iterator[bytes]:
+    """:func:`_texts` in UTF-8: what a loader or a dump file takes."""
+    for text in _texts(pieces):
+        yield text.encode("utf-8")
 
 
 def _unpublishable(record: Record) -> str | None:

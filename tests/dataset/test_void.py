@@ -74,7 +74,7 @@ def test_a_build_states_the_statistics_counted_over_its_triples(
     """Generated lists (records repeated across files, so the same papers, authors and areas recur, and duplicate
     records add sources to one paper), cut into chunks of a few lines: the stated figures are the plain counts over
     the store's triples, and the report counts the data and its description."""
-    monkeypatch.setattr(build, "BATCH_LINES", 5)
+    monkeypatch.setattr(build, "CHUNK_CHARS", 300)
     folder = tmp_path / f"lists-{len(list(tmp_path.iterdir()))}"
     folder.mkdir()
     for number in range(copies):
