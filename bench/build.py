@@ -78,7 +78,7 @@ def run_variant(variant: str, directory: Path, out: Path, store: str) -> dict:
         triples = write_floor(directory, out)
     elif variant == "lines":
         with out.open("w", encoding="utf-8") as stream:
-            triples = sum(stream.write(line) > 0 for line in _catalogue_lines(directory))
+            triples = sum(stream.write(text) and text.count("\n") for text in _catalogue_lines(directory))
     elif variant == "oxigraph-load":
         import pyoxigraph as ox
 
@@ -127,6 +127,7 @@ def _dataset(lists: Path, out: Path) -> dict:
     stages.wrap(build, "void_ntriples", "  of which VoID statistics (the engine's counts: older checkouts)")
     stages.wrap(getattr(void, "VoidTally", None), "_count", "  of which VoID tally of the lines (as they stream)")
     stages.wrap(getattr(void, "VoidTally", None), "counts", "  of which VoID distinct counts (after the stream)")
+    stages.wrap(build, "engine_counts", "  of which VoID counted by the engine (after the load)")
     stages.wrap(Collected, "add", "  of which identity: evidence collected per record")
     stages.wrap(triples, "persons_of", "  of which identity: persons decided")
     stages.wrap(versionwrite, "write_dataset_dumps", "dumps from the store (a build from dumps)")

@@ -92,10 +92,13 @@ def streamed_ntriples(directory: Path) -> BinaryIO:
 def complete_streamed_dumps(directory: Path, tail: Sequence[ox.Quad]) -> dict[str, dict]:
     """Make the dumps whole once :func:`streamed_ntriples` holds the data: the Turtle dump converted from
     it (parsed and written in Rust, no pass over the store), then the ``tail`` (VoID) quads at the end of
-    each. Returns the manifest's ``dumps`` entry."""
+    each. Returns the manifest's ``dumps`` entry.
+
+    The file is parsed leniently (IRIs not checked again: half the parse): it holds the very bytes the store's
+    strict loader read and accepted as they streamed (:class:`~.build.ChunkReader`)."""
     ntriples = directory / dump_name(rdf_syntax("nt"))
     turtle = directory / dump_name(rdf_syntax("turtle"))
-    data = ox.parse(path=str(ntriples), format=ox.RdfFormat.N_TRIPLES)
+    data = ox.parse(path=str(ntriples), format=ox.RdfFormat.N_TRIPLES, lenient=True)
     ox.serialize(data, str(turtle), format=ox.RdfFormat.TURTLE, prefixes=PREFIXES)
     paths = (ntriples, turtle)
     with ExitStack() as files:

@@ -1,15 +1,8 @@
-"""The VoID description of the dataset: counted from the very lines the store is built from, or (after an
-add) updated with index look-ups of what the add writes, so it never drifts from the store."""
+"""The VoID description of the dataset: counted by the engine over the store once it is loaded, or (after an add)
+updated with index look-ups of what the add writes, so it never drifts from the store."""
 
-import re
-import shutil
-import tempfile
-from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from hashlib import blake2b
-from pathlib import Path
-from types import TracebackType
 
 import pyoxigraph as ox
 from rdflib import DCTERMS, RDF, VOID, XSD
@@ -21,14 +14,6 @@ from bibgraph.graph.rdf.vocab import PREFIXES
 from bibgraph.graph.stores.store import OxigraphGraphStore
 
 _TYPE = ox.NamedNode(str(RDF.type))
-_TYPE_TOKEN = f"<{RDF.type}>"
-BUCKETS = 256  # digests of distinct terms are counted a bucket (by first byte) at a time
-SPILL_BYTES = 4 << 20  # buffered digests of one counter before they are appended to its temporary files
-RECENT = 1 << 14  # terms remembered to skip repeats (a class, an author's IRI) before digesting them
-BATCH_LINES = 4096  # lines counted at a time (list comprehensions: a line costs no Python call of its own)
-# A line as the builder writes it: subject and predicate hold no space (IRIs, blank nodes); the object is taken with
-# the " ." that ends every line (the same for every term, so distinct objects are counted alike), sparing a backtrack
-_TRIPLE = re.compile(r"^([^ \n]+) ([^ \n]+) ([^\n]*)$", re.MULTILINE)
 
 
 @dataclass
@@ -74,141 +59,43 @@ def _absent(
     return next(store.quads_for_pattern(subject, predicate, value), None) is None
 
 
-class DistinctTerms:
-    """How many distinct terms were added, exactly, in memory bounded whatever their number.
+def engine_counts(store: ox.Store, base: str) -> VoidCounts:
+    """The statistics of what ``store`` holds (call it before the VoID description is loaded), counted by the
+    engine after the load: a few scans in Rust over the encoded terms. Counting the lines as they streamed past
+    cost a Python step per line, a fifth of a build's CPU, and several times these scans.
 
-    Each term is kept as its 16-byte BLAKE2b digest (two distinct terms share one with a probability of
-    about n²/2¹²⁹: 10⁻²³ for a hundred million terms, as unlikely as two git objects sharing a name). The
-    digests are spread over :data:`BUCKETS` by their first byte and appended to one temporary file per
-    bucket once :data:`SPILL_BYTES` are buffered; at the end each bucket is deduplicated alone. The engine's
-    ``COUNT(DISTINCT ?o)`` over the whole store held every term at once (1.2 GB for the 8M subjects of a
-    million papers) and took minutes.
-    """
+    Distinct subjects and distinct objects are counted by two queries, not one: each holds a hash set of the
+    terms it has seen, and one query would hold both at once (the memory peak at a million papers)."""
 
-    def __init__(self, scratch: Path | None = None) -> None:
-        self.recent: set[str] = set()  # terms counted lately (classes, people, areas recur)
-        self.buffers = [bytearray() for _ in range(BUCKETS)]
-        self.buffered = 0
-        self.scratch = scratch  # where the temporary directory goes (None: the system's, ``TMPDIR``)
-        self.directory: Path | None = None  # made at the first spill: small inputs never touch the disk
+    def rows(query: str) -> list[tuple[str, ...]]:
+        """The values of the answer's IRIs and literals (these queries bind nothing else), by row."""
+        found = store.query(query)
+        if not isinstance(found, ox.QuerySolutions):
+            raise TypeError("expected solutions")
+        width = len(found.variables)
+        return [tuple(_value(solution[number]) for number in range(width)) for solution in found]
 
-    def update(self, terms: Iterable[str]) -> None:
-        """Count ``terms`` (a batch). Repeats within the batch and of the recent terms are dropped by a set
-        difference first (C-level string hashing), so only terms not seen lately are encoded and digested."""
-        fresh = set(terms)
-        fresh -= self.recent
-        if len(self.recent) >= RECENT:
-            self.recent.clear()
-        self.recent |= fresh
-        buffers = self.buffers
-        for term in fresh:
-            digest = blake2b(term.encode("utf-8"), digest_size=16).digest()
-            buffers[digest[0]] += digest
-        self.buffered += 16 * len(fresh)
-        if self.buffered >= SPILL_BYTES:
-            self._spill()
-
-    def _spill(self) -> None:
-        if self.directory is None:
-            self.directory = Path(tempfile.mkdtemp(prefix="bibgraph-void-", dir=self.scratch))
-        for number, buffer in enumerate(self.buffers):
-            if buffer:
-                with (self.directory / str(number)).open("ab") as spilled:
-                    spilled.write(buffer)
-                buffer.clear()
-        self.buffered = 0
-
-    def count(self) -> int:
-        """The number of distinct terms added."""
-        total = 0
-        for number, buffer in enumerate(self.buffers):
-            spilled = self.directory / str(number) if self.directory else None
-            data = (spilled.read_bytes() if spilled and spilled.exists() else b"") + bytes(buffer)
-            total += len({data[start : start + 16] for start in range(0, len(data), 16)})
-        return total
-
-    def close(self) -> None:
-        if self.directory is not None:
-            shutil.rmtree(self.directory, ignore_errors=True)
-            self.directory = None
+    properties = {p: int(n) for p, n in rows("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p")}
+    classes = {
+        c: int(n)
+        for c, n in rows("SELECT ?c (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s a ?c FILTER(isIRI(?c)) } GROUP BY ?c")
+    }
+    # the base written by pyoxigraph's serialiser: a literal whatever it holds
+    entities = f"SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s a ?c FILTER(STRSTARTS(STR(?s), {ox.Literal(base)})) }}"
+    return VoidCounts(
+        triples=sum(properties.values()),
+        entities=int(rows(entities)[0][0]),
+        subjects=int(rows("SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?o }")[0][0]),
+        objects=int(rows("SELECT (COUNT(DISTINCT ?o) AS ?n) WHERE { ?s ?p ?o }")[0][0]),
+        classes=classes,
+        properties=properties,
+    )
 
 
-class VoidTally:
-    """The statistics of the N-Triples lines a store is built from, counted as they stream past.
-
-    The lines hold each triple once and write each term one way only (:mod:`bibgraph.graph.rdf.ntriples`
-    writes what pyoxigraph writes), so counting their texts counts what the store holds: the same figures
-    as the engine's ``COUNT``/``COUNT(DISTINCT …)`` over the store (a test compares them), without a pass
-    over the store afterwards. A context manager: the temporary files of the distinct counts (in ``scratch``:
-    a dataset build gives its version directory, so a killed build leaves nothing behind that the next one does
-    not remove) are removed on leaving it.
-    """
-
-    def __init__(self, base: str, scratch: Path | None = None) -> None:
-        self.entity_prefix = f"<{base}"
-        self.triples = 0
-        self.properties: Counter[str] = Counter()  # by predicate as written (<IRI>)
-        self.classes: Counter[str] = Counter()
-        self.subjects, self.objects, self.entities = (DistinctTerms(scratch) for _ in range(3))
-
-    def __enter__(self) -> "VoidTally":
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        for counter in (self.subjects, self.objects, self.entities):
-            counter.close()
-
-    def lines(self, lines: Iterable[str]) -> Iterator[str]:
-        """``lines`` (``S P O .`` each, as the builder writes them), each counted as it passes, a batch at a time."""
-        for batch in _batches(lines):
-            self._count(batch, "".join(batch))
-            yield from batch
-
-    def chunks(self, lines: Iterable[str]) -> Iterator[bytes]:
-        """``lines`` counted a batch at a time, each batch given as one UTF-8 chunk: what a loader or a dump file
-        takes, with no Python step per line between the builder and them."""
-        for batch in _batches(lines):
-            text = "".join(batch)
-            self._count(batch, text)
-            yield text.encode("utf-8")
-
-    def _count(self, batch: list[str], text: str) -> None:
-        """Count ``batch`` (its lines joined are ``text``): one regular-expression pass splits every line (C, not a
-        Python call per line); sets drop the repeats before anything is digested."""
-        triples = _TRIPLE.findall(text)
-        if len(triples) != len(batch):
-            raise ValueError(f"{len(batch) - len(triples)} of {len(batch)} lines are not one N-Triples statement each")
-        self.triples += len(triples)
-        self.properties.update([predicate for _, predicate, _ in triples])
-        self.objects.update([value for _, _, value in triples])
-        self.subjects.update([subject for subject, _, _ in triples])
-        typed = [(subject, value) for subject, predicate, value in triples if predicate == _TYPE_TOKEN]
-        self.classes.update([value[:-2] for _, value in typed if value.startswith("<")])  # each triple once: an entity
-        self.entities.update([subject for subject, _ in typed if subject.startswith(self.entity_prefix)])
-
-    def counts(self) -> VoidCounts:
-        """The statistics of every line seen."""
-        return VoidCounts(
-            triples=self.triples,
-            entities=self.entities.count(),
-            subjects=self.subjects.count(),
-            objects=self.objects.count(),
-            classes={iri[1:-1]: number for iri, number in self.classes.items()},
-            properties={iri[1:-1]: number for iri, number in self.properties.items()},
-        )
-
-
-def _batches(lines: Iterable[str]) -> Iterator[list[str]]:
-    batch: list[str] = []
-    for line in lines:
-        batch.append(line)
-        if len(batch) == BATCH_LINES:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+def _value(term: object) -> str:
+    if isinstance(term, ox.NamedNode | ox.Literal):
+        return term.value
+    raise TypeError(f"expected an IRI or a literal: {term!r}")
 
 
 def recorded_counts(described: Sequence[ox.Quad], iris: Iris) -> VoidCounts:

@@ -78,3 +78,38 @@ def test_a_chunk_reader_gives_the_chunks_bytes_whatever_the_reads(lines: list[st
     stream = io.BufferedReader(ChunkReader(iter(chunks), copy), buffer_size=size)
     read = b"".join(iter(lambda: stream.read(size), b""))
     assert read == copy.getvalue() == b"".join(chunks)
+
+
+def test_the_collector_runs_rarely_while_the_lines_are_made_and_as_before_after(tmp_path: Path) -> None:
+    """The catalogue's long-lived containers are not walked every 700 allocations; the setting is restored when the
+    lines end, and when their reader stops early."""
+    import gc
+
+    from bibgraph.graph.dataset import build
+    from bibgraph.graph.dataset.build import graph_lines
+    from bibgraph.graph.dataset.triples import Catalogue
+    from bibgraph.graph.rdf.iris import DEFAULT_BASE, Iris
+    from bibgraph.seeds import seed_directory
+
+    before = gc.get_threshold()
+    lines = graph_lines([seed_directory()], Iris(DEFAULT_BASE), Catalogue(), [], progress=False)
+    next(lines)
+    assert gc.get_threshold()[0] == build.GC_THRESHOLD
+    lines.close()
+    assert gc.get_threshold() == before
+    assert sum(1 for _ in graph_lines([seed_directory()], Iris(DEFAULT_BASE), Catalogue(), [], progress=False)) > 0
+    assert gc.get_threshold() == before
+
+
+def test_the_store_loader_checks_the_streamed_lines_the_turtle_dump_then_parses_leniently(tmp_path: Path) -> None:
+    """The Turtle dump is converted from the N-Triples copy without checking IRIs again: the strict loader of the
+    store read the same bytes, and refuses a bad IRI the lenient parse would let through."""
+    import pyoxigraph as ox
+    import pytest
+
+    bad = b"<http://a.test/s> <http://a.test/p> <http://a.test/o o> .\n"
+    chunks = [b"<http://a.test/s> <http://a.test/p> <http://a.test/o> .\n", bad]
+    store = ox.Store(str(tmp_path / "store"))
+    with pytest.raises(SyntaxError):
+        store.bulk_load(io.BufferedReader(ChunkReader(iter(chunks), io.BytesIO())), format=ox.RdfFormat.N_TRIPLES)
+    assert len(list(ox.parse(bad, format=ox.RdfFormat.N_TRIPLES, lenient=True))) == 1

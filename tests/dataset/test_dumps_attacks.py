@@ -14,7 +14,7 @@ from rdflib import Literal as RdfLiteral
 
 from bibgraph.graph.dataset.build import build_graph
 from bibgraph.graph.dataset.triples import Catalogue
-from bibgraph.graph.dataset.void import VoidTally, void_lines
+from bibgraph.graph.dataset.void import engine_counts, void_lines
 from bibgraph.graph.ingest.names import person_key
 from bibgraph.graph.ingest.records import Record
 from bibgraph.graph.rdf.formats import RDF_SYNTAXES
@@ -73,10 +73,9 @@ def build(records: list[Record]) -> OxigraphGraphStore:
     """The graph of ``records`` made through the model directly (paper lists cannot carry line breaks)."""
     iris, catalogue = Iris(BASE), Catalogue()
     store = OxigraphGraphStore.memory()
-    with VoidTally(iris.base) as tally:  # as build_graph counts them
-        store.load_ntriples(tally.lines(chain.from_iterable(catalogue.add(record, iris) for record in records)))
-        store.load_ntriples(tally.lines(catalogue.closing(iris)))
-        store.load_ntriples(void_lines(tally.counts(), iris))
+    store.load_ntriples(chain.from_iterable(catalogue.add(record, iris) for record in records))
+    store.load_ntriples(catalogue.closing(iris))
+    store.load_ntriples(void_lines(engine_counts(store.store, iris.base), iris))  # as build_graph counts them
     return store
 
 

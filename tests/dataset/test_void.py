@@ -1,8 +1,6 @@
-"""The VoID statistics a build counts from its lines, and those an add updates from what it adds, equal the
-engine's counts over the whole graph (:mod:`tests.void_oracle`)."""
+"""The VoID statistics a build has the engine count, and those an add updates from what it adds, equal the
+plain counts over every triple (:mod:`tests.void_oracle`)."""
 
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -10,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.dataset import void
+from bibgraph.graph.dataset import build, void
 from bibgraph.graph.dataset.build import build_graph
-from bibgraph.graph.dataset.void import DistinctTerms, VoidTally, recorded_counts, void_lines, void_quads
+from bibgraph.graph.dataset.void import engine_counts, recorded_counts, void_lines, void_quads
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.seeds import seed_directory
@@ -70,125 +68,59 @@ def _stated_and_counted(store: OxigraphGraphStore, iris: Iris) -> tuple[void.Voi
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(_record, min_size=1, max_size=6), st.integers(min_value=1, max_value=3))
-def test_a_build_states_the_statistics_the_engine_counts(
+def test_a_build_states_the_statistics_counted_over_its_triples(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generated: list, copies: int
 ) -> None:
-    """Generated lists (records repeated across files, so the same papers, authors and areas recur), the
-    distinct counts spilled to their temporary files after every few digests: the stated figures are the
-    engine's."""
-    monkeypatch.setattr(void, "SPILL_BYTES", 16 * 8)
-    monkeypatch.setattr(void, "RECENT", 4)
-    monkeypatch.setattr(void, "BATCH_LINES", 5)  # runs of a subject cut across batches, too
+    """Generated lists (records repeated across files, so the same papers, authors and areas recur, and duplicate
+    records add sources to one paper), cut into chunks of a few lines: the stated figures are the plain counts over
+    the store's triples, and the report counts the data and its description."""
+    monkeypatch.setattr(build, "CHUNK_CHARS", 300)
     folder = tmp_path / f"lists-{len(list(tmp_path.iterdir()))}"
     folder.mkdir()
     for number in range(copies):
         (folder / f"list{number}.txt").write_text(render(generated[number:] or generated), encoding="utf-8")
     iris = Iris(SITE)
-    store, _ = build_graph([folder], base=SITE, progress=False)
+    disk = OxigraphGraphStore.disk(tmp_path / f"store-{folder.name}")
+    store, report = build_graph([folder], base=SITE, store=disk, progress=False)
+    assert report.triples == store.triple_count()
     stated, counted = _stated_and_counted(store, iris)
     assert stated == counted
     assert stated.subjects > 0 and stated.objects > 0 and stated.entities > 0
 
 
-def test_a_disk_build_of_the_seeds_states_the_engines_statistics(tmp_path: Path) -> None:
+def test_an_in_memory_build_of_the_seeds_states_the_plain_statistics() -> None:
     iris = Iris(SITE)
-    store, _ = build_graph(
-        [seed_directory()], base=SITE, store=OxigraphGraphStore.disk(tmp_path / "store"), progress=False
-    )
+    store, report = build_graph([seed_directory()], base=SITE, progress=False)
+    assert report.triples == store.triple_count()
     stated, counted = _stated_and_counted(store, iris)
     assert stated == counted
 
 
+BLANKS = [ox.BlankNode(f"b{i}") for i in range(2)]
+TEXTS = st.text(alphabet=st.sampled_from(' ."\\<>a\u3000\u2028\u00a0\U0001f600'), max_size=8)
+
+
+@st.composite
+def any_quads(draw: st.DrawFn) -> ox.Quad:
+    """Named and blank subjects, the base's and others', classes that are literals too, literals that differ only
+    in language or datatype."""
+    subject = draw(st.sampled_from([*NODES, *BLANKS]))
+    predicate = draw(st.sampled_from(PROPERTIES))
+    text = draw(TEXTS)
+    value = draw(
+        st.one_of(
+            st.sampled_from([*NODES, *BLANKS, *CLASSES]),
+            st.just(ox.Literal(text)),
+            st.just(ox.Literal(text, language="en")),
+            st.just(ox.Literal(text, datatype=ox.NamedNode("http://example.org/vocab#d"))),
+        )
+    )
+    return ox.Quad(subject, predicate, value)
+
+
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.text(max_size=6), max_size=200), st.integers(min_value=1, max_value=6))
-def test_distinct_terms_are_counted_exactly_whatever_spills(terms: list[str], spill_digests: int) -> None:
-    """Any texts (empty, astral, repeated) are counted once each, through the buffers, the memory of recent
-    digests and the spilled files alike; the files are gone once closed."""
-    terms = [term.encode("utf-8", "surrogatepass").decode("utf-8", "replace") for term in terms]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(void, "SPILL_BYTES", 16 * spill_digests)
-        patch.setattr(void, "RECENT", 3)
-        counter = DistinctTerms()
-        try:
-            for start in range(0, len(terms), 7):  # batches of a few terms, so the recent ones are forgotten often
-                counter.update(terms[start : start + 7])
-            spilled = counter.directory
-            assert counter.count() == len(set(terms))
-        finally:
-            counter.close()
-    assert spilled is None or not spilled.exists()
-    if len(set(terms)) > spill_digests + 3:  # more distinct digests than the buffers and the recent ones hold
-        assert spilled is not None
-
-
-def test_a_failed_build_leaves_no_temporary_files(monkeypatch: pytest.MonkeyPatch) -> None:
-    made: list[Path] = []
-    original = tempfile.mkdtemp
-
-    def mkdtemp(**options: str) -> str:
-        made.append(Path(original(**options)))
-        return str(made[-1])
-
-    monkeypatch.setattr(void, "SPILL_BYTES", 16)
-    monkeypatch.setattr(void, "BATCH_LINES", 10)
-    monkeypatch.setattr(void.tempfile, "mkdtemp", mkdtemp)
-
-    def lines() -> Iterator[str]:
-        for number in range(50):
-            yield f"<{SITE}s{number}> <{TYPE.value}> <{SITE}C{number}> .\n"
-        raise OSError("disk full")
-
-    with pytest.raises(OSError, match="disk full"), VoidTally(SITE) as tally:
-        for _ in tally.lines(lines()):
-            pass
-    assert len(made) == 3  # subjects, objects and entities each spilled
-    assert not any(path.exists() for path in made)
-
-
-def test_a_dataset_build_spills_into_its_version_and_keeps_nothing_of_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The counts' temporary files go inside the version being built (so a killed build's are removed with it)
-    and are gone before the checksums are taken: the version holds only what its manifest lists."""
-    from bibgraph.graph.dataset.directory import verify
-    from bibgraph.web.commands.versionwrite import build_dataset
-
-    made: list[Path] = []
-    original = tempfile.mkdtemp
-
-    def mkdtemp(**options: str) -> str:
-        made.append(Path(original(**options)))
-        return str(made[-1])
-
-    monkeypatch.setattr(void, "SPILL_BYTES", 16 * 64)
-    monkeypatch.setattr(void.tempfile, "mkdtemp", mkdtemp)
-    monkeypatch.setattr("bibgraph.web.commands.versionwrite.derive", lambda version, base, previous=None: None)
-    version, _ = build_dataset([seed_directory()], tmp_path / "dataset", SITE)
-    assert len(made) == 3  # subjects, objects, entities: each inside the version being built (a temporary)
-    assert all(tmp_path in path.parents and path.parent.name.startswith(f".{version.name}.") for path in made)
-    assert not any(path.exists() for path in made)
-    assert not list(version.glob("bibgraph-void-*")) and verify(version) == []
-
-
-@settings(max_examples=50, deadline=None)
-@given(st.lists(st.text(alphabet=st.sampled_from(' ."\\<>a\u3000\u2028\u00a0'), max_size=12), min_size=1, max_size=30))
-def test_the_tally_splits_every_line_as_its_three_terms(texts: list[str]) -> None:
-    """Literals holding spaces, " .", U+3000, U+2028 or U+00A0 are one object each: the batch's one split
-    (a regular expression over the joined lines) counts what splitting each line alone counts."""
-    from bibgraph.graph.rdf.ntriples import literal
-
-    lines = [f"<{SITE}s{n % 3}> <{SITE}p{n % 2}> {literal(text)} .\n" for n, text in enumerate(texts)]
-    with VoidTally(SITE) as tally:
-        chunks = list(tally.chunks(lines))
-        counts = tally.counts()
-    assert b"".join(chunks) == "".join(lines).encode("utf-8")
-    split = [line[:-3].split(" ", 2) for line in lines]
-    assert counts.triples == len(lines)
-    assert counts.subjects == len({s for s, _, _ in split})
-    assert counts.objects == len({o for _, _, o in split})
-    assert counts.properties == {p[1:-1]: sum(1 for _, q, _ in split if q == p) for _, p, _ in split}
-
-
-def test_a_line_that_is_not_one_statement_is_refused() -> None:
-    with VoidTally(SITE) as tally, pytest.raises(ValueError, match="not one N-Triples statement"):
-        list(tally.chunks([f"<{SITE}s> <{SITE}p> <{SITE}o> .\n", "<broken>\n"]))
+@given(st.lists(any_quads(), max_size=40))
+def test_the_engine_counts_what_plain_sets_count(quads: list[ox.Quad]) -> None:
+    store = OxigraphGraphStore.memory()
+    store.store.extend(quads)
+    assert engine_counts(store.store, BASE) == void_counts(store, Iris(BASE))

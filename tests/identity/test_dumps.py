@@ -53,7 +53,7 @@ def dumps(inputs: list[Path], out: Path) -> dict[str, bytes]:
     out.mkdir()
     store = OxigraphGraphStore.disk(out / "store")
     with streamed_ntriples(out / "dumps") as ntriples:
-        fill(store, inputs, BASE, ntriples, scratch=out)
+        fill(store, inputs, BASE, ntriples)
     complete_streamed_dumps(out / "dumps", void_quads(store, Iris(BASE)))
     store.close()
     return {path.suffix: path.read_bytes() for path in (out / "dumps").iterdir()}

@@ -71,7 +71,7 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
             manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
         else:  # the N-Triples dump written as the data streams into the store
             with streamed_ntriples(version / DUMPS) as ntriples:
-                report = fill(store, inputs, base, ntriples, scratch=version, numbering=published) or BuildReport()
+                report = fill(store, inputs, base, ntriples, numbering=published) or BuildReport()
             manifest["dumps"] = complete_streamed_dumps(version / DUMPS, void_quads(store, Iris(base)))
         if report.numbering is not None:  # the person keys published: a rebuild into this dataset keeps them
             report.numbering.write(version / numbering.FILE_NAME)
