@@ -121,6 +121,23 @@ def test_scores_equal_but_for_rounding_are_a_tie_broken_by_title(tmp_path: Path)
     index.close()
 
 
+@settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data(), st.integers(1, 3))
+def test_the_order_a_store_lists_its_rows_in_changes_no_answer(tmp_path: Path, data: st.DataObject, ranked: int):
+    """Two stores list the same texts in their own orders (Virtuoso's is not the embedded store's): both indexes
+    give the same hits in the same order, a broad query's bounded ranking (past RANKED matches) included."""
+    documents, facts = data.draw(corpora())
+    listed = data.draw(st.permutations(documents))
+    first = index_of(tmp_path / "first.sqlite", documents, facts)
+    second = index_of(tmp_path / "second.sqlite", listed, facts)
+    with patch.object(search, "RANKED", ranked):
+        for _ in range(3):
+            query = data.draw(queries(documents))
+            assert second.search(query, 0, 1000) == first.search(query, 0, 1000)
+    first.close()
+    second.close()
+
+
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_with_one_query_word_papers_rank_as_with_the_former_idf(tmp_path: Path, data: st.DataObject) -> None:

@@ -14,6 +14,7 @@ import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
+from unittest.mock import patch
 
 import networkx as nx
 import pyoxigraph as ox
@@ -30,7 +31,7 @@ from bibgraph.graph.engines.publish import PASSWORD_ENV, Engine, PublishError, T
 from bibgraph.graph.networks import Filters, coauthor, ego, topic
 from bibgraph.graph.networks.incidence import incidence_of
 from bibgraph.graph.rdf.formats import rdf_syntax
-from bibgraph.graph.site import searchbuild
+from bibgraph.graph.site import search, searchbuild
 from bibgraph.graph.site.search import SearchIndexError
 from bibgraph.graph.stores import remote as remote_store
 from bibgraph.graph.stores.remote import CONTENT, RemoteGraphStore, pointer_graph
@@ -384,6 +385,17 @@ def test_every_page_and_view_agrees_with_the_embedded_store(client, remote_clien
         if "/graph/coauthors" in path or "/graph/ego" in path:
             continue  # community colours may differ (Louvain); the networks are compared below
         assert far.get_data(as_text=True) == local.get_data(as_text=True), path
+
+
+@pytest.mark.virtuoso
+@pytest.mark.parametrize("query", ["a", "the", "network", "李"])
+def test_a_broad_search_agrees_with_the_embedded_store(client, remote_client, query: str) -> None:
+    """Past RANKED matches papers are ranked from those indexed last: the index built through an engine (which
+    lists papers in its own order) and the dataset's give the same pages as the embedded store's."""
+    with patch.object(search, "RANKED", 2):
+        for page in (1, 2):
+            path = f"/search?q={urllib.parse.quote(query)}&page={page}"
+            assert remote_client.get(path).get_data(as_text=True) == client.get(path).get_data(as_text=True), path
 
 
 @pytest.mark.virtuoso
