@@ -149,7 +149,8 @@ def _add_documents(db: sqlite3.Connection, documents: Iterable[Document], number
     papers = db.execute(
         "SELECT iri, group_concat(body, ' '), min(title) FROM texts WHERE kind = 'paper' GROUP BY iri ORDER BY iri"
     )
-    for in_order in _batches((iri, body, title, None) for iri, body, title in papers):
+    no_spellings: list[str] | None = None
+    for in_order in _batches((iri, body, title, no_spellings) for iri, body, title in papers):
         _insert_items(db, "paper", in_order, numbers)
 
 
