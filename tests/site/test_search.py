@@ -397,6 +397,29 @@ def test_a_dataset_with_a_damaged_index_says_so(built: Path, tmp_path: Path) -> 
         app.extensions["bibgraph"].close()
 
 
+def test_the_start_opens_and_checks_a_kept_index_before_the_first_search(built: Path, monkeypatch) -> None:
+    """``serve``'s warm-up reads the kept index's checksum (the whole file: 2 GB at a million papers), so a
+    first search finds it open; a server without a kept index builds none at start (the first search does)."""
+    from bibgraph.web import server
+    from bibgraph.web.maps import cache
+
+    checked: list[Path] = []
+    digest = cache.file_digest
+    monkeypatch.setattr(cache, "file_digest", lambda path: checked.append(path) or digest(path))
+    for store, kept in ((f"dataset:{built}", True), ("memory", False)):
+        app = make_app(BIBGRAPH_STORE=store)
+        try:
+            server.warm_search_index(app)
+            assert checked == ([current_version(built) / DERIVED / FILE_NAME] if kept else [])
+            with app.app_context():
+                assert (cache.networks()._search is not None) is kept
+            assert app.test_client().get("/search?q=learning").status_code == 200
+            assert len(checked) == kept  # the first search checked nothing again
+            checked.clear()
+        finally:
+            app.extensions["bibgraph"].close()
+
+
 def test_a_dataset_built_before_the_index_was_kept_is_searched_from_a_temporary_index(
     built: Path, tmp_path: Path
 ) -> None:
