@@ -87,7 +87,8 @@ def ensure(name: str) -> Path:
         if name in DUMPS:
             store = get_store().with_deadline(float(current_app.config["NETWORK_TIMEOUT"]))
             ntriples = f"{DUMP_STEM}.nt"
-            if store.kind == "sparql" and name != ntriples and _dataset_dump(ntriples) is None:  # read once: N-Triples
+            engine = str(current_app.config["BIBGRAPH_STORE"]).startswith("sparql:")
+            if engine and name != ntriples and _dataset_dump(ntriples) is None:  # an engine is read once: N-Triples
                 from bibgraph.graph.stores.remote import dump_from_ntriples
 
                 store.run(dump_from_ntriples, ensure(ntriples), path, DUMPS[name].name)
