@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import networkx as nx
 from flask import Flask, current_app, has_app_context
 
-from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
+from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name
 from bibgraph.graph.dataset.directory import DERIVED, DatasetError, file_digest, identified_manifest, read_manifest
 from bibgraph.graph.dataset.opener import dataset_version
 from bibgraph.graph.networks.filters import Filters, drawn
@@ -82,6 +82,13 @@ class NetworkCache(ValueCache):
             return store.run(incidence_of) if isinstance(store, PooledStore) else incidence_of(store)
 
         return self._get(derived_key("incidence"), read)
+
+    def kept_incidence(self) -> "Incidence | None":
+        """The incidence when the dataset (served, or published into the engine) keeps it, else None: a page then
+        reads from it what it would otherwise ask the store (an engine) for."""
+        if self.derived is None or not (self.derived.directory / file_name(derived_key("incidence"))).is_file():
+            return None
+        return self.incidence()
 
     @staticmethod
     def _store() -> GraphStore:
