@@ -409,7 +409,7 @@ def test_the_start_opens_and_checks_a_kept_index_before_the_first_search(built: 
     for store, kept in ((f"dataset:{built}", True), ("memory", False)):
         app = make_app(BIBGRAPH_STORE=store)
         try:
-            server.warm_search_index(app)
+            server.warm_kept(app)
             assert checked == ([current_version(built) / DERIVED / FILE_NAME] if kept else [])
             with app.app_context():
                 assert (cache.networks()._search is not None) is kept
