@@ -461,6 +461,40 @@ class _ControlCharacterEndpoint(Handler):
         self.reply(200, body, accept)
 
 
+class _SlowEndpoint(Handler):
+    """An engine that answers after a silence (as Virtuoso does with a large CONSTRUCT: made whole, then sent)."""
+
+    def do_POST(self) -> None:
+        query = urllib.parse.parse_qs(self.request_body().decode())["query"][0]
+        time.sleep(0.6)
+        if query.startswith("CONSTRUCT"):
+            self.reply(200, b"<http://x/s> <http://x/p> <http://x/o> .\n", "application/n-triples")
+            return
+        body = (
+            b'<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="p"/>'
+            b'<variable name="n"/></head><results><result><binding name="p"><uri>http://x/p</uri></binding>'
+            b'<binding name="n"><literal>1</literal></binding></result></results></sparql>'
+        )
+        self.reply(200, body, "application/sparql-results+xml")
+
+
+def test_a_dump_waits_for_an_engine_silent_longer_than_a_query_may_be(monkeypatch) -> None:
+    """A page's query gives up after the store's timeout; a dump's queries wait up to DUMP_SILENCE (the dump's own
+    deadline bounds it): at 100k papers Virtuoso was silent over 60 s before a predicate's CONSTRUCT answer."""
+    import io
+
+    with serving(_SlowEndpoint) as address:
+        store = RemoteGraphStore(f"{address}/sparql", timeout=0.2)
+        with pytest.raises(OSError, match="timed out"):
+            store.select("SELECT ?p ?n WHERE { ?s ?p ?n }")
+        out = io.BytesIO()
+        store.dump(out, rdf_syntax("nt"))
+        assert out.getvalue() == b"<http://x/s> <http://x/p> <http://x/o> .\n"
+        monkeypatch.setattr(remote_store, "DUMP_SILENCE", 0.2)
+        with pytest.raises(OSError, match="timed out"):
+            store.dump(io.BytesIO(), rdf_syntax("nt"))
+
+
 def test_an_answer_xml_cannot_carry_is_read_as_json() -> None:
     """Solutions are asked for as XML (Virtuoso writes it faster), and again as JSON when the XML is unreadable."""
     _ControlCharacterEndpoint.accepts = []
