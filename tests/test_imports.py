@@ -110,6 +110,7 @@ DEFERRED = {  # (module, what it imports inside a function): the rest of the pac
     # numpy, scipy, igraph (~1 s): a server's start and the pages never wait for them
     ("bibgraph.graph.dataset.derived", "bibgraph.graph.networks.incidence"),
     ("bibgraph.graph.dataset.derived", "numpy"),
+    ("bibgraph.graph.site.pagedata", "numpy"),  # an author's co-authors from a kept incidence
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.networks"),
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.networks.incidence"),
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.site.searchbuild"),
@@ -118,6 +119,7 @@ DEFERRED = {  # (module, what it imports inside a function): the rest of the pac
     ("bibgraph.web.maps.cache", "bibgraph.graph.site.searchbuild"),
     # urllib.request and its TLS stack, and the publish side's naming: only a site over an engine (`sparql:`)
     ("bibgraph.web.maps.cache", "bibgraph.graph.stores.remote"),
+    ("bibgraph.web.downloads", "bibgraph.graph.stores.remote"),  # an engine's dumps in other syntaxes
     # nameparser and pyvis (which pulls in IPython): loaded at first use, after `serve` listens
     ("bibgraph.web.maps.views", "bibgraph.graph.ingest.names"),
     ("bibgraph.web.maps.visdata", "pyvis.edge"),

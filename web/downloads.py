@@ -86,8 +86,15 @@ def ensure(name: str) -> Path:
         if path.exists():
             return path
         if name in DUMPS:
-            deadline = float(current_app.config["NETWORK_TIMEOUT"])
-            get_store().with_deadline(deadline).run(dump_file, path, DUMPS[name].name)
+            store = get_store().with_deadline(float(current_app.config["NETWORK_TIMEOUT"]))
+            ntriples = f"{DUMP_STEM}.nt"
+            engine = str(current_app.config["BIBGRAPH_STORE"]).startswith("sparql:")
+            if engine and name != ntriples and _dataset_dump(ntriples) is None:  # an engine is read once: N-Triples
+                from bibgraph.graph.stores.remote import dump_from_ntriples
+
+                store.run(dump_from_ntriples, ensure(ntriples), path, DUMPS[name].name)
+            else:
+                store.run(dump_file, path, DUMPS[name].name)
         else:
 
             def pack(out: BinaryIO) -> None:

@@ -131,7 +131,7 @@ COAUTHORS_LISTED = 200  # co-authors listed under "show all"; the rest through t
 
 
 def _author(iri: str) -> str | None:
-    profile = author_profile(get_store(), iri)
+    profile = author_profile(get_store(), iri, networks().kept_incidence())
     identity = identity_of(get_store(), iri)
     if profile is None:
         shared = holders(get_store(), iri)  # a name several persons share: its disambiguation page

@@ -2,6 +2,7 @@
 
 import errno
 import importlib
+import logging
 import resource
 import socket
 import threading
@@ -12,8 +13,10 @@ from urllib.parse import urlsplit
 from flask import Flask
 from waitress.server import create_server
 
+from bibgraph.graph.dataset.derived import DamagedFile
 from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.web.graphstore import get_store, sandbox_refusal
+from bibgraph.web.maps.cache import networks
 from bibgraph.web.maps.valuecache import OWN_REQUEST
 from bibgraph.web.versionswitch import VIEW_IMPORTS
 
@@ -29,16 +32,33 @@ def warm_up(app: Flask) -> threading.Thread:
     first request at a million papers spent 0.8 of its 3.4 s importing numpy, scipy and pyvis)."""
 
     def run() -> None:
+        search = threading.Thread(target=warm_kept, args=(app,), name="bibgraph-warm-up-kept", daemon=True)
+        search.start()
+        for name in app.jinja_env.list_templates():  # compiled now, not by each page's first visitor (0.2 s each)
+            app.jinja_env.get_template(name)
         client = app.test_client()
         for path in WARM_PATHS:
             client.get(path, environ_base={OWN_REQUEST: True})
         for module in VIEW_IMPORTS:  # all in FIRST_USE_IMPORTS: a version switch waits for these imports to end
             importlib.import_module(module)
+        search.join()
         release_free_memory()  # the derivation's intermediate graphs are garbage now
 
     thread = threading.Thread(target=run, name="bibgraph-warm-up", daemon=True)
     thread.start()
     return thread
+
+
+def warm_kept(app: Flask) -> None:
+    """Open and check the search index a dataset keeps (served, or published into the engine) before the first
+    search (its checksum reads the whole file: 2 GB at a million papers), then read the incidence it keeps, which
+    an author's page reads its co-authors from."""
+    with app.app_context():
+        networks().warm_search_index()
+        try:
+            networks().kept_incidence()
+        except DamagedFile as error:  # told again to the first request that reads it
+            logging.getLogger("bibgraph.netcache").error("%s", error)
 
 
 class AddressUnusable(Exception):

@@ -2,7 +2,7 @@
 in batches, or, after ``add``, as a copy of the previous version's index with what the added lists brought.
 
 Only rows flow through here, never a whole list of documents: the build's memory does not grow with the
-corpus (authors' and areas' texts wait in a temporary SQLite table, on disk, to be grouped per item)."""
+corpus (the texts wait in a temporary SQLite table, on disk, to be grouped per item and numbered in IRI order)."""
 
 import json
 import os
@@ -53,9 +53,8 @@ def write_index(path: Path, documents: Iterable[Document], facts: Iterable[Fact]
     """Write a new index file at ``path`` (atomically: a temporary file renamed when complete).
 
     ``facts`` give authors' papers and areas (most papers first) shown beside them; ``names`` are the
-    names the author autocomplete searches. Everything is streamed in batches: authors' and areas'
-    texts through a temporary table (an author's spellings come in several rows), papers' as they come
-    (one paper's rows are adjacent, as every store lists them)."""
+    names the author autocomplete searches. Everything is streamed in batches through a temporary table
+    (an author's spellings come in several rows; items are numbered in IRI order, whatever the store's)."""
     temporary = _temporary(path)
     try:
         with closing(_writing(temporary)) as db:
@@ -133,31 +132,26 @@ def _batches(rows: Iterable[T], size: int = BATCH) -> Iterator[list[T]]:
 
 
 def _add_documents(db: sqlite3.Connection, documents: Iterable[Document], numbers: dict[str, int]) -> None:
-    """Index ``documents``: a paper's (adjacent) rows at once, authors' and areas' once all their rows are in."""
-    papers: list[tuple[str, str, str, list[str] | None]] = []
-    staged: list[tuple[str, str, str, str]] = []
-    for iri, group in groupby(documents, key=lambda row: row[0]):
-        rows = [(iri, kind, " ".join(words(text)), title) for _, kind, text, title in group]
-        if rows[0][1] == "paper":
-            papers.append((iri, " ".join(body for _, _, body, _ in rows), rows[0][3], None))
-        else:
-            staged += rows
-        if len(papers) >= BATCH:
-            _insert_items(db, "paper", papers, numbers)
-            papers = []
-        if len(staged) >= BATCH:
-            db.executemany("INSERT INTO texts VALUES (?, ?, ?, ?)", staged)
-            staged = []
-    _insert_items(db, "paper", papers, numbers)
-    db.executemany("INSERT INTO texts VALUES (?, ?, ?, ?)", staged)
+    """Index ``documents`` once all their rows are in, each kind in IRI order: an item's number (its rowid) must not
+    depend on the order a store lists its rows in, since a broad query's bounded ranking reads papers by number
+    (:meth:`~.search.SearchIndex._page`): Virtuoso lists them in another order than the embedded store did, and an
+    index built through it answered such a query with other papers."""
+    for rows in _batches((iri, kind, " ".join(words(text)), title) for iri, kind, text, title in documents):
+        db.executemany("INSERT INTO texts VALUES (?, ?, ?, ?)", rows)
     db.execute("CREATE INDEX temp.texts_by_iri ON texts (iri)")
     grouped = db.execute(
         "SELECT iri, min(kind), group_concat(body, ' '), min(title), json_group_array(body) FROM texts"
-        " GROUP BY iri ORDER BY min(kind), iri"
+        " WHERE kind != 'paper' GROUP BY iri ORDER BY min(kind), iri"
     )
     for kind, same_kind in groupby(grouped, key=lambda row: row[1]):
         for batch in _batches((iri, body, title, json.loads(bodies)) for iri, _, body, title, bodies in same_kind):
             _insert_items(db, kind, batch, numbers)
+    papers = db.execute(
+        "SELECT iri, group_concat(body, ' '), min(title) FROM texts WHERE kind = 'paper' GROUP BY iri ORDER BY iri"
+    )
+    no_spellings: list[str] | None = None
+    for in_order in _batches((iri, body, title, no_spellings) for iri, body, title in papers):
+        _insert_items(db, "paper", in_order, numbers)
 
 
 def _insert_items(
@@ -181,7 +175,7 @@ def _insert_items(
             ],
         )
     except sqlite3.IntegrityError as error:
-        raise SearchIndexError(f"an item's search texts are not listed together: {error}") from error
+        raise SearchIndexError(f"an item is indexed twice (under two kinds, or again): {error}") from error
     db.executemany("INSERT INTO words (rowid, body) VALUES (?, ?)", [(rowid, body) for rowid, _, body, _, _ in rows])
     if kind == "author":
         spelled = [(rowid, name) for rowid, _, _, _, names in rows for name in sorted(set(names or []))]

@@ -14,6 +14,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import BinaryIO, TypeVar, cast
 
 import pyoxigraph as ox
@@ -22,6 +23,7 @@ from rdflib import Graph
 from bibgraph.graph.rdf.formats import RdfSyntax, rdf_syntax, result_syntax
 from bibgraph.graph.rdf.vocab import PREFIXES, prefixed_graph
 from bibgraph.graph.sparql.guard import check_query
+from bibgraph.graph.stores.atomic import write_atomically
 from bibgraph.graph.stores.store import EngineStore, QueryError, Row, _XmlCarriageReturns, rows
 
 log = logging.getLogger("bibgraph.remote")
@@ -38,6 +40,9 @@ CURRENT = PUBLISH_NS + "current"  # <G> pub:current <V> in G's pointer graph: th
 # of its manifest, which holds the checksum of each of its files); a site reads that dataset's files only if it is it
 CONTENT = PUBLISH_NS + "content"
 POINTER_TTL = 2.0  # seconds a pointer lookup is trusted (a publish keeps the version before for longer)
+# Seconds a dump's query may stay silent: Virtuoso sends a CONSTRUCT's answer once it has made all of it (over 60 s
+# for rdf:type at 100k papers on a loaded machine: the dump failed); the dump's deadline (NETWORK_TIMEOUT) bounds it
+DUMP_SILENCE = 3600.0
 
 
 def pointer_graph(graph: str) -> str:
@@ -131,8 +136,11 @@ class RemoteGraphStore(EngineStore):
             self._resolved = (now, [("default-graph-uri", version or graphs[0]), *others], version, content)
         return self._resolved[1]
 
-    def _request(self, query: str, accept: str, parameters: list[tuple[str, str]] | None = None) -> BinaryIO:
-        """The engine's open answer (read it, then close it); a 4xx is the client's :class:`QueryError`."""
+    def _request(
+        self, query: str, accept: str, parameters: list[tuple[str, str]] | None = None, timeout: float | None = None
+    ) -> BinaryIO:
+        """The engine's open answer (read it, then close it); a 4xx is the client's :class:`QueryError`. ``timeout``:
+        seconds the engine may stay silent (default: the store's)."""
         parameters = self._parameters() if parameters is None else parameters
         data = urllib.parse.urlencode([("query", query), *parameters]).encode()
         request = urllib.request.Request(
@@ -141,7 +149,7 @@ class RemoteGraphStore(EngineStore):
             headers={"Accept": accept, "Content-Type": "application/x-www-form-urlencoded"},
         )
         try:
-            return cast(BinaryIO, urllib.request.urlopen(request, timeout=self.timeout))
+            return cast(BinaryIO, urllib.request.urlopen(request, timeout=timeout or self.timeout))
         except urllib.error.HTTPError as error:
             message = error.read().decode("utf-8", "replace").strip()
             if 400 <= error.code < 500:
@@ -215,7 +223,7 @@ class RemoteGraphStore(EngineStore):
         ``ResultSetMaxRows``) fails the dump, which is written atomically, so no partial file is kept."""
         parameters = self._parameters()  # one version for every query, even if a publish switches meanwhile
         counts = "SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY ?p"
-        with self._request(counts, XML_RESULTS, parameters) as response:
+        with self._request(counts, XML_RESULTS, parameters, DUMP_SILENCE) as response:
             solutions = ox.parse_query_results(response.read(), format=ox.QueryResultsFormat.XML)
         assert isinstance(solutions, ox.QuerySolutions)  # a SELECT's answer
         predicates = [(row["p"], str(row["n"].value)) for row in solutions]
@@ -229,7 +237,7 @@ class RemoteGraphStore(EngineStore):
                     raise OSError(f"the remote store named a predicate that is not an IRI: {predicate}")
                 query = f"CONSTRUCT {{ ?s {predicate} ?o }} WHERE {{ ?s {predicate} ?o }}"
                 written = 0
-                with self._request(query, "application/n-triples", parameters) as response:
+                with self._request(query, "application/n-triples", parameters, DUMP_SILENCE) as response:
                     for quad in ox.parse(response, format=ox.RdfFormat.N_TRIPLES):
                         written += 1
                         yield quad.triple
@@ -239,9 +247,25 @@ class RemoteGraphStore(EngineStore):
                         " raise its answer row limit (Virtuoso: ResultSetMaxRows)"
                     )
 
-        prefixes = None if syntax.name == "nt" else PREFIXES
-        target = cast(BinaryIO, _XmlCarriageReturns(out)) if syntax.oxigraph == ox.RdfFormat.RDF_XML else out
-        ox.serialize(triples(), output=target, format=syntax.oxigraph, prefixes=prefixes)
+        _serialize(triples(), out, syntax)
+
+
+def _serialize(triples: Iterator[ox.Triple], out: BinaryIO, syntax: RdfSyntax) -> None:
+    prefixes = None if syntax.name == "nt" else PREFIXES
+    target = cast(BinaryIO, _XmlCarriageReturns(out)) if syntax.oxigraph == ox.RdfFormat.RDF_XML else out
+    ox.serialize(triples, output=target, format=syntax.oxigraph, prefixes=prefixes)
+
+
+def dump_from_ntriples(store: object, source: Path, path: Path, syntax: str) -> int:
+    """Write at ``path`` (atomically) the dump in ``syntax`` of the N-Triples dump ``source`` an engine gave
+    (:meth:`RemoteGraphStore.dump`), streamed, in the query worker (``store`` unused): the engine is read once
+    for every syntax (at 100k papers each of its dumps took 250-300 s, a reserialisation takes seconds)."""
+
+    def write(out: BinaryIO) -> None:
+        with source.open("rb") as read:
+            _serialize((quad.triple for quad in ox.parse(read, format=ox.RdfFormat.N_TRIPLES)), out, rdf_syntax(syntax))
+
+    return write_atomically(path, write)
 
 
 def read_version(store: object) -> str | None:

@@ -121,6 +121,23 @@ def test_scores_equal_but_for_rounding_are_a_tie_broken_by_title(tmp_path: Path)
     index.close()
 
 
+@settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data(), st.integers(1, 3))
+def test_the_order_a_store_lists_its_rows_in_changes_no_answer(tmp_path: Path, data: st.DataObject, ranked: int):
+    """Two stores list the same texts in their own orders (Virtuoso's is not the embedded store's): both indexes
+    give the same hits in the same order, a broad query's bounded ranking (past RANKED matches) included."""
+    documents, facts = data.draw(corpora())
+    listed = data.draw(st.permutations(documents))
+    first = index_of(tmp_path / "first.sqlite", documents, facts)
+    second = index_of(tmp_path / "second.sqlite", listed, facts)
+    with patch.object(search, "RANKED", ranked):
+        for _ in range(3):
+            query = data.draw(queries(documents))
+            assert second.search(query, 0, 1000) == first.search(query, 0, 1000)
+    first.close()
+    second.close()
+
+
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_with_one_query_word_papers_rank_as_with_the_former_idf(tmp_path: Path, data: st.DataObject) -> None:
@@ -378,6 +395,29 @@ def test_a_dataset_with_a_damaged_index_says_so(built: Path, tmp_path: Path) -> 
             networks().search_index()
     finally:
         app.extensions["bibgraph"].close()
+
+
+def test_the_start_opens_and_checks_a_kept_index_before_the_first_search(built: Path, monkeypatch) -> None:
+    """``serve``'s warm-up reads the kept index's checksum (the whole file: 2 GB at a million papers), so a
+    first search finds it open; a server without a kept index builds none at start (the first search does)."""
+    from bibgraph.web import server
+    from bibgraph.web.maps import cache
+
+    checked: list[Path] = []
+    digest = cache.file_digest
+    monkeypatch.setattr(cache, "file_digest", lambda path: checked.append(path) or digest(path))
+    for store, kept in ((f"dataset:{built}", True), ("memory", False)):
+        app = make_app(BIBGRAPH_STORE=store)
+        try:
+            server.warm_kept(app)
+            assert checked == ([current_version(built) / DERIVED / FILE_NAME] if kept else [])
+            with app.app_context():
+                assert (cache.networks()._search is not None) is kept
+            assert app.test_client().get("/search?q=learning").status_code == 200
+            assert len(checked) == kept  # the first search checked nothing again
+            checked.clear()
+        finally:
+            app.extensions["bibgraph"].close()
 
 
 def test_a_dataset_built_before_the_index_was_kept_is_searched_from_a_temporary_index(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import networkx as nx
 from flask import Flask, current_app, has_app_context
 
-from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
+from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name
 from bibgraph.graph.dataset.directory import DERIVED, DatasetError, file_digest, identified_manifest, read_manifest
 from bibgraph.graph.dataset.opener import dataset_version
 from bibgraph.graph.networks.filters import Filters, drawn
@@ -87,6 +87,13 @@ class NetworkCache(ValueCache):
             return store.run(incidence_of) if isinstance(store, PooledStore) else incidence_of(store)
 
         return self._get(derived_key("incidence"), read)
+
+    def kept_incidence(self) -> "Incidence | None":
+        """The incidence when the dataset (served, or published into the engine) keeps it, else None: a page then
+        reads from it what it would otherwise ask the store (an engine) for."""
+        if self.derived is None or not (self.derived.directory / file_name(derived_key("incidence"))).is_file():
+            return None
+        return self.incidence()
 
     @staticmethod
     def _store() -> GraphStore:
@@ -161,26 +168,24 @@ class NetworkCache(ValueCache):
         was kept), a temporary file built at first use."""
 
         def make() -> SearchIndex:
-            from bibgraph.graph.site.searchbuild import (  # only when the index is built
-                build_search_index,
-                temporary_index,
-            )
-
-            kept = self.derived is not None and (self.derived.directory / FILE_NAME).exists()
-            if self.derived is not None and (kept or self.derived.writable):
+            if self.derived is not None and self.kept_search_index():
                 path = self.derived.directory / FILE_NAME
                 expected = self.derived.checksums.get(FILE_NAME)
-                if kept and expected is not None and file_digest(path) != expected:  # read on disk: checked at first
-                    raise SearchIndexError(  # use, not at each open (2 GB at a million papers)
+                if expected is not None and file_digest(path) != expected:  # read on disk: checked at first use
+                    raise SearchIndexError(  # (or the start's warm-up), not at each open (2 GB at a million papers)
                         f"{path}: differs from the checksum of the manifest (damaged or changed since it was built):"
                         " restore the dataset or build it again"
                     )
-                if not kept:
-                    build_search_index(self._store(), path)
+                return SearchIndex(path)
+            # only when the index is built (nameparser, which it imports, takes 0.2 s to load)
+            from bibgraph.graph.site.searchbuild import build_search_index, temporary_index
+
+            if self.derived is not None and self.derived.writable:
+                path = self.derived.directory / FILE_NAME
             else:  # no dataset, or one built before the index was kept: built once per server
                 path = temporary_index()
                 atexit.register(path.unlink, missing_ok=True)
-                build_search_index(self._store(), path)
+            build_search_index(self._store(), path)
             return SearchIndex(path)
 
         # kept apart from the LRU (a temporary index is costly to build again) and from the dataset's derived files
@@ -188,6 +193,19 @@ class NetworkCache(ValueCache):
             if self._search is None:
                 self._search = make()
             return self._search
+
+    def kept_search_index(self) -> bool:
+        """Whether the search index is a file the dataset (served, or published into the engine) keeps."""
+        return self.derived is not None and (self.derived.directory / FILE_NAME).exists()
+
+    def warm_search_index(self) -> None:
+        """Open (and check against the manifest) a kept search index before the first search asks for it: its
+        checksum reads the whole file (2 GB at a million papers). An index still to build is left to that search."""
+        if self.kept_search_index():
+            try:
+                self.search_index()
+            except SearchIndexError as error:  # told again to the first search, as a page
+                log.error("%s", error)
 
     def page(self, name: str, make: Callable[[], T]) -> T:
         """Figures of a page that read the whole graph (the home page's charts), computed once."""

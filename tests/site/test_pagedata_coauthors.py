@@ -1,0 +1,27 @@
+"""An author's co-authors read from the incidence a dataset keeps are the store's answer (``author_coauthors.rq``):
+a profile served from an engine with its published dataset asks the engine nothing for them."""
+
+from bibgraph.graph.networks.incidence import incidence_of
+from bibgraph.graph.site.pagedata import author_profile, coauthors_from
+from bibgraph.graph.sparql.queries import bind, integer, named_query
+
+
+def test_every_seed_authors_coauthors_from_the_incidence_are_the_stores(seed_store) -> None:
+    incidence = incidence_of(seed_store)
+    assert len(incidence.authors) > 100  # the seeds' authors, each compared
+    compared = 0
+    for author in incidence.authors:
+        rows = seed_store.select(bind(named_query("author_coauthors").text, author=author))
+        expected = sorted((str(r["coauthor"]), str(r["name"]), integer(r["joint"])) for r in rows)
+        found = coauthors_from(incidence, author)
+        assert found is not None
+        assert sorted((c.iri, c.name, c.joint) for c in found) == expected, author
+        compared += bool(expected)
+    assert compared > 100
+    assert coauthors_from(incidence, "http://example.org/nobody") is None
+
+
+def test_a_profile_from_the_incidence_is_the_profile_from_the_store(seed_store) -> None:
+    incidence = incidence_of(seed_store)
+    for author in list(incidence.authors)[:50]:
+        assert author_profile(seed_store, author, incidence) == author_profile(seed_store, author), author
