@@ -41,10 +41,6 @@ COMMUNITY_COMMON = 0.6
 COMMUNITY_MODULARITY = 0.3  # a co-author component is cut into communities this much more linked within than between
 COMMUNITY_SIZE = 2  # a community of this many authorships at least is a person of its own; smaller ones (a paper
 # sharing no co-author with the others says nothing of who wrote it) stay with the largest: no split without evidence
-FEW_PAPERS = 10  # ...unless the common name has this few authorships: then each community, a lone paper too, is a
-# person. A prolific person's stray papers are a small share beside one large circle; a common name's few papers with
-# no co-author between them are likelier several persons (held-out ACL: `Li Zhang`, `Heng Wang`, `Jing Huang`).
-# Chosen on the dev part of bench.identity (5, 8, 10, 15, 20, 40: the best dev homonym F1, then the best overall F1).
 
 
 @dataclass(frozen=True)
@@ -163,15 +159,14 @@ def _by_communities(
     groups: list[list[int]], scores: list[float], mentions: list[tuple[int, int]], collected: Collected
 ) -> tuple[list[list[int]], list[float]]:
     """Each group split into its co-author communities of ``COMMUNITY_SIZE`` authorships or more; the
-    authorships of smaller ones stay with the group's largest (the first of them on a tie). A group of at most
-    ``FEW_PAPERS`` authorships is split into all its communities, lone papers too."""
+    authorships of smaller ones stay with the group's largest (the first of them on a tie)."""
     names = collected.names
     found: list[list[int]] = []
     kept: list[float] = []
     for group, score in zip(groups, scores, strict=True):
         coauthors = [{n for k, n in enumerate(names[mentions[i][0]]) if k != mentions[i][1]} for i in group]
         parts = communities(coauthors)
-        large = parts if len(group) <= FEW_PAPERS else [part for part in parts if len(part) >= COMMUNITY_SIZE]
+        large = [part for part in parts if len(part) >= COMMUNITY_SIZE]
         if len(large) < 2:
             found.append(group)
             kept.append(score)
