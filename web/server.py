@@ -58,7 +58,7 @@ def warm_kept(app: Flask) -> None:
         try:
             networks().kept_incidence()
         except DamagedFile as error:  # told again to the first request that reads it
-            logging.getLogger("bibgraph.netcache").error("%s", error)
+            logging.getLogger("bibgraph.maps").error("%s", error)
 
 
 class AddressUnusable(Exception):
