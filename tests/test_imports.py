@@ -113,6 +113,7 @@ DEFERRED = {  # (module, what it imports inside a function): the rest of the pac
     ("bibgraph.graph.site.pagedata", "numpy"),  # an author's co-authors from a kept incidence
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.networks"),
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.networks.incidence"),
+    ("bibgraph.graph.dataset.wholeexports", "bibgraph.graph.networks"),  # the engine, as sitedata
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.site.searchbuild"),
     ("bibgraph.web.maps.cache", "bibgraph.graph.networks"),
     ("bibgraph.web.maps.cache", "bibgraph.graph.networks.incidence"),

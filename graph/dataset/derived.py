@@ -21,7 +21,7 @@ import json
 import os
 from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import networkx as nx
 
@@ -227,3 +227,19 @@ class DerivedFiles:
             target = self.directory / file_name(key)
             target.unlink(missing_ok=True)
             os.link(previous.directory / file_name(key), target)
+
+
+T = TypeVar("T")
+
+
+def keeper(files: DerivedFiles) -> Callable[[tuple[Any, ...], Callable[[], T]], T]:
+    """``kept(key, make)``: the value ``files`` keep under ``key``, else ``make()``'s, kept there."""
+
+    def kept(key: tuple[Any, ...], make: Callable[[], T]) -> T:
+        found, value = files.load(key)
+        if not found:
+            value = make()
+            files.save(key, value)
+        return value
+
+    return kept

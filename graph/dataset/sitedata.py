@@ -14,12 +14,13 @@ import gc
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name
+from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, keeper
 from bibgraph.graph.dataset.directory import DERIVED, STORE
+from bibgraph.graph.dataset.wholeexports import DEFAULT_EXPORTS
+from bibgraph.graph.dataset.wholeexports import derive as derive_exports
 from bibgraph.graph.networks import AREA, Filters
-from bibgraph.graph.networks.exports import network_syntax
 from bibgraph.graph.networks.filters import drawn
 from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
 from bibgraph.graph.site.conceptindex import PAPER_ORDER, ConceptFigures, concept_index
@@ -27,11 +28,9 @@ from bibgraph.graph.site.pagedata import charts, concept_tree, dataset_summary, 
 from bibgraph.graph.site.search import FILE_NAME
 from bibgraph.graph.stores.store import GraphStore, OxigraphGraphStore
 
-T = TypeVar("T")
 ORDER_CHUNK = 1000  # papers per kept piece of a concept's paper order (a page reads one piece, or two)
 CONCEPT_FIGURES = f"concept figures, papers by {PAPER_ORDER}"  # the page value of every concept's figures
 HOME = "home"  # the page value of the home page's figures
-DEFAULT_EXPORTS = (NetworkSpec(COAUTHORS, Filters()), NetworkSpec(TOPICS))  # what the downloads offer with no filter
 
 
 def order_piece_key(iri: str, piece: int) -> tuple[Any, ...]:
@@ -89,23 +88,9 @@ def derive(version: Path, max_view_nodes: int, exports: tuple[NetworkSpec, ...] 
         gc.collect()  # RocksDB's files released before a server opens the store
 
 
-def keeper(files: DerivedFiles) -> Callable[[tuple[Any, ...], Callable[[], T]], T]:
-    """``kept(key, make)``: the value ``files`` keep under ``key``, else ``make()``'s, kept there."""
-
-    def kept(key: tuple[Any, ...], make: Callable[[], T]) -> T:
-        found, value = files.load(key)
-        if not found:
-            value = make()
-            files.save(key, value)
-        return value
-
-    return kept
-
-
 def _derive(
     store: GraphStore, files: DerivedFiles, max_view_nodes: int, exports: tuple[NetworkSpec, ...] | None = None
 ) -> None:
-    from bibgraph.graph.dataset import wholeexports
     from bibgraph.graph.networks import (
         engine,  # numpy, scipy, igraph: loaded by a build, never by this module's importers
     )
@@ -122,7 +107,7 @@ def _derive(
     kept(derived_key("page", None, HOME), lambda: home_figures(store, engine.coauthor_degrees(incidence), figures))
     if not (files.directory / FILE_NAME).exists():
         build_search_index(store, files.directory / FILE_NAME)
-    wholeexports.derive(files.directory, incidence, DEFAULT_EXPORTS if exports is None else exports)
+    derive_exports(files.directory, incidence, DEFAULT_EXPORTS if exports is None else exports)
 
 
 def _derive_map(spec: NetworkSpec, incidence: Any, kept: Callable[[tuple[Any, ...], Callable[[], Any]], Any]) -> None:
@@ -135,7 +120,3 @@ def _derive_map(spec: NetworkSpec, incidence: Any, kept: Callable[[tuple[Any, ..
         kept(derived_key("summary", spec), lambda: engine.summary(incidence, spec, network))
 
 
-def export_file(directory: Path, spec: NetworkSpec, fmt: str, weight: str) -> Path:
-    """The file in ``directory`` (a dataset's ``derived/``) of the export of ``spec`` in format ``fmt`` (a syntax's
-    name) weighted by ``weight``: the export's bytes as they are served (data, read by nobody but a download)."""
-    return directory / f"{Path(file_name(derived_key('export', spec, fmt, weight))).stem}.{network_syntax(fmt).suffix}"

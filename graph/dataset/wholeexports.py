@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
-from bibgraph.graph.dataset.sitedata import DEFAULT_EXPORTS, export_file, keeper
-from bibgraph.graph.networks.exports import NETWORK_SYNTAXES
-from bibgraph.graph.networks.spec import NetworkSpec
+from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name, keeper
+from bibgraph.graph.networks import Filters
+from bibgraph.graph.networks.exports import NETWORK_SYNTAXES, network_syntax
+from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.stores.atomic import write_bytes_atomically
 
@@ -30,6 +30,14 @@ CHILD_MIN_AUTHORSHIPS = 50_000  # below, the exports are made in-process (10,000
 class ExportError(RuntimeError):
     """The child making the exports failed (its last error lines say why)."""
 
+
+DEFAULT_EXPORTS = (NetworkSpec(COAUTHORS, Filters()), NetworkSpec(TOPICS))  # what the downloads offer with no filter
+
+
+def export_file(directory: Path, spec: NetworkSpec, fmt: str, weight: str) -> Path:
+    """The file in ``directory`` (a dataset's ``derived/``) of the export of ``spec`` in format ``fmt`` (a syntax's
+    name) weighted by ``weight``: the export's bytes as they are served (data, read by nobody but a download)."""
+    return directory / f"{Path(file_name(derived_key('export', spec, fmt, weight))).stem}.{network_syntax(fmt).suffix}"
 
 def derive(directory: Path, incidence: Any, specs: tuple[NetworkSpec, ...] = DEFAULT_EXPORTS) -> None:
     """Every format of the whole networks of ``specs`` (by default the co-author and topic networks), as the

@@ -9,7 +9,7 @@ import pytest
 from bibgraph.graph.dataset import wholeexports
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name
 from bibgraph.graph.dataset.directory import DERIVED
-from bibgraph.graph.dataset.sitedata import DEFAULT_EXPORTS, export_file
+from bibgraph.graph.dataset.wholeexports import DEFAULT_EXPORTS, export_file
 from bibgraph.graph.networks.exports import NETWORK_SYNTAXES
 from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
 from tests.conftest import make_app

@@ -7,7 +7,7 @@ import networkx as nx
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, send_file, url_for
 from werkzeug.exceptions import HTTPException
 
-from bibgraph.graph.dataset.sitedata import export_file
+from bibgraph.graph.dataset.wholeexports import export_file
 from bibgraph.graph.networks import AREA, analytics
 from bibgraph.graph.networks.exports import NETWORK_SYNTAXES, network_syntax
 from bibgraph.graph.networks.paths import collaboration_path, labels
