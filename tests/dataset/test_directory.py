@@ -22,7 +22,7 @@ from rdflib import Graph
 
 from bench.generate import write_corpus
 from bench.servers import bibgraph_server
-from bibgraph.graph.dataset import sitedata
+from bibgraph.graph.dataset import sitedata, wholeexports
 from bibgraph.graph.dataset.derived import DerivedFiles
 from bibgraph.graph.dataset.directory import (
     DERIVED,
@@ -322,8 +322,8 @@ def test_add_equals_a_build_of_all_the_lists(lists: Path, tmp_path: Path, capsys
             found = [files.load(sitedata.order_piece_key(concept.iri, number)) for files in kept]
             assert found[0] == found[1] and found[1][0], (concept.iri, number)
     # the whole co-author network's exports are left to the first download (the same bytes: PAGES); the topics' kept
-    for spec in sitedata.DEFAULT_EXPORTS:
-        files = [sitedata.export_file(current_version(r) / DERIVED, spec, "json", "weight") for r in (added, whole)]
+    for spec in wholeexports.DEFAULT_EXPORTS:
+        files = [wholeexports.export_file(current_version(r) / DERIVED, spec, "json", "weight") for r in (added, whole)]
         assert files[1].is_file() and files[0].is_file() == (spec.kind != COAUTHORS), spec
     apps = [make_app(BIBGRAPH_STORE=f"dataset:{root}") for root in (added, whole)]
     try:
