@@ -78,7 +78,7 @@ def main() -> None:
     load = os.getloadavg()
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in servers}
     for round_ in range(args.rounds):
-        for name, (python, dataset) in (servers.items() if round_ % 2 == 0 else reversed(servers.items())):
+        for name, (python, dataset) in servers.items() if round_ % 2 == 0 else reversed(servers.items()):
             runs[name].append(run(python, dataset))
             print(f"round {round_ + 1}: {name} done (load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
     print(f"this: {args.python} {args.dataset}; other: {' '.join(args.against)}; {args.rounds} rounds")

@@ -118,5 +118,3 @@ def _derive_map(spec: NetworkSpec, incidence: Any, kept: Callable[[tuple[Any, ..
     kept(derived_key("layout", spec), lambda: engine.positions(spec, network))
     if spec.kind == COAUTHORS:
         kept(derived_key("summary", spec), lambda: engine.summary(incidence, spec, network))
-
-

@@ -39,6 +39,7 @@ def export_file(directory: Path, spec: NetworkSpec, fmt: str, weight: str) -> Pa
     name) weighted by ``weight``: the export's bytes as they are served (data, read by nobody but a download)."""
     return directory / f"{Path(file_name(derived_key('export', spec, fmt, weight))).stem}.{network_syntax(fmt).suffix}"
 
+
 def derive(directory: Path, incidence: Any, specs: tuple[NetworkSpec, ...] = DEFAULT_EXPORTS) -> None:
     """Every format of the whole networks of ``specs`` (by default the co-author and topic networks), as the
     downloads serve them with no filter, in ``directory`` (a dataset's ``derived/``, which keeps ``incidence``): a
