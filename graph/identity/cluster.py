@@ -41,6 +41,12 @@ COMMUNITY_COMMON = 0.6
 COMMUNITY_MODULARITY = 0.3  # a co-author component is cut into communities this much more linked within than between
 COMMUNITY_SIZE = 2  # a community of this many authorships at least is a person of its own; smaller ones (a paper
 # sharing no co-author with the others says nothing of who wrote it) stay with the largest: no split without evidence
+# A paper of a name at least this common leaves its person only on evidence of difference against every other paper
+# of that person: no co-author shared, none at two hops, another area, and abstracts less alike than APART_COSINE.
+APART_COMMON = 0.6
+APART_MAX = 10  # a person of more authorships than this is not searched for such papers (a prolific person's field)
+APART_COSINE = 0.1
+APART_AREA = "area"  # what of the concepts is evidence of sameness: the same area, the same area and subarea, nothing
 
 
 @dataclass(frozen=True)
@@ -180,6 +186,39 @@ def _by_communities(
     return [found[k] for k in order], [kept[k] for k in order]
 
 
+def _alike(a: View, b: View) -> bool:
+    """Whether anything says two authorships of one name may be one person: a co-author shared, even at two
+    hops, the same area (when both have one), or abstracts at least ``APART_COSINE`` alike."""
+    shared, two_hop, same_area, same_sub, cosine = pair_features(a, b)
+    same = {"area": same_area, "subarea": same_sub}.get(APART_AREA, 0.0)
+    return bool(shared or two_hop or same or cosine >= APART_COSINE)
+
+
+def _by_difference(
+    groups: list[list[int]],
+    scores: list[float],
+    mentions: list[tuple[int, int]],
+    collected: Collected,
+    lazy: "_Lazy",
+) -> tuple[list[list[int]], list[float]]:
+    """Each group of at most ``APART_MAX`` authorships cut into the components of :func:`_alike`: a paper
+    leaves only when it differs from every other (no split without evidence of difference)."""
+    found: list[list[int]] = []
+    kept: list[float] = []
+    for group, score in zip(groups, scores, strict=True):
+        if len(group) > APART_MAX:
+            found.append(group)
+            kept.append(score)
+            continue
+        views = [view(*mentions[i], collected, lazy.coauthors, lazy.matrix[mentions[i][0]]) for i in group]
+        edges = [(a, b) for a in range(len(group)) for b in range(a + 1, len(group)) if _alike(views[a], views[b])]
+        for component in igraph.Graph(n=len(group), edges=edges).connected_components():
+            found.append(sorted(group[k] for k in component))
+            kept.append(score if len(component) > 1 else 1.0)
+    order = sorted(range(len(found)), key=lambda k: found[k])
+    return [found[k] for k in order], [kept[k] for k in order]
+
+
 def identify_collected(
     collected: Collected, curation: Curation | None = None, applied: Applied | None = None
 ) -> list[Person]:
@@ -198,7 +237,7 @@ def identify_collected(
         mentions = sorted(by_name[key], key=lambda m: (collected.order[m[0]], m[1]))
         written = collected.written[mentions[0][0]][mentions[0][1]]
         if not 1 < len(mentions) <= MAX_GROUP or not (
-            splittable(common.get(written, 0.0)) or common.get(written, 0.0) >= COMMUNITY_COMMON
+            splittable(common.get(written, 0.0)) or common.get(written, 0.0) >= min(COMMUNITY_COMMON, APART_COMMON)
         ):
             units.append((mentions, 1.0, False))
             continue
@@ -207,11 +246,13 @@ def identify_collected(
             groups, scores = _split(views, common.get(written, 0.0))
         else:
             groups, scores = [list(range(len(mentions)))], [1.0]
+        before = len(groups)
         if common.get(written, 0.0) >= COMMUNITY_COMMON:
-            before = len(groups)
             groups, scores = _by_communities(groups, scores, mentions, collected)
-            if len(groups) > before:  # the join's text rule must not undo what the co-authors told apart
-                apart.update(range(len(units), len(units) + len(groups)))
+        if common.get(written, 0.0) >= APART_COMMON:
+            groups, scores = _by_difference(groups, scores, mentions, collected, lazy)
+        if len(groups) > before:  # the join's text rule must not undo what the evidence told apart
+            apart.update(range(len(units), len(units) + len(groups)))
         for group, score in zip(groups, scores, strict=True):
             units.append(([mentions[i] for i in group], score, len(groups) > 1))
     curated = _curate(units, collected, curation, applied or Applied()) if curation else _Curated()

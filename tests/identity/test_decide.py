@@ -2,10 +2,11 @@
 
 import random
 
+import igraph
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.identity.cluster import COMMUNITY_COMMON, COMMUNITY_SIZE, frequencies, splittable
+from bibgraph.graph.identity.cluster import APART_COMMON, COMMUNITY_COMMON, COMMUNITY_SIZE, frequencies, splittable
 from bibgraph.graph.identity.decide import identify
 from bibgraph.graph.identity.features import Collected
 from bibgraph.graph.identity.keys import compatible, fold
@@ -103,7 +104,6 @@ def test_shared_coauthor_does_not_join_forms_that_cannot_be_one_person() -> None
     assert found.of[(0, 0)] != found.of[(1, 0)]
 
 
-
 def _surname(k: int) -> str:
     return "".join("bcdfghjklmnpqrstvwxz"[int(d)] for d in f"{k:03d}").capitalize() + "son"
 
@@ -159,3 +159,49 @@ def test_a_common_name_is_split_by_large_coauthor_communities(
     assert COMMUNITY_SIZE <= 3 and split in with_strays
     whole, rare = persons_of(0)
     assert rare < COMMUNITY_COMMON and whole == [set(range(len(papers)))]
+
+
+TOPICS = [["protein", "enzyme", "folding"], ["theorem", "lattice", "proof"], ["robot", "vision", "grasping"]]
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from("ABC"), st.integers(0, 2)), min_size=2, max_size=6),
+    st.randoms(use_true_random=False),
+)
+def test_a_common_name_splits_only_where_every_evidence_differs(drawn: list, rng: random.Random) -> None:
+    """The papers of a common name, each with a co-author of its own, are one person wherever anything links them
+    (the same area, alike abstracts); a paper that differs from every other in both is a person of its own. The
+    same papers under a rare name are one person: no split without evidence."""
+    rng.shuffle(drawn)
+
+    def persons_of(others: int) -> tuple[set[frozenset[int]], float]:
+        records = [
+            record(n, ("Yang Liu", f"Ko {_surname(700 + n)}"), area, TOPICS[t]) for n, (area, t) in enumerate(drawn)
+        ]
+        records += [
+            record(len(records) + k, (f"Yang {_surname(500 + k)}", f"{_surname(600 + k)} Liu"), "D", ["galaxy"])
+            for k in range(others)
+        ]
+        records.append(record(len(records), tuple(f"Fil {_surname(800 + k)}" for k in range(20)), "D", ["star"]))
+        collected = Collected()
+        for r in records:
+            collected.add(r.authors, r.area or "", "", r.abstract, f"{r.line}", (r.source, r.line))
+        found = identify(records)
+        by_person: dict[int, set[int]] = {}
+        for n in range(len(drawn)):
+            by_person.setdefault(found.of[(n, 0)], set()).add(n)
+        return {frozenset(p) for p in by_person.values()}, frequencies(collected)["Yang Liu"].expected
+
+    links = [
+        (a, b)
+        for a in range(len(drawn))
+        for b in range(a + 1, len(drawn))
+        if any(x == y for x, y in zip(drawn[a], drawn[b], strict=True))
+    ]
+    expected = {frozenset(c) for c in igraph.Graph(n=len(drawn), edges=links).connected_components()}
+    split, common = persons_of(6)
+    assert common >= APART_COMMON and not splittable(common)
+    assert split == expected
+    whole, rare = persons_of(0)
+    assert rare < APART_COMMON and whole == {frozenset(range(len(drawn)))}
