@@ -43,9 +43,11 @@ COMMUNITY_SIZE = 2  # a community of this many authorships at least is a person 
 # sharing no co-author with the others says nothing of who wrote it) stay with the largest: no split without evidence
 # A paper of a name at least this common leaves its person only on evidence of difference against every other paper
 # of that person: no co-author shared, none at two hops, another area, and abstracts less alike than APART_COSINE.
+# Chosen on the dev part of bench.identity (cosine 0.05-0.25, sizes 5-40, commonness 0.4-1, area / subarea / no
+# concept as sameness: the best dev homonym F1, then the best dev overall F1, then the fewest splits).
 APART_COMMON = 0.6
-APART_MAX = 10  # a person of more authorships than this is not searched for such papers (a prolific person's field)
-APART_COSINE = 0.1
+APART_MAX = 20  # a person of more authorships than this is not searched for such papers (a prolific person's field)
+APART_COSINE = 0.15
 APART_AREA = "area"  # what of the concepts is evidence of sameness: the same area, the same area and subarea, nothing
 
 
