@@ -37,7 +37,7 @@ from bibgraph.graph.dataset.opener import COMPLETE_MARKER, fill, is_dump
 from bibgraph.graph.dataset.void import void_quads
 from bibgraph.graph.identity import numbering
 from bibgraph.graph.networks.incidence import Incidence, extended, incidence_part  # numpy, scipy: a build needs
-from bibgraph.graph.networks.spec import TOPICS, NetworkSpec
+from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.site.conceptupdate import updated_index
 from bibgraph.graph.site.search import FILE_NAME
@@ -169,7 +169,9 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
     ``previous``, after an add, is the version this one extends and the added triples' part the incidence reads:
     the previous incidence is extended with them (:func:`~bibgraph.graph.networks.incidence.extended`) instead of read
     again from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`). The
-    other derived data is derived again from the incidence and the store.
+    default maps of the areas and subareas no added paper reaches are kept (:func:`_keep_unreached_maps`), those it
+    reaches are left to the first request that shows one (:func:`whole_graph_map`); the other derived data is derived
+    again from the incidence and the store.
     """
     (version / DERIVED).mkdir(exist_ok=True)
     max_view_nodes = int(resolve({"BIBGRAPH_BASE": base})["MAX_VIEW_NODES"])
@@ -185,7 +187,10 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
             del store  # read-only: nothing to flush
             gc.collect()  # release RocksDB's files before the derivation opens the store
     try:
-        sitedata.derive(version, max_view_nodes, None if previous is None else ADDED_EXPORTS)
+        if previous is None:
+            sitedata.derive(version, max_view_nodes)
+        else:
+            sitedata.derive(version, max_view_nodes, ADDED_EXPORTS, whole_graph_map)
     except Exception as error:  # any failure: the version is not published, and the user is told why
         raise DeriveError(f"deriving the views' data of {version} failed: {error}") from error
 
@@ -204,6 +209,16 @@ def _extend_incidence(
     return before, incidence
 
 
+def whole_graph_map(spec: NetworkSpec) -> bool:
+    """Whether an add derives the default map ``spec`` again: the whole graph's co-author map and the topic maps (the
+    home and topic pages show them), not an area's or subarea's. A random add of 1,000 papers reaches every area,
+    and their maps took 3.5 of its 28.5 CPU-s at 100,000 papers (31 areas and subareas, about 0.1 s each): the first
+    request that shows one derives it instead, once per server, through its derivation gate (``web/maps/cache.py``),
+    the same map. The maps an add does not reach are the previous version's files (:func:`_keep_unreached_maps`).
+    """
+    return spec.kind != COAUTHORS or (spec.filters.subarea or spec.filters.area) is None
+
+
 def _keep_unreached_maps(
     version: Path,
     served: Path,
@@ -217,7 +232,8 @@ def _keep_unreached_maps(
     A co-author map of an area or subarea is made from the papers under it alone (their authors, counted and
     named under it, their links): an add changes it only if it gives a paper under it an author, a concept or a
     cut list, since it never renames a person it knew. A name given to a known author changes every map: none is
-    kept then. The maps of the whole graph and the topic maps are derived again (:func:`sitedata.derive`)."""
+    kept then. The maps of the whole graph and the topic maps are derived again (:func:`sitedata.derive`), the others
+    by the first request that shows one (:func:`whole_graph_map`)."""
     before, after = DerivedFiles(served / DERIVED), DerivedFiles(version / DERIVED, writable=True)
     found, topics = before.load(derived_key("network", NetworkSpec(TOPICS)))
     if not found or any(
@@ -236,7 +252,7 @@ def _keep_unreached_maps(
             try:
                 after.link(before, key)
             except FileNotFoundError:
-                continue  # derived by sitedata.derive
+                continue  # not kept by the previous version either: derived at first request
 
 
 def _update_concept_index(
