@@ -242,8 +242,10 @@ def store_facts(store: GraphStore, authors: Sequence[str] | None = None) -> Iter
 
 
 def store_names(store: GraphStore, authors: Sequence[str] | None = None) -> Iterator[str]:
-    """The names of every author with a paper (or of ``authors`` only): what the autocomplete searches."""
-    for r in _rows(store, "author_names", "author", authors):
+    """The names of every author with a paper (or of ``authors`` only, creators of papers): what the autocomplete
+    searches. Bound, each author's name is looked up alone: the query of every author walked each given author's
+    authorships and their papers (1.7 of an add's 28.5 CPU-s at 100,000 papers, for 1,839 authors)."""
+    for r in _rows(store, "author_names" if authors is None else "named_authors", "author", authors):
         yield str(r["name"])
 
 
