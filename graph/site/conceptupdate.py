@@ -23,6 +23,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from bibgraph.graph.site.conceptindex import (
     ConceptFigures,
@@ -33,8 +36,11 @@ from bibgraph.graph.site.conceptindex import (
     narrower,
     reading_key,
 )
-from bibgraph.graph.sparql.queries import bind, integer, named_query
+from bibgraph.graph.sparql.queries import bind, named_query
 from bibgraph.graph.stores.store import GraphStore
+
+if TYPE_CHECKING:
+    from bibgraph.graph.networks.incidence import Incidence
 
 BATCH = 500  # IRIs per VALUES block
 
@@ -75,17 +81,20 @@ def updated_index(
     chunk: int,
     additions: GraphStore,
     store: GraphStore,
+    incidence: "Incidence",
 ) -> Iterator[ConceptUpdate]:
     """Every concept of ``store`` (the new version) in :func:`~.conceptindex.concept_index`'s order, from the
     figures of the version added to (``previous``; its orders in pieces of ``chunk``: ``piece(concept, number)``)
-    and ``additions``, the triples the add wrote (their ``dcterms:subject`` and ``foaf:name`` ones at least)."""
+    and ``additions``, the triples the add wrote (their ``dcterms:subject`` and ``foaf:name`` ones at least);
+    ``incidence`` is the incidence of ``store`` (:mod:`~bibgraph.graph.networks.incidence`), which the touched
+    authors' papers under each concept are counted from (:func:`concept_counts`)."""
     concepts = concept_list(store)
     added = {(str(r["paper"]), str(r["subject"])) for r in additions.select(named_query("added_subjects").text)}
     new_papers, labels = _new_in_concepts(store, added)
     creators = _creators(store, sorted({paper for papers in new_papers.values() for paper in papers}))
     named_now = {str(r["author"]) for r in additions.select(named_query("author_name_list").text)}
     touched = sorted({author for authors in creators.values() for author in authors} | named_now)
-    counts = _concept_counts(store, touched)
+    counts = concept_counts(incidence, touched)
     names = author_names(store, touched)
     papers = {
         iri: (previous[iri].papers if iri in previous else 0) + sum(paper in labels for paper in new_papers[iri])
@@ -161,13 +170,42 @@ def _creators(store: GraphStore, papers: list[str]) -> dict[str, list[str]]:
     return found
 
 
-def _concept_counts(store: GraphStore, authors: list[str]) -> dict[str, dict[str, int]]:
-    """Papers of each of ``authors`` under each concept: concept: author: papers."""
+def concept_counts(incidence: "Incidence", authors: list[str]) -> dict[str, dict[str, int]]:
+    """Papers of each of ``authors`` under each concept (an area through its subareas), from the arrays of
+    ``incidence``: concept: author: papers, as ``author_concept_counts.rq`` counts them in the store. The query walked
+    every paper of each author (2.3 CPU-s of an add of 1,000 papers at 100,000, for 1,839 authors); this is a few
+    array operations."""
+    found = [(iri, number) for iri in authors if (number := incidence.author_id(iri)) is not None]
     counts: defaultdict[str, dict[str, int]] = defaultdict(dict)
-    for block in _values(authors):
-        for row in store.iter_select(bind(named_query("author_concept_counts").text, author=block)):
-            counts[str(row["concept"])][str(row["author"])] = integer(row["papers"])
+    if not found or not incidence.concepts:
+        return counts
+    ids = np.array([number for _, number in found], dtype=np.int64)
+    starts, ends = incidence.author_ptr[ids], incidence.author_ptr[ids + 1]
+    owner = np.repeat(np.arange(len(ids)), ends - starts)  # (author, paper) pairs of the given authors
+    papers = incidence.author_papers[_ranges(starts, ends)]
+    first = np.searchsorted(incidence.pc_paper, papers, side="left")
+    last = np.searchsorted(incidence.pc_paper, papers, side="right")
+    pairs = _ranges(first, last)  # their papers' (paper, concept) rows
+    owner, papers = np.repeat(owner, last - first), np.repeat(papers, last - first)
+    targets = sorted({c.concept for c in incidence.concepts} | {c.area for c in incidence.concepts})
+    place = {iri: index for index, iri in enumerate(targets)}
+    own = np.array([place[c.concept] for c in incidence.concepts], dtype=np.int64)[incidence.pc_concept[pairs]]
+    area = np.array([place[c.area] for c in incidence.concepts], dtype=np.int64)[incidence.pc_concept[pairs]]
+    # each (author, concept, paper) once: a paper under two subareas of an area counts once in the area
+    rows = np.unique(
+        np.stack([np.concatenate([owner, owner]), np.concatenate([own, area]), np.tile(papers, 2)]), axis=1
+    )
+    keys, sizes = np.unique(rows[:2], axis=1, return_counts=True)
+    for (author, concept), size in zip(keys.T.tolist(), sizes.tolist(), strict=True):
+        counts[targets[concept]][found[author][0]] = size
     return counts
+
+
+def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The indices ``starts[i]:ends[i]`` of every ``i``, laid end to end."""
+    sizes = ends - starts
+    offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
+    return np.arange(int(sizes.sum())) + offsets
 
 
 def _places(kept: KeptOrder, entries: list[tuple[str, str, str]], store: GraphStore) -> list[int]:

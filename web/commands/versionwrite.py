@@ -36,7 +36,12 @@ from bibgraph.graph.dataset.dumpsegments import continued_segments
 from bibgraph.graph.dataset.opener import COMPLETE_MARKER, fill, is_dump
 from bibgraph.graph.dataset.void import void_quads
 from bibgraph.graph.identity import numbering
-from bibgraph.graph.networks.incidence import Incidence, extended, incidence_part  # numpy, scipy: a build needs
+from bibgraph.graph.networks.incidence import (  # numpy, scipy: a build needs
+    Incidence,
+    extended,
+    incidence_of,
+    incidence_part,
+)
 from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.site.conceptupdate import updated_index
@@ -180,9 +185,13 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
         store = OxigraphGraphStore.disk(version / STORE, read_only=True)  # opened once for both updates
         try:
             incidences = _extend_incidence(version, served, additions, store)
-            _update_concept_index(version, served, additions, store)
-            if incidences is not None:
+            if incidences is None:  # read from the whole store, as sitedata.derive would, and kept for it
+                incidence = incidence_of(store)
+                DerivedFiles(version / DERIVED, writable=True).save(derived_key("incidence"), incidence)
+            else:
+                incidence = incidences[1]
                 _keep_unreached_maps(version, served, additions, *incidences, max_view_nodes)
+            _update_concept_index(version, served, additions, store, incidence)
         finally:
             del store  # read-only: nothing to flush
             gc.collect()  # release RocksDB's files before the derivation opens the store
@@ -256,7 +265,7 @@ def _keep_unreached_maps(
 
 
 def _update_concept_index(
-    version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore
+    version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore, incidence: Incidence
 ) -> None:
     """Keep the concepts' figures and paper orders of ``version`` as the previous version's updated with
     ``additions`` (:func:`~bibgraph.graph.site.conceptupdate.updated_index`), when it kept them: the pieces of an order
@@ -275,7 +284,7 @@ def _update_concept_index(
 
     try:
         updated = {}
-        for update in updated_index(figures, piece, sitedata.ORDER_CHUNK, additions, store):
+        for update in updated_index(figures, piece, sitedata.ORDER_CHUNK, additions, store, incidence):
             iri = update.figures.iri
             for number in range(update.kept):
                 after.link(before, sitedata.order_piece_key(iri, number))
