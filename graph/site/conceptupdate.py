@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-import numpy as np
-
+from bibgraph.graph.site.authorcounts import concept_counts
 from bibgraph.graph.site.conceptindex import (
     ConceptFigures,
     author_names,
@@ -168,44 +167,6 @@ def _creators(store: GraphStore, papers: list[str]) -> dict[str, list[str]]:
         for row in store.iter_select(bind(named_query("paper_creators").text, paper=block)):
             found[str(row["paper"])].append(str(row["author"]))
     return found
-
-
-def concept_counts(incidence: "Incidence", authors: list[str]) -> dict[str, dict[str, int]]:
-    """Papers of each of ``authors`` under each concept (an area through its subareas), from the arrays of
-    ``incidence``: concept: author: papers, as ``author_concept_counts.rq`` counts them in the store. The query walked
-    every paper of each author (2.3 CPU-s of an add of 1,000 papers at 100,000, for 1,839 authors); this is a few
-    array operations."""
-    found = [(iri, number) for iri in authors if (number := incidence.author_id(iri)) is not None]
-    counts: defaultdict[str, dict[str, int]] = defaultdict(dict)
-    if not found or not incidence.concepts:
-        return counts
-    ids = np.array([number for _, number in found], dtype=np.int64)
-    starts, ends = incidence.author_ptr[ids], incidence.author_ptr[ids + 1]
-    owner = np.repeat(np.arange(len(ids)), ends - starts)  # (author, paper) pairs of the given authors
-    papers = incidence.author_papers[_ranges(starts, ends)]
-    first = np.searchsorted(incidence.pc_paper, papers, side="left")
-    last = np.searchsorted(incidence.pc_paper, papers, side="right")
-    pairs = _ranges(first, last)  # their papers' (paper, concept) rows
-    owner, papers = np.repeat(owner, last - first), np.repeat(papers, last - first)
-    targets = sorted({c.concept for c in incidence.concepts} | {c.area for c in incidence.concepts})
-    place = {iri: index for index, iri in enumerate(targets)}
-    own = np.array([place[c.concept] for c in incidence.concepts], dtype=np.int64)[incidence.pc_concept[pairs]]
-    area = np.array([place[c.area] for c in incidence.concepts], dtype=np.int64)[incidence.pc_concept[pairs]]
-    # each (author, concept, paper) once: a paper under two subareas of an area counts once in the area
-    rows = np.unique(
-        np.stack([np.concatenate([owner, owner]), np.concatenate([own, area]), np.tile(papers, 2)]), axis=1
-    )
-    keys, sizes = np.unique(rows[:2], axis=1, return_counts=True)
-    for (author, concept), size in zip(keys.T.tolist(), sizes.tolist(), strict=True):
-        counts[targets[concept]][found[author][0]] = size
-    return counts
-
-
-def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The indices ``starts[i]:ends[i]`` of every ``i``, laid end to end."""
-    sizes = ends - starts
-    offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
-    return np.arange(int(sizes.sum())) + offsets
 
 
 def _places(kept: KeptOrder, entries: list[tuple[str, str, str]], store: GraphStore) -> list[int]:

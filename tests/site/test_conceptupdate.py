@@ -10,13 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bibgraph.graph.dataset.add import add_lists
-from bibgraph.graph.ingest.names import person_key
 from bibgraph.graph.networks.incidence import incidence_of, incidence_part
 from bibgraph.graph.rdf.vocab import BG
 from bibgraph.graph.site import conceptindex
 from bibgraph.graph.site.conceptindex import ConceptFigures, concept_index
-from bibgraph.graph.site.conceptupdate import concept_counts, updated_index
-from bibgraph.graph.sparql.queries import bind, integer, named_query
+from bibgraph.graph.site.conceptupdate import updated_index
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from tests.conftest import BASE
 from tests.networks.test_incidence import PEOPLE, SUBJECTS, built, paper_list, records_of
@@ -83,18 +81,3 @@ def test_an_updated_concept_index_equals_the_index_computed_again(
         assert update.kept <= max(1, -(-len(orders.get(iri, [])) // chunk))
         assert orders.get(iri, [])[: update.kept * chunk] + update.tail == expected_orders[iri]
     assert bool(store.store.query(f"ASK {{ ?paper <{BG.authorListUnsplit}> true }}")) == bool(unsplit)
-
-
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(records, st.lists(st.sampled_from([*MIXED, "Nobody Here"]), unique=True))
-def test_the_touched_authors_papers_per_concept_are_the_stores_count(first, authors) -> None:
-    """Differential: the papers of some authors under each concept (an area through its subareas, a paper under two
-    subareas of an area once), counted from the incidence's arrays, are what ``author_concept_counts.rq`` counts in
-    the store (papers with no area among them); an author the store does not hold has none."""
-    store = built(first)
-    iris = sorted(f"{BASE}author/{key}" for key in {person_key(name) for name in authors})
-    expected: dict[str, dict[str, int]] = {}
-    if iris:
-        for row in store.select(bind(named_query("author_concept_counts").text, author=iris)):
-            expected.setdefault(str(row["concept"]), {})[str(row["author"])] = integer(row["papers"])
-    assert concept_counts(incidence_of(store), iris) == expected

@@ -10,6 +10,7 @@ what it would have derived, by the same functions, with the settings of the buil
 
 import gc
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.site.conceptupdate import updated_index
 from bibgraph.graph.site.search import FILE_NAME
-from bibgraph.graph.site.searchbuild import build_search_index, update_search_index
+from bibgraph.graph.site.searchbuild import update_search_index
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.web.settings import resolve
 
@@ -132,11 +133,6 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
             report = add_lists(store, inputs, base, added=keep, numbering=published)
             manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
         published.write(version / numbering.FILE_NAME)  # with the added authorships of the keys it follows
-        (version / DERIVED).mkdir()
-        if (served / DERIVED / FILE_NAME).exists():
-            update_search_index(store, served / DERIVED / FILE_NAME, version / DERIVED / FILE_NAME, touched)
-        else:  # a version from before the index was a file: written whole this once
-            build_search_index(store, version / DERIVED / FILE_NAME)
         counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
         counts["concepts"], counts["triples"] = report.concepts, report.triples
         store.close()
@@ -146,9 +142,20 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
             manifest,
             counts,
             sorted([*before["inputs"], *(str(path) for path in inputs)]),
-            (served, additions),
+            Added(served, additions, touched),
         )
     return root / manifest["name"], report
+
+
+@dataclass(frozen=True)
+class Added:
+    """What :func:`derive` needs of an add: the version added to, the part of the added triples the incidence reads
+    (:func:`~bibgraph.graph.networks.incidence.incidence_part`), the papers a record was read of
+    (:func:`~bibgraph.graph.dataset.add.papers_read`)."""
+
+    served: Path
+    additions: OxigraphGraphStore
+    papers: set[str]
 
 
 def _complete(
@@ -156,33 +163,34 @@ def _complete(
     manifest: dict[str, Any],
     counts: dict[str, int],
     inputs: list[str],
-    previous: tuple[Path, OxigraphGraphStore] | None = None,
+    previous: Added | None = None,
 ) -> None:
     """Mark the filled store (closed by the caller, its dumps written) complete, derive the views' data, and fill in
-    the manifest; ``previous``, after an add, is the version added to and the part of the added triples
-    :func:`derive` needs. The callers drop their handle of the written store first: with it still open, a read-only
-    open of the same store once failed under load on a table file gone (compaction of the open handle, presumably)."""
+    the manifest; ``previous``, after an add, is what :func:`derive` needs of it. The callers drop their handle of the
+    written store first: with it still open, a read-only open of the same store once failed under load on a table
+    file gone (compaction of the open handle, presumably)."""
     gc.collect()  # any cycle still holding the written store released
     (version / STORE / COMPLETE_MARKER).write_text("complete\n", encoding="utf-8")
     manifest["counts"], manifest["inputs"] = counts, inputs
     derive(version, manifest["base"], previous=previous)
 
 
-def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] | None = None) -> None:
+def derive(version: Path, base: str, previous: Added | None = None) -> None:
     """Derive the views' costly data of ``version`` (base IRI ``base``) into its ``derived/`` files, by the domain.
 
-    ``previous``, after an add, is the version this one extends and the added triples' part the incidence reads:
-    the previous incidence is extended with them (:func:`~bibgraph.graph.networks.incidence.extended`) instead of read
-    again from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`). The
-    default maps of the areas and subareas no added paper reaches are kept (:func:`_keep_unreached_maps`), those it
-    reaches are left to the first request that shows one (:func:`whole_graph_map`); the other derived data is derived
-    again from the incidence and the store.
+    ``previous``, after an add, is the version this one extends and what was added:
+    the previous incidence is extended with it (:func:`~bibgraph.graph.networks.incidence.extended`) instead of read
+    again from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`) and
+    the search index (:func:`~bibgraph.graph.site.searchbuild.update_search_index`), both counting the touched
+    authors' papers from that incidence. The default maps of the areas and subareas no added paper reaches are kept
+    (:func:`_keep_unreached_maps`), those it reaches are left to the first request that shows one
+    (:func:`whole_graph_map`); the other derived data is derived again from the incidence and the store.
     """
     (version / DERIVED).mkdir(exist_ok=True)
     max_view_nodes = int(resolve({"BIBGRAPH_BASE": base})["MAX_VIEW_NODES"])
     if previous is not None:
-        served, additions = previous
-        store = OxigraphGraphStore.disk(version / STORE, read_only=True)  # opened once for both updates
+        served, additions = previous.served, previous.additions
+        store = OxigraphGraphStore.disk(version / STORE, read_only=True)  # opened once for the updates
         try:
             incidences = _extend_incidence(version, served, additions, store)
             if incidences is None:  # read from the whole store, as sitedata.derive would, and kept for it
@@ -192,6 +200,9 @@ def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] |
                 incidence = incidences[1]
                 _keep_unreached_maps(version, served, additions, *incidences, max_view_nodes)
             _update_concept_index(version, served, additions, store, incidence)
+            if (served / DERIVED / FILE_NAME).exists():  # else (an index from before it was a file): built whole
+                kept = served / DERIVED / FILE_NAME
+                update_search_index(store, kept, version / DERIVED / FILE_NAME, previous.papers, incidence)
         finally:
             del store  # read-only: nothing to flush
             gc.collect()  # release RocksDB's files before the derivation opens the store
