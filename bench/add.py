@@ -51,7 +51,7 @@ def main() -> None:
     stages.wrap(versionwrite, "write_dataset_dumps", "write the dumps whole")
     stages.wrap(versionwrite, "write_dump", "write the dumps whole (a checkout before the dumps were continued)")
     stages.wrap(add, "_replace_void", "  of which VoID statistics (counted again: that checkout)")
-    stages.wrap(versionwrite, "update_search_index", "search index (updated)")
+    stages.wrap(versionwrite, "update_search_index", "search index (updated; within the derive from h28a on)")
     stages.wrap(directory, "checksums", "checksums")
     stages.wrap(directory, "_sync_tree", "fsync")
     stages.wrap(versionwrite, "derive", "derive")
