@@ -51,7 +51,7 @@ def main() -> None:
     stages.wrap(versionwrite, "write_dataset_dumps", "write the dumps whole")
     stages.wrap(versionwrite, "write_dump", "write the dumps whole (a checkout before the dumps were continued)")
     stages.wrap(add, "_replace_void", "  of which VoID statistics (counted again: that checkout)")
-    stages.wrap(versionwrite, "update_search_index", "search index (updated)")
+    stages.wrap(versionwrite, "update_search_index", "search index (updated; within the derive from h28a on)")
     stages.wrap(directory, "checksums", "checksums")
     stages.wrap(directory, "_sync_tree", "fsync")
     stages.wrap(versionwrite, "derive", "derive")
@@ -59,7 +59,8 @@ def main() -> None:
     stages.wrap(conceptupdate, "updated_index", "    of which the update (the rest: writing the order pieces)")
     stages.wrap(conceptupdate, "_new_in_concepts", "      of which finding the papers new to each concept")
     stages.wrap(conceptupdate, "_creators", "      of which their creators")
-    stages.wrap(conceptupdate, "_concept_counts", "      of which counting the touched authors' papers")
+    for name in ("_concept_counts", "concept_counts"):  # a query per block of authors, or the incidence's arrays
+        stages.wrap(conceptupdate, name, "      of which counting the touched authors' papers")
     stages.wrap(conceptupdate, "author_names", "      of which naming the touched authors")
     stages.wrap(conceptupdate, "_places", "      of which placing the new papers (pieces read, labels probed)")
     stages.wrap(conceptupdate.KeptOrder, "between", "      of which reading the rest of the kept orders")
@@ -70,7 +71,7 @@ def main() -> None:
     stages.wrap(sitedata, "_derive_exports", "  of which the whole networks' exports")
     stages.wrap(wholeexports, "derive", "  of which the whole networks' exports")
     if args.full_concepts:
-        versionwrite._update_concept_index = lambda version, served, additions, store: None
+        versionwrite._update_concept_index = lambda version, served, additions, store, incidence: None
     if args.whole_dumps:
         original = versionwrite.read_manifest
         versionwrite.read_manifest = lambda version: {k: v for k, v in original(version).items() if k != "dumps"}

@@ -75,21 +75,32 @@ def default_maps(topics: Any, max_view_nodes: int) -> list[NetworkSpec]:
     ]
 
 
-def derive(version: Path, max_view_nodes: int, exports: tuple[NetworkSpec, ...] | None = None) -> None:
+def derive(
+    version: Path,
+    max_view_nodes: int,
+    exports: tuple[NetworkSpec, ...] | None = None,
+    maps: Callable[[NetworkSpec], bool] | None = None,
+) -> None:
     """Derive into ``version``'s ``derived/`` files what the site serves of it, keeping what is kept already (an
     add's extended incidence and updated concept figures); ``max_view_nodes``: the authors a map draws; ``exports``:
     the whole networks whose exports are kept (:data:`DEFAULT_EXPORTS` when None; the others are made by the first
-    download that asks, :mod:`.wholeexports`)."""
+    download that asks, :mod:`.wholeexports`); ``maps``: which default maps are derived here, unless kept (every one
+    when None); the others are as the caller left them, kept or derived by the first request that shows one
+    (``web/maps/cache.py``, with the same functions)."""
     store = OxigraphGraphStore.disk(version / STORE, read_only=True)
     try:
-        _derive(store, DerivedFiles(version / DERIVED, writable=True), max_view_nodes, exports)
+        _derive(store, DerivedFiles(version / DERIVED, writable=True), max_view_nodes, exports, maps)
     finally:
         del store  # read-only: nothing to flush
         gc.collect()  # RocksDB's files released before a server opens the store
 
 
 def _derive(
-    store: GraphStore, files: DerivedFiles, max_view_nodes: int, exports: tuple[NetworkSpec, ...] | None = None
+    store: GraphStore,
+    files: DerivedFiles,
+    max_view_nodes: int,
+    exports: tuple[NetworkSpec, ...] | None = None,
+    maps: Callable[[NetworkSpec], bool] | None = None,
 ) -> None:
     from bibgraph.graph.networks import (
         engine,  # numpy, scipy, igraph: loaded by a build, never by this module's importers
@@ -102,7 +113,8 @@ def _derive(
     whole = NetworkSpec(TOPICS)
     topics = kept(derived_key("network", whole), lambda: engine.network(incidence, whole))
     for spec in default_maps(topics, max_view_nodes):
-        _derive_map(spec, incidence, kept)
+        if maps is None or maps(spec):
+            _derive_map(spec, incidence, kept)
     figures = kept(derived_key("page", None, CONCEPT_FIGURES), lambda: concept_figures(store, files.save))
     kept(derived_key("page", None, HOME), lambda: home_figures(store, engine.coauthor_degrees(incidence), figures))
     if not (files.directory / FILE_NAME).exists():

@@ -23,7 +23,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
+from bibgraph.graph.site.authorcounts import concept_counts
 from bibgraph.graph.site.conceptindex import (
     ConceptFigures,
     author_names,
@@ -33,8 +35,11 @@ from bibgraph.graph.site.conceptindex import (
     narrower,
     reading_key,
 )
-from bibgraph.graph.sparql.queries import bind, integer, named_query
+from bibgraph.graph.sparql.queries import bind, named_query
 from bibgraph.graph.stores.store import GraphStore
+
+if TYPE_CHECKING:
+    from bibgraph.graph.networks.incidence import Incidence
 
 BATCH = 500  # IRIs per VALUES block
 
@@ -75,17 +80,20 @@ def updated_index(
     chunk: int,
     additions: GraphStore,
     store: GraphStore,
+    incidence: "Incidence",
 ) -> Iterator[ConceptUpdate]:
     """Every concept of ``store`` (the new version) in :func:`~.conceptindex.concept_index`'s order, from the
     figures of the version added to (``previous``; its orders in pieces of ``chunk``: ``piece(concept, number)``)
-    and ``additions``, the triples the add wrote (their ``dcterms:subject`` and ``foaf:name`` ones at least)."""
+    and ``additions``, the triples the add wrote (their ``dcterms:subject`` and ``foaf:name`` ones at least);
+    ``incidence`` is the incidence of ``store`` (:mod:`~bibgraph.graph.networks.incidence`), which the touched
+    authors' papers under each concept are counted from (:func:`concept_counts`)."""
     concepts = concept_list(store)
     added = {(str(r["paper"]), str(r["subject"])) for r in additions.select(named_query("added_subjects").text)}
     new_papers, labels = _new_in_concepts(store, added)
     creators = _creators(store, sorted({paper for papers in new_papers.values() for paper in papers}))
     named_now = {str(r["author"]) for r in additions.select(named_query("author_name_list").text)}
     touched = sorted({author for authors in creators.values() for author in authors} | named_now)
-    counts = _concept_counts(store, touched)
+    counts = concept_counts(incidence, touched)
     names = author_names(store, touched)
     papers = {
         iri: (previous[iri].papers if iri in previous else 0) + sum(paper in labels for paper in new_papers[iri])
@@ -159,15 +167,6 @@ def _creators(store: GraphStore, papers: list[str]) -> dict[str, list[str]]:
         for row in store.iter_select(bind(named_query("paper_creators").text, paper=block)):
             found[str(row["paper"])].append(str(row["author"]))
     return found
-
-
-def _concept_counts(store: GraphStore, authors: list[str]) -> dict[str, dict[str, int]]:
-    """Papers of each of ``authors`` under each concept: concept: author: papers."""
-    counts: defaultdict[str, dict[str, int]] = defaultdict(dict)
-    for block in _values(authors):
-        for row in store.iter_select(bind(named_query("author_concept_counts").text, author=block)):
-            counts[str(row["concept"])][str(row["author"])] = integer(row["papers"])
-    return counts
 
 
 def _places(kept: KeptOrder, entries: list[tuple[str, str, str]], store: GraphStore) -> list[int]:

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bibgraph.graph.dataset.add import add_lists
-from bibgraph.graph.networks.incidence import incidence_part
+from bibgraph.graph.networks.incidence import incidence_of, incidence_part
 from bibgraph.graph.rdf.vocab import BG
 from bibgraph.graph.site import conceptindex
 from bibgraph.graph.site.conceptindex import ConceptFigures, concept_index
@@ -72,7 +72,7 @@ def test_an_updated_concept_index_equals_the_index_computed_again(
         def piece(iri: str, number: int) -> list[str]:
             return orders[iri][number * chunk : (number + 1) * chunk]
 
-        updates = list(updated_index(previous, piece, chunk, added, store))
+        updates = list(updated_index(previous, piece, chunk, added, store, incidence_of(store)))
         expected, expected_orders = index(store)
     assert [update.figures.iri for update in updates] == list(expected)
     assert {update.figures.iri: update.figures for update in updates} == expected

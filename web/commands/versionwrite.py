@@ -10,6 +10,7 @@ what it would have derived, by the same functions, with the settings of the buil
 
 import gc
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +37,17 @@ from bibgraph.graph.dataset.dumpsegments import continued_segments
 from bibgraph.graph.dataset.opener import COMPLETE_MARKER, fill, is_dump
 from bibgraph.graph.dataset.void import void_quads
 from bibgraph.graph.identity import numbering
-from bibgraph.graph.networks.incidence import Incidence, extended, incidence_part  # numpy, scipy: a build needs
-from bibgraph.graph.networks.spec import TOPICS, NetworkSpec
+from bibgraph.graph.networks.incidence import (  # numpy, scipy: a build needs
+    Incidence,
+    extended,
+    incidence_of,
+    incidence_part,
+)
+from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.site.conceptupdate import updated_index
 from bibgraph.graph.site.search import FILE_NAME
-from bibgraph.graph.site.searchbuild import build_search_index, update_search_index
+from bibgraph.graph.site.searchbuild import update_search_index
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.web.settings import resolve
 
@@ -127,11 +133,6 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
             report = add_lists(store, inputs, base, added=keep, numbering=published)
             manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
         published.write(version / numbering.FILE_NAME)  # with the added authorships of the keys it follows
-        (version / DERIVED).mkdir()
-        if (served / DERIVED / FILE_NAME).exists():
-            update_search_index(store, served / DERIVED / FILE_NAME, version / DERIVED / FILE_NAME, touched)
-        else:  # a version from before the index was a file: written whole this once
-            build_search_index(store, version / DERIVED / FILE_NAME)
         counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
         counts["concepts"], counts["triples"] = report.concepts, report.triples
         store.close()
@@ -141,9 +142,20 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
             manifest,
             counts,
             sorted([*before["inputs"], *(str(path) for path in inputs)]),
-            (served, additions),
+            Added(served, additions, touched),
         )
     return root / manifest["name"], report
+
+
+@dataclass(frozen=True)
+class Added:
+    """What :func:`derive` needs of an add: the version added to, the part of the added triples the incidence reads
+    (:func:`~bibgraph.graph.networks.incidence.incidence_part`), the papers a record was read of
+    (:func:`~bibgraph.graph.dataset.add.papers_read`)."""
+
+    served: Path
+    additions: OxigraphGraphStore
+    papers: set[str]
 
 
 def _complete(
@@ -151,41 +163,54 @@ def _complete(
     manifest: dict[str, Any],
     counts: dict[str, int],
     inputs: list[str],
-    previous: tuple[Path, OxigraphGraphStore] | None = None,
+    previous: Added | None = None,
 ) -> None:
     """Mark the filled store (closed by the caller, its dumps written) complete, derive the views' data, and fill in
-    the manifest; ``previous``, after an add, is the version added to and the part of the added triples
-    :func:`derive` needs. The callers drop their handle of the written store first: with it still open, a read-only
-    open of the same store once failed under load on a table file gone (compaction of the open handle, presumably)."""
+    the manifest; ``previous``, after an add, is what :func:`derive` needs of it. The callers drop their handle of the
+    written store first: with it still open, a read-only open of the same store once failed under load on a table
+    file gone (compaction of the open handle, presumably)."""
     gc.collect()  # any cycle still holding the written store released
     (version / STORE / COMPLETE_MARKER).write_text("complete\n", encoding="utf-8")
     manifest["counts"], manifest["inputs"] = counts, inputs
     derive(version, manifest["base"], previous=previous)
 
 
-def derive(version: Path, base: str, previous: tuple[Path, OxigraphGraphStore] | None = None) -> None:
+def derive(version: Path, base: str, previous: Added | None = None) -> None:
     """Derive the views' costly data of ``version`` (base IRI ``base``) into its ``derived/`` files, by the domain.
 
-    ``previous``, after an add, is the version this one extends and the added triples' part the incidence reads:
-    the previous incidence is extended with them (:func:`~bibgraph.graph.networks.incidence.extended`) instead of read
-    again from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`). The
-    other derived data is derived again from the incidence and the store.
+    ``previous``, after an add, is the version this one extends and what was added:
+    the previous incidence is extended with it (:func:`~bibgraph.graph.networks.incidence.extended`) instead of read
+    again from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`) and
+    the search index (:func:`~bibgraph.graph.site.searchbuild.update_search_index`), both counting the touched
+    authors' papers from that incidence. The default maps of the areas and subareas no added paper reaches are kept
+    (:func:`_keep_unreached_maps`), those it reaches are left to the first request that shows one
+    (:func:`whole_graph_map`); the other derived data is derived again from the incidence and the store.
     """
     (version / DERIVED).mkdir(exist_ok=True)
     max_view_nodes = int(resolve({"BIBGRAPH_BASE": base})["MAX_VIEW_NODES"])
     if previous is not None:
-        served, additions = previous
-        store = OxigraphGraphStore.disk(version / STORE, read_only=True)  # opened once for both updates
+        served, additions = previous.served, previous.additions
+        store = OxigraphGraphStore.disk(version / STORE, read_only=True)  # opened once for the updates
         try:
             incidences = _extend_incidence(version, served, additions, store)
-            _update_concept_index(version, served, additions, store)
-            if incidences is not None:
+            if incidences is None:  # read from the whole store, as sitedata.derive would, and kept for it
+                incidence = incidence_of(store)
+                DerivedFiles(version / DERIVED, writable=True).save(derived_key("incidence"), incidence)
+            else:
+                incidence = incidences[1]
                 _keep_unreached_maps(version, served, additions, *incidences, max_view_nodes)
+            _update_concept_index(version, served, additions, store, incidence)
+            if (served / DERIVED / FILE_NAME).exists():  # else (an index from before it was a file): built whole
+                kept = served / DERIVED / FILE_NAME
+                update_search_index(store, kept, version / DERIVED / FILE_NAME, previous.papers, incidence)
         finally:
             del store  # read-only: nothing to flush
             gc.collect()  # release RocksDB's files before the derivation opens the store
     try:
-        sitedata.derive(version, max_view_nodes, None if previous is None else ADDED_EXPORTS)
+        if previous is None:
+            sitedata.derive(version, max_view_nodes)
+        else:
+            sitedata.derive(version, max_view_nodes, ADDED_EXPORTS, whole_graph_map)
     except Exception as error:  # any failure: the version is not published, and the user is told why
         raise DeriveError(f"deriving the views' data of {version} failed: {error}") from error
 
@@ -204,6 +229,16 @@ def _extend_incidence(
     return before, incidence
 
 
+def whole_graph_map(spec: NetworkSpec) -> bool:
+    """Whether an add derives the default map ``spec`` again: the whole graph's co-author map and the topic maps (the
+    home and topic pages show them), not an area's or subarea's. A random add of 1,000 papers reaches every area,
+    and their maps took 3.5 of its 28.5 CPU-s at 100,000 papers (31 areas and subareas, about 0.1 s each): the first
+    request that shows one derives it instead, once per server, through its derivation gate (``web/maps/cache.py``),
+    the same map. The maps an add does not reach are the previous version's files (:func:`_keep_unreached_maps`).
+    """
+    return spec.kind != COAUTHORS or (spec.filters.subarea or spec.filters.area) is None
+
+
 def _keep_unreached_maps(
     version: Path,
     served: Path,
@@ -217,7 +252,8 @@ def _keep_unreached_maps(
     A co-author map of an area or subarea is made from the papers under it alone (their authors, counted and
     named under it, their links): an add changes it only if it gives a paper under it an author, a concept or a
     cut list, since it never renames a person it knew. A name given to a known author changes every map: none is
-    kept then. The maps of the whole graph and the topic maps are derived again (:func:`sitedata.derive`)."""
+    kept then. The maps of the whole graph and the topic maps are derived again (:func:`sitedata.derive`), the others
+    by the first request that shows one (:func:`whole_graph_map`)."""
     before, after = DerivedFiles(served / DERIVED), DerivedFiles(version / DERIVED, writable=True)
     found, topics = before.load(derived_key("network", NetworkSpec(TOPICS)))
     if not found or any(
@@ -236,11 +272,11 @@ def _keep_unreached_maps(
             try:
                 after.link(before, key)
             except FileNotFoundError:
-                continue  # derived by sitedata.derive
+                continue  # not kept by the previous version either: derived at first request
 
 
 def _update_concept_index(
-    version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore
+    version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore, incidence: Incidence
 ) -> None:
     """Keep the concepts' figures and paper orders of ``version`` as the previous version's updated with
     ``additions`` (:func:`~bibgraph.graph.site.conceptupdate.updated_index`), when it kept them: the pieces of an order
@@ -259,7 +295,7 @@ def _update_concept_index(
 
     try:
         updated = {}
-        for update in updated_index(figures, piece, sitedata.ORDER_CHUNK, additions, store):
+        for update in updated_index(figures, piece, sitedata.ORDER_CHUNK, additions, store, incidence):
             iri = update.figures.iri
             for number in range(update.kept):
                 after.link(before, sitedata.order_piece_key(iri, number))
