@@ -29,7 +29,8 @@ LOOKAHEAD = 1
 def warm_up(app: Flask) -> threading.Thread:
     """Derive and lay out the default network views in the background, then load the modules the other views
     import on first use: the first visitor waits less, and ``serve`` listens before any of it (a filtered map's
-    first request at a million papers spent 0.8 of its 3.4 s importing numpy, scipy and pyvis)."""
+    first request at a million papers spent 0.8 of its 3.4 s importing numpy, scipy and pyvis, which maps no
+    longer use)."""
 
     def run() -> None:
         search = threading.Thread(target=warm_kept, args=(app,), name="bibgraph-warm-up-kept", daemon=True)

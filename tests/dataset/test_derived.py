@@ -17,8 +17,8 @@ from bibgraph.graph.networks import Filters, engine
 from bibgraph.graph.networks.incidence import incidence_of
 from bibgraph.graph.networks.spec import COAUTHORS, EGO, TOPIC_MAP, TOPICS, NetworkSpec
 from bibgraph.graph.site.conceptindex import ConceptFigures
+from bibgraph.graph.site.mapview import view_data
 from bibgraph.graph.site.pagedata import TreeArea
-from bibgraph.web.maps.visdata import view_data
 from tests.networks.test_incidence import built, records, same_incidence
 
 
