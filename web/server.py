@@ -1,6 +1,7 @@
 """Serving the app with waitress, a production WSGI server (never Flask's development server)."""
 
 import errno
+import gc
 import importlib
 import logging
 import resource
@@ -44,6 +45,10 @@ def warm_up(app: Flask) -> threading.Thread:
             importlib.import_module(module)
         search.join()
         release_free_memory()  # the derivation's intermediate graphs are garbage now
+        # What the start and the warm-up made (modules, the app, the default maps) lives as long as the server:
+        # out of the collector's generations, so that a full collection (when a first map reads its files) does
+        # not walk it again. At 10k papers one took ~0.35 s of a first area map's 0.5 s, under load.
+        gc.freeze()
 
     thread = threading.Thread(target=run, name="bibgraph-warm-up", daemon=True)
     thread.start()
