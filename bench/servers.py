@@ -60,9 +60,10 @@ def bibgraph_server(args: Sequence[str], log: Path, port: int | None = None) -> 
 
 @contextlib.contextmanager
 def bibgraph_process(
-    args: Sequence[str], log: Path, port: int | None = None
+    args: Sequence[str], log: Path, port: int | None = None, ready: str = "/sparql?query=ASK%7B%7D"
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """As :func:`bibgraph_server`, with the web process as well (its pid is the server's, for /proc)."""
+    """As :func:`bibgraph_server`, with the web process as well (its pid is the server's, for /proc); ready once
+    the path ``ready`` answers."""
     port = port or free_port()
     command = [
         sys.executable,
@@ -79,7 +80,7 @@ def bibgraph_process(
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
         try:
             base = f"http://127.0.0.1:{port}"
-            wait_for_http(f"{base}/sparql?query=ASK%7B%7D", process)
+            wait_for_http(base + ready, process)
             yield base, process
         finally:
             stop(process)

@@ -1,6 +1,7 @@
 """Serving the app with waitress, a production WSGI server (never Flask's development server)."""
 
 import errno
+import gc
 import importlib
 import logging
 import resource
@@ -29,7 +30,8 @@ LOOKAHEAD = 1
 def warm_up(app: Flask) -> threading.Thread:
     """Derive and lay out the default network views in the background, then load the modules the other views
     import on first use: the first visitor waits less, and ``serve`` listens before any of it (a filtered map's
-    first request at a million papers spent 0.8 of its 3.4 s importing numpy, scipy and pyvis)."""
+    first request at a million papers spent 0.8 of its 3.4 s importing numpy, scipy and pyvis, which maps no
+    longer use)."""
 
     def run() -> None:
         search = threading.Thread(target=warm_kept, args=(app,), name="bibgraph-warm-up-kept", daemon=True)
@@ -43,6 +45,10 @@ def warm_up(app: Flask) -> threading.Thread:
             importlib.import_module(module)
         search.join()
         release_free_memory()  # the derivation's intermediate graphs are garbage now
+        # What the start and the warm-up made (modules, the app, the default maps) lives as long as the server:
+        # out of the collector's generations, so that a full collection (when a first map reads its files) does
+        # not walk it again. At 10k papers one took ~0.35 s of a first area map's 0.5 s, under load.
+        gc.freeze()
 
     thread = threading.Thread(target=run, name="bibgraph-warm-up", daemon=True)
     thread.start()

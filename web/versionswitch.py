@@ -37,8 +37,8 @@ CHECK_SECONDS = 1.0
 # keep its import lock held for ever in the forked child (a query worker then hangs on that import: seen once in
 # CI, the switch never completed). Importing them in the switching thread first waits for any such import to
 # finish and leaves none to start.
-# The views' share (numpy, scipy, pyvis: ~0.8 s) is loaded by ``serve``'s warm-up once it listens (web/server.py).
-VIEW_IMPORTS = ("bibgraph.graph.networks.engine", "pyvis.network", "pyvis.node", "pyvis.edge")
+# The views' share (numpy, scipy, igraph) is loaded by ``serve``'s warm-up once it listens (web/server.py).
+VIEW_IMPORTS = ("bibgraph.graph.networks.engine",)
 FIRST_USE_IMPORTS = (
     *VIEW_IMPORTS,
     "bibgraph.graph.ingest.names",

@@ -19,11 +19,13 @@ import hashlib
 import io
 import json
 import os
+import re
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import networkx as nx
+import orjson
 
 from bibgraph.graph.site.conceptindex import ConceptFigures
 from bibgraph.graph.site.pagedata import TreeArea
@@ -31,11 +33,24 @@ from bibgraph.graph.stores.atomic import write_bytes_atomically
 
 # The records a page value may hold besides JSON's own values, by name: each is written as its fields.
 RECORDS: dict[str, type] = {record.__name__: record for record in (ConceptFigures, TreeArea)}
+LONG_DIGITS = re.compile(rb"[0-9]{19}")  # see _loads
 TYPE, TUPLE = "@type", "@tuple"  # the tags of a record and of a tuple (a value's own dict keys never start with @)
 
 
 class DamagedFile(RuntimeError):
     """A derived file whose checksum is not the manifest's."""
+
+
+def _loads(data: bytes) -> Any:
+    """``json.loads(data)``, 2 to 10 times faster (a first map reads its network at its request) through orjson;
+    by ``json`` what orjson refuses (``NaN``, ``Infinity``, which ``json.dumps`` writes) or reads otherwise (an
+    integer past 64 bits becomes a float: a text with 19 digits in a row, which no float ``repr`` holds)."""
+    if LONG_DIGITS.search(data) is None:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(data)
 
 
 def _graph_json(network: nx.Graph) -> bytes:
@@ -60,7 +75,7 @@ def _graph_json(network: nx.Graph) -> bytes:
 
 
 def _json_graph(data: bytes) -> nx.Graph:
-    document = json.loads(data)
+    document = _loads(data)
     network = nx.Graph(**document["graph"])
     network.add_nodes_from((node, attributes) for node, attributes in document["nodes"])
     network.add_edges_from((a, b, attributes) for a, b, attributes in document["edges"])
@@ -92,7 +107,7 @@ def _layout_json(positions: dict[str, tuple[float, float]]) -> bytes:
 
 
 def _json_layout(data: bytes) -> dict[str, tuple[float, float]]:
-    return {node: (x, y) for node, (x, y) in json.loads(data).items()}
+    return {node: (x, y) for node, (x, y) in _loads(data).items()}
 
 
 def _summary_json(summary: dict[str, Any]) -> bytes:
@@ -102,7 +117,7 @@ def _summary_json(summary: dict[str, Any]) -> bytes:
 def _json_summary(data: bytes) -> dict[str, Any]:
     return {
         name: [tuple(row) for row in value] if isinstance(value, list) else value
-        for name, value in json.loads(data).items()
+        for name, value in _loads(data).items()
     }
 
 

@@ -17,8 +17,8 @@ from bibgraph.graph.networks import Filters, engine
 from bibgraph.graph.networks.incidence import incidence_of
 from bibgraph.graph.networks.spec import COAUTHORS, EGO, TOPIC_MAP, TOPICS, NetworkSpec
 from bibgraph.graph.site.conceptindex import ConceptFigures
+from bibgraph.graph.site.mapview import view_data
 from bibgraph.graph.site.pagedata import TreeArea
-from bibgraph.web.maps.visdata import view_data
 from tests.networks.test_incidence import built, records, same_incidence
 
 
@@ -209,3 +209,21 @@ def test_a_network_is_written_item_by_item_as_json_dumps_writes_it_whole(nodes, 
     written = DATA_FORMATS["network"][1](network)
     assert written == json.dumps(whole, ensure_ascii=False, default=sorted).encode("utf-8")
     assert list(DATA_FORMATS["network"][2](written).edges(data=True)) == list(network.edges(data=True))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | texts,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values)
+def test_a_kept_file_is_read_as_json_reads_it(value) -> None:
+    """The readers parse with orjson, and with ``json`` what orjson refuses (``NaN``, ``Infinity``, integers past
+    64 bits, which ``json.dumps`` writes): the value read is ``json.loads``'s, whatever the file holds."""
+    from bibgraph.graph.dataset.derived import _loads
+
+    text = json.dumps(value, ensure_ascii=False).encode("utf-8")
+    assert repr(_loads(text)) == repr(json.loads(text))

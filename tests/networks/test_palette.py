@@ -41,7 +41,7 @@ def test_every_two_colours_differ_as_a_reader_sees_them(vision: str) -> None:
 
 
 def test_the_co_author_map_colours_each_of_its_coloured_communities_differently() -> None:
-    from bibgraph.web.maps.visdata import colour
+    from bibgraph.graph.site.mapview import colour
 
     shown = [colour(index) for index in range(len(PALETTE))]  # the communities a map colours (the largest first)
     assert len(set(shown)) == len(PALETTE) and OTHER_COLOUR not in shown

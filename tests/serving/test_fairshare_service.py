@@ -5,7 +5,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.parse
@@ -15,7 +14,7 @@ from contextlib import ExitStack
 
 import pytest
 
-from bench.servers import free_port, stop, wait_for_http
+from bench.servers import bibgraph_process
 from bibgraph.web.graphstore import client_key
 from bibgraph.web.server import waitress_options
 from bibgraph.web.settings import defaults
@@ -26,18 +25,10 @@ from tests.serving.test_pool import CRASHER, MEDIUM, children, wait_until
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[tuple[str, subprocess.Popen]]:
     """``bibgraph serve`` behind a pretend reverse proxy at 127.0.0.1 (it trusts X-Forwarded-For from there)."""
-    port = free_port()
-    log = tmp_path_factory.mktemp("fair") / "serve.log"
-    command = [sys.executable, "-m", "bibgraph.web.commands.cli", "serve", "--port", str(port), "--query-threads", "2"]
-    command += ["--client-queries", "1", "--trusted-proxy", "127.0.0.1", "--channel-timeout", "60", "--timeout", "60"]
-    with log.open("w") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-        try:
-            base = f"http://127.0.0.1:{port}"
-            wait_for_http(f"{base}/health", process)
-            yield base, process
-        finally:
-            stop(process)
+    args = ["--query-threads", "2", "--client-queries", "1", "--trusted-proxy", "127.0.0.1"]
+    args += ["--channel-timeout", "60", "--timeout", "60"]
+    with bibgraph_process(args, tmp_path_factory.mktemp("fair") / "serve.log", ready="/health") as served:
+        yield served
 
 
 def get(

@@ -78,6 +78,7 @@ class ValueCache:
         make: Callable[[], T],
         needs: Callable[[], object] | None = None,
         stored: bool = True,
+        gated: bool = True,
     ) -> T:
         """The cached value, made once even when several requests ask at the same time.
 
@@ -86,7 +87,8 @@ class ValueCache:
         for the value to start being derived (by it, or by another request asking for the same value), then it is
         refused (:class:`DerivationsBusy`); once derived, it waits for it however long it takes, while its client
         is there. A ``make`` that fails leaves nothing behind: the next request tries again. ``stored``: a value
-        a dataset may keep in its derived files.
+        a dataset may keep in its derived files. ``gated``: made in a turn at the gate (not: a value cheap next
+        to what it ``needs``, which took theirs, such as a drawing of a network and its layout).
         """
         until = time.monotonic() + (self.gate.wait if self.gate else 0.0)
         while True:
@@ -98,7 +100,7 @@ class ValueCache:
             if needs is not None:
                 needs()
             try:
-                return self._make_once(key, make, until, self.derived if stored else None)
+                return self._make_once(key, make, until, self.derived if stored else None, gated)
             except OverMapShare:
                 leader = self.gate.leader(client()) if self.gate else None
                 if leader is None:
@@ -108,7 +110,12 @@ class ValueCache:
                 until = time.monotonic() + self.gate.wait  # a turn of its own, if it needs one, as a new request
 
     def _make_once(
-        self, key: tuple[Hashable, ...], make: Callable[[], T], until: float, derived: DerivedFiles | None
+        self,
+        key: tuple[Hashable, ...],
+        make: Callable[[], T],
+        until: float,
+        derived: DerivedFiles | None,
+        gated: bool = True,
     ) -> T:
         with self._lock:
             making = self._making.setdefault(key, _Making())
@@ -122,7 +129,7 @@ class ValueCache:
                     return value
                 found, value = derived.load(key) if derived else (False, None)
                 if not found:
-                    with self.derivation(until, self.sites(key)):
+                    with self.derivation(until, self.sites(key)) if gated else nullcontext():
                         making.chain = self.gate.chain() if self.gate else None
                         making.running.set()
                         value = make()

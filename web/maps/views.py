@@ -1,15 +1,18 @@
-"""Interactive network views (pyvis data, vis-network served by the app) and network downloads."""
+"""Interactive network views (drawn by :mod:`bibgraph.graph.site.mapview`, vis-network served by the app) and
+network downloads."""
 
 import unicodedata
 from typing import Any
 
 import networkx as nx
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, send_file, url_for
+from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from bibgraph.graph.dataset.wholeexports import export_file
 from bibgraph.graph.networks import AREA, analytics
 from bibgraph.graph.networks.exports import NETWORK_SYNTAXES, network_syntax
+from bibgraph.graph.networks.palette import OTHER_COLOUR, PALETTE
 from bibgraph.graph.networks.paths import collaboration_path, labels
 from bibgraph.graph.networks.spec import (
     COAUTHORS,
@@ -17,13 +20,12 @@ from bibgraph.graph.networks.spec import (
     TOPIC_MAP,
     TOPICS,
     NetworkSpec,
-    author_radius,
-    topic_radius,
 )
 from bibgraph.graph.rdf.ntriples import is_iri
+from bibgraph.graph.site.mapview import author_view, colour, embedded, topic_view
 from bibgraph.web.downloads import network_body
 from bibgraph.web.graphstore import get_store
-from bibgraph.web.links import app_iris, concept_iri, iri_of, local_url, site_url
+from bibgraph.web.links import app_iris, concept_iri, iri_of, local_url, local_urls, site_url
 from bibgraph.web.maps.args import (
     WEIGHTING_ARG,
     capped,
@@ -35,7 +37,6 @@ from bibgraph.web.maps.args import (
     whole_number,
 )
 from bibgraph.web.maps.cache import networks
-from bibgraph.web.maps.visdata import OTHER_COLOUR, PALETTE, colour, view_data
 
 EGO_TOP = 25  # co-authors an ego map draws by default (the ones with most joint papers)
 # Part of a drawn view's key: raised when the drawing changes (colours, tooltips), so that the drawings a dataset
@@ -43,6 +44,7 @@ EGO_TOP = 25  # co-authors an ego map draws by default (the ones with most joint
 VIEW_STYLE = 3
 
 blueprint = Blueprint("graphs", __name__, url_prefix="/graph")
+blueprint.add_app_template_filter(lambda view: Markup(embedded(view)), "view_json")  # a map's data in its page
 COSTLY = ("graphs.coauthors", "graphs.ego", "graphs.path", "graphs.topics", "graphs.download")
 
 
@@ -70,43 +72,6 @@ def head_computes_nothing() -> Response | None:
     return response
 
 
-def _counted(count: int, noun: str) -> str:
-    """``1 paper``, ``1,224 papers``: a map's tooltips count as the pages do (grouped, in the right number)."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
-
-
-def _author_style(node: str, data: dict[str, Any]) -> dict[str, Any]:
-    areas = ", ".join(data.get("areas", [])) or "no area"
-    note = " · list cut (等): co-authorship is a lower bound" if data.get("truncated") else ""
-    return {
-        "label": data["name"],
-        "title": f"{data['name']}\n{_counted(data['papers'], 'paper')} · {areas}{note}",
-        "size": author_radius(data["papers"]),
-        "color": colour(data.get("community")),
-        "url": local_url(node) or node,
-        "community": data.get("community", 0),
-        "papers": data["papers"],
-        "areas": data.get("areas", []),
-        "ego": bool(data.get("ego")),
-    }
-
-
-def _edge_style(weighting: str, centre: str | None = None) -> Any:
-    """Width = joint papers (or their fractional count); on an ego map, links not touching the ego are faint."""
-
-    def style(a: str, b: str, data: dict[str, Any]) -> dict[str, Any]:
-        value = data.get(weighting, data.get("weight", 1))
-        joint = data.get("weight", 1)
-        bound = " (at least: a list was cut)" if data.get("lower_bound") else ""
-        title = f"{_counted(joint, 'joint paper')}{bound}"
-        drawn = {"width": 0.5 + min(float(value), 5.0), "title": title, "joint": joint}
-        if centre is not None and centre not in (a, b):
-            drawn["color"] = {"inherit": "both", "opacity": 0.18}
-        return drawn
-
-    return style
-
-
 def _render(title: str, spec: NetworkSpec, note: str | None = None, **context: Any) -> str:
     cache = networks()
     weighting = weight_of_links()
@@ -115,7 +80,7 @@ def _render(title: str, spec: NetworkSpec, note: str | None = None, **context: A
     data = cache.view(
         spec,
         ("authors", weighting, VIEW_STYLE),
-        lambda drawn, positions: view_data(drawn, positions, _author_style, _edge_style(weighting, centre)),
+        lambda drawn, positions: author_view(drawn, positions, local_urls(), weighting, centre),
     )
     return render_template(
         "graph.html",
@@ -311,38 +276,6 @@ def author_names() -> Response:
     return jsonify(networks().search_index().author_names(wanted, 20))
 
 
-def _topic_style(biggest: int) -> Any:
-    areas: dict[str, int] = {}
-
-    def style(node: str, data: dict[str, Any]) -> dict[str, Any]:
-        is_area = data["kind"] == AREA
-        area_colour = colour(areas.setdefault(data["area"], len(areas)) % len(PALETTE))
-        # a subarea is named with its area, as the site writes it: two areas can have subareas of one name
-        label = data["label"] if is_area else f"{data['parent']} · {data['label']}"
-        return {
-            "label": label,
-            "title": f"{label}\n{'area' if is_area else 'subarea'} · {_counted(data['papers'], 'paper')}",
-            "size": topic_radius(data["papers"], biggest, is_area),
-            "color": area_colour if is_area else {"background": "#fff", "border": area_colour},
-            "borderWidth": 1 if is_area else 3,
-            "url": local_url(node) or node,
-            "papers": data["papers"],
-        }
-
-    return style
-
-
-def _topic_edge(a: str, b: str, data: dict[str, Any]) -> dict[str, Any]:
-    if data["kind"] == "broader":
-        return {"width": 1.5, "dashes": False, "title": "area → subarea", "color": {"color": "#9a9a9a"}}
-    return {
-        "width": 0.5 + min(data["strength"], 8.0),
-        "dashes": True,
-        "title": f"{_counted(data['shared_authors'], 'shared author')}, {data['strength']}× what chance would give",
-        "joint": data["shared_authors"],
-    }
-
-
 @blueprint.route("/topics")
 def topics() -> str:
     cache = networks()
@@ -351,12 +284,7 @@ def topics() -> str:
         expand = concept_path(expand)
     spec = NetworkSpec(TOPIC_MAP, expand="all" if expand == "all" else (concept_iri(expand) if expand else None))
     network = cache.network(spec)
-    biggest = max((papers for _, papers in network.nodes(data="papers")), default=1)
-    data = cache.view(
-        spec,
-        ("topics", VIEW_STYLE),
-        lambda drawn, positions: view_data(drawn, positions, _topic_style(biggest), _topic_edge),
-    )
+    data = cache.view(spec, ("topics", VIEW_STYLE), lambda drawn, positions: topic_view(drawn, positions, local_urls()))
     areas = sorted(
         ((local_url(n) or n).lstrip("/"), label)
         for n, label in network.nodes(data="label")

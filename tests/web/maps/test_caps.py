@@ -36,7 +36,7 @@ def test_the_box_stays_empty_when_no_top_was_asked(client) -> None:
 
 
 def test_the_ego_map_says_when_k_is_above_its_cap(client) -> None:
-    author = re.search(r'"url": "(/author/[^"]+)"', client.get("/graph/coauthors").get_data(as_text=True))
+    author = re.search(r'"url":"(/author/[^"]+)"', client.get("/graph/coauthors").get_data(as_text=True))
     assert author is not None
     body = client.get(f"/graph/ego{author.group(1)}", query_string={"top": 900}).get_data(as_text=True)
     assert "You asked for 900 co-authors (K)" in body and 'value="500"' in body

@@ -131,7 +131,8 @@ def test_community_colours_are_told_apart() -> None:
     import itertools
     import math
 
-    from bibgraph.web.maps.visdata import OTHER_COLOUR, PALETTE, colour
+    from bibgraph.graph.networks.palette import OTHER_COLOUR, PALETTE
+    from bibgraph.graph.site.mapview import colour
 
     coloured = [colour(index) for index in range(len(PALETTE))]
     assert len(set(coloured)) == len(PALETTE) and colour(len(PALETTE)) == colour(None) == OTHER_COLOUR
