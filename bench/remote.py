@@ -6,7 +6,8 @@ from that incidence (the same work whichever store it was read from). Nothing el
 Usage: ``python -m bench.remote --size 100000`` (needs Debian's virtuoso-opensource; ``--buffers``
 sizes its cache in 8 kB pages). ``--store DIR`` measures an on-disk store already built (say, from
 ``/tmp/shared-bench/l100k``) instead of generating one; with ``--scratch DIR`` the Virtuoso database is
-kept there, and ``--published`` serves what an earlier run published into it rather than publishing again.
+kept there, and ``--published`` serves what an earlier run published into it rather than publishing again
+(``--cold``: Virtuoso's files dropped from the page cache before it starts, so "cold" is as after a reboot).
 
 ``--serve DATASET`` measures the site in front of the engine instead: the dataset published while a reader
 polls the count (which counts it saw; not again with ``--published``), then ``bibgraph serve --store sparql:URL
@@ -169,7 +170,7 @@ def sample_pages(version: Path) -> list[str]:
     from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
 
     base = directory.read_manifest(version)["base"]
-    pages = [iri for iri, _ in kept_top_authors(version)[:1]]
+    pages = [iri for iri, _ in kept_top_authors(version)[:1]]  # at 100k: 919 papers
     kept, incidence = DerivedFiles(version / directory.DERIVED).load(derived_key("incidence"))
     if kept and len(incidence.pc_concept):
         pages.append(incidence.concepts[int(np.bincount(incidence.pc_concept).argmax())].concept)
@@ -252,6 +253,7 @@ def main() -> None:
     parser.add_argument("--store", type=Path, help="an on-disk store to measure (default: generate and build one)")
     parser.add_argument("--published", action="store_true", help="the Virtuoso database in --scratch is loaded")
     parser.add_argument("--no-views", action="store_true", help="measure the publish only")
+    parser.add_argument("--cold", action="store_true", help="drop Virtuoso's files from the page cache at its start")
     parser.add_argument("--serve", type=Path, metavar="DATASET", help="measure the site in front of the engine")
     parser.add_argument(
         "--modes",
@@ -267,7 +269,14 @@ def main() -> None:
         if args.serve is not None:
             (scratch / "virtuoso").mkdir(exist_ok=True)
             endpoint = stack.enter_context(
-                virtuoso(scratch / "virtuoso", None, buffers=args.buffers, max_rows=100_000_000, max_seconds=3600)
+                virtuoso(
+                    scratch / "virtuoso",
+                    None,
+                    buffers=args.buffers,
+                    max_rows=100_000_000,
+                    max_seconds=3600,
+                    cold=args.cold,
+                )
             )
             server = endpoint.removesuffix("/sparql")
             serve_figures(args.serve, endpoint, server, scratch, args.batch, args.published, args.modes)

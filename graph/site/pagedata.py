@@ -17,7 +17,7 @@ from bibgraph.graph.sparql.queries import bind, integer, named_query
 from bibgraph.graph.stores.store import GraphStore
 
 if TYPE_CHECKING:
-    from bibgraph.graph.networks.incidence import Incidence
+    from bibgraph.graph.networks.incidence import Concept, Incidence
 
 
 @dataclass
@@ -153,8 +153,9 @@ def author_profile(store: GraphStore, iri: str, incidence: "Incidence | None" = 
         return None
     alts = str(rows[0]["alts"] or "")
     profile = AuthorProfile(iri, str(rows[0]["name"]), sorted(a for a in alts.split("\x1f") if a))
-    for row in store.select(bind(named_query("author_papers").text, author=iri)):
-        profile.papers.append(
+    found_papers = papers_from(store, incidence, iri) if incidence is not None else None
+    if found_papers is None:
+        found_papers = [
             AuthorPaper(
                 iri=str(row["paper"]),
                 label=str(row["label"]),
@@ -166,8 +167,9 @@ def author_profile(store: GraphStore, iri: str, incidence: "Incidence | None" = 
                 subject_iri=_text(row["concept"]),
                 area_iri=_text(row["area"]),
             )
-        )
-    profile.papers.sort(key=lambda paper: reading_key(paper.label, paper.iri))
+            for row in store.select(bind(named_query("author_papers").text, author=iri))
+        ]
+    profile.papers = sorted(found_papers, key=_page_order)
     found = coauthors_from(incidence, iri) if incidence is not None else None
     if found is None:
         rows = store.select(bind(named_query("author_coauthors").text, author=iri))
@@ -175,6 +177,33 @@ def author_profile(store: GraphStore, iri: str, incidence: "Incidence | None" = 
     profile.coauthors = found
     profile.coauthors.sort(key=lambda coauthor: (-coauthor.joint, *reading_key(coauthor.name, coauthor.iri)))
     return profile
+
+
+def _page_order(paper: AuthorPaper) -> tuple[str, ...]:
+    """Papers by label (:func:`reading_key`); a paper listed twice (two subjects, or the author twice) in one order
+    whichever way its rows were read."""
+    return *reading_key(paper.label, paper.iri), f"{paper.position:09d}", paper.subject_iri or "", paper.area_iri or ""
+
+
+def papers_from(store: GraphStore, incidence: "Incidence", iri: str) -> list[AuthorPaper] | None:
+    """The author's papers as ``author_papers.rq`` gives them, their subjects, areas and cut lists from the kept
+    ``incidence`` (None: the author or a paper is not in it): through an engine at 100k papers, cold, the subjects
+    and cut lists of 919 papers cost about as much as their labels (``bench/remote.py --cold``)."""
+    if incidence.author_id(iri) is None:
+        return None
+    found = []
+    for row in store.select(bind(named_query("author_paper_facts").text, author=iri)):
+        paper = incidence.papers.find(str(row["paper"]))
+        if paper is None:
+            return None
+        first, last = incidence.pc_paper.searchsorted([paper, paper + 1])
+        subjects: list[Concept | None] = [incidence.concepts[int(c)] for c in incidence.pc_concept[first:last]]
+        facts = (str(row["paper"]), str(row["label"]), integer(row["position"]), integer(row["listed"]))
+        for c in subjects or [None]:
+            area = c.area if c and c.area != c.concept else None  # an area is its own area in the incidence
+            subject, label, area_label = (c.concept, c.label, c.area_label if area else None) if c else (None,) * 3
+            found.append(AuthorPaper(*facts, bool(incidence.truncated[paper]), label, area_label, subject, area))
+    return found
 
 
 def coauthors_from(incidence: "Incidence", iri: str) -> list[Coauthor] | None:

@@ -40,8 +40,9 @@ CURRENT = PUBLISH_NS + "current"  # <G> pub:current <V> in G's pointer graph: th
 # of its manifest, which holds the checksum of each of its files); a site reads that dataset's files only if it is it
 CONTENT = PUBLISH_NS + "content"
 POINTER_TTL = 2.0  # seconds a pointer lookup is trusted (a publish keeps the version before for longer)
-# Seconds a dump's query may stay silent: Virtuoso sends a CONSTRUCT's answer once it has made all of it (over 60 s
-# for rdf:type at 100k papers on a loaded machine: the dump failed); the dump's deadline (NETWORK_TIMEOUT) bounds it
+# Seconds a bulk read's query (a dump's, a streamed read's: the incidence, an index's texts) may stay silent: Virtuoso
+# sends an answer once it has made all of it (over 60 s for a dump's rdf:type at 100k papers on a loaded machine: the
+# dump failed; an incidence query too: the maps answered 503); the caller's deadline (NETWORK_TIMEOUT) bounds it
 DUMP_SILENCE = 3600.0
 
 
@@ -158,19 +159,39 @@ class RemoteGraphStore(EngineStore):
             log.error("remote SPARQL store answered %d: %s", error.code, message[:2000])
             raise OSError(f"the remote SPARQL store answered {error.code}") from error
 
-    def _post(self, query: str, accept: str) -> tuple[bytes, str]:
-        with self._request(query, accept) as response:
+    def _post(self, query: str, accept: str, silence: float | None = None) -> tuple[bytes, str]:
+        with self._request(query, accept, timeout=silence) as response:
             return response.read(), response.headers.get_content_type()  # type: ignore[attr-defined]
 
-    def _solutions(self, query: str, read: Callable[[ox.QuerySolutions | ox.QueryBoolean], T]) -> T:
+    def _solutions(
+        self, query: str, read: Callable[[ox.QuerySolutions | ox.QueryBoolean], T], silence: float | None = None
+    ) -> T:
         """``read`` of the engine's answer to a SELECT or ASK query: XML results, JSON if the XML is unreadable
-        (the parser stops at the bad character while ``read`` consumes the solutions, so ``read`` starts again)."""
-        body, _ = self._post(query, XML_RESULTS)
+        (the parser stops at the bad character while ``read`` consumes the solutions, so ``read`` starts again).
+        ``silence``: seconds the engine may stay silent (default: the store's timeout)."""
+        body, _ = self._post(query, XML_RESULTS, silence)
         try:
             return read(ox.parse_query_results(body, format=ox.QueryResultsFormat.XML))
         except SyntaxError:
-            body, _ = self._post(query, JSON_RESULTS)
+            body, _ = self._post(query, JSON_RESULTS, silence)
             return read(ox.parse_query_results(body, format=ox.QueryResultsFormat.JSON))
+
+    def iter_select(self, query: str) -> Iterator[Row]:
+        """A streamed read (the incidence, an index's texts) is a bulk read, as a dump is: the engine may stay
+        silent up to :data:`DUMP_SILENCE` (the caller's deadline bounds it), not the store's timeout for a page's
+        query. The rows are kept as TSV bytes and made one at a time, never held whole as Python objects."""
+
+        def read(solutions: ox.QuerySolutions | ox.QueryBoolean) -> bytes:
+            if not isinstance(solutions, ox.QuerySolutions):
+                raise QueryError("expected a SELECT query")
+            written = solutions.serialize(format=ox.QueryResultsFormat.TSV)
+            assert written is not None  # no output file given: the bytes are returned
+            return written
+
+        body = self._solutions(query, read, DUMP_SILENCE)
+        solutions = ox.parse_query_results(body, format=ox.QueryResultsFormat.TSV)
+        assert isinstance(solutions, ox.QuerySolutions)  # a TSV document holds solutions
+        yield from rows(solutions)
 
     def select(self, query: str) -> list[Row]:
         def read(solutions: ox.QuerySolutions | ox.QueryBoolean) -> list[Row]:

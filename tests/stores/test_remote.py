@@ -494,6 +494,20 @@ def test_a_dump_waits_for_an_engine_silent_longer_than_a_query_may_be(monkeypatc
             store.dump(io.BytesIO(), rdf_syntax("nt"))
 
 
+def test_a_streamed_read_waits_for_an_engine_silent_longer_than_a_query_may_be(monkeypatch) -> None:
+    """The incidence and an index's texts are read by ``iter_select``: bulk reads, which wait up to DUMP_SILENCE
+    as a dump does (under load the maps answered 503 when an incidence query's answer came after the timeout)."""
+    with serving(_SlowEndpoint) as address:
+        store = RemoteGraphStore(f"{address}/sparql", timeout=0.2)
+        query = "SELECT ?p ?n WHERE { ?s ?p ?n }"
+        with pytest.raises(OSError, match="timed out"):
+            store.select(query)
+        assert list(store.iter_select(query)) == [{"p": "http://x/p", "n": "1"}]
+        monkeypatch.setattr(remote_store, "DUMP_SILENCE", 0.2)
+        with pytest.raises(OSError, match="timed out"):
+            list(store.iter_select(query))
+
+
 def test_an_answer_xml_cannot_carry_is_read_as_json() -> None:
     """Solutions are asked for as XML (Virtuoso writes it faster), and again as JSON when the XML is unreadable."""
     _ControlCharacterEndpoint.accepts = []
