@@ -1,18 +1,22 @@
 """What the records say about who wrote them, kept small, and the pairwise evidence read from it.
 
-Per record the identity step keeps the author names, its area and subarea, and its abstract as the
-indices of its hashed words (scikit-learn's ``HashingVectorizer``, a sparse matrix per batch): never the
-abstract itself, so a build still holds no abstracts. Evidence between two authorships of one name:
+Per record the identity step keeps the author names (each distinct string once), its area and subarea, and its
+abstract as the indices of its hashed words (scikit-learn's ``HashingVectorizer``): never the abstract itself, so a
+build still holds no abstracts. Only the indices are kept (the words' weights are all one) with each word's document
+count: a record's TF-IDF row is made when asked for (:class:`Terms`), so the whole weighted matrix is never held
+(at a million records, three copies of it were over a gigabyte). Evidence between two authorships of one name:
 co-authors they share, co-authors' co-authors they share (two hops), the same area and subarea, and the
 TF-IDF cosine of their abstracts (``TfidfTransformer`` over the kept word indices).
 """
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
+from sklearn.feature_extraction.text import HashingVectorizer
+from sklearn.preprocessing import normalize
 
 from bibgraph.graph.ingest.names import normalise
 
@@ -33,17 +37,21 @@ class Collected:
     concepts: list[tuple[str, str]] = field(default_factory=list)  # (area, subarea) keys, "" when absent
     order: list[str] = field(default_factory=list)  # the paper id: what persons are numbered by
     where: dict[tuple[str, int], int] = field(default_factory=dict)  # (file, line) -> record (for curation)
-    terms: list[sparse.csr_matrix] = field(default_factory=list)  # one binary matrix per batch of records
+    words: list[np.ndarray] = field(default_factory=list)  # hashed word indices of each batch's records, end to end
+    starts: list[np.ndarray] = field(default_factory=list)  # each batch's row starts into its ``words`` (CSR indptr)
+    documents: np.ndarray = field(default_factory=lambda: np.zeros(HASH_FEATURES, dtype=np.int64))  # df per word
     _pending: list[str] = field(default_factory=list)
+    _strings: dict[str, str] = field(default_factory=dict)  # one object per distinct name or concept
 
     def add(
         self, authors: tuple[str, ...], area: str, subarea: str, abstract: str, paper: str, where: tuple[str, int]
     ) -> int:
         """Keep one record's evidence; its index."""
+        one = self._strings.setdefault
         self.where[where] = len(self.names)
-        self.written.append(authors)
-        self.names.append(tuple(normalise(name) for name in authors))
-        self.concepts.append((normalise(area), normalise(subarea)))
+        self.written.append(tuple(one(name, name) for name in authors))
+        self.names.append(tuple(one(key, key) for key in map(normalise, authors)))
+        self.concepts.append((one(key := normalise(area), key), one(key := normalise(subarea), key)))
         self.order.append(paper)
         self._pending.append(abstract)
         if len(self._pending) >= _BATCH:
@@ -52,13 +60,17 @@ class Collected:
 
     def _flush(self) -> None:
         if self._pending:
-            self.terms.append(_VECTORISER.transform(self._pending).tocsr())
+            counts = _VECTORISER.transform(self._pending).tocsr()
+            self.words.append(counts.indices.astype(np.int32, copy=False))
+            self.starts.append(counts.indptr.astype(np.int64, copy=False))
+            self.documents += np.bincount(counts.indices, minlength=HASH_FEATURES)
             self._pending = []
 
-    def term_matrix(self, rows: list[int]) -> sparse.csr_matrix:
-        """TF-IDF rows (L2-normalised) of the given records, the IDF taken over every record."""
+    def term_matrix(self, rows: Sequence[int]) -> "Terms":
+        """TF-IDF rows (L2-normalised) of the given records, the IDF taken over every record: row ``i`` is record
+        ``rows[i]``'s, made when indexed."""
         self._flush()
-        return _tfidf(self)[rows]
+        return Terms(self, rows)
 
     def coauthors(self) -> dict[str, set[str]]:
         """Each name's co-author names over the whole dataset (the two-hop evidence reads it)."""
@@ -69,12 +81,45 @@ class Collected:
         return found
 
 
-def _tfidf(collected: Collected) -> sparse.csr_matrix:
-    collected._flush()
-    if not collected.terms:
-        return sparse.csr_matrix((0, HASH_FEATURES), dtype=np.float32)
-    counts = sparse.vstack(collected.terms, format="csr")
-    return TfidfTransformer(sublinear_tf=True).fit_transform(counts).tocsr()
+class Terms:
+    """The records' TF-IDF rows, as ``TfidfTransformer(sublinear_tf=True).fit_transform`` of every record's binary
+    word counts gives them (to the bit), made only for the rows indexed (``terms[r]``, ``terms[[r, s]]``)."""
+
+    def __init__(self, collected: Collected, rows: Sequence[int]) -> None:
+        self.words, self.starts, self.rows = collected.words, collected.starts, rows
+        self.first = np.cumsum([0] + [len(starts) - 1 for starts in self.starts])  # each batch's first record
+        self.idf = _idf(collected.documents, int(self.first[-1]))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: int | Sequence[int]) -> sparse.csr_matrix:
+        picked = [index] if isinstance(index, (int, np.integer)) else list(index)
+        pieces: list[np.ndarray] = []
+        indptr = [0]
+        for at_row in picked:
+            row = self.rows[at_row]
+            batch = int(np.searchsorted(self.first, row, side="right")) - 1
+            starts = self.starts[batch]
+            at = row - int(self.first[batch])
+            pieces.append(self.words[batch][starts[at] : starts[at + 1]])
+            indptr.append(indptr[-1] + len(pieces[-1]))
+        indices = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
+        # sublinear tf of a binary count is 1 + log(1) = 1: each weight is its word's IDF, then the row's L2 norm
+        weights = sparse.csr_matrix((self.idf[indices], indices, indptr), shape=(len(picked), HASH_FEATURES))
+        return normalize(weights, norm="l2", copy=False)
+
+
+def _idf(documents: np.ndarray, records: int) -> np.ndarray:
+    """scikit-learn's smoothed IDF, ``log((1 + n) / (1 + df)) + 1``, computed in float32 as ``TfidfTransformer`` does
+    for float32 counts (the same operations in the same order: the same bits)."""
+    df = documents.astype(np.float32)
+    df += 1.0
+    idf = np.full_like(df, fill_value=records + 1, dtype=np.float32)
+    idf /= df
+    np.log(idf, out=idf)
+    idf += 1.0
+    return idf
 
 
 @dataclass(frozen=True)

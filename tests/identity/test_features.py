@@ -1,0 +1,62 @@
+"""The identity step's abstract evidence: rows made on demand equal scikit-learn's TF-IDF of every record, to the bit."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import sparse
+from sklearn.feature_extraction.text import TfidfTransformer
+
+from bibgraph.graph.identity import features
+from bibgraph.graph.identity.features import _VECTORISER, Collected
+
+WORDS = ["graph", "neural", "protein", "the", "of", "a", "Transformer", "数据", "étude", "x1", "mesh", "rdf"]
+abstracts = st.lists(st.lists(st.sampled_from(WORDS), max_size=12).map(" ".join), min_size=1, max_size=14)
+
+
+def _reference(texts: list[str]) -> sparse.csr_matrix:
+    """What the build computed before: one binary count matrix of every record, fitted and transformed whole."""
+    counts = sparse.vstack([_VECTORISER.transform([text]).tocsr() for text in texts], format="csr")
+    return TfidfTransformer(sublinear_tf=True).fit_transform(counts).tocsr()
+
+
+@settings(max_examples=40, deadline=None)
+@given(texts=abstracts, batch=st.integers(1, 5), data=st.data())
+def test_rows_equal_the_whole_matrix_transformed(texts: list[str], batch: int, data: st.DataObject) -> None:
+    old = features._BATCH
+    features._BATCH = batch  # several batches, as a large build has
+    try:
+        collected = Collected()
+        for number, text in enumerate(texts):
+            collected.add(("A B",), "", "", text, f"{number:016x}", ("f", number))
+        terms = collected.term_matrix(list(range(len(texts))))
+    finally:
+        features._BATCH = old
+    expected = _reference(texts)
+    assert len(terms) == len(texts)
+    for row in range(len(texts)):
+        got = terms[row]
+        assert got.shape == (1, features.HASH_FEATURES)
+        want = expected[row]
+        assert np.array_equal(got.indices, want.indices) and np.array_equal(got.indptr, want.indptr)
+        assert got.data.dtype == want.data.dtype and np.array_equal(got.data, want.data)
+    picked = data.draw(st.lists(st.integers(0, len(texts) - 1), min_size=1, max_size=5))
+    assert (terms[picked] != expected[picked]).nnz == 0
+    assert np.array_equal(np.asarray(terms[picked].mean(axis=0)), np.asarray(expected[picked].mean(axis=0)))
+
+
+def test_a_subset_of_rows_is_numbered_from_zero() -> None:
+    collected = Collected()
+    for number, text in enumerate(["graph neural", "protein mesh", "graph rdf"]):
+        collected.add(("A B",), "", "", text, f"{number:016x}", ("f", number))
+    terms = collected.term_matrix([2, 0])
+    whole = _reference(["graph neural", "protein mesh", "graph rdf"])
+    assert (terms[0] != whole[2]).nnz == 0 and (terms[1] != whole[0]).nnz == 0
+
+
+def test_names_are_held_once() -> None:
+    collected = Collected()
+    collected.add(("Ann Lee", "Bo Wu"), "AI", "ML", "x", "0" * 16, ("f", 1))
+    collected.add(("Ann Lee",), "AI", "ML", "y", "1" * 16, ("f", 2))
+    assert collected.names[0][0] is collected.names[1][0]
+    assert collected.written[0][0] is collected.written[1][0]
+    assert collected.concepts[0][0] is collected.concepts[1][0]
