@@ -1,4 +1,4 @@
-"""The identity step's abstract evidence: rows made on demand equal scikit-learn's TF-IDF of every record, to the bit."""
+"""Identity's abstract evidence: rows made on demand equal scikit-learn's TF-IDF of every record, to the bit."""
 
 import numpy as np
 from hypothesis import given, settings
