@@ -9,8 +9,10 @@ co-authors they share, co-authors' co-authors they share (two hops), the same ar
 TF-IDF cosine of their abstracts (``TfidfTransformer`` over the kept word indices).
 """
 
+from array import array
+from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,7 +38,7 @@ class Collected:
     written: list[tuple[str, ...]] = field(default_factory=list)  # cleaned names as the list gives them
     concepts: list[tuple[str, str]] = field(default_factory=list)  # (area, subarea) keys, "" when absent
     order: list[str] = field(default_factory=list)  # the paper id: what persons are numbered by
-    where: dict[tuple[str, int], int] = field(default_factory=dict)  # (file, line) -> record (for curation)
+    where: "Places" = field(default_factory=lambda: Places())  # (file, line) -> record (for curation)
     words: list[np.ndarray] = field(default_factory=list)  # hashed word indices of each batch's records, end to end
     starts: list[np.ndarray] = field(default_factory=list)  # each batch's row starts into its ``words`` (CSR indptr)
     documents: np.ndarray = field(default_factory=lambda: np.zeros(HASH_FEATURES, dtype=np.int64))  # df per word
@@ -48,7 +50,7 @@ class Collected:
     ) -> int:
         """Keep one record's evidence; its index."""
         one = self._strings.setdefault
-        self.where[where] = len(self.names)
+        self.where.add(where, len(self.names))
         self.written.append(tuple(one(name, name) for name in authors))
         self.names.append(tuple(one(key, key) for key in map(normalise, authors)))
         self.concepts.append((one(key := normalise(area), key), one(key := normalise(subarea), key)))
@@ -79,6 +81,42 @@ class Collected:
             for name in names:
                 found[name].update(other for other in names if other != name)
         return found
+
+
+class Places(Mapping[tuple[str, int], int]):
+    """(file, line) -> record, as two integer arrays per file: a dict of tuples cost 150 bytes a record.
+
+    Records are added in reading order, so a file's lines rise; one that does not (a file read twice) is kept aside.
+    """
+
+    def __init__(self) -> None:
+        self.files: dict[str, tuple[array[int], array[int]]] = {}
+        self.aside: dict[tuple[str, int], int] = {}
+
+    def add(self, where: tuple[str, int], record: int) -> None:
+        lines, records = self.files.setdefault(where[0], (array("q"), array("q")))
+        if lines and where[1] <= lines[-1]:
+            self.aside[where] = record
+            return
+        lines.append(where[1])
+        records.append(record)
+
+    def __getitem__(self, where: tuple[str, int]) -> int:
+        if where in self.aside:
+            return self.aside[where]
+        lines, records = self.files.get(where[0], ((), ()))
+        at = bisect_left(lines, where[1])
+        if at < len(lines) and lines[at] == where[1]:
+            return records[at]
+        raise KeyError(where)
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        for source, (lines, _) in self.files.items():
+            yield from ((source, line) for line in lines)
+        yield from self.aside
+
+    def __len__(self) -> int:
+        return sum(len(lines) for lines, _ in self.files.values()) + len(self.aside)
 
 
 class Terms:

@@ -7,7 +7,7 @@ from scipy import sparse
 from sklearn.feature_extraction.text import TfidfTransformer
 
 from bibgraph.graph.identity import features
-from bibgraph.graph.identity.features import _VECTORISER, Collected
+from bibgraph.graph.identity.features import _VECTORISER, Collected, Places
 
 WORDS = ["graph", "neural", "protein", "the", "of", "a", "Transformer", "数据", "étude", "x1", "mesh", "rdf"]
 abstracts = st.lists(st.lists(st.sampled_from(WORDS), max_size=12).map(" ".join), min_size=1, max_size=14)
@@ -60,3 +60,17 @@ def test_names_are_held_once() -> None:
     assert collected.names[0][0] is collected.names[1][0]
     assert collected.written[0][0] is collected.written[1][0]
     assert collected.concepts[0][0] is collected.concepts[1][0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a.txt", "b.txt", "c/d.txt"]), st.integers(1, 30)), unique=True))
+def test_places_answer_as_a_dict_of_every_record_would(places: list[tuple[str, int]]) -> None:
+    """Files read in turn, or interleaved, lines rising or not: each (file, line) gives its record, others none."""
+    kept = Places()
+    for record, where in enumerate(places):
+        kept.add(where, record)
+    expected = {where: record for record, where in enumerate(places)}
+    assert dict(kept) == expected and len(kept) == len(expected)
+    for source in ("a.txt", "b.txt", "c/d.txt", "e.txt"):
+        for line in range(0, 32):
+            assert kept.get((source, line)) == expected.get((source, line))
