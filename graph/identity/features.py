@@ -11,7 +11,6 @@ TF-IDF cosine of their abstracts (``TfidfTransformer`` over the kept word indice
 
 from array import array
 from bisect import bisect_left
-from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -24,6 +23,7 @@ from bibgraph.graph.ingest.names import normalise
 
 HASH_FEATURES = 1 << 20
 _BATCH = 2048
+_KEPT_COAUTHORS = 100_000  # names whose co-authors are kept once found
 # No stop-word list: IDF weighs common words down anyway, and filtering them in Python doubled the hashing's cost.
 _VECTORISER = HashingVectorizer(
     n_features=HASH_FEATURES, alternate_sign=False, norm=None, binary=True, dtype=np.float32
@@ -74,13 +74,51 @@ class Collected:
         self._flush()
         return Terms(self, rows)
 
-    def coauthors(self) -> dict[str, set[str]]:
-        """Each name's co-author names over the whole dataset (the two-hop evidence reads it)."""
-        found: dict[str, set[str]] = defaultdict(set)
-        for names in self.names:
-            for name in names:
-                found[name].update(other for other in names if other != name)
+    def coauthors(self) -> "Coauthors":
+        """Each name's co-author names over the whole dataset (the two-hop evidence reads it), found when asked."""
+        return Coauthors(self.names)
+
+
+class Coauthors(Mapping[str, set[str]]):
+    """Each name's co-author names, found when asked from integer arrays (records -> names, names -> records).
+
+    A set per name of the dataset held as many strings again as the names themselves (1.6 KB a record); the
+    two-hop evidence asks for the co-authors of the names in ambiguous blocks only. Answers are kept a while
+    (a block's mentions share co-authors).
+    """
+
+    def __init__(self, names: Sequence[tuple[str, ...]]) -> None:
+        ids: dict[str, int] = {}
+        flat = np.fromiter((ids.setdefault(name, len(ids)) for row in names for name in row), dtype=np.int32)
+        self.strings = list(ids)
+        self.ids = ids
+        self.starts = np.zeros(len(names) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter((len(row) for row in names), dtype=np.int64, count=len(names)), out=self.starts[1:])
+        self.flat = flat
+        by_name = np.argsort(flat, kind="stable")
+        self.records_of = np.searchsorted(self.starts, by_name, side="right").astype(np.int32) - 1  # per authorship
+        self.name_starts = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(flat, minlength=len(ids)), out=self.name_starts[1:])
+        self._kept: dict[str, set[str]] = {}
+
+    def __getitem__(self, name: str) -> set[str]:
+        found = self._kept.get(name)
+        if found is not None:
+            return found
+        index = self.ids[name]
+        records = np.unique(self.records_of[self.name_starts[index] : self.name_starts[index + 1]])
+        others = np.unique(np.concatenate([self.flat[self.starts[r] : self.starts[r + 1]] for r in records]))
+        found = {self.strings[other] for other in others.tolist() if other != index}
+        if len(self._kept) >= _KEPT_COAUTHORS:
+            self._kept.clear()
+        self._kept[name] = found
         return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.strings)
+
+    def __len__(self) -> int:
+        return len(self.strings)
 
 
 class Places(Mapping[tuple[str, int], int]):
@@ -174,7 +212,7 @@ class View:
 
 
 def view(
-    record: int, position: int, collected: Collected, coauthors: dict[str, set[str]], vector: sparse.csr_matrix
+    record: int, position: int, collected: Collected, coauthors: Mapping[str, set[str]], vector: sparse.csr_matrix
 ) -> View:
     names = collected.names[record]
     name = names[position]

@@ -74,3 +74,19 @@ def test_places_answer_as_a_dict_of_every_record_would(places: list[tuple[str, i
     for source in ("a.txt", "b.txt", "c/d.txt", "e.txt"):
         for line in range(0, 32):
             assert kept.get((source, line)) == expected.get((source, line))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["ann", "bo", "cy", "di", "ed", "李"]), max_size=5).map(tuple), max_size=12))
+def test_coauthors_found_when_asked_equal_a_set_per_name(rows: list[tuple[str, ...]]) -> None:
+    """Names repeated on a paper, papers of no author, names never met: each name's co-authors as the sets gave."""
+    expected: dict[str, set[str]] = {}
+    for names in rows:
+        for name in names:
+            expected.setdefault(name, set()).update(other for other in names if other != name)
+    collected = Collected(names=rows)
+    found = collected.coauthors()
+    assert set(found) == set(expected) and len(found) == len(expected)
+    for name in ["ann", "bo", "cy", "di", "ed", "李", "zed"]:
+        assert found.get(name, set()) == expected.get(name, set())
+        assert found.get(name, set()) == expected.get(name, set())  # kept: the same answer again
