@@ -95,7 +95,7 @@ def complete_streamed_dumps(directory: Path, tail: Sequence[ox.Quad]) -> dict[st
     each. Returns the manifest's ``dumps`` entry.
 
     The file is parsed leniently (IRIs not checked again: half the parse): it holds the very bytes the store's
-    strict loader read and accepted as they streamed (:class:`~.build.ChunkReader`)."""
+    strict loader read and accepted as they streamed (:func:`~.build.load_blocks`)."""
     ntriples = directory / dump_name(rdf_syntax("nt"))
     turtle = directory / dump_name(rdf_syntax("turtle"))
     data = ox.parse(path=str(ntriples), format=ox.RdfFormat.N_TRIPLES, lenient=True)

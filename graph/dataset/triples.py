@@ -160,13 +160,14 @@ class Catalogue:
         seen = self.sources.get(number, 0)
         self.sources[number] = seen + 1
         concept = self._concept(record, iris)
-        for name in record.authors:
-            key = self.key(name, record)
-            first = self.people.setdefault(key, name)
-            if name != first:
-                known = self.variants.setdefault(key, [])
-                if name not in known:
-                    known.append(name)
+        if self.identity is None:  # an add: a name is a person, its first spelling its name (a build decides later)
+            for name in record.authors:
+                key = self.key(name, record)
+                first = self.people.setdefault(key, name)
+                if name != first:
+                    known = self.variants.setdefault(key, [])
+                    if name not in known:
+                        known.append(name)
         stated = self.subjects.get(number, ())
         new_subject = concept if concept and concept not in stated else None
         if new_subject:
@@ -180,11 +181,12 @@ class Catalogue:
                 area, subarea = record.area or "", record.subarea or ""
                 self.identity.add(record.authors, area, subarea, record.abstract, pid, (record.source, record.line))
                 self.identity_seconds += time.perf_counter() - start
+                return _paper_lines(record, paper_iri, new_subject, iris, None)  # persons written by ``closing``
             keys = [self.key(name, record) for name in record.authors]
-            if self.identity is None and self.numbering is not None:  # an add: the map follows the new authorships
+            if self.numbering is not None:  # an add: the map follows the new authorships
                 for position, key in enumerate(keys):
                     self.numbering.record(key, f"{pid}#{position}")
-            return _paper_lines(record, paper_iri, new_subject, iris, self.identity is None, keys)
+            return _paper_lines(record, paper_iri, new_subject, iris, keys)
         # The same paper again (same authors and abstract): only its new source and subject.
         return _duplicate_lines(record, paper_iri, seen + 1, new_subject)
 
@@ -253,11 +255,10 @@ _EQUAL_MARKS = frozenset(EQUAL_CONTRIBUTION_MARKS)
 _CORRESPONDING_MARKS = frozenset(CORRESPONDING_MARKS)
 
 
-def _paper_lines(
-    record: Record, paper_iri: str, subject: str | None, iris: Iris, people_now: bool, keys: list[str]
-) -> list[str]:
+def _paper_lines(record: Record, paper_iri: str, subject: str | None, iris: Iris, keys: list[str] | None) -> list[str]:
     """A new paper's lines, in a list: the build writes forty lines a paper, and a generator's step per line
-    cost as much as formatting it."""
+    cost as much as formatting it. ``keys``: its authors' person keys, or None when the persons are decided (and
+    their creator and agent lines written) once every record is read."""
     iri = f"<{paper_iri}>"
     if record.author_list is not None:  # kept whole: verbatim, no persons stated
         names = record.author_list
@@ -276,7 +277,8 @@ def _paper_lines(
         add(f"{iri} {_BG_AUTHOR_LIST_UNSPLIT} {_TRUE} .\n")
     if subject:
         add(f"{iri} {_DCTERMS_SUBJECT} <{subject}> .\n")
-    people = [f"<{iris.person(key)}>" for key in keys]
+    people_now = keys is not None
+    people = [f"<{iris.person(key)}>" for key in keys] if keys is not None else [""] * len(record.authors)
     authorships = [f"<{iris.authorship(paper_iri, position)}>" for position in range(1, len(people) + 1)]
     creators = set()  # a person listed twice is one creator (each triple written once: the dump is the stream)
     for person, node in zip(people, authorships, strict=True):

@@ -12,7 +12,7 @@ texts agree; the union is igraph's connected components, so the result does not 
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -332,7 +332,7 @@ class _Lazy:
         return found
 
     @cached_property
-    def coauthors(self) -> dict[str, set[str]]:
+    def coauthors(self) -> Mapping[str, set[str]]:
         return self.collected.coauthors()
 
     @cached_property

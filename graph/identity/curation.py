@@ -16,6 +16,7 @@ authorship both ``other`` and in a ``same``) is an error with the file and line,
 """
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,7 +73,7 @@ class Applied:
     files: list[str] = field(default_factory=list)
 
 
-def resolve(reference: Reference, where: dict[tuple[str, int], int], sizes: list[int]) -> tuple[int, int]:
+def resolve(reference: Reference, where: Mapping[tuple[str, int], int], sizes: list[int]) -> tuple[int, int]:
     """The (record, position) a reference names; an error with the curation file's line if none."""
     record = where.get((reference.source, reference.line))
     if record is None or reference.position > sizes[record]:

@@ -103,8 +103,8 @@ def assign(persons: Sequence[Person], mention_ids: Sequence[list[str]], previous
     owner = {m: (key, 0) for key, mentions in previous.keys.items() for m in mentions}
     owner.update({m: (key, 1) for key, mentions in previous.added.items() for m in mentions})
     overlap: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])  # authorships a build, an add gave
-    for index, mentions in enumerate(mention_ids):
-        for mention in mentions:
+    for index in range(len(mention_ids)) if owner else ():  # a first build publishes nothing to keep
+        for mention in mention_ids[index]:
             if mention in owner:
                 key, part = owner[mention]
                 overlap[(index, key)][part] += 1

@@ -11,11 +11,12 @@ joined into another person's keeps its IRI as ``owl:sameAs`` the person's, unles
 """
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import overload
 
 from rdflib import DCTERMS, FOAF, OWL, PROV, RDF, RDFS, SKOS, XSD
 
-from bibgraph.graph.identity.cluster import METHOD
+from bibgraph.graph.identity.cluster import METHOD, Person
 from bibgraph.graph.identity.decide import Persons
 from bibgraph.graph.identity.features import Collected
 from bibgraph.graph.identity.numbering import Assigned, Numbering, assign
@@ -27,10 +28,29 @@ from bibgraph.graph.rdf.vocab import BG
 _A = f"<{RDF.type}>"
 
 
+class Mentions(Sequence[list[str]]):
+    """Each person's authorships as ``paperid#position``, made when asked for: the numbering reads a few persons'
+    (or, given a published map, each person's once), and a list of them all held millions of strings."""
+
+    def __init__(self, persons: Sequence[Person], order: Sequence[str]) -> None:
+        self.persons, self.order = persons, order
+
+    def __len__(self) -> int:
+        return len(self.persons)
+
+    @overload
+    def __getitem__(self, index: int) -> list[str]: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[list[str]]: ...
+    def __getitem__(self, index: int | slice) -> list[str] | Sequence[list[str]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        return [f"{self.order[r]}#{p}" for r, p in self.persons[index].mentions]
+
+
 def person_keys(persons: Persons, collected: Collected, previous: Numbering | None = None) -> Assigned:
     """Each person's IRI key, in the persons' order, keeping the keys ``previous`` (the dataset's map) published."""
-    mentions = [[f"{collected.order[r]}#{p}" for r, p in person.mentions] for person in persons.persons]
-    return assign(persons.persons, mentions, previous or Numbering())
+    return assign(persons.persons, Mentions(persons.persons, collected.order), previous or Numbering())
 
 
 def activity_lines(iris: Iris) -> Iterator[str]:

@@ -7,12 +7,12 @@ import io
 from collections import Counter
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.generate import CLASSES, Expected, write_corpus, write_lists
 from bench.names import check
-from bibgraph.graph.dataset.build import ChunkReader, build_graph
+from bibgraph.graph.dataset.build import build_graph
 from bibgraph.graph.rdf.vocab import sparql_prologue
 from bibgraph.graph.stores.store import OxigraphGraphStore
 
@@ -70,14 +70,24 @@ def test_the_disk_build_holds_the_same_triples_as_the_memory_build(tmp_path: Pat
     assert set(disk.store) == set(memory.store)
 
 
-@given(st.lists(st.text(max_size=30).map(lambda s: s + "\n"), max_size=50), st.integers(1, 40))
-def test_a_chunk_reader_gives_the_chunks_bytes_whatever_the_reads(lines: list[str], size: int) -> None:
-    """Chunks (some empty) read through any buffer size give their bytes in order, and the copy gets them all."""
-    chunks = [line.encode("utf-8", "surrogatepass") for line in lines]
-    copy = io.BytesIO()
-    stream = io.BufferedReader(ChunkReader(iter(chunks), copy), buffer_size=size)
-    read = b"".join(iter(lambda: stream.read(size), b""))
-    assert read == copy.getvalue() == b"".join(chunks)
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 40), max_size=30), st.integers(1, 200))
+def test_blocks_load_every_line_once_and_copy_the_bytes_in_order(shape: list[int], limit: int) -> None:
+    """Lines (some texts empty, some holding several lines, some non-ASCII) loaded in blocks of any size: the store
+    holds each triple, the copy is their bytes in order, whatever the blocks' ends."""
+    import pyoxigraph as ox
+
+    from bibgraph.graph.dataset import build
+
+    texts = ["".join(f'<http://a.test/s{n}> <http://a.test/p> "é{k}" .\n' for k in range(n)) for n in shape]
+    store, copy, old = ox.Store(), io.BytesIO(), build.LOAD_CHARS
+    build.LOAD_CHARS = limit
+    try:
+        build.load_blocks(store, iter(texts), copy)
+    finally:
+        build.LOAD_CHARS = old
+    assert copy.getvalue() == "".join(texts).encode("utf-8")
+    assert len(store) == len(set(ox.parse(copy.getvalue(), format=ox.RdfFormat.N_TRIPLES)))
 
 
 def test_the_collector_runs_rarely_while_the_lines_are_made_and_as_before_after(tmp_path: Path) -> None:
@@ -108,8 +118,10 @@ def test_the_store_loader_checks_the_streamed_lines_the_turtle_dump_then_parses_
     import pytest
 
     bad = b"<http://a.test/s> <http://a.test/p> <http://a.test/o o> .\n"
-    chunks = [b"<http://a.test/s> <http://a.test/p> <http://a.test/o> .\n", bad]
+    from bibgraph.graph.dataset.build import load_blocks
+
+    lines = ["<http://a.test/s> <http://a.test/p> <http://a.test/o> .\n", bad.decode()]
     store = ox.Store(str(tmp_path / "store"))
     with pytest.raises(SyntaxError):
-        store.bulk_load(io.BufferedReader(ChunkReader(iter(chunks), io.BytesIO())), format=ox.RdfFormat.N_TRIPLES)
+        load_blocks(store, iter(lines), io.BytesIO())
     assert len(list(ox.parse(bad, format=ox.RdfFormat.N_TRIPLES, lenient=True))) == 1
