@@ -67,6 +67,12 @@ def _nx_rows(network: nx.Graph) -> tuple[NodeRows, EdgeRows]:
     return (lambda: network.nodes(data=True)), (lambda: network.edges(data=True))
 
 
+def _attribute(value: object, shown: str) -> str:
+    """``shown`` (the text of ``value``) as a quoted XML attribute: a number's or a truth value's text needs no
+    escaping (the writers' hot path: two or three numbers per link)."""
+    return f'"{shown}"' if type(value) in (int, float, bool) else quoteattr(shown)
+
+
 _GRAPHML_TYPES = {bool: "boolean", int: "long", float: "double", str: "string"}
 _GEXF_TYPES = {bool: "boolean", int: "long", float: "double", str: "string"}
 
@@ -112,7 +118,7 @@ def write_graphml(nodes: NodeRows, edges: EdgeRows, out: _Utf8) -> None:
     def data(scope: str, attributes: dict[str, object]) -> None:
         for name, value in _items(attributes):
             key = keys[(name, _xml_type(value, _GRAPHML_TYPES), scope)]
-            write(f"      <data key={quoteattr(key)}>{escape(_text(value))}</data>\n")
+            write(f"      <data key={quoteattr(key)}>{escape(value) if type(value) is str else _text(value)}</data>\n")
 
     for node, attributes in nodes():
         write(f"    <node id={quoteattr(str(node))}>\n")
@@ -165,7 +171,7 @@ def write_gexf(nodes: NodeRows, edges: EdgeRows, out: _Utf8) -> None:
             write("        <attvalues>\n")
             for number, value in rows:
                 shown = str(value).lower() if isinstance(value, bool) else _text(value)
-                write(f"          <attvalue for={quoteattr(number)} value={quoteattr(shown)} />\n")
+                write(f"          <attvalue for={quoteattr(number)} value={_attribute(value, shown)} />\n")
             write("        </attvalues>\n")
 
     write("    <nodes>\n")
@@ -177,7 +183,7 @@ def write_gexf(nodes: NodeRows, edges: EdgeRows, out: _Utf8) -> None:
     write("    </nodes>\n    <edges>\n")
     for edge, (a, b, attributes) in enumerate(edges()):
         weight = attributes.get("weight")
-        shown = "" if weight is None else f" weight={quoteattr(str(weight))}"
+        shown = "" if weight is None else f" weight={_attribute(weight, str(weight))}"
         write(f'      <edge source={quoteattr(str(a))} target={quoteattr(str(b))} id="{edge}"{shown}>\n')
         values("edge", ((k, v) for k, v in _items(attributes) if k != "weight"))
         write("      </edge>\n")

@@ -122,8 +122,11 @@ class WholeCoauthors:
             self.cut[order].tolist(),
             strict=True,
         )
+        last, name = -1, ""
         for x, y, w, f, c in rows:
-            yield iri[x], iri[y], {"weight": w, "fractional": f, "lower_bound": c}
+            if x != last:  # the links of one node come together: its IRI decoded once
+                last, name = x, iri[x]
+            yield name, iri[y], {"weight": w, "fractional": f, "lower_bound": c}
 
     def vosviewer(self, out: _Utf8, weight: str = "weight") -> None:
         """The VOSviewer map, without coordinates: items in IRI order, each link from its earlier node."""
