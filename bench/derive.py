@@ -109,10 +109,12 @@ def measured(label: str, work: Callable[[], Any]) -> None:
     print(f"{label:<48} {cpu:8.1f} CPU-s {time.monotonic() - started:8.1f} s {usage.ru_maxrss / 1024:8.0f} MB{state}")
 
 
-def run(inc: Incidence, store: Path | None, scratch: Path, old: bool) -> None:
-    def whole_new() -> None:
+def run(inc: Incidence, store: Path | None, scratch: Path, old: bool, only: list[str] | None = None) -> None:
+    def whole_new(formats: list[str] | None = None) -> None:
         whole = WholeCoauthors(inc)
         for syntax in NETWORK_SYNTAXES:
+            if formats is not None and syntax.name not in formats:
+                continue
             with open(scratch / f"new.{syntax.suffix}", "wb") as out:
                 whole.write(syntax.name, out)
 
@@ -145,6 +147,9 @@ def run(inc: Incidence, store: Path | None, scratch: Path, old: bool) -> None:
         wholeexports.derive(scratch / "all", inc, (NetworkSpec(TOPICS),))
 
     print(f"{'incidence held by the parent':<48} {'':>14} {'':>10} {rss_mb():8.0f} MB")
+    if only:
+        measured(f"whole co-author exports, {' '.join(only)} (arrays)", lambda: whole_new(only))
+        return
     measured("topic network", lambda: engine.network(inc, NetworkSpec(TOPICS)))
     measured("whole co-author map (top 1,000, laid out)", lambda: sitedata._derive_map(maps[0], inc, lambda k, m: m()))
     measured(f"every default co-author map ({sum(s.kind == COAUTHORS for s in maps)})", default_maps((COAUTHORS,)))
@@ -187,6 +192,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--synthetic", type=int, help="papers of a synthetic incidence shaped like --like")
     parser.add_argument("--like", type=Path, help="the dataset whose incidence the synthetic one is shaped like")
     parser.add_argument("--old", action="store_true", help="also the engine's whole exports (networkx, layout)")
+    parser.add_argument("--only", nargs="+", help="only the whole co-author exports in these formats")
     parser.add_argument("--scratch", type=Path, help="where the exports are written (a temporary directory)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(dir=args.scratch) as directory:
@@ -204,7 +210,7 @@ def main(argv: list[str] | None = None) -> None:
             f" (made in {time.process_time() - started:.1f} CPU-s); load {os.getloadavg()[0]:.1f}"
         )
         print(f"peak RSS of this process so far {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
-        run(inc, store, Path(directory), args.old)
+        run(inc, store, Path(directory), args.old, args.only)
         print(f"load {os.getloadavg()[0]:.1f}")
 
 
