@@ -10,7 +10,7 @@ link from its earlier node): the bytes are those of ``engine.exported`` for the 
 """
 
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import igraph
 import numpy as np
@@ -29,6 +29,13 @@ from bibgraph.graph.networks.incidence import Incidence
 from bibgraph.graph.networks.layout import seeded_igraph
 
 WRITERS = {"graphml": write_graphml, "gexf": write_gexf, "json": write_node_link}
+CHUNK = 1 << 16  # rows made Python objects at a time: 9M links' columns as lists would be ~1.2 GB at 1M papers
+
+
+def _chunked(columns: tuple[np.ndarray, ...]) -> Iterator[tuple[Any, ...]]:
+    """The rows of ``columns`` as Python values, ``CHUNK`` at a time."""
+    for start in range(0, len(columns[0]), CHUNK):
+        yield from zip(*(column[start : start + CHUNK].tolist() for column in columns), strict=True)
 
 
 class WholeCoauthors:
@@ -114,16 +121,9 @@ class WholeCoauthors:
         """The links and their attributes (``weight``, ``fractional``, ``lower_bound``), in networkx's order."""
         first, second, order = self._links_in_order()
         iri = self.inc.authors
-        rows = zip(
-            first.tolist(),
-            second.tolist(),
-            self.weight[order].tolist(),
-            self.fractional[order].tolist(),
-            self.cut[order].tolist(),
-            strict=True,
-        )
+        columns = (first, second, self.weight[order], self.fractional[order], self.cut[order])
         last, name = -1, ""
-        for x, y, w, f, c in rows:
+        for x, y, w, f, c in _chunked(columns):
             if x != last:  # the links of one node come together: its IRI decoded once
                 last, name = x, iri[x]
             yield name, iri[y], {"weight": w, "fractional": f, "lower_bound": c}
@@ -159,9 +159,7 @@ class WholeCoauthors:
 
         source, target = number[first], number[second]
         link_order = np.lexsort((target, source))
-        links = zip(
-            source[link_order].tolist(), target[link_order].tolist(), strengths[order][link_order].tolist(), strict=True
-        )
+        links = _chunked((source[link_order], target[link_order], strengths[order][link_order]))
         write_vosviewer(items(), links, out)
 
     def write(self, fmt: str, out: BinaryIO, weight: str = "weight") -> None:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.networks import Filters, engine, exports
+from bibgraph.graph.networks import Filters, engine, exports, wholecoauthors
 from bibgraph.graph.networks.exports import NETWORK_SYNTAXES
 from bibgraph.graph.networks.incidence import Concept, Incidence, _arrays
 from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
@@ -60,6 +60,7 @@ def test_the_arrays_write_the_engines_bytes_in_every_format(generated, weight) -
     spec = NetworkSpec(COAUTHORS, Filters())
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(exports, "LAID_OUT_MAX_NODES", 0)  # the engine's map without coordinates, as the arrays'
+        patch.setattr(wholecoauthors, "CHUNK", 3)  # rows made Python values a few at a time, as at scale
         for syntax in NETWORK_SYNTAXES:
             if weight != "weight" and not syntax.positioned:
                 continue  # only VOSviewer maps are weighted otherwise
