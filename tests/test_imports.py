@@ -114,6 +114,7 @@ DEFERRED = {  # (module, what it imports inside a function): the rest of the pac
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.networks"),
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.networks.incidence"),
     ("bibgraph.graph.dataset.wholeexports", "bibgraph.graph.networks"),  # the engine, as sitedata
+    ("bibgraph.graph.dataset.wholeexports", "bibgraph.graph.networks.wholecoauthors"),
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.site.searchbuild"),
     ("bibgraph.web.maps.cache", "bibgraph.graph.networks"),
     ("bibgraph.web.maps.cache", "bibgraph.graph.networks.incidence"),

@@ -12,13 +12,20 @@ import json
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 from xml.sax.saxutils import escape, quoteattr
 
 from bibgraph.graph.rdf.formats import lookup
 
 if TYPE_CHECKING:
     import networkx as nx
+
+# A VOSviewer map holds its items' coordinates up to this many nodes (the layout of more costs minutes: 112.6 CPU-s
+# for 185,000 authors); VOSviewer lays out a map that has none (its JSON map format makes "x" and "y" optional).
+LAID_OUT_MAX_NODES = 5_000
+
+NodeRows = Callable[[], Iterable[tuple[str, dict[str, object]]]]  # a network's nodes and attributes, networkx order
+EdgeRows = Callable[[], Iterable[tuple[str, str, dict[str, object]]]]  # its links and attributes, networkx order
 
 
 def _scalar(value: object) -> object:
@@ -38,17 +45,32 @@ def _text(value: object) -> str:
 
 
 class _Utf8:
-    """A text document as UTF-8 bytes, encoded piece by piece as written: a ``StringIO``'s text (two or four bytes
-    a character once one name is not Latin-1) and then its encoded copy held the document three to five times."""
+    """A text document as UTF-8 bytes, encoded piece by piece as written into ``out`` (a file: the whole co-author
+    network's GraphML is gigabytes at a million papers; by default held in memory): a ``StringIO``'s text (two or
+    four bytes a character once one name is not Latin-1) and then its encoded copy held the document 3-5 times."""
 
-    def __init__(self) -> None:
-        self.out = io.BytesIO()
+    def __init__(self, out: BinaryIO | None = None) -> None:
+        self.out = io.BytesIO() if out is None else out
 
     def write(self, text: str) -> None:
         self.out.write(text.encode("utf-8"))
 
-    def getvalue(self) -> bytes:
-        return self.out.getvalue()
+
+def _bytes(write: Callable[[_Utf8], None]) -> bytes:
+    """What ``write`` writes, as bytes."""
+    out = io.BytesIO()
+    write(_Utf8(out))
+    return out.getvalue()
+
+
+def _nx_rows(network: nx.Graph) -> tuple[NodeRows, EdgeRows]:
+    return (lambda: network.nodes(data=True)), (lambda: network.edges(data=True))
+
+
+def _attribute(value: object, shown: str) -> str:
+    """``shown`` (the text of ``value``) as a quoted XML attribute: a number's or a truth value's text needs no
+    escaping (the writers' hot path: two or three numbers per link)."""
+    return f'"{shown}"' if type(value) in (int, float, bool) else quoteattr(shown)
 
 
 _GRAPHML_TYPES = {bool: "boolean", int: "long", float: "double", str: "string"}
@@ -66,15 +88,19 @@ def graphml(network: nx.Graph) -> bytes:
     """GraphML as networkx writes it (read back by ``nx.read_graphml`` to the same graph), written element by
     element: networkx's writer holds the whole document as an ElementTree (3.3 GB for a 207 MB file of 250k
     authors), a build keeps the whole network's export and a server makes one per new filter set."""
+    return _bytes(lambda out: write_graphml(*_nx_rows(network), out))
+
+
+def write_graphml(nodes: NodeRows, edges: EdgeRows, out: _Utf8) -> None:
+    """:func:`graphml` of the rows ``nodes`` and ``edges`` give (each read twice: the keys, then the elements)."""
     keys: dict[tuple[str, str, str], str] = {}  # (name, type, scope) -> id, in order of first use, as networkx
     for scope, rows in (
-        ("node", (d for _, d in network.nodes(data=True))),
-        ("edge", (d for *_, d in network.edges(data=True))),
+        ("node", (d for _, d in nodes())),
+        ("edge", (d for *_, d in edges())),
     ):
         for attributes in rows:
             for name, value in _items(attributes):
                 keys.setdefault((name, _xml_type(value, _GRAPHML_TYPES), scope), f"d{len(keys)}")
-    out = _Utf8()
     write = out.write
     write("<?xml version='1.0' encoding='utf-8'?>\n")
     write(
@@ -92,35 +118,38 @@ def graphml(network: nx.Graph) -> bytes:
     def data(scope: str, attributes: dict[str, object]) -> None:
         for name, value in _items(attributes):
             key = keys[(name, _xml_type(value, _GRAPHML_TYPES), scope)]
-            write(f"      <data key={quoteattr(key)}>{escape(_text(value))}</data>\n")
+            write(f"      <data key={quoteattr(key)}>{escape(value) if type(value) is str else _text(value)}</data>\n")
 
-    for node, attributes in network.nodes(data=True):
+    for node, attributes in nodes():
         write(f"    <node id={quoteattr(str(node))}>\n")
         data("node", attributes)
         write("    </node>\n")
-    for a, b, attributes in network.edges(data=True):
+    for a, b, attributes in edges():
         write(f"    <edge source={quoteattr(str(a))} target={quoteattr(str(b))}>\n")
         data("edge", attributes)
         write("    </edge>\n")
     write("  </graph>\n</graphml>\n")
-    return out.getvalue()
 
 
 def gexf(network: nx.Graph) -> bytes:
     """GEXF 1.2 as networkx writes it (read back by ``nx.read_gexf`` to the same graph: a node's ``label`` and an
     edge's ``weight`` are the format's own fields), written element by element for the reason :func:`graphml`
     gives; no modification date, so the same network gives the same bytes."""
+    return _bytes(lambda out: write_gexf(*_nx_rows(network), out))
+
+
+def write_gexf(nodes: NodeRows, edges: EdgeRows, out: _Utf8) -> None:
+    """:func:`gexf` of the rows ``nodes`` and ``edges`` give (each read twice)."""
     ids: dict[tuple[str, str], tuple[str, str]] = {}  # (class, title) -> (id, type), first type wins, as networkx
     special = {"node": {"label"}, "edge": {"weight"}}
     for scope, rows in (
-        ("node", (d for _, d in network.nodes(data=True))),
-        ("edge", (d for *_, d in network.edges(data=True))),
+        ("node", (d for _, d in nodes())),
+        ("edge", (d for *_, d in edges())),
     ):
         for attributes in rows:
             for name, value in _items(attributes):
                 if name not in special[scope] and (scope, name) not in ids:
                     ids[(scope, name)] = (str(len(ids)), _xml_type(value, _GEXF_TYPES))
-    out = _Utf8()
     write = out.write
     write("<?xml version='1.0' encoding='utf-8'?>\n")
     write(
@@ -142,31 +171,29 @@ def gexf(network: nx.Graph) -> bytes:
             write("        <attvalues>\n")
             for number, value in rows:
                 shown = str(value).lower() if isinstance(value, bool) else _text(value)
-                write(f"          <attvalue for={quoteattr(number)} value={quoteattr(shown)} />\n")
+                write(f"          <attvalue for={quoteattr(number)} value={_attribute(value, shown)} />\n")
             write("        </attvalues>\n")
 
     write("    <nodes>\n")
-    for node, attributes in network.nodes(data=True):
+    for node, attributes in nodes():
         label = _scalar(attributes["label"]) if attributes.get("label") is not None else node
         write(f"      <node id={quoteattr(str(node))} label={quoteattr(str(label))}>\n")
         values("node", ((k, v) for k, v in _items(attributes) if k != "label"))
         write("      </node>\n")
     write("    </nodes>\n    <edges>\n")
-    for edge, (a, b, attributes) in enumerate(network.edges(data=True)):
+    for edge, (a, b, attributes) in enumerate(edges()):
         weight = attributes.get("weight")
-        shown = "" if weight is None else f" weight={quoteattr(str(weight))}"
+        shown = "" if weight is None else f" weight={_attribute(weight, str(weight))}"
         write(f'      <edge source={quoteattr(str(a))} target={quoteattr(str(b))} id="{edge}"{shown}>\n')
         values("edge", ((k, v) for k, v in _items(attributes) if k != "weight"))
         write("      </edge>\n")
     write("    </edges>\n  </graph>\n</gexf>\n")
-    return out.getvalue()
 
 
-def _json(fields: dict[str, object], lists: dict[str, Iterable[object]], within: str | None = None) -> bytes:
+def _json(out: _Utf8, fields: dict[str, object], lists: dict[str, Iterable[object]], within: str | None = None) -> None:
     """A JSON object of ``fields`` and then ``lists`` (the value of a key ``within`` an outer object, if given),
     written item by item (one item a line) with the C encoder: ``json.dumps(..., indent=...)`` takes Python's own
     encoder and builds the whole text from a whole tree."""
-    out = _Utf8()
     write = out.write
     write("{" if within is None else f"{{{json.dumps(within)}: {{")
     write(", ".join(f"{json.dumps(name)}: {json.dumps(value)}" for name, value in fields.items()))
@@ -177,17 +204,18 @@ def _json(fields: dict[str, object], lists: dict[str, Iterable[object]], within:
             write(json.dumps(item, ensure_ascii=False))
         write("\n]")
     write("}\n" if within is None else "}}\n")
-    return out.getvalue()
 
 
 def node_link(network: nx.Graph) -> bytes:
     """networkx's node-link JSON (``nx.node_link_data(..., edges="links")``), attributes as in GraphML."""
-    nodes = ({**dict(_items(data)), "id": node} for node, data in network.nodes(data=True))
-    links = (
-        {**{k: v for k, v in data.items() if v is not None}, "source": a, "target": b}
-        for a, b, data in network.edges(data=True)
-    )
-    return _json({"directed": False, "multigraph": False, "graph": {}}, {"nodes": nodes, "links": links})
+    return _bytes(lambda out: write_node_link(*_nx_rows(network), out))
+
+
+def write_node_link(nodes: NodeRows, edges: EdgeRows, out: _Utf8) -> None:
+    """:func:`node_link` of the rows ``nodes`` and ``edges`` give."""
+    items = ({**dict(_items(data)), "id": node} for node, data in nodes())
+    links = ({**{k: v for k, v in data.items() if v is not None}, "source": a, "target": b} for a, b, data in edges())
+    _json(out, {"directed": False, "multigraph": False, "graph": {}}, {"nodes": items, "links": links})
 
 
 def vosviewer(
@@ -206,24 +234,40 @@ def vosviewer(
     def items() -> Iterator[dict[str, object]]:
         for node in sorted(network):
             data = network.nodes[node]
-            item: dict[str, object] = {
-                "id": ids[node],
-                "label": data.get("name") or data.get("label") or node,
-                "url": node,
-                "cluster": clusters[node],
-                "weights": {
-                    "Documents": data.get("papers", 0),
-                    "Links": network.degree(node),
-                    "Total link strength": sum(strength(d) for d in network[node].values()),
-                },
-            }
+            item = vosviewer_item(
+                ids[node],
+                node,
+                data.get("name") or data.get("label") or node,
+                clusters[node],
+                data.get("papers", 0),
+                network.degree(node),
+                sum(strength(d) for d in network[node].values()),  # type: ignore[misc]
+            )
             if positions and node in positions:
                 item["x"], item["y"] = (round(float(c), 4) for c in positions[node])
             yield item
 
     edges = sorted(((ids[a], ids[b], strength(data)) for a, b, data in network.edges(data=True)), key=lambda e: e[:2])
-    links = ({"source_id": a, "target_id": b, "strength": value} for a, b, value in edges)
-    return _json({}, {"items": items(), "links": links}, within="network")
+    return _bytes(lambda out: write_vosviewer(items(), edges, out))
+
+
+def vosviewer_item(
+    number: int, node: str, label: object, cluster: int, papers: object, links: int, strength: object
+) -> dict[str, object]:
+    """One item of a VOSviewer map (without coordinates)."""
+    return {
+        "id": number,
+        "label": label,
+        "url": node,
+        "cluster": cluster,
+        "weights": {"Documents": papers, "Links": links, "Total link strength": strength},
+    }
+
+
+def write_vosviewer(items: Iterable[dict[str, object]], links: Iterable[tuple[int, int, object]], out: _Utf8) -> None:
+    """A VOSviewer map of ``items`` (:func:`vosviewer_item`, in id order) and ``links`` (ids and strength, in order)."""
+    rows = ({"source_id": a, "target_id": b, "strength": value} for a, b, value in links)
+    _json(out, {}, {"items": items, "links": rows}, within="network")
 
 
 def _clusters(network: nx.Graph) -> dict[str, int]:
@@ -256,9 +300,11 @@ class NetworkSyntax:
     def export(
         self, network: nx.Graph, positions: Callable[[], dict[str, tuple[float, float]]], weight: str = "weight"
     ) -> bytes:
-        """The file's bytes; ``positions`` (a layout, costly) is called only when the format holds them."""
+        """The file's bytes; ``positions`` (a layout, costly) is called only when the format holds them and the
+        network has at most :data:`LAID_OUT_MAX_NODES` nodes."""
         if self.positioned:
-            return vosviewer(network, positions(), weight=weight)
+            laid_out = network.number_of_nodes() <= LAID_OUT_MAX_NODES
+            return vosviewer(network, positions() if laid_out else None, weight=weight)
         return self.write(network)
 
 

@@ -10,6 +10,7 @@ from bibgraph.graph.dataset import wholeexports
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name
 from bibgraph.graph.dataset.directory import DERIVED
 from bibgraph.graph.dataset.wholeexports import DEFAULT_EXPORTS, export_file
+from bibgraph.graph.networks import engine, exports
 from bibgraph.graph.networks.exports import NETWORK_SYNTAXES
 from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
 from tests.conftest import make_app
@@ -39,27 +40,20 @@ def test_a_download_with_no_filter_is_the_file_the_build_kept(client, derived: P
         app.extensions["bibgraph"].close()
 
 
-def test_the_exports_made_in_a_child_process_are_the_bytes_made_in_process(
-    derived: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_large_whole_coauthor_network_is_written_from_the_arrays_as_the_engine_writes_it(
+    derived: Path, tmp_path: Path
 ) -> None:
-    """A large network's exports are made by a child that exits (its memory given back): the same files, network
-    and layout as the build made in-process from the same incidence; a child that fails says why."""
-    monkeypatch.setattr(wholeexports, "CHILD_MIN_AUTHORSHIPS", 0)
-    key = derived_key("incidence")
-    found, incidence = DerivedFiles(derived).load(key)
+    """Above ``LAID_OUT_MAX_NODES`` authors the build writes the whole co-author network from the incidence's arrays
+    (no networkx graph, no layout kept): the bytes the engine gives for a network that large; the topic network is
+    the engine's, kept."""
+    found, incidence = DerivedFiles(derived).load(derived_key("incidence"))
     assert found
-    child = tmp_path / "derived"
-    child.mkdir()
-    DerivedFiles(child, writable=True).save(key, incidence)
-    wholeexports.derive(child, incidence)
-    made = {path.name: path.read_bytes() for path in child.iterdir()}
-    for spec in DEFAULT_EXPORTS:
-        names = [export_file(child, spec, syntax.name, "weight").name for syntax in NETWORK_SYNTAXES]
-        names += [file_name(derived_key(what, spec)) for what in ("network", "layout")]
-        for name in names:
-            assert made.pop(name) == (derived / name).read_bytes(), name
-    assert set(made) == {file_name(key)}
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    with pytest.raises(wholeexports.ExportError, match="keeps no incidence"):
-        wholeexports.derive(empty, incidence)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(exports, "LAID_OUT_MAX_NODES", 0)
+        wholeexports.derive(tmp_path, incidence)
+        made = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+        for spec in DEFAULT_EXPORTS:
+            for syntax in NETWORK_SYNTAXES:
+                body = made.pop(export_file(tmp_path, spec, syntax.name, "weight").name)
+                assert body == engine.exported(incidence, spec, syntax.name)[1], syntax.name
+    assert set(made) == {file_name(derived_key("network", DEFAULT_EXPORTS[1]))}  # no network laid out

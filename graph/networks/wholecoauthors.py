@@ -1,0 +1,170 @@
+"""The whole co-author network's exports (every author, no filter) written from the incidence's arrays.
+
+As a networkx graph the whole network costs about a kilobyte per author and link (+740 MB at 100,000 papers, 12 GB
+of derive at a million): a dataset keeps its exports, not the graph. Here the links are counted by
+:func:`.coauthor.joint_links`, the communities found by igraph from the arrays, and each format written row by row
+into a file by the writers of :mod:`.exports`, in the order networkx would give (nodes most prolific first, each
+link from its earlier node): the bytes are those of ``engine.exported`` for the same network
+(``tests/networks/test_wholecoauthors.py``), without the layout, which a network this large does not get
+(:data:`.exports.LAID_OUT_MAX_NODES`).
+"""
+
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+import igraph
+import numpy as np
+
+from bibgraph.graph.networks.coauthor import joint_links, ranked_authors
+from bibgraph.graph.networks.exports import (
+    _Utf8,
+    vosviewer_item,
+    write_gexf,
+    write_graphml,
+    write_node_link,
+    write_vosviewer,
+)
+from bibgraph.graph.networks.filters import Filters
+from bibgraph.graph.networks.incidence import Incidence
+from bibgraph.graph.networks.layout import seeded_igraph
+
+WRITERS = {"graphml": write_graphml, "gexf": write_gexf, "json": write_node_link}
+CHUNK = 1 << 16  # rows made Python objects at a time: 9M links' columns as lists would be ~1.2 GB at 1M papers
+
+
+def _chunked(columns: tuple[np.ndarray, ...]) -> Iterator[tuple[Any, ...]]:
+    """The rows of ``columns`` as Python values, ``CHUNK`` at a time."""
+    for start in range(0, len(columns[0]), CHUNK):
+        yield from zip(*(column[start : start + CHUNK].tolist() for column in columns), strict=True)
+
+
+class WholeCoauthors:
+    """The whole co-author network as arrays: authors (incidence numbers) in rank order, links (a < b) with their
+    full and fractional weights and cut flags, each author's community and areas."""
+
+    def __init__(self, inc: Incidence, resolution: float = 1.0) -> None:
+        self.inc = inc
+        self.chosen, _, self.counts = ranked_authors(inc, Filters(), None)
+        kept = np.zeros(len(inc.authors), dtype=bool)
+        kept[self.chosen] = True
+        mine = kept[inc.ap_author]
+        papers, authors = inc.ap_paper[mine], inc.ap_author[mine]
+        self.a, self.b, self.weight, self.fractional, self.cut = joint_links(
+            papers, authors, np.diff(inc.paper_ptr), inc.truncated
+        )
+        self.rank = np.full(len(inc.authors), -1, dtype=np.int64)
+        self.rank[self.chosen] = np.arange(len(self.chosen))
+        self.community = self._communities(kept, resolution)
+        self.cut_author = np.zeros(len(inc.authors), dtype=bool)
+        self.cut_author[authors[inc.truncated[papers]]] = True
+        self.area_ptr, self.area_rank, self.area_labels = self._areas(papers, authors)
+
+    def _communities(self, kept: np.ndarray, resolution: float) -> np.ndarray:
+        """Each author's community, as :func:`.communities.assign_communities` numbers it: igraph's Louvain on the
+        authors in IRI order (incidence order) and the links in that order, seeded; largest first, then least IRI."""
+        number = np.cumsum(kept) - 1  # an author's place in IRI order among the kept
+        graph = igraph.Graph(n=int(kept.sum()), edges=np.column_stack([number[self.a], number[self.b]]).tolist())
+        graph.es["weight"] = self.weight.astype(np.float64).tolist()
+        with seeded_igraph(42):
+            found = graph.community_multilevel(weights="weight", resolution=resolution)
+        membership = np.asarray(found.membership, dtype=np.int64)
+        by_iri = np.flatnonzero(kept)
+        sizes = np.bincount(membership)
+        least = np.full(len(sizes), len(kept), dtype=np.int64)
+        np.minimum.at(least, membership, by_iri)
+        order = np.lexsort((least, -sizes))
+        index = np.empty(len(sizes), dtype=np.int64)
+        index[order] = np.arange(len(sizes))
+        community = np.full(len(kept), -1, dtype=np.int64)
+        community[by_iri] = index[membership]
+        return community
+
+    def _areas(self, papers: np.ndarray, authors: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """Each author's distinct area labels, sorted: ``area_labels[area_rank[area_ptr[a]:area_ptr[a + 1]]]``."""
+        inc = self.inc
+        labels = sorted({c.area_label for c in inc.concepts})
+        rank_of = {label: i for i, label in enumerate(labels)}
+        concept_rank = np.array([rank_of[c.area_label] for c in inc.concepts], dtype=np.int64)
+        starts = np.searchsorted(inc.pc_paper, papers, side="left")
+        lengths = np.searchsorted(inc.pc_paper, papers, side="right") - starts
+        offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        concepts = inc.pc_concept[np.repeat(starts, lengths) + offsets]
+        width = max(len(labels), 1)
+        pairs = np.unique(np.repeat(authors.astype(np.int64), lengths) * width + concept_rank[concepts])
+        owners = pairs // width
+        ptr = np.searchsorted(owners, np.arange(len(inc.authors) + 1))
+        return ptr, pairs % width, labels
+
+    def nodes(self) -> Iterator[tuple[str, dict[str, object]]]:
+        """The authors and their attributes as ``coauthor_network`` gives them, in its order."""
+        inc, ptr, ranks, labels = self.inc, self.area_ptr, self.area_rank, self.area_labels
+        for author in self.chosen.tolist():
+            yield (
+                inc.authors[author],
+                {
+                    "name": inc.names[author],
+                    "papers": int(self.counts[author]),
+                    "areas": [labels[r] for r in ranks[ptr[author] : ptr[author + 1]].tolist()],
+                    "truncated": bool(self.cut_author[author]),
+                    "community": int(self.community[author]),
+                },
+            )
+
+    def _links_in_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The links as networkx lists them: by their earlier node (rank order), then the other (IRI order)."""
+        earlier = np.where(self.rank[self.a] < self.rank[self.b], self.a, self.b)
+        other = np.where(earlier == self.a, self.b, self.a)
+        order = np.lexsort((other, self.rank[earlier]))
+        return earlier[order], other[order], order
+
+    def edges(self) -> Iterator[tuple[str, str, dict[str, object]]]:
+        """The links and their attributes (``weight``, ``fractional``, ``lower_bound``), in networkx's order."""
+        first, second, order = self._links_in_order()
+        iri = self.inc.authors
+        columns = (first, second, self.weight[order], self.fractional[order], self.cut[order])
+        last, name = -1, ""
+        for x, y, w, f, c in _chunked(columns):
+            if x != last:  # the links of one node come together: its IRI decoded once
+                last, name = x, iri[x]
+            yield name, iri[y], {"weight": w, "fractional": f, "lower_bound": c}
+
+    def vosviewer(self, out: _Utf8, weight: str = "weight") -> None:
+        """The VOSviewer map, without coordinates: items in IRI order, each link from its earlier node."""
+        strengths = {"weight": self.weight, "fractional": self.fractional}[weight]
+        first, second, order = self._links_in_order()
+        number = np.cumsum(self.rank >= 0)  # an author's VOSviewer id: its place in IRI order, from 1
+        ends = np.concatenate([first, second])
+        others = np.concatenate([second, first])
+        values = np.concatenate([strengths[order], strengths[order]])
+        rows = np.lexsort((others, ends))  # a node's strength summed over its neighbours in IRI order, as networkx
+        degree = np.bincount(ends, minlength=len(self.rank))
+        total = np.bincount(ends[rows], weights=values[rows].astype(np.float64), minlength=len(self.rank))
+        integral = weight == "weight"
+        inc = self.inc
+
+        def items() -> Iterator[dict[str, object]]:
+            for author in np.flatnonzero(self.rank >= 0).tolist():
+                # a sum as Python's: 0 (an int) over no links
+                strength = int(total[author]) if integral or not degree[author] else float(total[author])
+                name = inc.names[author]
+                yield vosviewer_item(
+                    int(number[author]),
+                    inc.authors[author],
+                    name or inc.authors[author],
+                    int(self.community[author]) + 1,
+                    int(self.counts[author]),
+                    int(degree[author]),
+                    strength,
+                )
+
+        source, target = number[first], number[second]
+        link_order = np.lexsort((target, source))
+        links = _chunked((source[link_order], target[link_order], strengths[order][link_order]))
+        write_vosviewer(items(), links, out)
+
+    def write(self, fmt: str, out: BinaryIO, weight: str = "weight") -> None:
+        """The export of format ``fmt`` (a syntax's name) into the file ``out``."""
+        if fmt == "vosviewer":
+            self.vosviewer(_Utf8(out), weight)
+        else:
+            WRITERS[fmt](self.nodes, self.edges, _Utf8(out))
