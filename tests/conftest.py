@@ -28,6 +28,7 @@ def parse_text(text: str, source: str, known_areas: frozenset[str] = frozenset()
     """A list written in the test, read as the build reads a file: as bytes, by the parser's one entry point."""
     return parse_stream(io.BytesIO(text.encode("utf-8")), source, known_areas)
 
+
 # Every phase but "explain": after a failure it traces each shrinking run with sys.settrace, which on Python
 # 3.11 made one failing search test run past pytest-timeout's 300 s, so CI reported a timeout, not the
 # counterexample. Shrinking still gives the smallest failing case, and print_blob a way to replay it.

@@ -71,7 +71,6 @@ class Resolver:
         self.joined[key] = min(shared, key=lambda person: (-shared[person], person))
         return self.joined[key]
 
-
     def _common_short(self, name: str, written: str) -> bool:
         """Whether one of two forms has fewer given names and is common (its given name and its family name each
         borne by ``COMMON_PARTS`` persons of the dataset or more): its papers are likely several people's."""

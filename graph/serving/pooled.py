@@ -65,9 +65,7 @@ class PooledStore(GraphStore):
         """The same store evaluating every query again (a client sent ``Cache-Control: no-cache``)."""
         return self._copy(fresh=True)
 
-    def for_client(
-        self, client: str, site: bool = False, gone: Callable[[], bool] | None = None
-    ) -> "PooledStore":
+    def for_client(self, client: str, site: bool = False, gone: Callable[[], bool] | None = None) -> "PooledStore":
         """The same store charging its calls to ``client``; ``site``: the calls are the site's own queries (a page
         answering that client), which the limits on clients' SPARQL answers do not apply to; ``gone``: whether
         the client has left (its query is then stopped)."""

@@ -25,6 +25,7 @@ POOL += ["Bernhard Schölkopf", "Bernhard Scholkopf", "Yoshua Bengio", "Y. Bengi
 WORDS = "protein galaxy lattice enzyme kernel margin robot theorem".split()
 AREAS = ["Biology · Proteins", "Astronomy · Galaxies", "Learning · Kernels"]
 
+
 def records_of(names: list[str]) -> st.SearchStrategy[list[tuple[str, list[str], list[str]]]]:
     """Lists of 4 to 24 records (area line, 1 to 4 authors drawn from ``names``, an abstract of a few words)."""
     return st.lists(

@@ -184,6 +184,7 @@ def test_add_never_joins_a_common_short_form_to_a_longer_one(tmp_path: Path) -> 
     )
     add_lists(store, [tmp_path / "more.txt"], BASE)
     query = "SELECT ?n WHERE { ?paper dcterms:creator ?p ; dcterms:abstract '%s' . ?p foaf:name ?n }"
+
     def names(abstract: str) -> set[str]:
         return {str(r["n"]) for r in store.select(sparql_prologue() + query % abstract)}
 

@@ -104,7 +104,11 @@ class NetworkCache(ValueCache):
         """The network of ``spec``; an EGO spec whose author is unknown raises ``KeyError``. One the dataset keeps
         is read without the incidence (a first default map need not wait for it: 2 MB at 10,000 papers)."""
         kept = self.derived is not None and (self.derived.directory / file_name(derived_key("network", spec))).is_file()
-        return self._get(derived_key("network", spec), lambda: _engine().network(self.incidence(), spec), None if kept else self.incidence)
+        return self._get(
+            derived_key("network", spec),
+            lambda: _engine().network(self.incidence(), spec),
+            None if kept else self.incidence,
+        )
 
     def topics(self) -> nx.Graph:
         return self.network(NetworkSpec(TOPICS))
