@@ -48,7 +48,6 @@ COMMUNITY_SIZE = 2  # a community of this many authorships at least is a person 
 APART_COMMON = 0.6
 APART_MAX = 20  # a person of more authorships than this is not searched for such papers (a prolific person's field)
 APART_COSINE = 0.15
-APART_AREA = "area"  # what of the concepts is evidence of sameness: the same area, the same area and subarea, nothing
 
 
 @dataclass(frozen=True)
@@ -191,9 +190,8 @@ def _by_communities(
 def _alike(a: View, b: View) -> bool:
     """Whether anything says two authorships of one name may be one person: a co-author shared, even at two
     hops, the same area (when both have one), or abstracts at least ``APART_COSINE`` alike."""
-    shared, two_hop, same_area, same_sub, cosine = pair_features(a, b)
-    same = {"area": same_area, "subarea": same_sub}.get(APART_AREA, 0.0)
-    return bool(shared or two_hop or same or cosine >= APART_COSINE)
+    shared, two_hop, same_area, _, cosine = pair_features(a, b)
+    return bool(shared or two_hop or same_area or cosine >= APART_COSINE)
 
 
 def _by_difference(
