@@ -14,7 +14,7 @@ from scipy import sparse
 
 from bibgraph.graph.networks.communities import with_communities
 from bibgraph.graph.networks.filters import Filters
-from bibgraph.graph.networks.incidence import Incidence
+from bibgraph.graph.networks.incidence import Incidence, ranges
 
 
 def ranked_authors(inc: Incidence, filters: Filters, inside: np.ndarray | None) -> tuple[np.ndarray, int, np.ndarray]:
@@ -149,9 +149,7 @@ def collaboration(inc: Incidence, filters: Filters, authors: Iterable[str]) -> d
         mine &= inside[inc.ap_paper]
     papers, owners = inc.ap_paper[mine], inc.ap_author[mine]
     starts, lengths = inc.paper_ptr[papers], np.diff(inc.paper_ptr)[papers]
-    # every (owner, co-author) row of the owners' papers: positions starts..starts+length-1, end to end
-    offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    others = inc.ap_author[np.repeat(starts, lengths) + offsets]
+    others = inc.ap_author[ranges(starts, lengths)]  # every (owner, co-author) row of the owners' papers
     owners = np.repeat(owners, lengths)
     real = others != owners
     owners, others = owners[real], others[real]

@@ -159,6 +159,12 @@ def extended(previous: Incidence, added: GraphStore, store: GraphStore) -> Incid
 READ_PREDICATES = frozenset(str(term) for term in (DCTERMS.creator, DCTERMS.subject, FOAF.name, BG.authorListTruncated))
 
 
+def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indices ``starts[i] .. starts[i] + lengths[i] - 1`` of every ``i``, laid end to end: the rows of many
+    slices of one of the incidence's arrays (a paper's authors, an author's papers) in one gather."""
+    return np.arange(lengths.sum()) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+
+
 def incidence_part(quads: Iterable[ox.Quad]) -> list[ox.Quad]:
     """The triples among ``quads`` that :func:`extended` reads."""
     return [quad for quad in quads if quad.predicate.value in READ_PREDICATES]

@@ -8,7 +8,7 @@ import numpy as np
 from scipy import sparse
 
 from bibgraph.graph.networks.filters import AREA, SUBAREA
-from bibgraph.graph.networks.incidence import Incidence
+from bibgraph.graph.networks.incidence import Incidence, ranges
 
 
 def _topic_authors(inc: Incidence, topic_of: np.ndarray, topics: int) -> sparse.csr_matrix:
@@ -16,9 +16,7 @@ def _topic_authors(inc: Incidence, topic_of: np.ndarray, topics: int) -> sparse.
     starts, ends = inc.paper_ptr[inc.pc_paper], inc.paper_ptr[inc.pc_paper + 1]
     lengths = ends - starts
     rows = np.repeat(topic_of, lengths)
-    # every author of each (paper, topic) pair: positions starts..ends-1 laid end to end
-    positions = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths) + np.repeat(starts, lengths)
-    cols = inc.ap_author[positions]
+    cols = inc.ap_author[ranges(starts, lengths)]  # every author of each (paper, topic) pair
     matrix = sparse.csr_matrix((np.ones(len(rows), dtype=np.int32), (rows, cols)), shape=(topics, len(inc.authors)))
     matrix.data[:] = 1  # duplicates summed: one per author
     return matrix

@@ -25,7 +25,7 @@ from bibgraph.graph.networks.exports import (
     write_vosviewer,
 )
 from bibgraph.graph.networks.filters import Filters
-from bibgraph.graph.networks.incidence import Incidence
+from bibgraph.graph.networks.incidence import Incidence, ranges
 from bibgraph.graph.networks.layout import seeded_igraph
 
 WRITERS = {"graphml": write_graphml, "gexf": write_gexf, "json": write_node_link}
@@ -87,8 +87,7 @@ class WholeCoauthors:
         concept_rank = np.array([rank_of[c.area_label] for c in inc.concepts], dtype=np.int64)
         starts = np.searchsorted(inc.pc_paper, papers, side="left")
         lengths = np.searchsorted(inc.pc_paper, papers, side="right") - starts
-        offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        concepts = inc.pc_concept[np.repeat(starts, lengths) + offsets]
+        concepts = inc.pc_concept[ranges(starts, lengths)]
         width = max(len(labels), 1)
         pairs = np.unique(np.repeat(authors.astype(np.int64), lengths) * width + concept_rank[concepts])
         owners = pairs // width

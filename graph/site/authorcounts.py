@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bibgraph.graph.networks.incidence import ranges
+
 if TYPE_CHECKING:
     from bibgraph.graph.networks.incidence import Incidence
 
@@ -53,15 +55,16 @@ def _author_subjects(
     ids = np.array([number for _, number in found], dtype=np.int64)
     starts, ends = incidence.author_ptr[ids], incidence.author_ptr[ids + 1]
     owner = np.repeat(np.arange(len(ids)), ends - starts)  # (author, paper) pairs of the given authors
-    papers = incidence.author_papers[_ranges(starts, ends)]
+    papers = incidence.author_papers[ranges(starts, ends - starts)]
     first = np.searchsorted(incidence.pc_paper, papers, side="left")
     last = np.searchsorted(incidence.pc_paper, papers, side="right")
     none = last == first  # papers with no subject: one row each
+    concepts = incidence.pc_concept[ranges(first, last - first)]
     return (
         [iri for iri, _ in found],
         np.concatenate([np.repeat(owner, last - first), owner[none]]),
         np.concatenate([np.repeat(papers, last - first), papers[none]]),
-        np.concatenate([incidence.pc_concept[_ranges(first, last)], np.full(int(none.sum()), -1)]).astype(np.int64),
+        np.concatenate([concepts, np.full(int(none.sum()), -1)]).astype(np.int64),
     )
 
 
@@ -72,10 +75,3 @@ def _distinct_counts(owner: np.ndarray, group: np.ndarray, papers: np.ndarray) -
     rows = np.unique(np.stack([owner, group, papers]), axis=1)
     keys, sizes = np.unique(rows[:2], axis=1, return_counts=True)
     return [(int(a), int(g), int(n)) for (a, g), n in zip(keys.T.tolist(), sizes.tolist(), strict=True)]
-
-
-def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The indices ``starts[i]:ends[i]`` of every ``i``, laid end to end."""
-    sizes = ends - starts
-    offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
-    return np.arange(int(sizes.sum())) + offsets

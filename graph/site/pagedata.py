@@ -207,17 +207,17 @@ def papers_from(store: GraphStore, incidence: "Incidence", iri: str) -> list[Aut
 
 
 def coauthors_from(incidence: "Incidence", iri: str) -> list[Coauthor] | None:
-    """The author's co-authors with their joint papers, as ``author_coauthors.rq`` gives them, from the incidence
-    (None: the author is not in it)."""
-    import numpy as np  # not loaded by a server's start
+    """The author's co-authors and joint papers from the incidence, as ``author_coauthors.rq`` gives them (or None)."""
+    import numpy as np  # not loaded by a server's start (nor is the incidence's module)
+
+    from bibgraph.graph.networks.incidence import ranges
 
     author = incidence.author_id(iri)
     if author is None:
         return None
     papers = incidence.author_papers[incidence.author_ptr[author] : incidence.author_ptr[author + 1]]
     starts, lengths = incidence.paper_ptr[papers], incidence.paper_ptr[papers + 1] - incidence.paper_ptr[papers]
-    pairs = np.arange(lengths.sum()) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)  # every range
-    others = incidence.ap_author[pairs]
+    others = incidence.ap_author[ranges(starts, lengths)]
     coauthors, joint = np.unique(others[others != author], return_counts=True)
     return [Coauthor(incidence.authors[c], incidence.names[c], int(n)) for c, n in zip(coauthors, joint, strict=True)]
 
