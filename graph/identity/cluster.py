@@ -1,4 +1,4 @@
-"""Who is who: authorships of one name split into persons, then variant forms joined, by evidence.
+"""Who is who: the rules that split a name's authorships into persons and join variant forms, by evidence.
 
 S2AND's shape, small: a pairwise probability that two authorships of one name are one person (a
 logistic model over the evidence of :mod:`~bibgraph.graph.identity.features` and how common the name is,
@@ -12,18 +12,16 @@ texts agree; the union is igraph's connected components, so the result does not 
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
 
 import igraph
 import numpy as np
-from scipy import sparse
 from sklearn.cluster import AgglomerativeClustering
 
-from bibgraph.graph.identity.curation import Applied, Curation, resolve
-from bibgraph.graph.identity.features import Collected, View, pair_features, view
-from bibgraph.graph.identity.keys import block_of, fold, parts_compatible, split_name
+from bibgraph.graph.identity.features import Collected, Terms, View, pair_features, view
+from bibgraph.graph.identity.keys import split_name
 
 METHOD = "bibgraph-identity/1"
 # Logistic weights over (shared co-authors, two hops, same area, same subarea, cosine, log commonness), bias.
@@ -219,211 +217,10 @@ def _by_difference(
     return [found[k] for k in order], [kept[k] for k in order]
 
 
-def identify_collected(
-    collected: Collected, curation: Curation | None = None, applied: Applied | None = None
-) -> list[Person]:
-    """Every person of the collected records, in a reading order independent of the input order."""
-    by_name: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for record, names in enumerate(collected.names):
-        for position, name in enumerate(names):
-            by_name[name].append((record, position))
-    parts = name_parts_of(collected)
-    frequency = frequencies(collected, parts)
-    common = {name: found.expected for name, found in frequency.items()}
-    lazy = _Lazy(collected)  # most datasets split no name: co-author sets and TF-IDF only when asked for
-    units: list[tuple[list[tuple[int, int]], float, bool]] = []  # mentions, score, split
-    apart: set[int] = set()  # units of one name its co-author communities split
-    for key in sorted(by_name):
-        mentions = sorted(by_name[key], key=lambda m: (collected.order[m[0]], m[1]))
-        written = collected.written[mentions[0][0]][mentions[0][1]]
-        if not 1 < len(mentions) <= MAX_GROUP or not (
-            splittable(common.get(written, 0.0)) or common.get(written, 0.0) >= min(COMMUNITY_COMMON, APART_COMMON)
-        ):
-            units.append((mentions, 1.0, False))
-            continue
-        if splittable(common.get(written, 0.0)):
-            views = [view(r, p, collected, lazy.coauthors, lazy.matrix[r]) for r, p in mentions]
-            groups, scores = _split(views, common.get(written, 0.0))
-        else:
-            groups, scores = [list(range(len(mentions)))], [1.0]
-        before = len(groups)
-        if common.get(written, 0.0) >= COMMUNITY_COMMON:
-            groups, scores = _by_communities(groups, scores, mentions, collected)
-        if common.get(written, 0.0) >= APART_COMMON:
-            groups, scores = _by_difference(groups, scores, mentions, collected, lazy)
-        if len(groups) > before:  # the join's text rule must not undo what the evidence told apart
-            apart.update(range(len(units), len(units) + len(groups)))
-        for group, score in zip(groups, scores, strict=True):
-            units.append(([mentions[i] for i in group], score, len(groups) > 1))
-    curated = _curate(units, collected, curation, applied or Applied()) if curation else _Curated()
-    return _join(units, collected, lazy, frequency, curated, parts, apart)
+class _Lazy(Protocol):
+    """What the rules read of the whole dataset, made when first asked for (:class:`~.join._Lazy`)."""
 
-
-def _join(
-    units: list[tuple[list[tuple[int, int]], float, bool]],
-    collected: Collected,
-    lazy: "_Lazy",
-    frequency: dict[str, Frequency],
-    curated: "_Curated",
-    parts: Parts,
-    apart: set[int],
-) -> list[Person]:
-    blocks: dict[str, list[int]] = defaultdict(list)
-    for index, (mentions, _, _) in enumerate(units):
-        record, position = mentions[0]
-        blocks[block_of(parts[collected.written[record][position]])].append(index)
-    edges: list[tuple[int, int]] = []
-    for members in blocks.values():
-        for a, b in _candidates(members, units, collected, parts):
-            if a in curated.alone or b in curated.alone:
-                continue
-            if a in apart and b in apart and _name(units[a][0], collected) == _name(units[b][0], collected):
-                continue
-            if _joined(units[a][0], units[b][0], collected, lazy, frequency, parts):
-                edges.append((a, b))
-    graph = igraph.Graph(n=len(units), edges=edges + curated.edges)
-    touched = curated.alone | {unit for edge in curated.edges for unit in edge}
-    persons = []
-    for component in graph.connected_components():
-        mentions = sorted((m for i in component for m in units[i][0]), key=lambda m: (collected.order[m[0]], m[1]))
-        forms = [collected.written[r][p] for r, p in mentions]
-        counts: dict[str, int] = defaultdict(int)
-        for form in forms:
-            counts[form] += 1
-        # the most written form; on a tie, one not in capitals (a list's habit), then the first in reading order
-        name = max(counts, key=lambda f: (counts[f], not f.isupper(), -forms.index(f)))
-        variants = tuple(sorted(set(forms) - {name}))
-        score = min(units[i][1] for i in component)
-        persons.append(
-            Person(
-                tuple(mentions),
-                name,
-                variants,
-                score,
-                any(units[i][2] for i in component),
-                len(component) > 1,
-                any(i in touched for i in component),
-            )
-        )
-    persons.sort(key=lambda p: (collected.order[p.mentions[0][0]], p.mentions[0][1]))
-    return persons
-
-
-def _name(mentions: list[tuple[int, int]], collected: Collected) -> str:
-    return collected.names[mentions[0][0]][mentions[0][1]]
-
-
-class _Lazy:
-    """The co-author sets and the TF-IDF matrix of the whole dataset, computed when first asked for."""
-
-    def __init__(self, collected: Collected) -> None:
-        self.collected = collected
-        self._near: dict[tuple[int, int], set[str]] = {}
-
-    def near(self, mentions: list[tuple[int, int]]) -> set[str]:
-        """The co-author names of a unit's authorships (kept: a unit meets many forms of its block)."""
-        found = self._near.get(mentions[0])
-        if found is None:
-            names = self.collected.names
-            found = {other for r, p in mentions for i, other in enumerate(names[r]) if i != p}
-            self._near[mentions[0]] = found
-        return found
-
-    @cached_property
-    def coauthors(self) -> Mapping[str, set[str]]:
-        return self.collected.coauthors()
-
-    @cached_property
-    def matrix(self) -> sparse.csr_matrix:
-        return self.collected.term_matrix(list(range(len(self.collected.names))))
-
-
-@dataclass
-class _Curated:
-    """The curation as the join sees it: units joined whatever the evidence, units no one joins."""
-
-    edges: list[tuple[int, int]] = field(default_factory=list)
-    alone: set[int] = field(default_factory=set)
-
-
-def _curate(
-    units: list[tuple[list[tuple[int, int]], float, bool]], collected: Collected, curation: Curation, applied: Applied
-) -> _Curated:
-    """Apply the curator's decisions to the units (in place: an ``other`` authorship leaves its unit)."""
-    sizes = [len(names) for names in collected.names]
-    found = _Curated()
-    applied.files = list(curation.files)
-    for reference in curation.other:
-        mention = resolve(reference, collected.where, sizes)
-        unit = next(i for i, u in enumerate(units) if mention in u[0])
-        applied.decisions += 1
-        if len(units[unit][0]) > 1:
-            applied.overruled += 1
-            units[unit] = ([m for m in units[unit][0] if m != mention], units[unit][1], units[unit][2])
-            units.append(([mention], 1.0, units[unit][2]))
-            unit = len(units) - 1
-        found.alone.add(unit)
-    of = {m: i for i, unit in enumerate(units) for m in unit[0]}
-    for group in curation.same:
-        members = [of[resolve(reference, collected.where, sizes)] for reference in group]
-        applied.decisions += 1
-        applied.overruled += len(set(members)) > 1
-        found.edges += [(members[0], other) for other in members[1:] if other != members[0]]
-    by_name: dict[str, list[int]] = defaultdict(list)
-    for index, (mentions, _, _) in enumerate(units):
-        record, position = mentions[0]
-        by_name[collected.names[record][position]].append(index)
-    for names, _ in curation.same_names:
-        members = sorted({i for name in names for i in by_name.get(name, [])})
-        applied.decisions += 1
-        applied.overruled += len(members) > 1
-        found.edges += [(members[0], other) for other in members[1:]]
-    return found
-
-
-def _candidates(
-    members: list[int], units: list[tuple[list[tuple[int, int]], float, bool]], collected: Collected, parts: Parts
-) -> Iterable[tuple[int, int]]:
-    """The pairs of a block whose first given words could agree (equal, or one an initial of the other):
-    a block of a common family name holds hundreds of forms, most of them plainly other people."""
-    by_first: dict[str, list[int]] = defaultdict(list)
-    for index in members:
-        record, position = units[index][0][0]
-        given, _ = parts[collected.written[record][position]]
-        by_first[given[0] if given else ""].append(index)
-    for first, group in by_first.items():
-        for i, a in enumerate(group):
-            yield from ((a, b) for b in group[i + 1 :])
-        if len(first) == 1:  # an initial: every longer word it may stand for
-            for other, more in by_first.items():
-                if len(other) > 1 and other[0] == first:
-                    yield from ((a, b) for a in group for b in more)
-
-
-def _joined(
-    a: list[tuple[int, int]],
-    b: list[tuple[int, int]],
-    collected: Collected,
-    lazy: "_Lazy",
-    frequency: dict[str, Frequency],
-    parts: Parts,
-) -> bool:
-    name_a = collected.written[a[0][0]][a[0][1]]
-    name_b = collected.written[b[0][0]][b[0][1]]
-    if not parts_compatible(parts[name_a], parts[name_b]):
-        return False
-    shorter = min(name_a, name_b, key=lambda n: len(parts[n][0]))
-    if len(parts[name_a][0]) != len(parts[name_b][0]):
-        counts = frequency[shorter]
-        if min(counts.given, counts.family) >= COMMON_PARTS:
-            return False  # ``Xiang Li`` and ``Xiang Lorraine Li``: a common short form may be anyone
-    if {r for r, _ in a} & {r for r, _ in b}:
-        return False  # both forms on one paper: two people
-    if lazy.near(a) & lazy.near(b):
-        return True
-    if fold(name_a) != fold(name_b):
-        return False
-    rows_a = np.asarray(lazy.matrix[[r for r, _ in a]].mean(axis=0)).ravel()
-    rows_b = np.asarray(lazy.matrix[[r for r, _ in b]].mean(axis=0)).ravel()
-    norm = float(np.linalg.norm(rows_a) * np.linalg.norm(rows_b))
-    return norm > 0 and float(rows_a @ rows_b) / norm >= JOIN_COSINE
+    @property
+    def coauthors(self) -> Mapping[str, set[str]]: ...
+    @property
+    def matrix(self) -> Terms: ...

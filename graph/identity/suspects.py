@@ -7,7 +7,7 @@ within, none between) or that the algorithm split, and (2) pairs of forms that m
 """
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,7 +83,7 @@ def suspects(paths: Sequence[Path]) -> tuple[list[Homonym], list[VariantPair]]:
 
 
 def _pairs(
-    by_name: dict[str, list[tuple[int, int]]], collected: Collected, of: dict[tuple[int, int], int]
+    by_name: dict[str, list[tuple[int, int]]], collected: Collected, of: Mapping[tuple[int, int], int]
 ) -> list[VariantPair]:
     blocks: dict[str, list[str]] = defaultdict(list)
     for name in by_name:
