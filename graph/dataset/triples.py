@@ -216,8 +216,8 @@ class Catalogue:
             start = time.perf_counter()
             persons = persons_of(self.identity, self.curation, self.curated)
             self.identity_seconds += time.perf_counter() - start  # deciding; writing persons is no new cost
-            self.persons = len(persons.persons)
-            self.joined = [(p.name, list(p.variants)) for p in persons.persons if p.variants]
+            self.persons = len(persons.names)
+            self.joined = [(persons.names[i], list(found)) for i, found in sorted(persons.variants.items())]
             assigned = person_keys(persons, self.identity, self.numbering)
             self.numbering = assigned.numbering
             numbered = Counter(base for key, base in zip(assigned.keys, assigned.bases, strict=True) if key != base)

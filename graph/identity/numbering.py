@@ -13,11 +13,10 @@ answers 301); an unnumbered key whose name several persons now hold is the name'
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bibgraph.graph.identity.cluster import Person
 from bibgraph.graph.ingest.names import person_key
 from bibgraph.graph.sparql.queries import named_query
 from bibgraph.graph.stores.atomic import write_atomically
@@ -98,8 +97,11 @@ class Assigned:
     numbering: Numbering
 
 
-def assign(persons: Sequence[Person], mention_ids: Sequence[list[str]], previous: Numbering) -> Assigned:
-    """Give each person (``mention_ids``: its authorships as ``paperid#position``) its key, keeping published ones."""
+def assign(
+    names: Sequence[str], several: Container[int], mention_ids: Sequence[list[str]], previous: Numbering
+) -> Assigned:
+    """Give each person (its name; ``several``: the persons of several written forms; ``mention_ids``: its
+    authorships as ``paperid#position``) its key, keeping published ones."""
     owner = {m: (key, 0) for key, mentions in previous.keys.items() for m in mentions}
     owner.update({m: (key, 1) for key, mentions in previous.added.items() for m in mentions})
     overlap: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])  # authorships a build, an add gave
@@ -108,14 +110,14 @@ def assign(persons: Sequence[Person], mention_ids: Sequence[list[str]], previous
             if mention in owner:
                 key, part = owner[mention]
                 overlap[(index, key)][part] += 1
-    keys: list[str | None] = [None] * len(persons)
+    keys: list[str | None] = [None] * len(names)
     taken: set[str] = set()
     for (index, old), _ in sorted(overlap.items(), key=lambda item: (-item[1][0], -item[1][1], item[0][1], item[0][0])):
         if keys[index] is None and old not in taken:
             keys[index] = old
             taken.add(old)
     numbers = dict(previous.numbers)
-    bases = [base_of(k, numbers) if k else person_key(p.name) for k, p in zip(keys, persons, strict=True)]
+    bases = [base_of(k, numbers) if k else person_key(name) for k, name in zip(keys, names, strict=True)]
     holders: dict[str, int] = defaultdict(int)
     for base in bases:
         holders[base] += 1
@@ -136,8 +138,8 @@ def assign(persons: Sequence[Person], mention_ids: Sequence[list[str]], previous
         final.append(found)
     same_as = _retired(final, overlap, holders)
     followed = Numbering(numbers=numbers)
-    for index, (key, person) in enumerate(zip(final, persons, strict=True)):
-        if key != bases[index] or person.variants or key in previous.keys:
+    for index, key in enumerate(final):
+        if key != bases[index] or index in several or key in previous.keys:
             followed.keys[key] = list(mention_ids[index])
     for key, _ in same_as:
         followed.keys[key] = previous.keys.get(key, []) + previous.added.get(key, [])

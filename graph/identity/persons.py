@@ -16,7 +16,7 @@ from typing import overload
 
 from rdflib import DCTERMS, FOAF, OWL, PROV, RDF, RDFS, SKOS, XSD
 
-from bibgraph.graph.identity.cluster import METHOD, Person
+from bibgraph.graph.identity.cluster import METHOD
 from bibgraph.graph.identity.decide import Persons
 from bibgraph.graph.identity.features import Collected
 from bibgraph.graph.identity.numbering import Assigned, Numbering, assign
@@ -32,11 +32,11 @@ class Mentions(Sequence[list[str]]):
     """Each person's authorships as ``paperid#position``, made when asked for: the numbering reads a few persons'
     (or, given a published map, each person's once), and a list of them all held millions of strings."""
 
-    def __init__(self, persons: Sequence[Person], order: Sequence[str]) -> None:
+    def __init__(self, persons: Persons, order: Sequence[str]) -> None:
         self.persons, self.order = persons, order
 
     def __len__(self) -> int:
-        return len(self.persons)
+        return len(self.persons.names)
 
     @overload
     def __getitem__(self, index: int) -> list[str]: ...
@@ -45,12 +45,13 @@ class Mentions(Sequence[list[str]]):
     def __getitem__(self, index: int | slice) -> list[str] | Sequence[list[str]]:
         if isinstance(index, slice):
             return [self[i] for i in range(len(self))[index]]
-        return [f"{self.order[r]}#{p}" for r, p in self.persons[index].mentions]
+        return [f"{self.order[r]}#{p}" for r, p in self.persons.mentions(index)]
 
 
 def person_keys(persons: Persons, collected: Collected, previous: Numbering | None = None) -> Assigned:
     """Each person's IRI key, in the persons' order, keeping the keys ``previous`` (the dataset's map) published."""
-    return assign(persons.persons, Mentions(persons.persons, collected.order), previous or Numbering())
+    mentions = Mentions(persons, collected.order)
+    return assign(persons.names, persons.variants, mentions, previous or Numbering())
 
 
 def activity_lines(iris: Iris) -> Iterator[str]:
@@ -81,11 +82,11 @@ def person_lines(persons: Persons, collected: Collected, iris: Iris, assigned: A
     keys = assigned.keys
     iri_of = [f"<{iris.person(key)}>" for key in keys]
     creator, agent = f"<{DCTERMS.creator}>", f"<{PROV.agent}>"
-    for record, names in enumerate(collected.names):
-        paper = iris.paper(collected.order[record])
+    for record, paper_id in enumerate(collected.order):
+        paper = iris.paper(paper_id)
         written: set[str] = set()
-        for position in range(len(names)):
-            who = iri_of[persons.of[(record, position)]]
+        for position, person in enumerate(persons.of.row(record)):
+            who = iri_of[person]
             if who not in written:
                 written.add(who)
                 yield f"<{paper}> {creator} {who} .\n"
@@ -99,9 +100,11 @@ def person_lines(persons: Persons, collected: Collected, iris: Iris, assigned: A
     for retired, index in assigned.same_as:  # a published key merged into another person
         held.add(retired)
         yield f"<{iris.person(retired)}> <{OWL.sameAs}> {iri_of[index]} .\n"
-    for person, iri in zip(persons.persons, iri_of, strict=True):
-        yield from description(iri, person.name, person.variants, person.score, person.curated, iris)
-        for variant in (person.name, *person.variants):
+    scores, curated = persons.scores.tolist(), persons.curated.tolist()
+    for index, (name, iri) in enumerate(zip(persons.names, iri_of, strict=True)):
+        variants = persons.variants.get(index, ())
+        yield from description(iri, name, variants, scores[index], curated[index], iris)
+        for variant in (name, *variants):
             retired = person_key(variant)
             if retired not in held:
                 held.add(retired)

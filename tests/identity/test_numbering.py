@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from bibgraph.graph.dataset.directory import STORE, current_version
 from bibgraph.graph.dataset.triples import paper_id
 from bibgraph.graph.identity import numbering
-from bibgraph.graph.identity.cluster import Person
 from bibgraph.graph.identity.numbering import Numbering, assign
 from bibgraph.graph.ingest.parse import parse_file
 from bibgraph.graph.rdf.vocab import sparql_prologue
@@ -85,9 +84,8 @@ def test_build_add_rebuild_keeps_every_published_iri(tmp_path: Path) -> None:
 mentions = st.lists(st.integers(0, 30), min_size=1, max_size=6, unique=True)
 
 
-def persons(groups: list[list[int]], name: str = "Wei Wang") -> tuple[list[Person], list[list[str]]]:
-    found = [Person(tuple((m, 0) for m in g), name, (), 1.0, False, False) for g in groups]
-    return found, [[f"p{m}#0" for m in g] for g in groups]
+def persons(groups: list[list[int]], name: str = "Wei Wang") -> tuple[list[str], set[int], list[list[str]]]:
+    return [name] * len(groups), set(), [[f"p{m}#0" for m in g] for g in groups]
 
 
 @settings(max_examples=60, deadline=None)
