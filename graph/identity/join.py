@@ -3,26 +3,24 @@
 Authorships are numbered in reading order (record by record: ``starts[record] + position``). A name's
 authorships are one run of a single sorted array (``np.lexsort`` by name id, then the paper id's order, then
 position), a unit (the authorships one rule found to be one person) a run of that array, a person a run of
-another; ``Persons.of`` is an array indexed by authorship. Python objects exist only per name that a rule of
-:mod:`~bibgraph.graph.identity.cluster` may split and per pair of forms of one block the join compares, and
-:class:`Person` objects only when a caller asks for one. At a million papers the dict-and-tuple version held
-2.7 GB more than the evidence; what the rules decide is unchanged.
+another (:mod:`~.found`). Python objects exist only per name that a rule of :mod:`~.cluster` may split and per
+pair of forms of one block the join compares. At a million papers the dict-and-tuple version held 2.7 GB more
+than the evidence; what the rules decide is unchanged.
 """
 
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import overload
 
 import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from bibgraph.graph.identity import cluster as rules
-from bibgraph.graph.identity.cluster import Person
 from bibgraph.graph.identity.curation import Applied, Curation, resolve
 from bibgraph.graph.identity.features import Coauthors, Collected
+from bibgraph.graph.identity.found import Authorships, Persons, written_forms
 from bibgraph.graph.identity.keys import block_of, fold, parts_compatible, split_name
 
 Parts = tuple[tuple[str, ...], str]
@@ -60,38 +58,6 @@ class Commonness:
 
 
 @dataclass
-class Authorships:
-    """The records' authorships numbered in reading order, each with its normalised name's id."""
-
-    collected: Collected
-    names: Coauthors  # ids of the normalised names, the authorships' name ids (``flat``), record starts
-
-    @cached_property
-    def record(self) -> np.ndarray:
-        lengths = np.diff(self.names.starts)
-        return np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
-
-    @cached_property
-    def reading(self) -> np.ndarray:
-        """Each authorship's place when sorted by its paper id (what persons are numbered by), then position."""
-        order = self.collected.order
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[np.array(sorted(range(len(order)), key=order.__getitem__), dtype=np.int64)] = np.arange(len(order))
-        record = self.record
-        position = np.arange(len(record), dtype=np.int64) - self.names.starts[record]
-        width = int(position.max()) + 1 if len(position) else 1
-        return rank[record] * width + position
-
-    def mention(self, authorship: int) -> tuple[int, int]:
-        record = int(self.record[authorship])
-        return record, authorship - int(self.names.starts[record])
-
-    def written(self, authorship: int) -> str:
-        record, position = self.mention(authorship)
-        return self.collected.written[record][position]
-
-
-@dataclass
 class Units:
     """Authorships grouped into units: ``members[starts[u]:starts[u + 1]]``, each in reading order."""
 
@@ -111,7 +77,7 @@ class Units:
 
 def identify_collected(
     collected: Collected, curation: Curation | None = None, applied: Applied | None = None
-) -> "Persons":
+) -> Persons:
     """Every person of the collected records, in a reading order independent of the input order."""
     authorships = Authorships(collected, collected.coauthors())
     commonness = Commonness(collected.written)
@@ -233,7 +199,7 @@ def _curate(units: Units, authorships: Authorships, curation: Curation, applied:
         units.edges += [(members[0], other) for other in members[1:]]
 
 
-def _join(units: Units, authorships: Authorships, lazy: _Lazy, commonness: Commonness) -> "Persons":
+def _join(units: Units, authorships: Authorships, lazy: _Lazy, commonness: Commonness) -> Persons:
     """Forms of one block joined on evidence (igraph's components before: scipy's, the same partition)."""
     firsts = units.members[units.starts[:-1]]
     blocks: dict[str, int] = {}
@@ -324,7 +290,7 @@ class _Block:
         return norm > 0 and float(rows_a @ rows_b) / norm >= rules.JOIN_COSINE
 
 
-def _persons(units: Units, authorships: Authorships, component: np.ndarray, touched: set[int]) -> "Persons":
+def _persons(units: Units, authorships: Authorships, component: np.ndarray, touched: set[int]) -> Persons:
     """The components as persons: runs of one array in the order of their first authorship."""
     sizes = np.diff(units.starts)
     if not len(sizes):
@@ -357,7 +323,7 @@ def _persons(units: Units, authorships: Authorships, component: np.ndarray, touc
     curated[[int(unit_rank[u]) for u in touched]] = True
     names: list[str] = []
     variants: dict[int, tuple[str, ...]] = {}
-    forms_of = _forms(authorships, members)
+    forms_of = written_forms(authorships, members)
     for index, size in enumerate(np.diff(bounds).tolist()):
         forms = [next(forms_of) for _ in range(size)]
         if size == 1 or len(set(forms)) == 1:
@@ -371,102 +337,3 @@ def _persons(units: Units, authorships: Authorships, component: np.ndarray, touc
         names.append(name)
         variants[index] = tuple(sorted(set(forms) - {name}))
     return Persons(authorships, members, bounds, names, variants, scores, split, joined, curated, of)
-
-
-def _forms(authorships: Authorships, members: np.ndarray, chunk: int = 1 << 16) -> Iterator[str]:
-    """The written form of each authorship of ``members``, in that order (numpy to lists a chunk at a time)."""
-    written = authorships.collected.written
-    for start in range(0, len(members), chunk):
-        run = members[start : start + chunk]
-        records = authorships.record[run]
-        positions = run - authorships.names.starts[records]
-        for record, position in zip(records.tolist(), positions.tolist(), strict=True):
-            yield written[record][position]
-
-
-class Persons:
-    """The persons found: each a run of ``members`` (its authorships in reading order), its name, variants and
-    how it was formed as arrays; ``of`` maps an authorship ``(record, position)`` to its person's index."""
-
-    def __init__(
-        self,
-        authorships: Authorships,
-        members: np.ndarray,
-        bounds: np.ndarray,
-        names: list[str],
-        variants: dict[int, tuple[str, ...]],
-        scores: np.ndarray,
-        split: np.ndarray,
-        joined: np.ndarray,
-        curated: np.ndarray,
-        of: np.ndarray,
-    ) -> None:
-        self.authorships, self.members, self.bounds = authorships, members, bounds
-        self.names, self.variants = names, variants
-        self.scores, self.split, self.joined, self.curated = scores, split, joined, curated
-        self.of = Of(authorships.names.starts, of)
-        self.persons = PersonList(self)
-
-    def person(self, record: int, position: int) -> str:
-        return str(self.of[(record, position)])
-
-    def mentions(self, index: int) -> list[tuple[int, int]]:
-        run = self.members[self.bounds[index] : self.bounds[index + 1]]
-        records = self.authorships.record[run]
-        positions = run - self.authorships.names.starts[records]
-        return list(zip(records.tolist(), positions.tolist(), strict=True))
-
-
-class Of(Mapping[tuple[int, int], int]):
-    """Authorship ``(record, position)`` -> person index, over an array indexed by authorship."""
-
-    def __init__(self, starts: np.ndarray, array: np.ndarray) -> None:
-        self.starts, self.array = starts, array
-
-    def __getitem__(self, mention: tuple[int, int]) -> int:
-        record, position = mention
-        if not 0 <= position < self.starts[record + 1] - self.starts[record]:
-            raise KeyError(mention)
-        return int(self.array[self.starts[record] + position])
-
-    def row(self, record: int) -> list[int]:
-        """The persons of a record's authorships, in order."""
-        return self.array[self.starts[record] : self.starts[record + 1]].tolist()
-
-    def __iter__(self) -> Iterator[tuple[int, int]]:
-        for record in range(len(self.starts) - 1):
-            yield from ((record, p) for p in range(int(self.starts[record + 1] - self.starts[record])))
-
-    def __len__(self) -> int:
-        return len(self.array)
-
-
-class PersonList(Sequence[Person]):
-    """Each :class:`Person`, made when asked for."""
-
-    def __init__(self, persons: Persons) -> None:
-        self.found = persons
-
-    def __len__(self) -> int:
-        return len(self.found.names)
-
-    @overload
-    def __getitem__(self, index: int) -> Person: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Person]: ...
-    def __getitem__(self, index: int | slice) -> Person | Sequence[Person]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(len(self))[index]]
-        if not -len(self) <= index < len(self):
-            raise IndexError(index)
-        index %= len(self)
-        f = self.found
-        return Person(
-            tuple(f.mentions(index)),
-            f.names[index],
-            f.variants.get(index, ()),
-            float(f.scores[index]),
-            bool(f.split[index]),
-            bool(f.joined[index]),
-            bool(f.curated[index]),
-        )
