@@ -73,7 +73,10 @@ class Persons:
         curated: np.ndarray,
         of: np.ndarray,
     ) -> None:
-        self.authorships, self.members, self.bounds = authorships, members, bounds
+        # the record of each authorship and each record's first one, not the name ids: those hold a dict of every
+        # name and co-author sets kept while deciding, which the writing of the persons does not read
+        self.record, self.starts = authorships.record, authorships.names.starts
+        self.members, self.bounds = members, bounds
         self.names, self.variants = names, variants
         self.scores, self.split, self.joined, self.curated = scores, split, joined, curated
         self.of = Of(authorships.names.starts, of)
@@ -84,8 +87,8 @@ class Persons:
 
     def mentions(self, index: int) -> list[tuple[int, int]]:
         run = self.members[self.bounds[index] : self.bounds[index + 1]]
-        records = self.authorships.record[run]
-        positions = run - self.authorships.names.starts[records]
+        records = self.record[run]
+        positions = run - self.starts[records]
         return list(zip(records.tolist(), positions.tolist(), strict=True))
 
 
