@@ -12,10 +12,10 @@ link from its earlier node): the bytes are those of ``engine.exported`` for the 
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-import igraph
 import numpy as np
 
 from bibgraph.graph.networks.coauthor import joint_links, ranked_authors
+from bibgraph.graph.networks.communities import louvain
 from bibgraph.graph.networks.exports import (
     _Utf8,
     vosviewer_item,
@@ -26,7 +26,6 @@ from bibgraph.graph.networks.exports import (
 )
 from bibgraph.graph.networks.filters import Filters
 from bibgraph.graph.networks.incidence import Incidence, ranges
-from bibgraph.graph.networks.layout import seeded_igraph
 
 WRITERS = {"graphml": write_graphml, "gexf": write_gexf, "json": write_node_link}
 CHUNK = 1 << 16  # rows made Python objects at a time: 9M links' columns as lists would be ~1.2 GB at 1M papers
@@ -63,11 +62,9 @@ class WholeCoauthors:
         """Each author's community, as :func:`.communities.assign_communities` numbers it: igraph's Louvain on the
         authors in IRI order (incidence order) and the links in that order, seeded; largest first, then least IRI."""
         number = np.cumsum(kept) - 1  # an author's place in IRI order among the kept
-        graph = igraph.Graph(n=int(kept.sum()), edges=np.column_stack([number[self.a], number[self.b]]).tolist())
-        graph.es["weight"] = self.weight.astype(np.float64).tolist()
-        with seeded_igraph(42):
-            found = graph.community_multilevel(weights="weight", resolution=resolution)
-        membership = np.asarray(found.membership, dtype=np.int64)
+        edges = np.column_stack([number[self.a], number[self.b]])
+        membership = louvain(int(kept.sum()), edges, self.weight.astype(np.float64), resolution)
+        del edges
         by_iri = np.flatnonzero(kept)
         sizes = np.bincount(membership)
         least = np.full(len(sizes), len(kept), dtype=np.int64)
