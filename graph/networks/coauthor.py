@@ -91,7 +91,7 @@ def joint_links(
     cuts = np.unique(np.searchsorted(pairs, np.arange(PAIR_CHUNK, int(pairs[-1]) if len(pairs) else 0, PAIR_CHUNK)))
     runs = [(starts[i:j], lengths[i:j]) for i, j in zip(np.r_[0, cuts], np.r_[cuts, len(starts)], strict=True)]
     base = int(authors.max()) + 1 if len(authors) else 1
-    found = [np.unique(_keys(first, second, authors, base)) for first, second in map(_pair_rows, *zip(*runs))]
+    found = [np.unique(_keys(*_pair_rows(run_starts, run_lengths), authors, base)) for run_starts, run_lengths in runs]
     codes = np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
     del found
     weight = np.zeros(len(codes), dtype=np.int64)
