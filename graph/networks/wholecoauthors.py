@@ -17,6 +17,7 @@ import numpy as np
 from bibgraph.graph.networks.coauthor import joint_links, ranked_authors
 from bibgraph.graph.networks.communities import louvain
 from bibgraph.graph.networks.exports import (
+    EdgeColumns,
     _Utf8,
     vosviewer_item,
     write_gexf,
@@ -27,7 +28,7 @@ from bibgraph.graph.networks.exports import (
 from bibgraph.graph.networks.filters import Filters
 from bibgraph.graph.networks.incidence import Incidence, ranges
 
-WRITERS = {"graphml": write_graphml, "gexf": write_gexf, "json": write_node_link}
+XML_WRITERS = {"graphml": write_graphml, "gexf": write_gexf}
 CHUNK = 1 << 16  # rows made Python objects at a time: 9M links' columns as lists would be ~1.2 GB at 1M papers
 
 
@@ -115,6 +116,11 @@ class WholeCoauthors:
 
     def edges(self) -> Iterator[tuple[str, str, dict[str, object]]]:
         """The links and their attributes (``weight``, ``fractional``, ``lower_bound``), in networkx's order."""
+        for x, y, w, f, c in self._edge_rows():
+            yield x, y, {"weight": w, "fractional": f, "lower_bound": c}
+
+    def _edge_rows(self) -> Iterator[tuple[str, str, int, float, bool]]:
+        """The links as rows (IRIs, weight, fractional, lower bound), in networkx's order."""
         first, second, order = self._links_in_order()
         iri = self.inc.authors
         columns = (first, second, self.weight[order], self.fractional[order], self.cut[order])
@@ -122,7 +128,12 @@ class WholeCoauthors:
         for x, y, w, f, c in _chunked(columns):
             if x != last:  # the links of one node come together: its IRI decoded once
                 last, name = x, iri[x]
-            yield name, iri[y], {"weight": w, "fractional": f, "lower_bound": c}
+            yield name, iri[y], w, f, c
+
+    def edge_columns(self) -> EdgeColumns:
+        """The links for the XML writers' fixed-schema path (their fractional weights are finite sums of shares)."""
+        schema = (("weight", int), ("fractional", float), ("lower_bound", bool))
+        return EdgeColumns(self._edge_rows, schema, len(self.a))
 
     def vosviewer(self, out: _Utf8, weight: str = "weight") -> None:
         """The VOSviewer map, without coordinates: items in IRI order, each link from its earlier node."""
@@ -162,5 +173,7 @@ class WholeCoauthors:
         """The export of format ``fmt`` (a syntax's name) into the file ``out``."""
         if fmt == "vosviewer":
             self.vosviewer(_Utf8(out), weight)
+        elif fmt in ("graphml", "gexf"):
+            XML_WRITERS[fmt](self.nodes, self.edges, _Utf8(out), self.edge_columns())
         else:
-            WRITERS[fmt](self.nodes, self.edges, _Utf8(out))
+            write_node_link(self.nodes, self.edges, _Utf8(out))
