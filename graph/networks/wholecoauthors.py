@@ -140,13 +140,8 @@ class WholeCoauthors:
         strengths = {"weight": self.weight, "fractional": self.fractional}[weight]
         first, second, order = self._links_in_order()
         number = np.cumsum(self.rank >= 0)  # an author's VOSviewer id: its place in IRI order, from 1
-        ends = np.concatenate([first, second])
-        others = np.concatenate([second, first])
-        values = np.concatenate([strengths[order], strengths[order]])
-        rows = np.lexsort((others, ends))  # a node's strength summed over its neighbours in IRI order, as networkx
-        degree = np.bincount(ends, minlength=len(self.rank))
-        total = np.bincount(ends[rows], weights=values[rows].astype(np.float64), minlength=len(self.rank))
         integral = weight == "weight"
+        degree, total = self._strengths(first, second, strengths[order], integral)
         inc = self.inc
 
         def items() -> Iterator[dict[str, object]]:
@@ -168,6 +163,24 @@ class WholeCoauthors:
         link_order = np.lexsort((target, source))
         links = _chunked((source[link_order], target[link_order], strengths[order][link_order]))
         write_vosviewer(items(), links, out)
+
+    def _strengths(
+        self, first: np.ndarray, second: np.ndarray, values: np.ndarray, integral: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Each author's links and total link strength: a float sum over its neighbours in IRI order, as networkx
+        adds it; whole numbers in any order (exact: no sort of both ends of every link, 18M rows at 1M papers)."""
+        size = len(self.rank)
+        degree = np.bincount(first, minlength=size) + np.bincount(second, minlength=size)
+        if integral:
+            weights = values.astype(np.float64)
+            return degree, np.bincount(first, weights, size) + np.bincount(second, weights, size)
+        ends = np.concatenate([first, second])
+        others = np.concatenate([second, first])
+        rows = np.lexsort((others, ends))
+        total = np.bincount(
+            ends[rows], weights=np.concatenate([values, values])[rows].astype(np.float64), minlength=size
+        )
+        return degree, total
 
     def write(self, fmt: str, out: BinaryIO, weight: str = "weight") -> None:
         """The export of format ``fmt`` (a syntax's name) into the file ``out``."""
