@@ -13,7 +13,6 @@ co-author network of a million papers), the reader holds nothing but igraph's ow
 """
 
 import tempfile
-from typing import IO
 
 import igraph
 import networkx as nx
@@ -50,7 +49,8 @@ def assign_communities(network: nx.Graph, resolution: float = 1.0, seed: int = 4
     edges = sorted((*sorted((number[a], number[b])), w) for a, b, w in network.edges(data="weight"))
     membership = louvain(
         len(nodes),
-        np.array([(a, b) for a, b, _ in edges], dtype=np.int64).reshape(-1, 2),
+        np.array([a for a, _, _ in edges], dtype=np.int64),
+        np.array([b for _, b, _ in edges], dtype=np.int64),
         np.array([float(w if w is not None else 1) for _, _, w in edges], dtype=np.float64),
         resolution,
         seed,
@@ -68,14 +68,28 @@ FILE_MIN_EDGES = 1 << 16  # from this many edges on, the graph reaches igraph th
 _READ_CHUNK = 1 << 18  # edges written as text at a time
 
 
-def louvain(count: int, edges: np.ndarray, weights: np.ndarray, resolution: float = 1.0, seed: int = 42) -> np.ndarray:
-    """Each of ``count`` nodes' Louvain community (igraph's numbering) in the graph of ``edges`` (rows (a, b), in
-    the order igraph is given them) weighted by ``weights``, seeded: the same graph however it reaches igraph."""
-    if len(edges) < FILE_MIN_EDGES:
-        graph = igraph.Graph(n=count, edges=edges.tolist())
+def louvain(
+    count: int,
+    first: np.ndarray,
+    second: np.ndarray,
+    weights: np.ndarray,
+    resolution: float = 1.0,
+    seed: int = 42,
+    number: np.ndarray | None = None,
+) -> np.ndarray:
+    """Each of ``count`` nodes' Louvain community (igraph's numbering) in the graph of the edges ``first[i]`` --
+    ``second[i]`` (in that order; each end renumbered by ``number`` when given, a chunk at a time) weighted by
+    ``weights``, seeded: the same graph however it reaches igraph."""
+    renumber = (lambda ends: ends) if number is None else (lambda ends: number[ends])
+    if len(first) < FILE_MIN_EDGES:
+        graph = igraph.Graph(n=count, edges=np.column_stack([renumber(first), renumber(second)]).tolist())
     else:
         with tempfile.TemporaryFile() as text:
-            _write_edgelist(edges, text)
+            largest = max(first.max(initial=0), second.max(initial=0)) if number is None else number.max(initial=0)
+            width = len(str(int(largest)))
+            for start in range(0, len(first), _READ_CHUNK):
+                part = slice(start, start + _READ_CHUNK)
+                text.write(_edge_lines(renumber(first[part]), renumber(second[part]), width))
             text.seek(0)
             graph = igraph.Graph.Read_Edgelist(text, directed=False)
         graph.add_vertices(count - graph.vcount())  # nodes past the last linked one have no line
@@ -84,16 +98,13 @@ def louvain(count: int, edges: np.ndarray, weights: np.ndarray, resolution: floa
     return np.asarray(found.membership, dtype=np.int64)
 
 
-def _write_edgelist(edges: np.ndarray, out: IO[bytes]) -> None:
-    """``edges`` as igraph's edge-list text (``a b`` a line), numbers zero-padded to one width, made by numpy a
-    chunk at a time (no Python object per number)."""
-    width = len(str(int(edges.max(initial=0))))
+def _edge_lines(first: np.ndarray, second: np.ndarray, width: int) -> bytes:
+    """Edges as igraph's edge-list text (``a b`` a line), numbers zero-padded to ``width`` digits, made by numpy
+    (no Python object per number)."""
     powers = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
-    for start in range(0, len(edges), _READ_CHUNK):
-        part = edges[start : start + _READ_CHUNK].astype(np.int64)
-        line = np.empty((len(part), 2 * width + 2), dtype=np.uint8)
-        line[:, :width] = part[:, :1] // powers % 10 + ord("0")
-        line[:, width] = ord(" ")
-        line[:, width + 1 : 2 * width + 1] = part[:, 1:] // powers % 10 + ord("0")
-        line[:, -1] = ord("\n")
-        out.write(line.tobytes())
+    line = np.empty((len(first), 2 * width + 2), dtype=np.uint8)
+    line[:, :width] = first.astype(np.int64)[:, None] // powers % 10 + ord("0")
+    line[:, width] = ord(" ")
+    line[:, width + 1 : 2 * width + 1] = second.astype(np.int64)[:, None] // powers % 10 + ord("0")
+    line[:, -1] = ord("\n")
+    return line.tobytes()

@@ -63,9 +63,7 @@ class WholeCoauthors:
         """Each author's community, as :func:`.communities.assign_communities` numbers it: igraph's Louvain on the
         authors in IRI order (incidence order) and the links in that order, seeded; largest first, then least IRI."""
         number = np.cumsum(kept) - 1  # an author's place in IRI order among the kept
-        edges = np.column_stack([number[self.a], number[self.b]])
-        membership = louvain(int(kept.sum()), edges, self.weight.astype(np.float64), resolution)
-        del edges
+        membership = louvain(int(kept.sum()), self.a, self.b, self.weight.astype(np.float64), resolution, number=number)
         by_iri = np.flatnonzero(kept)
         sizes = np.bincount(membership)
         least = np.full(len(sizes), len(kept), dtype=np.int64)

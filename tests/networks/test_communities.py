@@ -42,7 +42,8 @@ def test_the_file_and_the_list_give_the_same_communities(graph, resolution, thro
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(communities, "FILE_MIN_EDGES", 0 if through_file else 1 << 30)
         patch.setattr(communities, "_READ_CHUNK", 7)  # lines written a few at a time, as at scale
-        found = communities.louvain(
-            count, np.array(edges, dtype=np.int64).reshape(-1, 2), np.array(weights), resolution
-        )
-    assert found.tolist() == reference(count, edges, weights, resolution)
+        ends = np.array(edges, dtype=np.int64).reshape(-1, 2)
+        found = communities.louvain(count, ends[:, 0], ends[:, 1], np.array(weights), resolution)
+        number = np.arange(count + 5) - 5  # ends given in another numbering (shifted), renumbered a chunk at a time
+        moved = communities.louvain(count, ends[:, 0] + 5, ends[:, 1] + 5, np.array(weights), resolution, number=number)
+    assert found.tolist() == moved.tolist() == reference(count, edges, weights, resolution)
