@@ -117,6 +117,8 @@ DEFERRED = {  # (module, what it imports inside a function): the rest of the pac
     ("bibgraph.graph.dataset.wholeexports", "bibgraph.graph.networks"),  # the engine, as sitedata
     ("bibgraph.graph.dataset.wholeexports", "bibgraph.graph.networks.wholecoauthors"),
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.site.searchbuild"),
+    ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.site.mapview"),  # networkx: the default maps' drawings kept
+    ("bibgraph.web.links", "bibgraph.graph.site.mapview"),  # networkx: links are made by every page, maps by few
     ("bibgraph.web.maps.cache", "bibgraph.graph.networks"),
     ("bibgraph.web.maps.cache", "bibgraph.graph.networks.incidence"),
     ("bibgraph.web.maps.cache", "bibgraph.graph.site.searchbuild"),

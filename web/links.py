@@ -53,13 +53,9 @@ def local_url(iri: str) -> str | None:
 
 def local_urls() -> Callable[[str], str | None]:
     """:func:`local_url` with the base read once: a map asks it for each of its thousand nodes."""
-    minted = app_iris()
+    from bibgraph.graph.site.mapview import site_paths
 
-    def url(iri: str) -> str | None:
-        path = minted.path(iri)
-        return None if path is None else "/" + path
-
-    return url
+    return site_paths(base_iri())
 
 
 def site_url(iri: str) -> str | None:

@@ -74,36 +74,59 @@ def coauthor_network(inc: Incidence, filters: Filters) -> nx.Graph:
     return with_communities(network, filters)
 
 
+PAIR_CHUNK = 1 << 20  # author pairs made at a time: a million papers have ~10M, ~1.3 GB of transient arrays at once
+
+
 def joint_links(
     papers: np.ndarray, authors: np.ndarray, sizes: np.ndarray, truncated: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The links among ``authors`` (rows sorted by paper, then author: the authorships kept), in (a, b) order, a < b:
     joint papers, fractional weight (each paper's 1 / C(n, 2), n its whole list's ``sizes``, summed in paper order,
-    as a loop would) and whether any joint paper's list was cut. Array passes: at 100,000 papers the whole
-    network's 900,000 links were a dict of Python tuples and lists (~250 MB) counted pair by pair."""
+    as a loop would) and whether any joint paper's list was cut. Array passes over runs of papers of about
+    ``PAIR_CHUNK`` pairs, so the pairs of every paper never exist at once: a first pass finds the links, a second
+    adds each run's shares to them in paper order (the sums of a loop over papers, to the bit)."""
     starts = np.flatnonzero(np.r_[True, papers[1:] != papers[:-1]]) if len(papers) else np.zeros(0, dtype=np.int64)
     lengths = np.diff(np.r_[starts, len(papers)])
+    pairs = np.cumsum(lengths * (lengths - 1) // 2)
+    cuts = np.unique(np.searchsorted(pairs, np.arange(PAIR_CHUNK, int(pairs[-1]) if len(pairs) else 0, PAIR_CHUNK)))
+    runs = [(starts[i:j], lengths[i:j]) for i, j in zip(np.r_[0, cuts], np.r_[cuts, len(starts)], strict=True)]
+    base = int(authors.max()) + 1 if len(authors) else 1
+    found = [np.unique(_keys(*_pair_rows(run_starts, run_lengths), authors, base)) for run_starts, run_lengths in runs]
+    codes = np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+    del found
+    weight = np.zeros(len(codes), dtype=np.int64)
+    fractional = np.zeros(len(codes))
+    cut = np.zeros(len(codes), dtype=bool)
+    for run_starts, run_lengths in runs:
+        first, second = _pair_rows(run_starts, run_lengths)
+        link = np.searchsorted(codes, _keys(first, second, authors, base))
+        paper = papers[first]
+        size = sizes[paper].astype(np.int64)
+        weight += np.bincount(link, minlength=len(codes))
+        np.add.at(fractional, link, 2.0 / (size * (size - 1)))  # one share at a time, in the rows' (paper) order
+        cut[link[truncated[paper]]] = True
+    return codes // base, codes % base, weight, fractional, cut
+
+
+def _pair_rows(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of rows of each paper (its rows ``starts[i]`` on, ``lengths[i]`` of them), in paper order, each
+    paper's as ``itertools.combinations`` gives them."""
     firsts, seconds, owners = [], [], []
     for length in np.unique(lengths[lengths > 1]).tolist():  # papers of one list length at a time: one pair pattern
         group = starts[lengths == length]
-        i, j = np.triu_indices(length, 1)  # (0, 1), (0, 2), ... as itertools.combinations gives them
+        i, j = np.triu_indices(length, 1)  # (0, 1), (0, 2), ...
         firsts.append((group[:, None] + i).ravel())
         seconds.append((group[:, None] + j).ravel())
         owners.append(np.repeat(group, len(i)))
     if not firsts:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty, np.zeros(0), np.zeros(0, dtype=bool)
-    order = np.argsort(np.concatenate(owners), kind="stable")  # paper order: the sums add as a loop over papers
-    first, second = np.concatenate(firsts)[order], np.concatenate(seconds)[order]
-    paper = papers[first]
-    size = sizes[paper].astype(np.int64)
-    share = 2.0 / (size * (size - 1))
-    base = int(authors.max()) + 1
-    codes, link = np.unique(authors[first].astype(np.int64) * base + authors[second], return_inverse=True)
-    weight = np.bincount(link, minlength=len(codes))
-    fractional = np.bincount(link, weights=share, minlength=len(codes))  # sequential: in the rows' (paper) order
-    cut = np.bincount(link, weights=truncated[paper].astype(np.float64), minlength=len(codes)) > 0
-    return codes // base, codes % base, weight, fractional, cut
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    order = np.argsort(np.concatenate(owners), kind="stable")
+    return np.concatenate(firsts)[order], np.concatenate(seconds)[order]
+
+
+def _keys(first: np.ndarray, second: np.ndarray, authors: np.ndarray, base: int) -> np.ndarray:
+    """Each pair's link as one number: its authors ``a * base + b``."""
+    return authors[first].astype(np.int64) * base + authors[second]
 
 
 def _add_authors(

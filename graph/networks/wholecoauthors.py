@@ -12,11 +12,12 @@ link from its earlier node): the bytes are those of ``engine.exported`` for the 
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-import igraph
 import numpy as np
 
 from bibgraph.graph.networks.coauthor import joint_links, ranked_authors
+from bibgraph.graph.networks.communities import louvain
 from bibgraph.graph.networks.exports import (
+    EdgeColumns,
     _Utf8,
     vosviewer_item,
     write_gexf,
@@ -26,9 +27,8 @@ from bibgraph.graph.networks.exports import (
 )
 from bibgraph.graph.networks.filters import Filters
 from bibgraph.graph.networks.incidence import Incidence, ranges
-from bibgraph.graph.networks.layout import seeded_igraph
 
-WRITERS = {"graphml": write_graphml, "gexf": write_gexf, "json": write_node_link}
+XML_WRITERS = {"graphml": write_graphml, "gexf": write_gexf}
 CHUNK = 1 << 16  # rows made Python objects at a time: 9M links' columns as lists would be ~1.2 GB at 1M papers
 
 
@@ -63,11 +63,7 @@ class WholeCoauthors:
         """Each author's community, as :func:`.communities.assign_communities` numbers it: igraph's Louvain on the
         authors in IRI order (incidence order) and the links in that order, seeded; largest first, then least IRI."""
         number = np.cumsum(kept) - 1  # an author's place in IRI order among the kept
-        graph = igraph.Graph(n=int(kept.sum()), edges=np.column_stack([number[self.a], number[self.b]]).tolist())
-        graph.es["weight"] = self.weight.astype(np.float64).tolist()
-        with seeded_igraph(42):
-            found = graph.community_multilevel(weights="weight", resolution=resolution)
-        membership = np.asarray(found.membership, dtype=np.int64)
+        membership = louvain(int(kept.sum()), self.a, self.b, self.weight.astype(np.float64), resolution, number=number)
         by_iri = np.flatnonzero(kept)
         sizes = np.bincount(membership)
         least = np.full(len(sizes), len(kept), dtype=np.int64)
@@ -118,6 +114,11 @@ class WholeCoauthors:
 
     def edges(self) -> Iterator[tuple[str, str, dict[str, object]]]:
         """The links and their attributes (``weight``, ``fractional``, ``lower_bound``), in networkx's order."""
+        for x, y, w, f, c in self._edge_rows():
+            yield x, y, {"weight": w, "fractional": f, "lower_bound": c}
+
+    def _edge_rows(self) -> Iterator[tuple[str, str, int, float, bool]]:
+        """The links as rows (IRIs, weight, fractional, lower bound), in networkx's order."""
         first, second, order = self._links_in_order()
         iri = self.inc.authors
         columns = (first, second, self.weight[order], self.fractional[order], self.cut[order])
@@ -125,20 +126,20 @@ class WholeCoauthors:
         for x, y, w, f, c in _chunked(columns):
             if x != last:  # the links of one node come together: its IRI decoded once
                 last, name = x, iri[x]
-            yield name, iri[y], {"weight": w, "fractional": f, "lower_bound": c}
+            yield name, iri[y], w, f, c
+
+    def edge_columns(self) -> EdgeColumns:
+        """The links for the XML writers' fixed-schema path (their fractional weights are finite sums of shares)."""
+        schema = (("weight", int), ("fractional", float), ("lower_bound", bool))
+        return EdgeColumns(self._edge_rows, schema, len(self.a))
 
     def vosviewer(self, out: _Utf8, weight: str = "weight") -> None:
         """The VOSviewer map, without coordinates: items in IRI order, each link from its earlier node."""
         strengths = {"weight": self.weight, "fractional": self.fractional}[weight]
         first, second, order = self._links_in_order()
         number = np.cumsum(self.rank >= 0)  # an author's VOSviewer id: its place in IRI order, from 1
-        ends = np.concatenate([first, second])
-        others = np.concatenate([second, first])
-        values = np.concatenate([strengths[order], strengths[order]])
-        rows = np.lexsort((others, ends))  # a node's strength summed over its neighbours in IRI order, as networkx
-        degree = np.bincount(ends, minlength=len(self.rank))
-        total = np.bincount(ends[rows], weights=values[rows].astype(np.float64), minlength=len(self.rank))
         integral = weight == "weight"
+        degree, total = self._strengths(first, second, strengths[order], integral)
         inc = self.inc
 
         def items() -> Iterator[dict[str, object]]:
@@ -161,9 +162,29 @@ class WholeCoauthors:
         links = _chunked((source[link_order], target[link_order], strengths[order][link_order]))
         write_vosviewer(items(), links, out)
 
+    def _strengths(
+        self, first: np.ndarray, second: np.ndarray, values: np.ndarray, integral: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Each author's links and total link strength: a float sum over its neighbours in IRI order, as networkx
+        adds it; whole numbers in any order (exact: no sort of both ends of every link, 18M rows at 1M papers)."""
+        size = len(self.rank)
+        degree = np.bincount(first, minlength=size) + np.bincount(second, minlength=size)
+        if integral:
+            weights = values.astype(np.float64)
+            return degree, np.bincount(first, weights, size) + np.bincount(second, weights, size)
+        ends = np.concatenate([first, second])
+        others = np.concatenate([second, first])
+        rows = np.lexsort((others, ends))
+        total = np.bincount(
+            ends[rows], weights=np.concatenate([values, values])[rows].astype(np.float64), minlength=size
+        )
+        return degree, total
+
     def write(self, fmt: str, out: BinaryIO, weight: str = "weight") -> None:
         """The export of format ``fmt`` (a syntax's name) into the file ``out``."""
         if fmt == "vosviewer":
             self.vosviewer(_Utf8(out), weight)
+        elif fmt in ("graphml", "gexf"):
+            XML_WRITERS[fmt](self.nodes, self.edges, _Utf8(out), self.edge_columns())
         else:
-            WRITERS[fmt](self.nodes, self.edges, _Utf8(out))
+            write_node_link(self.nodes, self.edges, _Utf8(out))

@@ -15,9 +15,11 @@ import orjson
 
 from bibgraph.graph.networks import AREA
 from bibgraph.graph.networks.palette import OTHER_COLOUR, PALETTE
-from bibgraph.graph.networks.spec import author_radius, topic_radius
+from bibgraph.graph.networks.spec import TOPIC_MAP, NetworkSpec, author_radius, topic_radius
+from bibgraph.graph.rdf.iris import iris
 
 Url = Callable[[str], str | None]  # a node's app path, None for a foreign IRI (its IRI is its link then)
+VIEW_STYLE = 3  # names the drawings in derived-data keys: kept ones of another style are drawn again, never read
 NodeStyle = Callable[[str, dict[str, Any]], dict[str, Any]]
 EdgeStyle = Callable[[str, str, dict[str, Any]], dict[str, Any]]
 
@@ -145,3 +147,33 @@ def embedded(view: dict[str, Any]) -> str:
     for unsafe, escaped in HTML_UNSAFE:
         text = text.replace(unsafe, escaped)
     return text
+
+
+def site_paths(base: str) -> Url:
+    """The app path of an IRI minted under ``base`` (``/paper/0123``), None for a foreign IRI."""
+    minted = iris(base)
+
+    def url(iri: str) -> str | None:
+        path = minted.path(iri)
+        return None if path is None else "/" + path
+
+    return url
+
+
+def view_options(spec: NetworkSpec, base: str, weighting: str = "weight") -> tuple[str, ...]:
+    """What a drawing of the network of ``spec`` depends on beside it, as its derived-data key holds it: the kind
+    of drawing, the links' weighting (a co-author map), the style and the base IRI its links are made under (a
+    build keeps the default maps' drawings; a server under another base draws its own)."""
+    if spec.kind == TOPIC_MAP:
+        return ("topics", str(VIEW_STYLE), base)
+    return ("authors", weighting, str(VIEW_STYLE), base)
+
+
+def default_drawing(
+    spec: NetworkSpec, network: nx.Graph, positions: dict[str, tuple[float, float]], base: str
+) -> dict[str, Any]:
+    """The drawing of a default map (a topic map, or a co-author map with no author at its centre, full weights)
+    as a server under ``base`` draws it at first request: a build keeps it (:func:`view_options`)."""
+    if spec.kind == TOPIC_MAP:
+        return topic_view(network, positions, site_paths(base))
+    return author_view(network, positions, site_paths(base))

@@ -4,9 +4,11 @@ links in the same order, the same joint-paper counts, the same fractional sums t
 from itertools import combinations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bibgraph.graph.networks import coauthor
 from bibgraph.graph.networks.coauthor import joint_links
 
 # papers: (whole list's size beyond the kept authors, cut?, kept authors); authors are small ints, so links repeat
@@ -36,14 +38,17 @@ def looped(rows: list[tuple[int, int]], sizes: np.ndarray, truncated: np.ndarray
 
 
 @settings(max_examples=150, deadline=None)
-@given(papers)
-def test_the_array_passes_count_the_links_as_the_loop(generated) -> None:
+@given(papers, st.sampled_from([1, 2, 5, 1 << 20]))
+def test_the_array_passes_count_the_links_as_the_loop(generated, chunk) -> None:
+    """``chunk``: pairs made at a time (a paper's pairs are never split; 1: a run a paper)."""
     rows = [(paper, author) for paper, (_, _, authors) in enumerate(generated) for author in sorted(authors)]
     sizes = np.array([len(authors) + extra for extra, _, authors in generated], dtype=np.int64)
     truncated = np.array([cut for _, cut, _ in generated], dtype=bool)
     papers_of = np.array([paper for paper, _ in rows], dtype=np.int64)
     authors_of = np.array([author for _, author in rows], dtype=np.int32)
-    found = joint_links(papers_of, authors_of, sizes, truncated)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(coauthor, "PAIR_CHUNK", chunk)
+        found = joint_links(papers_of, authors_of, sizes, truncated)
     links = list(zip(*(column.tolist() for column in found), strict=True))
     assert links == looped(rows, sizes, truncated)  # floats compared exactly: the same sums in the same order
     kinds = (int, int, int, float, bool)

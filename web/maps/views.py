@@ -22,10 +22,10 @@ from bibgraph.graph.networks.spec import (
     NetworkSpec,
 )
 from bibgraph.graph.rdf.ntriples import is_iri
-from bibgraph.graph.site.mapview import author_view, colour, embedded, topic_view
+from bibgraph.graph.site.mapview import author_view, colour, embedded, topic_view, view_options
 from bibgraph.web.downloads import network_body
 from bibgraph.web.graphstore import get_store
-from bibgraph.web.links import app_iris, concept_iri, iri_of, local_url, local_urls, site_url
+from bibgraph.web.links import app_iris, base_iri, concept_iri, iri_of, local_url, local_urls, site_url
 from bibgraph.web.maps.args import (
     WEIGHTING_ARG,
     capped,
@@ -41,7 +41,6 @@ from bibgraph.web.maps.cache import networks
 EGO_TOP = 25  # co-authors an ego map draws by default (the ones with most joint papers)
 # Part of a drawn view's key: raised when the drawing changes (colours, tooltips), so that the drawings a dataset
 # keeps from an earlier build are drawn again rather than served beside a legend of other colours.
-VIEW_STYLE = 3
 
 blueprint = Blueprint("graphs", __name__, url_prefix="/graph")
 blueprint.add_app_template_filter(lambda view: Markup(embedded(view)), "view_json")  # a map's data in its page
@@ -79,7 +78,7 @@ def _render(title: str, spec: NetworkSpec, note: str | None = None, **context: A
     centre = spec.ego[0] if spec.ego else None
     data = cache.view(
         spec,
-        ("authors", weighting, VIEW_STYLE),
+        view_options(spec, base_iri(), weighting),
         lambda drawn, positions: author_view(drawn, positions, local_urls(), weighting, centre),
     )
     return render_template(
@@ -284,7 +283,9 @@ def topics() -> str:
         expand = concept_path(expand)
     spec = NetworkSpec(TOPIC_MAP, expand="all" if expand == "all" else (concept_iri(expand) if expand else None))
     network = cache.network(spec)
-    data = cache.view(spec, ("topics", VIEW_STYLE), lambda drawn, positions: topic_view(drawn, positions, local_urls()))
+    data = cache.view(
+        spec, view_options(spec, base_iri()), lambda drawn, positions: topic_view(drawn, positions, local_urls())
+    )
     areas = sorted(
         ((local_url(n) or n).lstrip("/"), label)
         for n, label in network.nodes(data="label")

@@ -219,3 +219,55 @@ def test_a_map_the_dataset_keeps_is_served_without_reading_the_incidence(seed_da
             client.get("/graph/coauthors?min_papers=2")  # a map not kept: derived from the incidence
     finally:
         app.extensions["bibgraph"].close()
+
+
+def test_the_default_maps_drawings_the_dataset_keeps_are_served_without_drawing(seed_dataset, monkeypatch) -> None:
+    """The build keeps the default maps' drawings under the dataset's base: the first request of the topic map with
+    every subarea (0.1 s to draw at 10,000 papers), of the topic map and of the default co-author map draws nothing."""
+    from bibgraph.web.maps import views
+    from tests.conftest import make_app
+
+    def refused(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("a map was drawn")
+
+    monkeypatch.setattr(views, "topic_view", refused)
+    monkeypatch.setattr(views, "author_view", refused)
+    app = make_app(BIBGRAPH_STORE=f"dataset:{seed_dataset}")
+    try:
+        client = app.test_client()
+        for path in ("/graph/topics?expand=all", "/graph/topics", "/graph/coauthors"):
+            assert client.get(path).status_code == 200, path
+        with pytest.raises(AssertionError, match="a map was drawn"):  # (TESTING: raised, not a 500)
+            client.get("/graph/coauthors?weighting=fractional")  # a drawing not kept: drawn
+    finally:
+        app.extensions["bibgraph"].close()
+
+
+def test_a_kept_drawing_is_the_one_the_server_draws(seed_dataset) -> None:
+    """The drawings a build keeps are those a server under the dataset's base draws (its own URLs, its style), to
+    the text the page embeds."""
+    from bibgraph.graph.dataset.derived import derived_key
+    from bibgraph.graph.networks import Filters
+    from bibgraph.graph.networks.filters import drawn
+    from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, NetworkSpec
+    from bibgraph.graph.site.mapview import author_view, embedded, topic_view, view_options
+    from bibgraph.web.links import base_iri, local_urls
+    from bibgraph.web.maps.cache import networks
+    from tests.conftest import make_app
+
+    app = make_app(BIBGRAPH_STORE=f"dataset:{seed_dataset}")
+    try:
+        with app.test_request_context("/graph/topics"):
+            cache = networks()
+            default = NetworkSpec(COAUTHORS, drawn(Filters(), int(app.config["MAX_VIEW_NODES"]))[0])
+            for spec, draw in (
+                (NetworkSpec(TOPIC_MAP, expand="all"), topic_view),
+                (NetworkSpec(TOPIC_MAP), topic_view),
+                (default, author_view),
+            ):
+                assert cache.derived is not None
+                found, kept = cache.derived.load(derived_key("view", spec, *view_options(spec, base_iri())))
+                assert found, spec
+                assert embedded(kept) == embedded(draw(cache.network(spec), cache.positions(spec), local_urls()))
+    finally:
+        app.extensions["bibgraph"].close()
