@@ -113,7 +113,7 @@ class LayeredIndex(SearchIndex):
     def _totals(self, schema: str) -> tuple[int, int]:
         """FTS5's row count and token total of one layer (its ``averages`` record: two variable-length integers)."""
         found = self._connection().execute(f"SELECT block FROM {schema}.words_data WHERE id = 1").fetchone()
-        if found is None:  # nothing ever indexed
+        if found is None or not found[0]:  # nothing ever indexed
             return 0, 0
         rows, at = _varint(found[0], 0)
         return rows, _varint(found[0], at)[0]

@@ -1,0 +1,170 @@
+"""The search index in layers (one file per add over the build's): the same answers as one index of the same items,
+BM25 scores to the bit, and its layers' files never written again."""
+
+import sqlite3
+from pathlib import Path
+from unittest.mock import patch
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bibgraph.graph.ingest.names import normalise
+from bibgraph.graph.site import search
+from bibgraph.graph.site.search import Hit, SearchIndex, _match, query_terms, words
+from bibgraph.graph.site.searchbuild import write_index, write_layer
+from bibgraph.graph.site.searchlayers import LayeredIndex, layer_name, layers, open_search
+from tests.site.test_search import corpora, name, queries, text
+
+Documents = list[tuple[str, str, str, str]]
+Facts = list[tuple[str, str | None, int]]
+
+
+@st.composite
+def additions(draw: st.DrawFn, documents: Documents, start: int) -> tuple[Documents, Facts, list[str], list[str]]:
+    """What one add indexes: new papers and areas, and authors (known ones among them) indexed again with their
+    spellings, facts and names; the known authors it replaces."""
+    known = sorted({iri for iri, kind, _, _ in documents if kind == "author"})
+    touched = draw(st.lists(st.sampled_from(known), unique=True, max_size=4)) if known else []
+    touched += [f"a:{start + i}" for i in range(draw(st.integers(0, 2)))]
+    rows: Documents = []
+    for iri in touched:
+        spellings = draw(st.lists(name, min_size=1, max_size=3))
+        rows += [(iri, "author", spelling, spellings[0]) for spelling in spellings]
+    rows += [
+        (f"c:{start + i}", "area", label, f"Area · {label}") for i, label in enumerate(draw(st.lists(name, max_size=1)))
+    ]
+    rows += [(f"p:{start + i}", "paper", t, f"Paper {t[:10]}") for i, t in enumerate(draw(st.lists(text, max_size=6)))]
+    labels = st.one_of(st.none(), st.sampled_from(["Deep Learning", "Vision", "Theory"]))
+    facts = [(iri, draw(labels), draw(st.integers(1, 5))) for iri in touched for _ in range(draw(st.integers(0, 2)))]
+    names = [title for iri, kind, _, title in rows if kind == "author"]
+    return rows, facts, names, [iri for iri in touched if iri in known]
+
+
+def _layered(directory: Path, documents: Documents, facts: Facts, names: list[str], adds: list) -> list[Path]:
+    directory.mkdir()
+    paths = [directory / layer_name(0)]
+    write_index(paths[0], documents, facts, names)
+    for number, (rows, more_facts, more_names, replaced) in enumerate(adds, 1):
+        path = directory / layer_name(number)
+        write_layer(paths, path, replaced, rows, more_facts, more_names)
+        paths.append(path)
+    return paths
+
+
+def _whole(documents: Documents, facts: Facts, names: list[str], adds: list) -> tuple[Documents, Facts, list[str]]:
+    """The items, facts and names one index of everything added holds: an author's latest entry."""
+    for rows, more_facts, more_names, _ in adds:
+        again = {iri for iri, kind, _, _ in rows if kind == "author"}
+        documents = [row for row in documents if row[0] not in again] + rows
+        facts = [fact for fact in facts if fact[0] not in again] + more_facts
+        names = names + more_names
+    return documents, facts, names
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> tuple[Documents, Facts, list[str], list]:
+    documents, facts = draw(corpora())
+    names = [title for _, kind, _, title in documents if kind == "author"]
+    adds: list = []
+    seen = documents
+    for number in range(draw(st.integers(1, 3))):
+        added = draw(additions(seen, 100 * (number + 1)))
+        adds.append(added)
+        seen = seen + added[0]
+    return documents, facts, names, adds
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_layers_answer_as_one_index_of_the_same_items(tmp_path: Path, data: st.DataObject) -> None:
+    """Differential: a build then adds (each a layer) against one index of the final items: every search's hits
+    (kinds, order, papers, areas, tiers: BM25 made again from all layers' statistics), counts and autocomplete."""
+    documents, facts, names, adds = data.draw(histories())
+    case = tmp_path / f"case{len(list(tmp_path.iterdir()))}"
+    paths = _layered(case, documents, facts, names, adds)
+    whole_path = case / "whole.sqlite"
+    write_index(whole_path, *_whole(documents, facts, names, adds))
+    layered, whole = open_search(paths), SearchIndex(whole_path)
+    assert isinstance(layered, LayeredIndex) and layers(case) == paths
+    vocabulary = documents + [row for add in adds for row in add[0]]
+    for _ in range(4):
+        query = data.draw(queries(vocabulary))
+        assert layered.counts(query) == whole.counts(query), query
+        assert layered.search(query, 0, 1000) == whole.search(query, 0, 1000), query
+        offset, limit = data.draw(st.integers(0, 8)), data.draw(st.integers(0, 5))
+        assert layered.search(query, offset, limit) == whole.search(query, offset, limit), query
+        assert _layered_scores(layered, query) == _scores(whole_path, query), query  # to the bit
+        typed = normalise(query)[:2]
+        assert layered.author_names(typed, 3) == whole.author_names(typed, 3), typed
+    layered.close()
+    whole.close()
+
+
+def _scores(path: Path, query: str) -> dict[str, float]:
+    """FTS5's own BM25 of each match of ``query`` in one index file."""
+    with sqlite3.connect(path) as db:
+        sql = "SELECT i.iri, bm25(words) FROM words JOIN items i ON i.id = words.rowid WHERE words MATCH ?"
+        return dict(db.execute(sql, (_match(words(query)),))) if words(query) else {}
+
+
+def _layered_scores(index: LayeredIndex, query: str) -> dict[str, float]:
+    if not words(query):
+        return {}
+    sql = "SELECT w.rowid, i.iri FROM {s}.words w JOIN {s}.items i ON i.id = w.rowid WHERE words MATCH ?"
+    iris = dict(index._each(sql + " AND w.rowid NOT IN temp.masked", (_match(words(query)),)))
+    return {iris[rowid]: score for rowid, score in index._scores(list(iris), query_terms(words(query))).items()}
+
+
+@settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data(), st.integers(0, 3), st.integers(1, 4))
+def test_a_broad_query_over_layers_is_ordered_as_in_one_index(
+    tmp_path: Path, data: st.DataObject, ranked: int, size: int
+) -> None:
+    """Past RANKED matches of a kind: authors by (tier, papers, name); areas and papers the RANKED numbered last
+    (over all layers) ranked, then the others from the last numbered on; every page agrees with the whole."""
+    documents, facts, names, adds = data.draw(histories())
+    case = tmp_path / f"case{len(list(tmp_path.iterdir()))}"
+    layered = open_search(_layered(case, documents, facts, names, adds))
+    query = data.draw(queries(documents + [row for add in adds for row in add[0]]))
+    full = layered.search(query, 0, 1000).hits
+    numbers: dict[str, int] = {}
+    for path in layers(case):
+        with sqlite3.connect(path) as db:
+            numbers.update(db.execute("SELECT iri, id FROM items"))
+    wanted: list[Hit] = []
+    for kind in ("author", "area", "paper"):
+        hits = [hit for hit in full if hit.kind == kind]
+        if len(hits) <= ranked:
+            wanted += hits
+        elif kind == "author":
+            wanted += sorted(hits, key=lambda h: (h.tier, -(h.papers or 0), h.title.casefold(), h.iri))
+        else:
+            latest = sorted(hits, key=lambda h: -numbers[h.iri])
+            window = {hit.iri for hit in latest[:ranked]}
+            wanted += [hit for hit in hits if hit.iri in window] + latest[ranked:]
+    with patch.object(search, "RANKED", ranked), patch("bibgraph.graph.site.searchlayers.RANKED", ranked):
+        fresh = open_search(layers(case))
+        pages = [fresh.search(query, start, size).hits for start in range(0, len(full) + size, size)]
+        fresh.close()
+    assert [hit for page in pages for hit in page] == wanted
+    layered.close()
+
+
+def test_an_add_writes_only_its_layer_and_never_an_earlier_file(tmp_path: Path) -> None:
+    """The earlier layers are read, never written: their bytes and times are unchanged by a later layer."""
+    base = tmp_path / layer_name(0)
+    write_index(
+        base, [("a:1", "author", "wang wei", "wang wei"), ("p:1", "paper", "deep wang", "P1")], [], ["wang wei"]
+    )
+    before = (base.read_bytes(), base.stat().st_mtime_ns)
+    again = [("a:1", "author", "wei wang", "wei wang"), ("p:2", "paper", "wang graphs", "P2")]
+    write_layer([base], tmp_path / layer_name(1), ["a:1"], again, [("a:1", None, 2)], ["wei wang"])
+    assert (base.read_bytes(), base.stat().st_mtime_ns) == before
+    index = open_search(layers(tmp_path))
+    assert [(hit.title, hit.papers) for hit in index.search("wang").hits] == [
+        ("wei wang", 2),
+        ("P1", None),
+        ("P2", None),
+    ]  # the papers' scores tie (two words each): by title
+    assert index.counts("wang") == (1, 0, 2) and index.author_names("we") == ["wei wang", "wang wei"]
+    index.close()
