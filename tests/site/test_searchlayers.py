@@ -5,14 +5,19 @@ import sqlite3
 from pathlib import Path
 from unittest.mock import patch
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bibgraph.graph.dataset.directory import DERIVED, KEPT_VERSIONS, current_version, verify
 from bibgraph.graph.ingest.names import normalise
 from bibgraph.graph.site import search
-from bibgraph.graph.site.search import Hit, SearchIndex, _match, query_terms, words
+from bibgraph.graph.site.search import Hit, SearchIndex, SearchIndexError, _match, query_terms, words
 from bibgraph.graph.site.searchbuild import write_index, write_layer
 from bibgraph.graph.site.searchlayers import LayeredIndex, layer_name, layers, open_search
+from bibgraph.seeds import seed_directory
+from bibgraph.web.commands.cli import main
+from tests.conftest import BASE, make_app
 from tests.site.test_search import corpora, name, queries, text
 
 Documents = list[tuple[str, str, str, str]]
@@ -168,3 +173,61 @@ def test_an_add_writes_only_its_layer_and_never_an_earlier_file(tmp_path: Path) 
     ]  # the papers' scores tie (two words each): by title
     assert index.counts("wang") == (1, 0, 2) and index.author_names("we") == ["wei wang", "wang wei"]
     index.close()
+
+
+def _more(directory: Path, number: int, area: str) -> Path:
+    """A small list of new papers (one author known from the list before, one new), named after ``number``."""
+    path = directory / f"zz_more{number}.txt"
+    records = [f"{area}\n\nQuorra Vexley{number}, Tamsin Oduya\n\nGlimmerfen{number} estimates of quorbal {number}."]
+    path.write_text("论文检索\n\n" + "\n\n".join(records) + "\n", encoding="utf-8")
+    return path
+
+
+def test_adds_share_the_earlier_layers_and_pruning_keeps_every_file_a_kept_version_reads(tmp_path: Path) -> None:
+    """Three adds: each version's index is the build's file and one layer per add, the earlier ones hard links of
+    the version before's (no copy); the versions pruned take none of the kept versions' files; the kept version
+    checks against its manifest and answers as a build of all the lists."""
+    first = sorted(seed_directory().glob("*.txt"))[0]
+    area = [line for line in first.read_text(encoding="utf-8").splitlines() if line.strip()][1]
+    root, lists = tmp_path / "dataset", tmp_path / "lists"
+    lists.mkdir()
+    assert main(["build", str(first), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    added = [_more(lists, number, area) for number in (1, 2, 3)]
+    for number, path in enumerate(added, 1):
+        before = current_version(root)
+        assert main(["add", str(root), str(path)]) == 0
+        version = current_version(root)
+        kept = layers(version / DERIVED)
+        assert [p.name for p in kept] == [layer_name(n) for n in range(number + 1)]
+        for earlier in layers(before / DERIVED):
+            assert (version / DERIVED / earlier.name).stat().st_ino == earlier.stat().st_ino  # shared, not copied
+    assert len([p for p in root.iterdir() if p.name.startswith("v-")]) == KEPT_VERSIONS
+    assert verify(version) == []  # every layer still there, as its manifest records it
+    whole = tmp_path / "whole"
+    assert main(["build", str(first), *map(str, added), "--dataset", str(whole), "--base", BASE, "--quiet"]) == 0
+    layered = open_search(layers(current_version(root) / DERIVED))
+    rebuilt = SearchIndex(current_version(whole) / DERIVED / layer_name(0))
+    for query in ("glimmerfen", "quorra", "tamsin oduya", "estimates", "learning", "a", "e", "qu"):
+        assert layered.search(query, 0, 10_000) == rebuilt.search(query, 0, 10_000), query
+    layered.close()
+    rebuilt.close()
+
+
+def test_a_damaged_layer_is_refused_by_its_checksum(tmp_path: Path) -> None:
+    first = sorted(seed_directory().glob("*.txt"))[0]
+    area = [line for line in first.read_text(encoding="utf-8").splitlines() if line.strip()][1]
+    root = tmp_path / "dataset"
+    assert main(["build", str(first), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    assert main(["add", str(root), str(_more(tmp_path, 1, area))]) == 0
+    layer = current_version(root) / DERIVED / layer_name(1)
+    data = bytearray(layer.read_bytes())
+    data[-100] ^= 1  # one bit of a page SQLite may never read for a given search
+    layer.write_bytes(bytes(data))
+    app = make_app(BIBGRAPH_STORE=f"dataset:{root}")
+    try:
+        with app.app_context(), pytest.raises(SearchIndexError, match=f"{layer}: differs from the checksum"):
+            from bibgraph.web.maps.cache import networks
+
+            networks().search_index()
+    finally:
+        app.extensions["bibgraph"].close()
