@@ -195,11 +195,9 @@ class LayeredIndex(SearchIndex):
             frequencies: dict[int, int] = {}
             hits = 0
             for schema, (rows, tokens) in zip(self._schemas, self._rows_tokens, strict=True):
-                (in_layer,) = db.execute(
-                    f"SELECT count(*) FROM {schema}.words WHERE words MATCH ?", (phrase,)
-                ).fetchone()
-                (masked,) = db.execute(
-                    f"SELECT count(*) FROM {schema}.words WHERE words MATCH ? AND +rowid IN temp.masked", (phrase,)
+                in_layer, masked = db.execute(  # one pass: the layer's matches, and those replaced since
+                    f"SELECT count(*), coalesce(sum(rowid IN temp.masked), 0) FROM {schema}.words WHERE words MATCH ?",
+                    (phrase,),
                 ).fetchone()
                 hits += in_layer - masked
                 rows = max(rows, 1)
