@@ -23,6 +23,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import threading
@@ -40,7 +41,7 @@ POINTER, MANIFEST = "current", "manifest.json"
 STORE, DUMPS, DERIVED = "store", "dumps", "derived"
 # Derived files read on disk a page at a time, never whole into memory, and large (2 GB of search index at a million
 # papers): hashed before their first use (:func:`check_file`), like the dumps, not at every open.
-READ_ON_DISK = frozenset({f"{DERIVED}/search.sqlite"})
+READ_ON_DISK = re.compile(rf"{DERIVED}/search(-[0-9]{{6}})?\.sqlite")  # the search index's layers (one per add)
 KEPT_VERSIONS = 2  # the one served and the one before it (a server may still be reading it)
 
 
@@ -206,7 +207,7 @@ def check_opened(version: Path) -> None:
     derived = version / DERIVED
     for path in sorted(derived.rglob("*")) if derived.is_dir() else []:
         name = path.relative_to(version).as_posix()
-        if path.is_file() and name not in READ_ON_DISK:
+        if path.is_file() and not READ_ON_DISK.fullmatch(name):
             check_file(version, name, recorded)
 
 

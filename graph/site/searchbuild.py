@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 from bibgraph.graph.ingest.names import normalise
 from bibgraph.graph.site.authorcounts import area_counts
 from bibgraph.graph.site.search import AUTHORS_END, FORMAT, KINDS, SearchIndexError, kind_range, open_index, words
+from bibgraph.graph.site.searchlayers import MAX_LAYERS, layer_name, masked_numbers
 from bibgraph.graph.sparql.queries import Term, bind, integer, named_query
 from bibgraph.graph.stores.atomic import remove_stale_temporaries, temporary_name
 from bibgraph.graph.stores.store import GraphStore
@@ -261,47 +262,75 @@ def build_search_index(store: GraphStore, path: Path) -> None:
 
 
 def update_search_index(
-    store: GraphStore, previous: Path, path: Path, papers: Iterable[str], incidence: "Incidence"
+    store: GraphStore, previous: Sequence[Path], directory: Path, papers: Iterable[str], incidence: "Incidence"
 ) -> None:
-    """Write at ``path`` the index ``previous`` plus what an add wrote into ``store``: ``papers`` are those it read
-    a record of (:func:`~.add.papers_read`: new ones, and those seen again, maybe under a new area). They are
-    indexed if new, every author of one of them is removed and indexed again (new, or with a new spelling, paper
-    count or area), and new areas are indexed. The work is proportional to what was added; a paper already
-    indexed keeps its entry (a record seen again changes no text). The authors' papers per area are counted from
-    ``incidence``, that of ``store`` (:func:`~.authorcounts.area_counts`)."""
+    """Give the version whose ``derived/`` is ``directory`` the search index of the version before (its layer files
+    ``previous``, :func:`~.searchlayers.layers`) plus what an add wrote into ``store``: the earlier layers are hard
+    links (never written again) and one new layer holds what the add brought (:func:`write_layer`). ``papers`` are
+    those it read a record of (:func:`~.add.papers_read`: new ones, and those seen again, maybe under a new area).
+    They are indexed if new, every author of one of them is indexed again (new, or with a new spelling, paper count
+    or area) in place of the earlier entry, and new areas are indexed. The work is proportional to what was added; a
+    paper already indexed keeps its entry (a record seen again changes no text). The authors' papers per area are
+    counted from ``incidence``, that of ``store`` (:func:`~.authorcounts.area_counts`). Past
+    :data:`~.searchlayers.MAX_LAYERS` layers the index is written whole again, in one file."""
+    if len(previous) >= MAX_LAYERS:
+        build_search_index(store, directory / layer_name(0))
+        return
+    for number, path in enumerate(previous):
+        _link(path, directory / layer_name(number))
     papers = sorted(set(papers))
     authors = sorted({str(r["author"]) for r in _rows(store, "paper_creators", "paper", papers)})
-    open_index(previous).close()  # a missing or damaged previous index is told as such
+    concepts = [
+        (str(r["item"]), str(r["kind"]), str(r["text"]), str(r["title"]))
+        for r in _rows(store, "search_concepts", "", None)
+    ]
+    kept = {iri for _, iri in masked_numbers(previous, papers + [c[0] for c in concepts])}
+    fresh = (row for row in store_documents(store, papers + authors) if row[0] not in kept)
+    documents = chain((c for c in concepts if c[0] not in kept), fresh)
+    write_layer(
+        previous,
+        directory / layer_name(len(previous)),
+        authors,
+        documents,
+        area_counts(incidence, authors),
+        store_names(store, authors),
+    )
+
+
+def write_layer(
+    previous: Sequence[Path],
+    path: Path,
+    replaced: Sequence[str],
+    documents: Iterable[Document],
+    facts: Iterable[Fact],
+    names: Iterable[str],
+) -> None:
+    """Write at ``path`` (atomically) a layer over the index files ``previous`` (:mod:`.searchlayers`): ``documents``
+    (new items, and those of ``replaced``, indexed again) numbered after the last layer's, their facts and names, and
+    the numbers of the earlier entries of ``replaced`` (``removed``: a reader leaves them out)."""
+    with closing(open_index(previous[-1])) as last:
+        numbers = last.execute("SELECT value FROM meta WHERE key = 'numbers'").fetchone()[0]
+    removed = [(rowid,) for rowid, _ in masked_numbers(previous, sorted(set(replaced)))]
     temporary = _temporary(path)
     try:
-        shutil.copyfile(previous, temporary)
         with closing(_writing(temporary)) as db:
-            _remove_authors(db, authors)
-            fresh = (row for row in store_documents(store, papers + authors) if not _indexed(db, row[0]))
-            areas = (row for row in _rows(store, "search_concepts", "", None) if not _indexed(db, str(row["item"])))
-            concepts = ((str(r["item"]), str(r["kind"]), str(r["text"]), str(r["title"])) for r in areas)
-            _fill(db, chain(concepts, fresh), area_counts(incidence, authors), store_names(store, authors))
+            db.executescript(_SCHEMA)
+            db.execute("CREATE TABLE removed (id INTEGER PRIMARY KEY)")
+            db.executemany("INSERT INTO removed VALUES (?)", removed)
+            db.execute("INSERT INTO meta VALUES ('numbers', ?)", (numbers,))
+            _fill(db, documents, facts, names)
+            db.execute("INSERT INTO words (words) VALUES ('optimize')")
             db.commit()
         _publish(temporary, path)
     except sqlite3.DatabaseError as error:
-        raise SearchIndexError(f"{previous}: the search index cannot be updated: {error}") from error
+        raise SearchIndexError(f"{path}: the search index layer cannot be written: {error}") from error
     finally:
         temporary.unlink(missing_ok=True)
 
 
-def _indexed(db: sqlite3.Connection, iri: str) -> bool:
-    return db.execute("SELECT 1 FROM items WHERE iri = ?", (iri,)).fetchone() is not None
-
-
-def _remove_authors(db: sqlite3.Connection, authors: Sequence[str]) -> None:
-    """Remove authors from the index (the full-text tables hold no text: a row is deleted by giving its words)."""
-    for batch in _batches(list(authors), VALUES_BATCH):
-        marks = ",".join("?" * len(batch))
-        found = db.execute(f"SELECT id, body FROM items WHERE iri IN ({marks})", batch).fetchall()
-        ids = [rowid for rowid, _ in found]
-        db.executemany("INSERT INTO words (words, rowid, body) VALUES ('delete', ?, ?)", found)
-        id_marks = ",".join("?" * len(ids))
-        spelled = db.execute(f"SELECT id, name FROM spellings WHERE item IN ({id_marks})", ids).fetchall()
-        db.executemany("INSERT INTO spelling_words (spelling_words, rowid, name) VALUES ('delete', ?, ?)", spelled)
-        db.execute(f"DELETE FROM spellings WHERE item IN ({id_marks})", ids)
-        db.execute(f"DELETE FROM items WHERE id IN ({id_marks})", ids)
+def _link(source: Path, target: Path) -> None:
+    """``target`` as the same file as ``source`` (a hard link; a copy on a file system without them)."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)

@@ -20,6 +20,7 @@ from bibgraph.graph.ingest.names import normalise
 from bibgraph.graph.site import search, searchbuild
 from bibgraph.graph.site.search import FILE_NAME, SCORE_DIGITS, Hit, SearchIndex, SearchIndexError, fold, words
 from bibgraph.graph.site.searchbuild import write_index
+from bibgraph.graph.site.searchlayers import layers, open_search
 from bibgraph.seeds import seed_directory
 from bibgraph.web.commands.cli import main
 from tests.conftest import BASE, make_app
@@ -338,7 +339,7 @@ def test_add_indexes_the_new_papers_and_updates_their_authors(built: Path, tmp_p
     shutil.copytree(built, root, symlinks=True)
     index = SearchIndex(current_version(root) / DERIVED / FILE_NAME)
     assert main(["add", str(root), str(more)]) == 0
-    after = SearchIndex(current_version(root) / DERIVED / FILE_NAME)
+    after = open_search(layers(current_version(root) / DERIVED))
     whole = tmp_path / "whole"
     assert main(["build", str(first), str(more), "--dataset", str(whole), "--base", BASE, "--quiet"]) == 0
     rebuilt = SearchIndex(current_version(whole) / DERIVED / FILE_NAME)
@@ -374,7 +375,7 @@ def test_add_indexes_only_what_it_wrote_even_from_a_list_named_like_an_older_one
 
     with patch.object(searchbuild, "store_documents", recorded):
         assert main(["add", str(root), str(more)]) == 0
-    after = SearchIndex(current_version(root) / DERIVED / FILE_NAME)
+    after = open_search(layers(current_version(root) / DERIVED))
     [paper] = [hit.iri for hit in after.search("glimmerfen").hits]
     authors = [hit.iri for name in ("quorra", "tamsin") for hit in after.search(name).hits if hit.kind == "author"]
     assert len(authors) == 2

@@ -48,6 +48,7 @@ from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.site.conceptupdate import updated_index
 from bibgraph.graph.site.search import FILE_NAME
 from bibgraph.graph.site.searchbuild import update_search_index
+from bibgraph.graph.site.searchlayers import layers
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.web.settings import resolve
 
@@ -201,8 +202,8 @@ def derive(version: Path, base: str, previous: Added | None = None) -> None:
                 _keep_unreached_maps(version, served, additions, *incidences, max_view_nodes)
             _update_concept_index(version, served, additions, store, incidence)
             if (served / DERIVED / FILE_NAME).exists():  # else (an index from before it was a file): built whole
-                kept = served / DERIVED / FILE_NAME
-                update_search_index(store, kept, version / DERIVED / FILE_NAME, previous.papers, incidence)
+                kept = layers(served / DERIVED)
+                update_search_index(store, kept, version / DERIVED, previous.papers, incidence)
         finally:
             del store  # read-only: nothing to flush
             gc.collect()  # release RocksDB's files before the derivation opens the store

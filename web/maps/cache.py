@@ -31,6 +31,7 @@ from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.serving.pool import QueryTimeout
 from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.site.search import FILE_NAME, SearchIndex, SearchIndexError
+from bibgraph.graph.site.searchlayers import layers, open_search
 from bibgraph.graph.stores.atomic import write_atomically
 from bibgraph.graph.stores.store import GraphStore
 from bibgraph.web import downloads
@@ -173,14 +174,15 @@ class NetworkCache(ValueCache):
 
         def make() -> SearchIndex:
             if self.derived is not None and self.kept_search_index():
-                path = self.derived.directory / FILE_NAME
-                expected = self.derived.checksums.get(FILE_NAME)
-                if expected is not None and file_digest(path) != expected:  # read on disk: checked at first use
-                    raise SearchIndexError(  # (or the start's warm-up), not at each open (2 GB at a million papers)
-                        f"{path}: differs from the checksum of the manifest (damaged or changed since it was built):"
-                        " restore the dataset or build it again"
-                    )
-                return SearchIndex(path)
+                kept = layers(self.derived.directory)  # the build's file, then one per add (hard links)
+                for path in kept:
+                    expected = self.derived.checksums.get(path.name)
+                    if self.derived.checksums and file_digest(path) != expected:  # read on disk: checked at first use
+                        raise SearchIndexError(  # (or the start's warm-up), not at each open (2 GB at 1M papers)
+                            f"{path}: differs from the checksum of the manifest (damaged or changed since it was"
+                            " built): restore the dataset or build it again"
+                        )
+                return open_search(kept)
             # only when the index is built (nameparser, which it imports, takes 0.2 s to load)
             from bibgraph.graph.site.searchbuild import build_search_index, temporary_index
 
@@ -311,7 +313,7 @@ def _derived_files(version: Path, writable: bool = False, manifest: dict[str, An
 
 def check_published(path: Path) -> None:
     """Refuse at start a ``PUBLISHED`` that is no dataset (or version) or whose search index is missing or damaged."""
-    SearchIndex(dataset_version(path) / DERIVED / FILE_NAME).close()
+    open_search(layers(dataset_version(path) / DERIVED)).close()
 
 
 def _published_files(path: Path, engine_version: str | None, content: str | None) -> DerivedFiles | None:
