@@ -200,7 +200,14 @@ def publish_watched(dataset: Path, target: Target, reader: RemoteGraphStore, bat
 
 
 def serve_figures(
-    dataset: Path, endpoint: str, server: str, scratch: Path, batch: int, loaded: bool, modes: list[str]
+    dataset: Path,
+    endpoint: str,
+    server: str,
+    scratch: Path,
+    batch: int,
+    loaded: bool,
+    modes: list[str],
+    pages_only: bool = False,
 ) -> None:
     """Publish ``dataset`` while a reader polls (unless ``loaded``); serve it from the engine in each of ``modes``
     (``dataset``: with ``--published DATASET``; ``engine``: without); time pages; measure the web process during
@@ -215,23 +222,34 @@ def serve_figures(
     store = f"sparql:{endpoint}?default-graph-uri={graph}"
     for mode in modes:
         args = ["--store", store, "--base", base] + (["--published", str(dataset)] if mode == "dataset" else [])
-        serve_one(args, scratch / f"serve-{mode}.log", profile_and_concept)
+        serve_one(args, scratch / f"serve-{mode}.log", profile_and_concept, pages_only=pages_only)
 
 
-def serve_one(args: list[str], log: Path, profile_and_concept: list[str], exports: tuple[str, ...] = EXPORTS) -> None:
-    """Start ``bibgraph serve ARGS``, wait for its warm-up, time the pages, measure the downloads and ``exports``."""
+def serve_one(
+    args: list[str],
+    log: Path,
+    profile_and_concept: list[str],
+    exports: tuple[str, ...] = EXPORTS,
+    pages_only: bool = False,
+) -> None:
+    """Start ``bibgraph serve ARGS``, wait for its warm-up, time the pages, measure the downloads and ``exports``
+    (not with ``pages_only``: the profile first, cold, then the home page and the first searches, each twice)."""
     print(f"serve {' '.join(args)}", flush=True)
     started = time.perf_counter()
     with bibgraph_process(args, log) as (site, process):
         while "GET /graph/topics " not in log.read_text(errors="replace"):  # the start's warm-up of the maps
             time.sleep(0.2)
         print(f"start and warm-up: {time.perf_counter() - started:.1f} s; load {os.getloadavg()}")
-        print("| request (after the warm-up) | status | seconds | bytes |\n|---|---:|---:|---:|")
+        print("| request (after the warm-up) | status | seconds | bytes | load |\n|---|---:|---:|---:|---:|")
         paths = ["/", "/", "/search?q=Wang", "/search?q=Wang", "/search?q=regret", "/areas"]
         paths += [page for page in profile_and_concept for _ in range(2)] + ["/graph/coauthors"] * 2
+        if pages_only:
+            paths = [page for page in profile_and_concept for _ in range(2)] + paths[:6]
         for path in paths:
             status, seconds, size = get(site + path)
-            print(f"| `{path}` | {status} | {seconds:.3f} | {size} |", flush=True)
+            print(f"| `{path}` | {status} | {seconds:.3f} | {size} | {os.getloadavg()[0]:.1f} |", flush=True)
+        if pages_only:
+            return
         downloads = ["/download/bibgraph.nt", "/download/bibgraph.ttl"]
         for path in [*downloads, *exports]:
             (status, seconds, size), before, peak = download_memory(site + path, process.pid)
@@ -255,6 +273,7 @@ def main() -> None:
     parser.add_argument("--no-views", action="store_true", help="measure the publish only")
     parser.add_argument("--cold", action="store_true", help="drop Virtuoso's files from the page cache at its start")
     parser.add_argument("--serve", type=Path, metavar="DATASET", help="measure the site in front of the engine")
+    parser.add_argument("--pages", action="store_true", help="with --serve: time the pages only (profile first)")
     parser.add_argument(
         "--modes",
         nargs="+",
@@ -279,7 +298,7 @@ def main() -> None:
                 )
             )
             server = endpoint.removesuffix("/sparql")
-            serve_figures(args.serve, endpoint, server, scratch, args.batch, args.published, args.modes)
+            serve_figures(args.serve, endpoint, server, scratch, args.batch, args.published, args.modes, args.pages)
             return
         store_dir = args.store or scratch / "store"
         if not store_dir.exists():
