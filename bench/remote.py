@@ -225,6 +225,51 @@ def serve_figures(
         serve_one(args, scratch / f"serve-{mode}.log", profile_and_concept, pages_only=pages_only)
 
 
+def compare_search(dataset: Path, endpoint: str, scratch: Path, count: int, seed: int = 26) -> None:
+    """Build the search index through the engine (what ``serve --store sparql:`` without ``--published`` does at the
+    first search) and compare its answers with the dataset's index (built from the embedded store) on ``count``
+    generated queries: a name, a name's first word, one or two title words, a word's prefix; every hit (IRI, kind,
+    title, papers, areas, tier) of the first two pages, the totals, and the autocomplete's names."""
+    import random
+    import sqlite3
+
+    from bibgraph.graph.site.search import SearchIndex
+    from bibgraph.graph.site.searchbuild import build_search_index
+
+    kept = directory.current_version(dataset) / directory.DERIVED / "search.sqlite"
+    built = scratch / "engine-search.sqlite"
+    built.unlink(missing_ok=True)
+    store = RemoteGraphStore(f"{endpoint}?default-graph-uri=urn:bibgraph:bench", timeout=3600)
+    _, seconds = timed(lambda: build_search_index(store, built))
+    print(f"search index built through the engine: {seconds:.1f} s, {built.stat().st_size / 1e6:.1f} MB", flush=True)
+    with sqlite3.connect(f"file:{kept}?mode=ro", uri=True) as db:
+        titles = [row[0] for row in db.execute("SELECT title FROM items ORDER BY id")]
+    chosen = random.Random(seed)
+    queries: list[str] = []
+    while len(queries) < count:
+        words = [word for word in chosen.choice(titles).split() if word.isalpha()] or ["Wang"]
+        shape = len(queries) % 5
+        if shape == 0:
+            queries.append(" ".join(words[:3]))
+        elif shape == 1:
+            queries.append(words[0])
+        elif shape == 2:
+            queries.append(" ".join(chosen.sample(words, min(2, len(words)))))
+        elif shape == 3:
+            queries.append(words[-1][: max(2, len(words[-1]) // 2)])
+        else:
+            queries.append(chosen.choice(words))
+    theirs, ours = SearchIndex(built), SearchIndex(kept)
+    differ = []
+    for query in queries:
+        a = [theirs.search(query, offset, 20) for offset in (0, 20)] + [theirs.author_names(query)]
+        b = [ours.search(query, offset, 20) for offset in (0, 20)] + [ours.author_names(query)]
+        if a != b:
+            differ.append(query)
+    alike = len(queries) - len(differ)
+    print(f"{len(queries)} generated queries: {alike} answered alike, {len(differ)} differ: {differ[:10]}")
+
+
 def serve_one(
     args: list[str],
     log: Path,
@@ -274,6 +319,7 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="drop Virtuoso's files from the page cache at its start")
     parser.add_argument("--serve", type=Path, metavar="DATASET", help="measure the site in front of the engine")
     parser.add_argument("--pages", action="store_true", help="with --serve: time the pages only (profile first)")
+    parser.add_argument("--compare-search", type=int, metavar="N", help="with --serve: compare N searches instead")
     parser.add_argument(
         "--modes",
         nargs="+",
@@ -298,6 +344,9 @@ def main() -> None:
                 )
             )
             server = endpoint.removesuffix("/sparql")
+            if args.compare_search:
+                compare_search(args.serve, endpoint, scratch, args.compare_search)
+                return
             serve_figures(args.serve, endpoint, server, scratch, args.batch, args.published, args.modes, args.pages)
             return
         store_dir = args.store or scratch / "store"
