@@ -270,6 +270,21 @@ def compare_search(dataset: Path, endpoint: str, scratch: Path, count: int, seed
     print(f"{len(queries)} generated queries: {alike} answered alike, {len(differ)} differ: {differ[:10]}")
 
 
+def settle(pid: int, idle: float = 0.05, seconds: float = 1.0, most: float = 120.0) -> None:
+    """Wait until the process ``pid`` used under ``idle`` s of CPU in ``seconds`` (its warm-up has ended)."""
+
+    def cpu() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    ends = time.monotonic() + most
+    while time.monotonic() < ends:
+        before = cpu()
+        time.sleep(seconds)
+        if cpu() - before < idle:
+            return
+
+
 def serve_one(
     args: list[str],
     log: Path,
@@ -284,6 +299,8 @@ def serve_one(
     with bibgraph_process(args, log) as (site, process):
         while "GET /graph/topics " not in log.read_text(errors="replace"):  # the start's warm-up of the maps
             time.sleep(0.2)
+        settle(process.pid)  # and of the rest (the kept search index checked, the incidence read): what a visitor
+        # arriving minutes after the start meets; a page asked meanwhile waits for it (the first profile did, 3-4 s)
         print(f"start and warm-up: {time.perf_counter() - started:.1f} s; load {os.getloadavg()}")
         print("| request (after the warm-up) | status | seconds | bytes | load |\n|---|---:|---:|---:|---:|")
         paths = ["/", "/", "/search?q=Wang", "/search?q=Wang", "/search?q=regret", "/areas"]
