@@ -140,8 +140,29 @@ def get(url: str) -> tuple[int, float, int]:
         return error.code, time.perf_counter() - started, 0
 
 
-def download_memory(url: str, pid: int) -> tuple[tuple[int, float, int], list[int], list[int]]:
-    """:func:`get` of ``url`` while the PSS of ``pid`` and of its whole tree is sampled: before, and the peaks."""
+def made_in_the_background(url: str) -> tuple[int, float, int]:
+    """A dump made in the background (``sparql:`` store, no published dataset): the first GET (503 and Retry-After
+    said), then HEADs (which start nothing) until it is written, then a GET: the status, seconds and bytes."""
+    started = time.perf_counter()
+    first = get(url)
+    print(f"first GET {url}: {first[0]} in {first[1]:.3f} s", flush=True)
+    while True:
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=60):
+                break
+        except urllib.error.HTTPError as error:
+            if error.code != 503:
+                return error.code, time.perf_counter() - started, 0
+        time.sleep(2)
+    status, seconds, size = get(url)
+    print(f"made after {time.perf_counter() - started - seconds:.1f} s, then sent in {seconds:.1f} s", flush=True)
+    return status, time.perf_counter() - started, size
+
+
+def download_memory(
+    url: str, pid: int, fetch: Callable[[str], tuple[int, float, int]] = get
+) -> tuple[tuple[int, float, int], list[int], list[int]]:
+    """``fetch`` of ``url`` while the PSS of ``pid`` and of its whole tree is sampled: before, and the peaks."""
 
     def now() -> list[int]:
         return [pss_kb(pid), sum(map(pss_kb, descendants(pid)))]
@@ -158,7 +179,7 @@ def download_memory(url: str, pid: int) -> tuple[tuple[int, float, int], list[in
     sampler = threading.Thread(target=sample)
     sampler.start()
     try:
-        return get(url), before, peak
+        return fetch(url), before, peak
     finally:
         finished.set()
         sampler.join()
@@ -208,6 +229,7 @@ def serve_figures(
     loaded: bool,
     modes: list[str],
     pages_only: bool = False,
+    dumps: bool = False,
 ) -> None:
     """Publish ``dataset`` while a reader polls (unless ``loaded``); serve it from the engine in each of ``modes``
     (``dataset``: with ``--published DATASET``; ``engine``: without); time pages; measure the web process during
@@ -222,7 +244,7 @@ def serve_figures(
     store = f"sparql:{endpoint}?default-graph-uri={graph}"
     for mode in modes:
         args = ["--store", store, "--base", base] + (["--published", str(dataset)] if mode == "dataset" else [])
-        serve_one(args, scratch / f"serve-{mode}.log", profile_and_concept, pages_only=pages_only)
+        serve_one(args, scratch / f"serve-{mode}.log", profile_and_concept, pages_only=pages_only, dumps_only=dumps)
 
 
 def compare_search(dataset: Path, endpoint: str, scratch: Path, count: int, seed: int = 26) -> None:
@@ -291,9 +313,11 @@ def serve_one(
     profile_and_concept: list[str],
     exports: tuple[str, ...] = EXPORTS,
     pages_only: bool = False,
+    dumps_only: bool = False,
 ) -> None:
     """Start ``bibgraph serve ARGS``, wait for its warm-up, time the pages, measure the downloads and ``exports``
-    (not with ``pages_only``: the profile first, cold, then the home page and the first searches, each twice)."""
+    (not with ``pages_only``: the profile first, cold, then the home page and the first searches, each twice;
+    ``dumps_only``: the dump downloads alone, made in the background when served from the engine alone)."""
     print(f"serve {' '.join(args)}", flush=True)
     started = time.perf_counter()
     with bibgraph_process(args, log) as (site, process):
@@ -307,14 +331,17 @@ def serve_one(
         paths += [page for page in profile_and_concept for _ in range(2)] + ["/graph/coauthors"] * 2
         if pages_only:
             paths = [page for page in profile_and_concept for _ in range(2)] + paths[:6]
-        for path in paths:
+        for path in [] if dumps_only else paths:
             status, seconds, size = get(site + path)
             print(f"| `{path}` | {status} | {seconds:.3f} | {size} | {os.getloadavg()[0]:.1f} |", flush=True)
         if pages_only:
             return
+        exports = () if dumps_only else exports
         downloads = ["/download/bibgraph.nt", "/download/bibgraph.ttl"]
+        engine = "--published" not in args
         for path in [*downloads, *exports]:
-            (status, seconds, size), before, peak = download_memory(site + path, process.pid)
+            fetch = made_in_the_background if engine and path in downloads else get
+            (status, seconds, size), before, peak = download_memory(site + path, process.pid, fetch)
             print(
                 f"{path}: {status}, {size / 1e6:.1f} MB in {seconds:.1f} s; web process PSS"
                 f" {before[0] / 1e3:.1f} MB before, {peak[0] / 1e3:.1f} MB peak; whole server"
@@ -336,6 +363,7 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="drop Virtuoso's files from the page cache at its start")
     parser.add_argument("--serve", type=Path, metavar="DATASET", help="measure the site in front of the engine")
     parser.add_argument("--pages", action="store_true", help="with --serve: time the pages only (profile first)")
+    parser.add_argument("--dumps", action="store_true", help="with --serve: the dump downloads, not the exports")
     parser.add_argument("--compare-search", type=int, metavar="N", help="with --serve: compare N searches instead")
     parser.add_argument(
         "--modes",
@@ -364,7 +392,9 @@ def main() -> None:
             if args.compare_search:
                 compare_search(args.serve, endpoint, scratch, args.compare_search)
                 return
-            serve_figures(args.serve, endpoint, server, scratch, args.batch, args.published, args.modes, args.pages)
+            serve_figures(
+                args.serve, endpoint, server, scratch, args.batch, args.published, args.modes, args.pages, args.dumps
+            )
             return
         store_dir = args.store or scratch / "store"
         if not store_dir.exists():
