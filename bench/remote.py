@@ -247,24 +247,31 @@ def serve_figures(
         serve_one(args, scratch / f"serve-{mode}.log", profile_and_concept, pages_only=pages_only, dumps_only=dumps)
 
 
-def compare_search(dataset: Path, endpoint: str, scratch: Path, count: int, seed: int = 26) -> None:
+def compare_search(dataset: Path, endpoint: str | None, scratch: Path, count: int, seed: int = 26) -> None:
     """Build the search index through the engine (what ``serve --store sparql:`` without ``--published`` does at the
-    first search) and compare its answers with the dataset's index (built from the embedded store) on ``count``
-    generated queries: a name, a name's first word, one or two title words, a word's prefix; every hit (IRI, kind,
-    title, papers, areas, tier) of the first two pages, the totals, and the autocomplete's names."""
+    first search; kept from an earlier run when ``endpoint`` is None) and from the dataset's embedded store, both by
+    this code (the dataset's own index may come from an older build: its numbering then differs), and compare their
+    answers on ``count`` generated queries: a name, a name's first word, one or two title words, a word's prefix;
+    every hit (IRI, kind, title, papers, areas, tier) of the first two pages, the totals, and the autocomplete."""
     import random
     import sqlite3
 
     from bibgraph.graph.site.search import SearchIndex
     from bibgraph.graph.site.searchbuild import build_search_index
 
-    kept = directory.current_version(dataset) / directory.DERIVED / "search.sqlite"
-    built = scratch / "engine-search.sqlite"
-    built.unlink(missing_ok=True)
-    store = RemoteGraphStore(f"{endpoint}?default-graph-uri=urn:bibgraph:bench", timeout=3600)
-    _, seconds = timed(lambda: build_search_index(store, built))
-    print(f"search index built through the engine: {seconds:.1f} s, {built.stat().st_size / 1e6:.1f} MB", flush=True)
-    with sqlite3.connect(f"file:{kept}?mode=ro", uri=True) as db:
+    version = directory.current_version(dataset)
+    built, embedded = scratch / "engine-search.sqlite", scratch / "embedded-search.sqlite"
+    sources: list[tuple[Path, GraphStore, str]] = [
+        (embedded, OxigraphGraphStore.disk(version / "store", read_only=True), "the embedded store")
+    ]
+    if endpoint is not None:
+        remote = RemoteGraphStore(f"{endpoint}?default-graph-uri=urn:bibgraph:bench", timeout=3600)
+        sources.append((built, remote, "the engine"))
+    for path, store, name in sources:
+        path.unlink(missing_ok=True)
+        _, seconds = timed(lambda: build_search_index(store, path))  # noqa: B023 (called at once)
+        print(f"search index built from {name}: {seconds:.1f} s, {path.stat().st_size / 1e6:.1f} MB", flush=True)
+    with sqlite3.connect(f"file:{embedded}?mode=ro", uri=True) as db:
         titles = [row[0] for row in db.execute("SELECT title FROM items ORDER BY id")]
     chosen = random.Random(seed)
     queries: list[str] = []
@@ -281,7 +288,7 @@ def compare_search(dataset: Path, endpoint: str, scratch: Path, count: int, seed
             queries.append(words[-1][: max(2, len(words[-1]) // 2)])
         else:
             queries.append(chosen.choice(words))
-    theirs, ours = SearchIndex(built), SearchIndex(kept)
+    theirs, ours = SearchIndex(built), SearchIndex(embedded)
     differ = []
     for query in queries:
         a = [theirs.search(query, offset, 20) for offset in (0, 20)] + [theirs.author_names(query)]
