@@ -140,8 +140,29 @@ def get(url: str) -> tuple[int, float, int]:
         return error.code, time.perf_counter() - started, 0
 
 
-def download_memory(url: str, pid: int) -> tuple[tuple[int, float, int], list[int], list[int]]:
-    """:func:`get` of ``url`` while the PSS of ``pid`` and of its whole tree is sampled: before, and the peaks."""
+def made_in_the_background(url: str) -> tuple[int, float, int]:
+    """A dump made in the background (``sparql:`` store, no published dataset): the first GET (503 and Retry-After
+    said), then HEADs (which start nothing) until it is written, then a GET: the status, seconds and bytes."""
+    started = time.perf_counter()
+    first = get(url)
+    print(f"first GET {url}: {first[0]} in {first[1]:.3f} s", flush=True)
+    while True:
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=60):
+                break
+        except urllib.error.HTTPError as error:
+            if error.code != 503:
+                return error.code, time.perf_counter() - started, 0
+        time.sleep(2)
+    status, seconds, size = get(url)
+    print(f"made after {time.perf_counter() - started - seconds:.1f} s, then sent in {seconds:.1f} s", flush=True)
+    return status, time.perf_counter() - started, size
+
+
+def download_memory(
+    url: str, pid: int, fetch: Callable[[str], tuple[int, float, int]] = get
+) -> tuple[tuple[int, float, int], list[int], list[int]]:
+    """``fetch`` of ``url`` while the PSS of ``pid`` and of its whole tree is sampled: before, and the peaks."""
 
     def now() -> list[int]:
         return [pss_kb(pid), sum(map(pss_kb, descendants(pid)))]
@@ -158,7 +179,7 @@ def download_memory(url: str, pid: int) -> tuple[tuple[int, float, int], list[in
     sampler = threading.Thread(target=sample)
     sampler.start()
     try:
-        return get(url), before, peak
+        return fetch(url), before, peak
     finally:
         finished.set()
         sampler.join()
@@ -200,7 +221,15 @@ def publish_watched(dataset: Path, target: Target, reader: RemoteGraphStore, bat
 
 
 def serve_figures(
-    dataset: Path, endpoint: str, server: str, scratch: Path, batch: int, loaded: bool, modes: list[str]
+    dataset: Path,
+    endpoint: str,
+    server: str,
+    scratch: Path,
+    batch: int,
+    loaded: bool,
+    modes: list[str],
+    pages_only: bool = False,
+    dumps: bool = False,
 ) -> None:
     """Publish ``dataset`` while a reader polls (unless ``loaded``); serve it from the engine in each of ``modes``
     (``dataset``: with ``--published DATASET``; ``engine``: without); time pages; measure the web process during
@@ -215,26 +244,111 @@ def serve_figures(
     store = f"sparql:{endpoint}?default-graph-uri={graph}"
     for mode in modes:
         args = ["--store", store, "--base", base] + (["--published", str(dataset)] if mode == "dataset" else [])
-        serve_one(args, scratch / f"serve-{mode}.log", profile_and_concept)
+        serve_one(args, scratch / f"serve-{mode}.log", profile_and_concept, pages_only=pages_only, dumps_only=dumps)
 
 
-def serve_one(args: list[str], log: Path, profile_and_concept: list[str], exports: tuple[str, ...] = EXPORTS) -> None:
-    """Start ``bibgraph serve ARGS``, wait for its warm-up, time the pages, measure the downloads and ``exports``."""
+def compare_search(dataset: Path, endpoint: str | None, scratch: Path, count: int, seed: int = 26) -> None:
+    """Build the search index through the engine (what ``serve --store sparql:`` without ``--published`` does at the
+    first search; kept from an earlier run when ``endpoint`` is None) and from the dataset's embedded store, both by
+    this code (the dataset's own index may come from an older build: its numbering then differs), and compare their
+    answers on ``count`` generated queries: a name, a name's first word, one or two title words, a word's prefix;
+    every hit (IRI, kind, title, papers, areas, tier) of the first two pages, the totals, and the autocomplete."""
+    import random
+    import sqlite3
+
+    from bibgraph.graph.site.search import SearchIndex
+    from bibgraph.graph.site.searchbuild import build_search_index
+
+    version = directory.current_version(dataset)
+    built, embedded = scratch / "engine-search.sqlite", scratch / "embedded-search.sqlite"
+    sources: list[tuple[Path, GraphStore, str]] = [
+        (embedded, OxigraphGraphStore.disk(version / "store", read_only=True), "the embedded store")
+    ]
+    if endpoint is not None:
+        remote = RemoteGraphStore(f"{endpoint}?default-graph-uri=urn:bibgraph:bench", timeout=3600)
+        sources.append((built, remote, "the engine"))
+    for path, store, name in sources:
+        path.unlink(missing_ok=True)
+        _, seconds = timed(lambda: build_search_index(store, path))  # noqa: B023 (called at once)
+        print(f"search index built from {name}: {seconds:.1f} s, {path.stat().st_size / 1e6:.1f} MB", flush=True)
+    with sqlite3.connect(f"file:{embedded}?mode=ro", uri=True) as db:
+        titles = [row[0] for row in db.execute("SELECT title FROM items ORDER BY id")]
+    chosen = random.Random(seed)
+    queries: list[str] = []
+    while len(queries) < count:
+        words = [word for word in chosen.choice(titles).split() if word.isalpha()] or ["Wang"]
+        shape = len(queries) % 5
+        if shape == 0:
+            queries.append(" ".join(words[:3]))
+        elif shape == 1:
+            queries.append(words[0])
+        elif shape == 2:
+            queries.append(" ".join(chosen.sample(words, min(2, len(words)))))
+        elif shape == 3:
+            queries.append(words[-1][: max(2, len(words[-1]) // 2)])
+        else:
+            queries.append(chosen.choice(words))
+    theirs, ours = SearchIndex(built), SearchIndex(embedded)
+    differ = []
+    for query in queries:
+        a = [theirs.search(query, offset, 20) for offset in (0, 20)] + [theirs.author_names(query)]
+        b = [ours.search(query, offset, 20) for offset in (0, 20)] + [ours.author_names(query)]
+        if a != b:
+            differ.append(query)
+    alike = len(queries) - len(differ)
+    print(f"{len(queries)} generated queries: {alike} answered alike, {len(differ)} differ: {differ[:10]}")
+
+
+def settle(pid: int, idle: float = 0.05, seconds: float = 1.0, most: float = 120.0) -> None:
+    """Wait until the process ``pid`` used under ``idle`` s of CPU in ``seconds`` (its warm-up has ended)."""
+
+    def cpu() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    ends = time.monotonic() + most
+    while time.monotonic() < ends:
+        before = cpu()
+        time.sleep(seconds)
+        if cpu() - before < idle:
+            return
+
+
+def serve_one(
+    args: list[str],
+    log: Path,
+    profile_and_concept: list[str],
+    exports: tuple[str, ...] = EXPORTS,
+    pages_only: bool = False,
+    dumps_only: bool = False,
+) -> None:
+    """Start ``bibgraph serve ARGS``, wait for its warm-up, time the pages, measure the downloads and ``exports``
+    (not with ``pages_only``: the profile first, cold, then the home page and the first searches, each twice;
+    ``dumps_only``: the dump downloads alone, made in the background when served from the engine alone)."""
     print(f"serve {' '.join(args)}", flush=True)
     started = time.perf_counter()
     with bibgraph_process(args, log) as (site, process):
         while "GET /graph/topics " not in log.read_text(errors="replace"):  # the start's warm-up of the maps
             time.sleep(0.2)
+        settle(process.pid)  # and of the rest (the kept search index checked, the incidence read): what a visitor
+        # arriving minutes after the start meets; a page asked meanwhile waits for it (the first profile did, 3-4 s)
         print(f"start and warm-up: {time.perf_counter() - started:.1f} s; load {os.getloadavg()}")
-        print("| request (after the warm-up) | status | seconds | bytes |\n|---|---:|---:|---:|")
+        print("| request (after the warm-up) | status | seconds | bytes | load |\n|---|---:|---:|---:|---:|")
         paths = ["/", "/", "/search?q=Wang", "/search?q=Wang", "/search?q=regret", "/areas"]
         paths += [page for page in profile_and_concept for _ in range(2)] + ["/graph/coauthors"] * 2
-        for path in paths:
+        if pages_only:
+            paths = [page for page in profile_and_concept for _ in range(2)] + paths[:6]
+        for path in [] if dumps_only else paths:
             status, seconds, size = get(site + path)
-            print(f"| `{path}` | {status} | {seconds:.3f} | {size} |", flush=True)
+            print(f"| `{path}` | {status} | {seconds:.3f} | {size} | {os.getloadavg()[0]:.1f} |", flush=True)
+        if pages_only:
+            return
+        exports = () if dumps_only else exports
         downloads = ["/download/bibgraph.nt", "/download/bibgraph.ttl"]
+        engine = "--published" not in args
         for path in [*downloads, *exports]:
-            (status, seconds, size), before, peak = download_memory(site + path, process.pid)
+            fetch = made_in_the_background if engine and path in downloads else get
+            (status, seconds, size), before, peak = download_memory(site + path, process.pid, fetch)
             print(
                 f"{path}: {status}, {size / 1e6:.1f} MB in {seconds:.1f} s; web process PSS"
                 f" {before[0] / 1e3:.1f} MB before, {peak[0] / 1e3:.1f} MB peak; whole server"
@@ -255,6 +369,9 @@ def main() -> None:
     parser.add_argument("--no-views", action="store_true", help="measure the publish only")
     parser.add_argument("--cold", action="store_true", help="drop Virtuoso's files from the page cache at its start")
     parser.add_argument("--serve", type=Path, metavar="DATASET", help="measure the site in front of the engine")
+    parser.add_argument("--pages", action="store_true", help="with --serve: time the pages only (profile first)")
+    parser.add_argument("--dumps", action="store_true", help="with --serve: the dump downloads, not the exports")
+    parser.add_argument("--compare-search", type=int, metavar="N", help="with --serve: compare N searches instead")
     parser.add_argument(
         "--modes",
         nargs="+",
@@ -279,7 +396,12 @@ def main() -> None:
                 )
             )
             server = endpoint.removesuffix("/sparql")
-            serve_figures(args.serve, endpoint, server, scratch, args.batch, args.published, args.modes)
+            if args.compare_search:
+                compare_search(args.serve, endpoint, scratch, args.compare_search)
+                return
+            serve_figures(
+                args.serve, endpoint, server, scratch, args.batch, args.published, args.modes, args.pages, args.dumps
+            )
             return
         store_dir = args.store or scratch / "store"
         if not store_dir.exists():

@@ -34,6 +34,8 @@ from bibgraph.graph.rdf.iris import DUMP_STEM
 from bibgraph.graph.serving.fairshare import ServerBusy
 from bibgraph.graph.serving.scratch import scratch_directory
 from bibgraph.graph.stores.atomic import write_atomically
+from bibgraph.web import enginedumps
+from bibgraph.web.errors import error_response
 from bibgraph.web.graphstore import get_store
 
 blueprint = Blueprint("downloads", __name__, url_prefix="/download")
@@ -50,13 +52,17 @@ NETWORK_BODIES_KEPT = 64  # at most this many kept (least recently written remov
 GZIPPED = {f"{DUMP_STEM}.{s.suffix}.gz": f"{DUMP_STEM}.{s.suffix}" for s in RDF_SYNTAXES if s.name in ("turtle", "nt")}
 
 
-def _directory(app: Flask) -> Path:
+def _root(app: Flask) -> Path:
     configured = app.config.get("DOWNLOAD_DIR")
     if not configured:
         configured = scratch_directory("bibgraph-downloads-")
         app.config["DOWNLOAD_DIR"] = configured
+    return Path(configured).absolute()  # Flask's send_file reads a relative path against the package's directory
+
+
+def _directory(app: Flask) -> Path:
     version = app.config.get(DATASET_VERSION)
-    root = Path(configured).absolute()  # Flask's send_file reads a relative path against the package's directory
+    root = _root(app)
     path = root / Path(version).name if version else root  # a dataset's: one per version
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -87,22 +93,58 @@ def ensure(name: str) -> Path:
             return path
         if name in DUMPS:
             store = get_store().with_deadline(float(current_app.config["NETWORK_TIMEOUT"]))
-            ntriples = f"{DUMP_STEM}.nt"
-            engine = str(current_app.config["BIBGRAPH_STORE"]).startswith("sparql:")
-            if engine and name != ntriples and _dataset_dump(ntriples) is None:  # an engine is read once: N-Triples
-                from bibgraph.graph.stores.remote import dump_from_ntriples
-
-                store.run(dump_from_ntriples, ensure(ntriples), path, DUMPS[name].name)
-            else:
-                store.run(dump_file, path, DUMPS[name].name)
+            store.run(dump_file, path, DUMPS[name].name)
         else:
-
-            def pack(out: BinaryIO) -> None:
-                with _reader(GZIPPED[name]) as raw, gzip.GzipFile(name, "wb", fileobj=out, mtime=0) as packed:
-                    shutil.copyfileobj(raw, packed, 1024 * 1024)
-
-            write_atomically(path, pack)
+            _pack(lambda: _reader(GZIPPED[name]), path)
     return path
+
+
+def _pack(read: Callable[[], BinaryIO], path: Path) -> None:
+    """Write at ``path`` (atomically) the gzip of what ``read`` opens."""
+
+    def pack(out: BinaryIO) -> None:
+        with read() as raw, gzip.GzipFile(path.name, "wb", fileobj=out, mtime=0) as packed:
+            shutil.copyfileobj(raw, packed, COPY_BLOCK)
+
+    write_atomically(path, pack)
+
+
+def _from_engine() -> bool:
+    return str(current_app.config["BIBGRAPH_STORE"]).startswith("sparql:")
+
+
+def _engine_dump(name: str) -> tuple[Path, bytes]:
+    """The dump ``name`` of the engine's version read now and its checksum, made in the background
+    (:mod:`~bibgraph.web.enginedumps`; :class:`~bibgraph.web.enginedumps.DumpPending` until it is written)."""
+    from bibgraph.graph.stores.remote import read_version
+
+    version: str | None = get_store().run(read_version)
+    folder = _root(current_app) / enginedumps.engine_folder(version) if version else _directory(current_app)
+    endpoint = enginedumps.pinned_endpoint(str(current_app.config["BIBGRAPH_STORE"]).removeprefix("sparql:"), version)
+    plan = _plan(name, folder, endpoint)
+    digest = enginedumps.request(plan, float(current_app.config["DUMP_TIMEOUT"]), request.method != "HEAD")
+    return plan.path, digest
+
+
+def _plan(name: str, folder: Path, endpoint: str) -> enginedumps.Plan:
+    """How the dump ``name`` is made for an engine: N-Triples from the engine; another syntax from the N-Triples
+    dump; gzip from its source; from the published dataset's own dump when it holds it (no engine read)."""
+    from bibgraph.graph.stores.remote import from_ntriples, write_engine_dump
+
+    source = GZIPPED.get(name, f"{DUMP_STEM}.nt")
+    if name == source:
+        return enginedumps.Plan(folder / name, lambda path: write_engine_dump(endpoint, path, "nt"))
+    held = _dataset_dump(source)
+    before = None if held is not None else _plan(source, folder, endpoint)
+
+    def read() -> BinaryIO:
+        if held is None:
+            return (folder / source).open("rb")
+        return cast(BinaryIO, io.BufferedReader(JoinedFile(*held), COPY_BLOCK))
+
+    if name in GZIPPED:
+        return enginedumps.Plan(folder / name, lambda path: _pack(read, path), before)
+    return enginedumps.Plan(folder / name, lambda path: from_ntriples(read, path, DUMPS[name].name), before)
 
 
 def _reader(name: str) -> BinaryIO:
@@ -202,17 +244,29 @@ def file(name: str) -> Response:
     held = _dataset_dump(name)
     if held is not None and len(held[1]) > 1:
         return _joined(name, media_type, *held)
-    path = held[0] / name if held is not None else ensure(name)
-    return send_file(
+    digest = None
+    if held is not None:
+        path = held[0] / name
+    elif _from_engine():
+        try:
+            path, digest = _engine_dump(name)
+        except enginedumps.DumpPending as pending:
+            return error_response(str(pending), 503, pending.retry_after)
+    else:
+        path = ensure(name)
+    response = send_file(
         path,
         mimetype=media_type,
         as_attachment=True,
         download_name=name,
         conditional=True,
-        etag=True,
+        etag=True if digest is None else digest.hex()[:32],
         last_modified=path.stat().st_mtime,
         max_age=0,
     )
+    if digest is not None:
+        response.headers["Repr-Digest"] = enginedumps.repr_digest(digest)
+    return response
 
 
 def _joined(name: str, media_type: str, folder: Path, segments: list[Part]) -> Response:

@@ -131,7 +131,9 @@ COAUTHORS_LISTED = 200  # co-authors listed under "show all"; the rest through t
 
 
 def _author(iri: str) -> str | None:
-    profile = author_profile(get_store(), iri, networks().kept_incidence())
+    cache = networks()  # a dataset's kept incidence and search index answer what an engine would read from cold pages
+    titles = cache.search_index().titles if cache.kept_search_index() else None
+    profile = author_profile(get_store(), iri, cache.kept_incidence(), titles)
     identity = identity_of(get_store(), iri)
     if profile is None:
         shared = holders(get_store(), iri)  # a name several persons share: its disambiguation page

@@ -67,6 +67,12 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("QUERY_TIMEOUT", 10.0, "seconds a query may run before it is stopped (HTTP 503)"),
     Setting("NETWORK_TIMEOUT", 300.0, "seconds the app's own network derivation may query (large graphs)"),
+    Setting(
+        "DUMP_TIMEOUT",
+        6 * 3600.0,
+        "for a `sparql:` store: seconds a dump download may take to be made from the engine, in the background"
+        " (its child process is killed then; the next `GET` after a minute tries again)",
+    ),
     Setting("MAX_VIEW_NODES", 1000, "most authors a co-author view draws (the most prolific; a note says so)"),
     Setting("QUERY_THREADS", 4, "queries the worker process answers at the same time"),
     Setting("MAX_CONTENT_LENGTH", 1024 * 1024, "largest request body in bytes (HTTP 413 above)"),

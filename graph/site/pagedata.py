@@ -1,8 +1,5 @@
-"""The data behind each HTML page, read from the store with named SPARQL queries.
-
-Returns plain dataclasses so that the web layer only formats; values are the store's, so a
-page always agrees with what a SPARQL client sees.
-"""
+"""The data behind each HTML page, read from the store with named SPARQL queries: plain dataclasses, so that the
+web layer only formats; values are the store's, so a page always agrees with what a SPARQL client sees."""
 
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -143,32 +140,28 @@ def _check_iri(iri: str) -> str:
     return iri
 
 
-def author_profile(store: GraphStore, iri: str, incidence: "Incidence | None" = None) -> AuthorProfile | None:
+def author_profile(
+    store: GraphStore,
+    iri: str,
+    incidence: "Incidence | None" = None,
+    titles: Callable[[list[str]], dict[str, str]] | None = None,
+) -> AuthorProfile | None:
     """The author's page data; the co-authors from ``incidence`` when given (a dataset's, kept by its build: the
     same pairs the store's ``dcterms:creator`` triples make), else from the store (at 100k papers through an engine
-    the most prolific author's co-author query took seconds)."""
+    the most prolific author's co-author query took seconds); with it, labels from ``titles`` (a search index's)."""
     iri = _check_iri(iri)
     rows = store.select(bind(named_query("author_profile").text, author=iri))
     if not rows:
         return None
     alts = str(rows[0]["alts"] or "")
     profile = AuthorProfile(iri, str(rows[0]["name"]), sorted(a for a in alts.split("\x1f") if a))
-    found_papers = papers_from(store, incidence, iri) if incidence is not None else None
+    found_papers = papers_from(store, incidence, iri, titles) if incidence is not None else None
     if found_papers is None:
-        found_papers = [
-            AuthorPaper(
-                iri=str(row["paper"]),
-                label=str(row["label"]),
-                position=integer(row["position"]),
-                listed=integer(row["listed"]),
-                truncated=bool(row["truncated"]),
-                subject=_text(row["conceptLabel"]),
-                area=_text(row["areaLabel"]),
-                subject_iri=_text(row["concept"]),
-                area_iri=_text(row["area"]),
-            )
-            for row in store.select(bind(named_query("author_papers").text, author=iri))
-        ]
+        found_papers = []
+        for row in store.select(bind(named_query("author_papers").text, author=iri)):
+            facts = (str(row["paper"]), str(row["label"]), integer(row["position"]), integer(row["listed"]))
+            concepts = (_text(row[key]) for key in ("conceptLabel", "areaLabel", "concept", "area"))
+            found_papers.append(AuthorPaper(*facts, bool(row["truncated"]), *concepts))
     profile.papers = sorted(found_papers, key=_page_order)
     found = coauthors_from(incidence, iri) if incidence is not None else None
     if found is None:
@@ -185,14 +178,21 @@ def _page_order(paper: AuthorPaper) -> tuple[str, ...]:
     return *reading_key(paper.label, paper.iri), f"{paper.position:09d}", paper.subject_iri or "", paper.area_iri or ""
 
 
-def papers_from(store: GraphStore, incidence: "Incidence", iri: str) -> list[AuthorPaper] | None:
+def papers_from(
+    store: GraphStore, incidence: "Incidence", iri: str, titles: Callable[[list[str]], dict[str, str]] | None = None
+) -> list[AuthorPaper] | None:
     """The author's papers as ``author_papers.rq`` gives them, their subjects, areas and cut lists from the kept
-    ``incidence`` (None: the author or a paper is not in it): through an engine at 100k papers, cold, the subjects
-    and cut lists of 919 papers cost about as much as their labels (``bench/remote.py --cold``)."""
+    ``incidence`` (None: the author or a paper is not in it), labels from ``titles`` when it holds each one."""
     if incidence.author_id(iri) is None:
         return None
+    facts_query = bind(named_query("author_paper_facts").text, author=iri)
+    rows = store.select(bind(named_query("author_paper_roles").text, author=iri) if titles else facts_query)
+    if titles is not None:
+        labels = titles(sorted({str(row["paper"]) for row in rows}))
+        held = all(str(row["paper"]) in labels for row in rows)  # not: a paper without abstract (not searchable)
+        rows = [{**row, "label": labels[str(row["paper"])]} for row in rows] if held else store.select(facts_query)
     found = []
-    for row in store.select(bind(named_query("author_paper_facts").text, author=iri)):
+    for row in rows:
         paper = incidence.papers.find(str(row["paper"]))
         if paper is None:
             return None

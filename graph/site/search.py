@@ -131,6 +131,9 @@ def kind_range(kind: str) -> tuple[int, int]:
     return number << _KIND_BITS, ((number + 1) << _KIND_BITS) - 1
 
 
+TITLES_AT_ONCE = 500  # IRIs per query of :meth:`SearchIndex.titles` (SQLite allows 32,766 parameters)
+
+
 class SearchIndex:
     """A search index file, opened read-only: one SQLite connection per thread."""
 
@@ -268,6 +271,20 @@ class SearchIndex:
             Hit(iri, kind, title, papers, tuple(json.loads(areas)), tier == 0, tier)
             for iri, title, papers, areas, tier in rows
         ]
+
+    def titles(self, iris: list[str]) -> dict[str, str]:
+        """The titles of the items ``iris`` the index holds (a paper's label, an author's name), by IRI: an author
+        page served from an engine reads its papers' labels here, not from the engine's cold pages."""
+
+        def read() -> dict[str, str]:
+            db, found = self._connection(), dict[str, str]()
+            for start in range(0, len(iris), TITLES_AT_ONCE):
+                block = iris[start : start + TITLES_AT_ONCE]
+                marks = ",".join("?" * len(block))
+                found.update(db.execute(f"SELECT iri, title FROM items WHERE iri IN ({marks})", block))
+            return found
+
+        return self._read(read)
 
     def author_names(self, wanted: str, limit: int = 20) -> list[str]:
         """Up to ``limit`` author names whose normalised form (:func:`~.names.normalise`) starts with

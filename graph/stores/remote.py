@@ -277,16 +277,24 @@ def _serialize(triples: Iterator[ox.Triple], out: BinaryIO, syntax: RdfSyntax) -
     ox.serialize(triples, output=target, format=syntax.oxigraph, prefixes=prefixes)
 
 
-def dump_from_ntriples(store: object, source: Path, path: Path, syntax: str) -> int:
-    """Write at ``path`` (atomically) the dump in ``syntax`` of the N-Triples dump ``source`` an engine gave
-    (:meth:`RemoteGraphStore.dump`), streamed, in the query worker (``store`` unused): the engine is read once
-    for every syntax (at 100k papers each of its dumps took 250-300 s, a reserialisation takes seconds)."""
+def from_ntriples(read: Callable[[], BinaryIO], path: Path, syntax: str) -> int:
+    """Write at ``path`` (atomically) the dump in ``syntax`` of the N-Triples dump ``read`` opens (an engine's,
+    :meth:`RemoteGraphStore.dump`, or the published dataset's), streamed: the engine is read once for every syntax
+    (at 100k papers each of its dumps took 250-300 s, a reserialisation takes seconds)."""
 
     def write(out: BinaryIO) -> None:
-        with source.open("rb") as read:
-            _serialize((quad.triple for quad in ox.parse(read, format=ox.RdfFormat.N_TRIPLES)), out, rdf_syntax(syntax))
+        with read() as source:
+            triples = (quad.triple for quad in ox.parse(source, format=ox.RdfFormat.N_TRIPLES))
+            _serialize(triples, out, rdf_syntax(syntax))
 
     return write_atomically(path, write)
+
+
+def write_engine_dump(endpoint: str, path: Path, syntax: str) -> int:
+    """Write at ``path`` (atomically) the dump in ``syntax`` of what the engine at ``endpoint`` holds
+    (:meth:`RemoteGraphStore.dump`), in the process that calls it (a download's own child)."""
+    store = RemoteGraphStore(endpoint)
+    return write_atomically(path, lambda out: store.dump(out, rdf_syntax(syntax)))
 
 
 def read_version(store: object) -> str | None:

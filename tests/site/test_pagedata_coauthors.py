@@ -3,6 +3,8 @@ a profile served from an engine with its published dataset asks the engine nothi
 
 from bibgraph.graph.networks.incidence import incidence_of
 from bibgraph.graph.site.pagedata import author_profile, coauthors_from, papers_from
+from bibgraph.graph.site.search import SearchIndex
+from bibgraph.graph.site.searchbuild import build_search_index
 from bibgraph.graph.sparql.queries import bind, integer, named_query
 
 
@@ -33,3 +35,27 @@ def test_a_profile_from_the_incidence_is_the_profile_from_the_store(seed_store) 
     assert len(papers) > 100 and all(found is not None for found in read)
     assert {paper.truncated for paper in papers} == {True, False}
     assert any(paper.area_iri for paper in papers) and any(paper.subject_iri and not paper.area_iri for paper in papers)
+
+
+def test_a_profile_with_labels_from_the_search_index_is_the_profile_from_the_store(seed_store, tmp_path) -> None:
+    """With the labels read from the search index built from the same store (a dataset's, kept by its build),
+    every seed author's profile still equals the store's alone; a paper the index does not hold (no abstract: not
+    searchable) makes the labels come from the store."""
+    incidence = incidence_of(seed_store)
+    build_search_index(seed_store, tmp_path / "search.sqlite")
+    index = SearchIndex(tmp_path / "search.sqlite")
+    asked: list[int] = []
+
+    def titles(iris: list[str]) -> dict[str, str]:
+        asked.append(len(iris))
+        return index.titles(iris)
+
+    for author in incidence.authors:
+        assert author_profile(seed_store, author, incidence, titles) == author_profile(seed_store, author), author
+    assert len(asked) == len(incidence.authors) and sum(asked) > 100
+    author = incidence.authors[0]
+    paper = author_profile(seed_store, author).papers[0]
+    partial = author_profile(
+        seed_store, author, incidence, lambda iris: {paper.iri: "not the label"} if len(iris) > 1 else {}
+    )
+    assert partial == author_profile(seed_store, author)
