@@ -10,7 +10,8 @@ from playwright.sync_api import Browser
 
 from bench.screenshots import RESULTS_QUERY
 from bench.servers import bibgraph_server
-from bibgraph.graph.site.pagedata import histogram_bins
+from bibgraph.graph.site.pagedata import TreeArea, histogram_bins
+from tests.conftest import BASE
 
 pytestmark = pytest.mark.browser
 STATIC = Path(__file__).resolve().parents[3] / "web" / "static"
@@ -170,6 +171,37 @@ def test_a_label_covers_a_node_only_when_no_clear_place_is_left(browser, server,
                 _overlaps(place, earlier) for earlier in drawn["labels"][:index]
             )
             assert blocked, f"{label['text']!r} covers a node though {place} was clear ({path}, {width} px)"
+    page.close()
+
+
+@pytest.mark.parametrize("high", [54, 12_259, 121_593, 1_200_000])
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_area_counts_stay_on_one_line_beside_their_bars(browser, app, high, width, height) -> None:
+    """At 100k papers an area's count ("12,259") wrapped into "12,25" over "9" on a phone, its column sized for
+    the seeds' counts: every count, up to a million papers', is one line inside the page, right-aligned."""
+    tree = [
+        TreeArea(
+            f"{BASE}area/a{n}", f"Area {n}", high // (n + 1), 1, [TreeArea(f"{BASE}area/s{n}", "Sub", high // 9, 1)]
+        )
+        for n in range(3)
+    ]
+    with app.test_request_context("/"):
+        html = str(app.jinja_env.get_template("_charts.html").module.area_bars("Papers per area", tree))
+    page = browser.new_page(viewport={"width": width, "height": height})
+    css = (STATIC / "site.css").read_text(encoding="utf-8")
+    page.set_content(f'<!doctype html><html lang="en"><head><style>{css}</style></head><body><main>{html}</main>')
+    values = page.evaluate(
+        """() => [...document.querySelectorAll('.bar-value')].map(v => { const r = v.getBoundingClientRect();
+                   return {text: v.textContent, h: r.height, line: parseFloat(getComputedStyle(v).lineHeight)
+                           || 1.5 * parseFloat(getComputedStyle(v).fontSize), right: r.right,
+                           cut: v.scrollWidth > v.clientWidth + 1}; })"""
+    )
+    assert len(values) == 6
+    for value in values:
+        assert value["h"] < 1.5 * value["line"], f"{value['text']} wraps at {width} px"
+        assert value["right"] <= width and not value["cut"], f"{value['text']} runs out at {width} px"
+    rights = {round(value["right"]) for value in values}
+    assert len(rights) == 1, f"counts are not right-aligned: {rights}"
     page.close()
 
 
