@@ -12,10 +12,11 @@ command line and HTTP are used, so any checkout of the project can be measured; 
 the rounds for each server, the ratio of this checkout's to the other's, the server's ready time and peak PSS
 (the process tree), and the load average at the start and end of the run.
 
-Without ``--against``, one server alone (``python -m bench.latency /work/data/d1m --rounds 1``): at a million papers
-there may be no other checkout's dataset to pair with. ``--only home map`` asks only the paths whose name holds one
-of the words. A request that fails (an HTTP error, a timeout) is a row of the table (``nan``) and a line saying
-why, not the end of the run: at 100k an old server's map did not answer within 600 s, and nothing was reported.
+Without ``--against``, one server alone (``python -m bench.latency /work/data/d1m --rounds 1``): at a million
+papers there may be no other checkout's dataset to pair with. ``--only "page home" map`` asks only the paths whose
+name starts with one of these. A request that fails (an HTTP error, a timeout) is a row of the table (``nan``)
+and a line saying why, not the end of the run: at 100k an old server's map did not answer within 600 s, and
+nothing was reported.
 """
 
 import argparse
@@ -83,7 +84,7 @@ def run(python: str, dataset: Path, only: list[str], failures: list[str]) -> dic
         figures = {"ready: /health answers (s)": time.perf_counter() - started}
         figures["server PSS when ready (MB)"] = tree_pss(process.pid) / 2**20
         for name, path in paths(server, dataset).items():
-            if only and not any(word in name for word in only):
+            if only and not name.startswith(tuple(only)):
                 continue
             figures[f"{name}: first"] = timed(server + path, failures)
             figures[f"{name}: again"] = timed(server + path, failures)
@@ -100,7 +101,7 @@ def main() -> None:
     parser.add_argument("--against", nargs=2, metavar=("PYTHON", "DATASET"), help="the other server (default: none)")
     parser.add_argument("--python", default=sys.executable, help="the interpreter serving DATASET (default: this one)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", nargs="*", default=[], help="ask only the paths whose name holds one of these")
+    parser.add_argument("--only", nargs="*", default=[], help="ask only the paths whose name starts with one of these")
     args = parser.parse_args()
     servers = {"this": (args.python, args.dataset)}
     if args.against:
