@@ -316,3 +316,18 @@ def test_path_inputs_are_not_bold_like_their_labels(browser, server, path) -> No
     )
     assert weights and all(int(weight) == 400 for weight in weights), weights
     page.close()
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_a_profiles_two_ego_links_read_as_one_line(browser, server, width, height) -> None:
+    """The Maps list spreads each row's parts to its ends (a label left, a count right): "Ego network · two steps
+    out" was spread the same, its "·" alone in the middle of a phone's width; the two links stay together."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(server + "/author/ziniu-li-ce31ebeb")
+    ego, out = (
+        page.locator("#maps-heading + .link-list a", has_text=text).first.bounding_box()
+        for text in ("Ego network", "two steps out")
+    )
+    assert ego is not None and out is not None
+    assert abs(ego["y"] - out["y"]) < 2 and 0 <= out["x"] - (ego["x"] + ego["width"]) < 40, (ego, out)
+    page.close()
