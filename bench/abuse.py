@@ -310,7 +310,7 @@ def scenario_costly(args: argparse.Namespace) -> None:
             status, seconds = get(
                 port,
                 "127.0.0.4",
-                f"/graph/coauthors.json?resolution={1.1 + number / 10:.1f}&min_joint={joint(number)}",  # never 1.0, kept
+                f"/graph/coauthors.json?resolution={1.1 + number / 10:.1f}&min_joint={joint(number)}",  # not 1.0: kept
             )
             after.append((status, seconds, tree_pss(process.pid)))
             print(f"      {number + 1}: {status} in {seconds:.1f} s, PSS {after[-1][2] / 2**20:.0f} MB", flush=True)
