@@ -331,3 +331,27 @@ def test_a_profiles_two_ego_links_read_as_one_line(browser, server, width, heigh
     assert ego is not None and out is not None
     assert abs(ego["y"] - out["y"]) < 2 and 0 <= out["x"] - (ego["x"] + ego["width"]) < 40, (ego, out)
     page.close()
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_a_profiles_sections_are_reached_from_the_first_screen(browser, server, width, height) -> None:
+    """On a phone the profile is one column: its areas, co-authors and maps came after a page of up to 100 papers
+    (12,000 px for the most prolific author at 100k papers); links on the first screen reach them. On a desktop
+    they stand beside the papers, and no such links are shown."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(server + "/author/ziniu-li-ce31ebeb")
+    side = page.locator("#coauthors-heading").bounding_box()
+    assert side is not None
+    links = page.locator("nav.on-page a")
+    if width > 860:
+        assert not links.first.is_visible() and side["y"] < 3 * height
+        page.close()
+        return
+    assert links.count() == 4 and all(links.nth(n).is_visible() for n in range(4))
+    assert (links.first.bounding_box() or {"y": height})["y"] < height
+    for name, heading in (("Co-authors", "#coauthors-heading"), ("Maps", "#maps-heading")):
+        links.filter(has_text=name).click()
+        page.wait_for_timeout(100)
+        box = page.locator(heading).bounding_box()
+        assert box is not None and 0 <= box["y"] < height, (name, box)
+    page.close()
