@@ -277,13 +277,14 @@ def scenario_costly(args: argparse.Namespace) -> None:
             time.sleep(args.pause)
         stop.set()  # both clients leave: the greedy one closes its downloads' connections
         left = tree_cpu(process.pid)
-        for connection in list(opened):
-            sock = connection.sock
-            if sock is not None:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-        for thread in threads:
-            thread.join()
+        while any(thread.is_alive() for thread in threads):  # again: a request may connect just after a close
+            for connection in list(opened):
+                sock = connection.sock
+                if sock is not None:
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+            for thread in threads:
+                thread.join(0.2)
         per_second = _cpu_each_second(process.pid, left, args.gone_watch)
         print("(d) 1 client: 4 whole-network downloads at once, fresh parameters; another: new maps and ego networks")
         print(f"    other client's new maps: {maps.line()}")
