@@ -93,19 +93,24 @@ def request(
     timeout: float,
     body: str | None = None,
     headers: dict[str, str] | None = None,
+    opened: set[http.client.HTTPConnection] | None = None,
 ) -> tuple[int, float]:
     """One request from the loopback address ``source``, its body read through; the status (0: no answer) and the
-    seconds it took."""
+    seconds it took. Its connection is in ``opened`` while it runs (another thread may close it: the client leaves)."""
     started = time.monotonic()
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout, source_address=(source, 0))
+    if opened is not None:
+        opened.add(connection)
     try:
         connection.request(method, path, body=body, headers=headers or {})
         response = connection.getresponse()
         response.read()
         status = response.status
-    except OSError:
+    except (OSError, http.client.HTTPException):
         status = 0
     finally:
+        if opened is not None:
+            opened.discard(connection)
         connection.close()
     return status, time.monotonic() - started
 
@@ -213,18 +218,25 @@ def scenario_idle(args: argparse.Namespace) -> None:
     print(f"    p50 ratio with/without: {during.percentile(0.5) / before.percentile(0.5):.2f}")
 
 
-def get(port: int, source: str, path: str, timeout: float = 600.0) -> tuple[int, float]:
+def get(
+    port: int, source: str, path: str, timeout: float = 600.0, opened: set[http.client.HTTPConnection] | None = None
+) -> tuple[int, float]:
     """GET ``path`` from the loopback address ``source``."""
-    return request(port, source, "GET", path, timeout)
+    return request(port, source, "GET", path, timeout, opened=opened)
 
 
 def _authors(port: int, count: int) -> list[str]:
-    """The paths of ``count`` authors' pages, from the sitemap (no map computed to find them)."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    """The paths of ``count`` authors' pages, from the sitemap (no map computed to find them). None found is an
+    error: at 1M papers, under the greedy client, the sitemap once answered no author, and the other client asked
+    nothing (its figures "0/0")."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
     connection.request("GET", "/sitemap-authors-1.xml")
-    text = connection.getresponse().read().decode()
+    response = connection.getresponse()
+    text = response.read().decode()
     connection.close()
     locations = [urllib.parse.urlsplit(loc).path for loc in re.findall(r"<loc>([^<]+)</loc>", text)]
+    if not locations:
+        raise RuntimeError(f"/sitemap-authors-1.xml named no author (HTTP {response.status}): {text[:200]!r}")
     return locations[:: max(1, len(locations) // count)][:count]
 
 
@@ -237,6 +249,8 @@ def scenario_costly(args: argparse.Namespace) -> None:
         get(port, "127.0.0.1", "/graph/coauthors.json")  # and one whole-network download (kept by the dataset)
         pss.append((time.monotonic() - started, tree_pss(process.pid)))
         warm = pss[-1][1]
+        authors = _authors(port, args.costly_requests)  # before the greedy client: finding them is not measured
+        idle = _idle_cpu(process.pid)
         stop, greedy = threading.Event(), Tally()
 
         def sample() -> None:
@@ -244,13 +258,16 @@ def scenario_costly(args: argparse.Namespace) -> None:
                 pss.append((time.monotonic() - started, tree_pss(process.pid)))
 
         fresh = iter(range(10**6))
+        opened: set[http.client.HTTPConnection] = set()  # the greedy client's connections, closed when it leaves
 
         def download(index: int) -> None:  # one of the greedy client's four, with fresh parameters every time
             while not stop.is_set():
                 number = next(fresh)
                 resolution = 0.1 + (number % 99) / 10  # a new step each time
                 path = f"/graph/coauthors.{FORMATS[index]}?resolution={resolution:.1f}&min_joint={1 + number // 99}"
-                greedy.add(*get(port, "127.0.0.2", path))
+                status, seconds = get(port, "127.0.0.2", path, opened=opened)
+                if not stop.is_set():  # a download cut because its client left is no answer of the server's
+                    greedy.add(status, seconds)
                 if greedy.statuses[429] and greedy.seconds[-1] < 0.5:
                     time.sleep(1.0)  # as Retry-After asks (a polite greedy client; a rude one is refused the same)
 
@@ -259,19 +276,28 @@ def scenario_costly(args: argparse.Namespace) -> None:
             thread.start()
         time.sleep(args.warm_up)
         maps, egos, kept = Tally(), Tally(), Tally()
-        for number, author in enumerate(_authors(port, args.costly_requests)):
+        for number, author in enumerate(authors):
             maps.add(*get(port, "127.0.0.3", f"/graph/coauthors?min_papers={2 + number % 5}&min_joint={2 + number}"))
             egos.add(*get(port, "127.0.0.3", f"/graph/ego{author}?top={10 + number}"))
             kept.add(*get(port, "127.0.0.3", "/graph/coauthors"))  # a cached view (the dataset's default map)
             time.sleep(args.pause)
-        stop.set()
-        for thread in threads:
-            thread.join()
+        stop.set()  # both clients leave: the greedy one closes its downloads' connections
+        left = tree_cpu(process.pid)
+        while any(thread.is_alive() for thread in threads):  # again: a request may connect just after a close
+            for connection in list(opened):
+                sock = connection.sock
+                if sock is not None:
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+            for thread in threads:
+                thread.join(0.2)
+        per_second = _cpu_each_second(process.pid, left, args.gone_watch)
         print("(d) 1 client: 4 whole-network downloads at once, fresh parameters; another: new maps and ego networks")
         print(f"    other client's new maps: {maps.line()}")
         print(f"    other client's ego networks: {egos.line()}")
         print(f"    other client's cached view (the default map): {kept.line()}")
         print(f"    greedy client: {greedy.line()}")
+        print(f"    after both left: {_cpu_line(per_second, idle)}")
         peak = max(size for _, size in pss)
         print(
             f"    PSS (process tree): start {pss[0][1] / 2**20:.0f} MB, default map {pss[1][1] / 2**20:.0f} MB,"
@@ -291,9 +317,10 @@ def scenario_costly(args: argparse.Namespace) -> None:
             status, seconds = get(
                 port,
                 "127.0.0.4",
-                f"/graph/coauthors.json?resolution={0.2 + number / 10:.1f}&min_joint={joint(number)}",
+                f"/graph/coauthors.json?resolution={1.1 + number / 10:.1f}&min_joint={joint(number)}",  # not 1.0: kept
             )
             after.append((status, seconds, tree_pss(process.pid)))
+            print(f"      {number + 1}: {status} in {seconds:.1f} s, PSS {after[-1][2] / 2**20:.0f} MB", flush=True)
         if after:
             print(
                 f"    then {args.distinct} distinct whole-network computations in a row (status, s, PSS MB): "
@@ -318,6 +345,34 @@ def tree_cpu(pid: int) -> float:
     return total
 
 
+def _idle_cpu(pid: int) -> float:
+    """CPU-s per second the server's tree uses over one second (nothing asked of it by this bench meanwhile)."""
+    before = tree_cpu(pid)
+    time.sleep(1.0)
+    return tree_cpu(pid) - before
+
+
+def _cpu_each_second(pid: int, since: float, seconds: int) -> list[float]:
+    """CPU-s the server's tree used in each of the next ``seconds`` seconds (``since``: its CPU-s now)."""
+    per_second = []
+    for _ in range(seconds):
+        time.sleep(1.0)
+        now = tree_cpu(pid)
+        per_second.append(now - since)
+        since = now
+    return per_second
+
+
+def _cpu_line(per_second: list[float], idle: float) -> str:
+    """The CPU used in each second after the clients left, and the last second it was still busy."""
+    busy = [n for n, used in enumerate(per_second, 1) if used > max(0.1, 3 * idle)]
+    return (
+        f"CPU-s in each second after the close: {', '.join(f'{u:.2f}' for u in per_second)}"
+        f" (idle before {idle:.2f}); busy until {max(busy, default=0)} s after the close;"
+        f" CPU-s in seconds 4-{len(per_second)}: {sum(per_second[3:]):.2f}"
+    )
+
+
 def scenario_gone(args: argparse.Namespace) -> None:
     with server(args) as (port, process):
         get(port, "127.0.0.1", "/graph/coauthors")  # warm-up: the default map, and the incidence every map needs
@@ -326,9 +381,7 @@ def scenario_gone(args: argparse.Namespace) -> None:
         print(f"(e) {what} with fresh parameters, its socket closed {args.gone_after} s in")
         for run in range(args.gone_runs):
             time.sleep(2.0)
-            idle = tree_cpu(process.pid)
-            time.sleep(1.0)
-            idle = tree_cpu(process.pid) - idle  # CPU-s per second with nothing asked
+            idle = _idle_cpu(process.pid)
             path = f"/graph/coauthors.{FORMATS[run % len(FORMATS)]}?resolution={1.1 + run / 10:.1f}&min_joint=1"
             if args.gone_what == "sparql":  # a query that runs until its deadline (give serve a long --query-timeout)
                 path = f"/sparql?query={urllib.parse.quote(f'{SLOW} # {run}')}"
@@ -337,20 +390,9 @@ def scenario_gone(args: argparse.Namespace) -> None:
             connection.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n{accept}\r\n".encode())
             time.sleep(args.gone_after)
             connection.close()
-            closed, per_second = tree_cpu(process.pid), []
-            for _ in range(args.gone_watch):
-                time.sleep(1.0)
-                now = tree_cpu(process.pid)
-                per_second.append(now - closed)
-                closed = now
-            busy = [n for n, used in enumerate(per_second, 1) if used > max(0.1, 3 * idle)]
+            per_second = _cpu_each_second(process.pid, tree_cpu(process.pid), args.gone_watch)
             status, seconds = get(port, "127.0.0.6", "/graph/coauthors")
-            print(
-                f"    run {run + 1}: CPU-s in each second after the close: {', '.join(f'{u:.2f}' for u in per_second)}"
-                f" (idle before {idle:.2f}); busy until {max(busy, default=0)} s after the close;"
-                f" CPU-s in seconds 4-{args.gone_watch}: {sum(per_second[3:]):.2f};"
-                f" next request {status} in {seconds:.2f} s"
-            )
+            print(f"    run {run + 1}: {_cpu_line(per_second, idle)}; next request {status} in {seconds:.2f} s")
 
 
 def main() -> None:
@@ -375,6 +417,7 @@ def main() -> None:
         "--serve-args", nargs=argparse.REMAINDER, default=[], help="passed to bibgraph serve (last option)"
     )
     args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # each figure as soon as it is measured
     print(f"bibgraph serve {' '.join(args.serve_args) or '(defaults: the seeds)'}; {os.cpu_count()} CPUs")
     for name in args.scenarios:
         globals()[f"scenario_{name}"](args)

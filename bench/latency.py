@@ -11,30 +11,43 @@ subarea and its area) are found through the server's own ``/sparql`` before anyt
 command line and HTTP are used, so any checkout of the project can be measured; the table gives the median of
 the rounds for each server, the ratio of this checkout's to the other's, the server's ready time and peak PSS
 (the process tree), and the load average at the start and end of the run.
+
+Without ``--against``, one server alone (``python -m bench.latency /work/data/d1m --rounds 1``): at a million
+papers there may be no other checkout's dataset to pair with. ``--only "page home" map`` asks only the paths whose
+name starts with one of these. A request that fails (an HTTP error, a timeout) is a row of the table (``nan``)
+and a line saying why, not the end of the run: at 100k an old server's map did not answer within 600 s, and
+nothing was reported.
 """
 
 import argparse
+import math
 import os
 import statistics
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.parse
 from pathlib import Path
 
 from bench.maps import map_paths
 from bench.serve import AREA_OF, BIGGEST_SUBAREA, ONE_PAPER, TOP_AUTHOR, get, page_paths, select
-from bench.servers import free_port, stop, wait_for_http
+from bench.servers import free_port, kept_top_authors, stop, wait_for_http
 from bench.sparql import MemoryWatch
+from bibgraph.graph.dataset.opener import dataset_version
 from bibgraph.graph.site.crawl import SITEMAP_LIMIT
+from bibgraph.web.maps.gate import tree_pss
 
 AUTHORS = "SELECT (COUNT(DISTINCT ?a) AS ?n) WHERE { ?p <http://purl.org/dc/terms/creator> ?a }"
 
 
-def paths(server: str) -> dict[str, str]:
-    """Every page and map to ask, found through the server's own endpoint (an IRI's path is its page's path)."""
+def paths(server: str, dataset: Path) -> dict[str, str]:
+    """Every page and map to ask, found through the server's own endpoint (an IRI's path is its page's path); the
+    two most prolific authors from the incidence the dataset keeps, if it does (a GROUP BY over every creator is
+    slow at a million papers)."""
     endpoint = f"{server}/sparql"
-    top = select(endpoint, TOP_AUTHOR)
+    kept = kept_top_authors(dataset_version(dataset)) if dataset.is_dir() else []
+    top = kept or select(endpoint, TOP_AUTHOR)
     author, other = (urllib.parse.urlsplit(row[0]).path for row in top)
     subarea, papers = select(endpoint, BIGGEST_SUBAREA)[0]
     area = select(endpoint, AREA_OF.replace("?c", f"<{subarea}>"))[0][0]
@@ -46,8 +59,19 @@ def paths(server: str) -> dict[str, str]:
     return {**{f"page {name}": path for name, path in pages.items()}, **{f"map {k}": v for k, v in maps.items()}}
 
 
-def run(python: str, dataset: Path) -> dict[str, float]:
-    """One server run: seconds until ready, then every path first and again; the peak PSS of its process tree."""
+def timed(url: str, failures: list[str]) -> float:
+    """Seconds to fetch ``url``; NaN, and a line in ``failures``, if it fails."""
+    started = time.perf_counter()
+    try:
+        return get(url)
+    except (urllib.error.HTTPError, OSError) as error:
+        failures.append(f"{url}: {error} after {time.perf_counter() - started:.1f} s")
+        return math.nan
+
+
+def run(python: str, dataset: Path, only: list[str], failures: list[str]) -> dict[str, float]:
+    """One server run: seconds until ready, then every path first and again; the PSS of its process tree once
+    every path was asked twice, and its peak."""
     port = free_port()
     server = f"http://127.0.0.1:{port}"
     command = [str(Path(python).parent / "bibgraph"), "serve", str(dataset), "--port", str(port)]
@@ -58,9 +82,13 @@ def run(python: str, dataset: Path) -> dict[str, float]:
         watch = MemoryWatch(process.pid)
         wait_for_http(f"{server}/health", process, timeout=600)
         figures = {"ready: /health answers (s)": time.perf_counter() - started}
-        for name, path in paths(server).items():
-            figures[f"{name}: first"] = get(server + path)
-            figures[f"{name}: again"] = get(server + path)
+        figures["server PSS when ready (MB)"] = tree_pss(process.pid) / 2**20
+        for name, path in paths(server, dataset).items():
+            if only and not name.startswith(tuple(only)):
+                continue
+            figures[f"{name}: first"] = timed(server + path, failures)
+            figures[f"{name}: again"] = timed(server + path, failures)
+        figures["server PSS after (MB)"] = tree_pss(process.pid) / 2**20
         figures["server peak PSS (MB)"] = watch.stop()
         return figures
     finally:
@@ -70,25 +98,38 @@ def run(python: str, dataset: Path) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dataset", type=Path)
-    parser.add_argument("--against", nargs=2, metavar=("PYTHON", "DATASET"), required=True)
+    parser.add_argument("--against", nargs=2, metavar=("PYTHON", "DATASET"), help="the other server (default: none)")
     parser.add_argument("--python", default=sys.executable, help="the interpreter serving DATASET (default: this one)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", nargs="*", default=[], help="ask only the paths whose name starts with one of these")
     args = parser.parse_args()
-    servers = {"this": (args.python, args.dataset), "other": (args.against[0], Path(args.against[1]))}
+    servers = {"this": (args.python, args.dataset)}
+    if args.against:
+        servers["other"] = (args.against[0], Path(args.against[1]))
     load = os.getloadavg()
+    failures: list[str] = []
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in servers}
     for round_ in range(args.rounds):
         for name, (python, dataset) in servers.items() if round_ % 2 == 0 else reversed(servers.items()):
-            runs[name].append(run(python, dataset))
+            runs[name].append(run(python, dataset, args.only, failures))
             print(f"round {round_ + 1}: {name} done (load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
-    print(f"this: {args.python} {args.dataset}; other: {' '.join(args.against)}; {args.rounds} rounds")
+    other = f"; other: {' '.join(args.against)}" if args.against else ""
+    print(f"this: {args.python} {args.dataset}{other}; {args.rounds} rounds")
     print(f"load average (1, 5, 15 min) at the start {load}, at the end {os.getloadavg()}\n")
-    print("| measure | this (median) | other (median) | this / other |\n|---|---:|---:|---:|")
+    if not args.against:
+        print("| measure | this (median) |\n|---|---:|")
+    else:
+        print("| measure | this (median) | other (median) | this / other |\n|---|---:|---:|---:|")
     # paired by position: a page named by its counts (the top author's papers) may differ between the datasets
     for index, measure in enumerate(runs["this"][0]):
         mine = statistics.median(list(r.values())[index] for r in runs["this"])
+        if not args.against:
+            print(f"| {measure} | {mine:.3f} |")
+            continue
         theirs = statistics.median(list(r.values())[index] for r in runs["other"])
         print(f"| {measure} | {mine:.3f} | {theirs:.3f} | {mine / theirs if theirs else float('nan'):.2f} |")
+    for failure in failures:
+        print(f"failed: {failure}")
 
 
 if __name__ == "__main__":

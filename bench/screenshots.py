@@ -129,6 +129,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
     parser.add_argument("--only", nargs="*", help="page kinds to take (default: all)")
     parser.add_argument("--url", help="use this running server instead of starting one")
+    parser.add_argument("--full", action="store_true", help="the whole page, not only the first screen")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch, contextlib.ExitStack() as stack:
@@ -151,7 +152,7 @@ def main() -> None:
                     page.goto(base + path, wait_until="load", timeout=300000)
                     settle(page, name)
                     target = args.out / f"{name}-{size}.png"
-                    save(page.screenshot(), target)
+                    save(page.screenshot(full_page=args.full), target)
                     print(f"{target}  {path[:90]}", flush=True)
                     page.close()
             browser.close()

@@ -196,7 +196,8 @@ def papers_from(
         paper = incidence.papers.find(str(row["paper"]))
         if paper is None:
             return None
-        first, last = incidence.pc_paper.searchsorted([paper, paper + 1])
+        key = incidence.pc_paper.dtype.type(paper)  # a list's int64 made numpy copy the int32 array at each call
+        first, last = incidence.pc_paper.searchsorted(key), incidence.pc_paper.searchsorted(key, side="right")
         subjects: list[Concept | None] = [incidence.concepts[int(c)] for c in incidence.pc_concept[first:last]]
         facts = (str(row["paper"]), str(row["label"]), integer(row["position"]), integer(row["listed"]))
         for c in subjects or [None]:

@@ -10,7 +10,8 @@ from playwright.sync_api import Browser
 
 from bench.screenshots import RESULTS_QUERY
 from bench.servers import bibgraph_server
-from bibgraph.graph.site.pagedata import histogram_bins
+from bibgraph.graph.site.pagedata import TreeArea, histogram_bins
+from tests.conftest import BASE
 
 pytestmark = pytest.mark.browser
 STATIC = Path(__file__).resolve().parents[3] / "web" / "static"
@@ -173,6 +174,37 @@ def test_a_label_covers_a_node_only_when_no_clear_place_is_left(browser, server,
     page.close()
 
 
+@pytest.mark.parametrize("high", [54, 12_259, 121_593, 1_200_000])
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_area_counts_stay_on_one_line_beside_their_bars(browser, app, high, width, height) -> None:
+    """At 100k papers an area's count ("12,259") wrapped into "12,25" over "9" on a phone, its column sized for
+    the seeds' counts: every count, up to a million papers', is one line inside the page, right-aligned."""
+    tree = [
+        TreeArea(
+            f"{BASE}area/a{n}", f"Area {n}", high // (n + 1), 1, [TreeArea(f"{BASE}area/s{n}", "Sub", high // 9, 1)]
+        )
+        for n in range(3)
+    ]
+    with app.test_request_context("/"):
+        html = str(app.jinja_env.get_template("_charts.html").module.area_bars("Papers per area", tree))
+    page = browser.new_page(viewport={"width": width, "height": height})
+    css = (STATIC / "site.css").read_text(encoding="utf-8")
+    page.set_content(f'<!doctype html><html lang="en"><head><style>{css}</style></head><body><main>{html}</main>')
+    values = page.evaluate(
+        """() => [...document.querySelectorAll('.bar-value')].map(v => { const r = v.getBoundingClientRect();
+                   return {text: v.textContent, h: r.height, line: parseFloat(getComputedStyle(v).lineHeight)
+                           || 1.5 * parseFloat(getComputedStyle(v).fontSize), right: r.right,
+                           cut: v.scrollWidth > v.clientWidth + 1}; })"""
+    )
+    assert len(values) == 6
+    for value in values:
+        assert value["h"] < 1.5 * value["line"], f"{value['text']} wraps at {width} px"
+        assert value["right"] <= width and not value["cut"], f"{value['text']} runs out at {width} px"
+    rights = {round(value["right"]) for value in values}
+    assert len(rights) == 1, f"counts are not right-aligned: {rights}"
+    page.close()
+
+
 @pytest.mark.parametrize(("width", "height"), SIZES)
 def test_area_names_on_the_home_page_are_shown_whole(browser, server, width, height) -> None:
     """The bars' labels were cut with an ellipsis ("Search, Sampli…" on a phone, "Discrete and Combinatorial
@@ -283,4 +315,43 @@ def test_path_inputs_are_not_bold_like_their_labels(browser, server, path) -> No
         "[...document.querySelectorAll('.path-form input:not([type=hidden])')].map(i => getComputedStyle(i).fontWeight)"
     )
     assert weights and all(int(weight) == 400 for weight in weights), weights
+    page.close()
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_a_profiles_two_ego_links_read_as_one_line(browser, server, width, height) -> None:
+    """The Maps list spreads each row's parts to its ends (a label left, a count right): "Ego network · two steps
+    out" was spread the same, its "·" alone in the middle of a phone's width; the two links stay together."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(server + "/author/ziniu-li-ce31ebeb")
+    ego, out = (
+        page.locator("#maps-heading + .link-list a", has_text=text).first.bounding_box()
+        for text in ("Ego network", "two steps out")
+    )
+    assert ego is not None and out is not None
+    assert abs(ego["y"] - out["y"]) < 2 and 0 <= out["x"] - (ego["x"] + ego["width"]) < 40, (ego, out)
+    page.close()
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_a_profiles_sections_are_reached_from_the_first_screen(browser, server, width, height) -> None:
+    """On a phone the profile is one column: its areas, co-authors and maps came after a page of up to 100 papers
+    (12,000 px for the most prolific author at 100k papers); links on the first screen reach them. On a desktop
+    they stand beside the papers, and no such links are shown."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(server + "/author/ziniu-li-ce31ebeb")
+    side = page.locator("#coauthors-heading").bounding_box()
+    assert side is not None
+    links = page.locator("nav.on-page a")
+    if width > 860:
+        assert not links.first.is_visible() and side["y"] < 3 * height
+        page.close()
+        return
+    assert links.count() == 4 and all(links.nth(n).is_visible() for n in range(4))
+    assert (links.first.bounding_box() or {"y": height})["y"] < height
+    for name, heading in (("Co-authors", "#coauthors-heading"), ("Maps", "#maps-heading")):
+        links.filter(has_text=name).click()
+        page.wait_for_timeout(100)
+        box = page.locator(heading).bounding_box()
+        assert box is not None and 0 <= box["y"] < height, (name, box)
     page.close()
