@@ -116,8 +116,7 @@ class AuthorProfile:
         return first, min(len(self.papers), first - 1 + AUTHOR_PAGE_SIZE)
 
     def page_groups(self, page: int) -> list[tuple[AreaCount | None, list[AuthorPaper], int]]:
-        """Page ``page`` (1-based) of the papers in :attr:`by_area` order, still grouped, each group with its
-        whole size: a group cut by a page boundary shows its part here and the rest on the next page."""
+        """Page ``page`` (1-based) of :attr:`by_area`, grouped, each group with its whole size (a cut group goes on)."""
         start = (page - 1) * AUTHOR_PAGE_SIZE
         end = start + AUTHOR_PAGE_SIZE
         shown = []
@@ -196,8 +195,8 @@ def papers_from(
         paper = incidence.papers.find(str(row["paper"]))
         if paper is None:
             return None
-        key = incidence.pc_paper.dtype.type(paper)  # a list's int64 made numpy copy the int32 array at each call
-        first, last = incidence.pc_paper.searchsorted(key), incidence.pc_paper.searchsorted(key, side="right")
+        key = incidence.pc_paper.dtype.type(paper)  # a list (int64) made numpy copy the int32 array at each call
+        first, last = (incidence.pc_paper.searchsorted(key, side=side) for side in ("left", "right"))
         subjects: list[Concept | None] = [incidence.concepts[int(c)] for c in incidence.pc_concept[first:last]]
         facts = (str(row["paper"]), str(row["label"]), integer(row["position"]), integer(row["listed"]))
         for c in subjects or [None]:
