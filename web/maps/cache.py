@@ -8,7 +8,6 @@ the cache follows the pointer (a new one after a publish).
 """
 
 import atexit
-import hashlib
 import logging
 import threading
 import time
@@ -35,6 +34,7 @@ from bibgraph.graph.site.searchlayers import layers, open_search
 from bibgraph.graph.stores.atomic import write_atomically
 from bibgraph.graph.stores.store import GraphStore
 from bibgraph.web import downloads
+from bibgraph.web.enginedumps import engine_folder
 from bibgraph.web.graphstore import get_store
 from bibgraph.web.maps.gate import (
     ClientGone,
@@ -293,7 +293,7 @@ def cache_for(store: str, app: Flask | None = None) -> NetworkCache:
         if derived is not None:
             app.config[downloads.DATASET_VERSION] = str(derived.directory.parent)
         elif engine_version is not None:
-            app.config[downloads.DATASET_VERSION] = "engine-" + hashlib.sha256(engine_version.encode()).hexdigest()[:16]
+            app.config[downloads.DATASET_VERSION] = engine_folder(engine_version)
         cache = NetworkCache(derived, gate, max_bytes)
         cache.follows = (engine_version, time.monotonic())
         return cache
