@@ -7,7 +7,7 @@ clustering (scikit-learn) within the name, cut at even odds. A name seen once is
 name is never split (the model's prior says so; the split also needs two authorships that disagree).
 Then forms of one block that :func:`~bibgraph.graph.identity.keys.compatible` allows are joined when
 their persons share a co-author, or, for forms differing only in accents, case or hyphens, when their
-texts agree; the union is igraph's connected components, so the result does not depend on order.
+texts agree; the union is scipy's connected components, so the result does not depend on order.
 """
 
 import math
@@ -21,7 +21,6 @@ import numpy as np
 from sklearn.cluster import AgglomerativeClustering
 
 from bibgraph.graph.identity.features import Collected, Terms, View, pair_features, view
-from bibgraph.graph.identity.keys import split_name
 
 METHOD = "bibgraph-identity/1"
 # Logistic weights over (shared co-authors, two hops, same area, same subarea, cosine, log commonness), bias.
@@ -73,30 +72,6 @@ class Frequency:
     def expected(self) -> float:
         """How many persons the name is expected to hold (``Wei Wang``: many; ``Yoshua Bengio``: far below one)."""
         return self.given * self.family / max(self.names, 1)
-
-
-Parts = dict[str, tuple[tuple[str, ...], str]]  # each distinct written name split once (split_name)
-
-
-def name_parts_of(collected: Collected) -> Parts:
-    """Every distinct written name, split: once per build (the split's cache is smaller than a large dataset's
-    names, so asking it again in each pass recomputed most of them)."""
-    return {name: split_name(name) for name in {name for names in collected.written for name in names}}
-
-
-def frequencies(collected: Collected, parts: Parts | None = None) -> dict[str, Frequency]:
-    """Each written name's :class:`Frequency`; forms of one name (``Steven P. Abney``, ``Steven Abney``)
-    count once, by (first given word, family name)."""
-    parts = parts if parts is not None else name_parts_of(collected)
-    keys = {name: (given[0] if given else "", family) for name, (given, family) in parts.items()}
-    distinct = set(keys.values())
-    given_count: dict[str, int] = defaultdict(int)
-    family_count: dict[str, int] = defaultdict(int)
-    for first, family in distinct:
-        given_count[first] += 1
-        family_count[family] += 1
-    by_key = {key: Frequency(given_count[key[0]], family_count[key[1]], len(distinct)) for key in distinct}
-    return {name: by_key[key] for name, key in keys.items()}
 
 
 def probability(features: tuple[float, ...], common: float) -> float:

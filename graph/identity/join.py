@@ -27,7 +27,7 @@ Parts = tuple[tuple[str, ...], str]
 
 
 class Commonness:
-    """How common each written name is (what :func:`~.cluster.frequencies` gives), from two small count arrays:
+    """How common each written name is (its :class:`~.cluster.Frequency`), from two small count arrays:
     distinct (first given word, family name) keys counted by given word and by family name; a name is split
     again when asked (its split is cached a while), not held per name."""
 

@@ -11,10 +11,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bibgraph.graph.identity.cluster import communities, frequencies
+from bibgraph.graph.identity.cluster import communities
 from bibgraph.graph.identity.curation import find, read
 from bibgraph.graph.identity.decide import persons_of
 from bibgraph.graph.identity.features import Collected
+from bibgraph.graph.identity.join import Commonness
 from bibgraph.graph.identity.keys import block_key, compatible
 from bibgraph.graph.ingest.inputs import find_input_files
 from bibgraph.graph.ingest.parse import parse_file, scan_areas
@@ -62,7 +63,7 @@ def suspects(paths: Sequence[Path]) -> tuple[list[Homonym], list[VariantPair]]:
     paths = list(paths) or [seed_directory()]  # as the build: no input is the seeds
     collected = collect(paths)
     persons = persons_of(collected, read(find(paths)))
-    frequency = frequencies(collected)
+    commonness = Commonness(collected.written)
     by_name: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for record, names in enumerate(collected.written):
         for position, name in enumerate(names):
@@ -77,7 +78,7 @@ def suspects(paths: Sequence[Path]) -> tuple[list[Homonym], list[VariantPair]]:
         made = len({persons.of[m] for m in mentions})
         if len(sizes) >= 2 or made > 1:
             areas = tuple(sorted({collected.concepts[r][0] for r, _ in mentions} - {""}))
-            homonyms.append(Homonym(name, len(mentions), sizes, made, frequency[name].expected, areas))
+            homonyms.append(Homonym(name, len(mentions), sizes, made, commonness.of(name).expected, areas))
     homonyms.sort(key=lambda h: (-h.authorships, h.name))
     return homonyms, _pairs(by_name, collected, persons.of)
 

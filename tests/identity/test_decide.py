@@ -6,9 +6,10 @@ import igraph
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.identity.cluster import APART_COMMON, COMMUNITY_COMMON, COMMUNITY_SIZE, frequencies, splittable
+from bibgraph.graph.identity.cluster import APART_COMMON, COMMUNITY_COMMON, COMMUNITY_SIZE, splittable
 from bibgraph.graph.identity.decide import identify
 from bibgraph.graph.identity.features import Collected
+from bibgraph.graph.identity.join import Commonness
 from bibgraph.graph.identity.keys import compatible, fold
 from bibgraph.graph.ingest.records import Record
 
@@ -140,7 +141,7 @@ def test_a_common_name_is_split_by_large_coauthor_communities(
         collected = Collected()
         for r in records:
             collected.add(r.authors, r.area or "", "", r.abstract, f"{r.line}", (r.source, r.line))
-        common = frequencies(collected)["Yang Liu"].expected
+        common = Commonness(collected.written).of("Yang Liu").expected
         found = identify(records)
         by_person: dict[int, set[int]] = {}
         for n in range(len(papers)):
@@ -191,7 +192,7 @@ def test_a_common_name_splits_only_where_every_evidence_differs(drawn: list, rng
         by_person: dict[int, set[int]] = {}
         for n in range(len(drawn)):
             by_person.setdefault(found.of[(n, 0)], set()).add(n)
-        return {frozenset(p) for p in by_person.values()}, frequencies(collected)["Yang Liu"].expected
+        return {frozenset(p) for p in by_person.values()}, Commonness(collected.written).of("Yang Liu").expected
 
     links = [
         (a, b)

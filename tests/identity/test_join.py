@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from bibgraph.graph.identity import cluster as rules
 from bibgraph.graph.identity.decide import persons_of
 from bibgraph.graph.identity.features import Collected
-from bibgraph.graph.identity.keys import block_of, fold, parts_compatible
+from bibgraph.graph.identity.keys import block_of, fold, parts_compatible, split_name
 
 FAMILIES = ["Wang", "Liu", "Zhou", "Zhang", "Li", "Chen"]
 GIVENS = ["Wei", "Yang", "Jie", "Lei", "Xiang", "Min"]
@@ -38,14 +38,29 @@ class _Lazy:
         return {other for r, p in mentions for i, other in enumerate(names[r]) if i != p}
 
 
+def _frequencies(collected: Collected) -> dict[str, rules.Frequency]:
+    """Each written name's commonness as cf1f310 counted it with dicts (the oracle of :class:`join.Commonness`)."""
+    keys = {}
+    for name in {name for names in collected.written for name in names}:
+        given, family = split_name(name)
+        keys[name] = (given[0] if given else "", family)
+    distinct = set(keys.values())
+    given_count: dict[str, int] = defaultdict(int)
+    family_count: dict[str, int] = defaultdict(int)
+    for first, family in distinct:
+        given_count[first] += 1
+        family_count[family] += 1
+    return {name: rules.Frequency(given_count[k[0]], family_count[k[1]], len(distinct)) for name, k in keys.items()}
+
+
 def _old(collected: Collected) -> list[tuple[object, ...]]:
     """The persons as the dict-and-tuple version made them (cf1f310's identify_collected without curation)."""
     by_name: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for record, names in enumerate(collected.names):
         for position, name in enumerate(names):
             by_name[name].append((record, position))
-    parts = rules.name_parts_of(collected)
-    frequency = rules.frequencies(collected, parts)
+    parts = {name: split_name(name) for names in collected.written for name in names}
+    frequency = _frequencies(collected)
     common = {name: found.expected for name, found in frequency.items()}
     lazy = _Lazy(collected)
     units: list[tuple[list[tuple[int, int]], float, bool]] = []
