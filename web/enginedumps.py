@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bibgraph.graph.dataset.directory import file_digest
 from bibgraph.graph.serving.forked import ForkedFailed, run_forked
 from bibgraph.graph.stores.atomic import remove_stale_temporaries, write_atomically
 
@@ -30,7 +31,6 @@ log = logging.getLogger("bibgraph.downloads")
 FAILED_KEPT = 60.0  # seconds a failed job's error is answered before the next GET starts it again
 RETRY_AFTER = 10  # seconds a client is told to wait while a dump is being made
 SUM_SUFFIX = ".sha256"  # beside each written dump: its SHA-256, hex (written after it: its presence means ready)
-BLOCK = 1 << 20  # bytes copied at a time
 
 
 class DumpPending(Exception):
@@ -146,11 +146,8 @@ def _checksummed(plan: Plan) -> None:
     """Make the file, then write its SHA-256 beside it (read back: what is served is what is summed)."""
     path = plan.path
     plan.make(path)
-    digest = hashlib.sha256()
-    with path.open("rb") as written:
-        while block := written.read(BLOCK):
-            digest.update(block)
-    write_atomically(path.with_name(path.name + SUM_SUFFIX), lambda out: out.write(digest.hexdigest().encode()))
+    digest = file_digest(path)
+    write_atomically(path.with_name(path.name + SUM_SUFFIX), lambda out: out.write(digest.encode()))
 
 
 def pinned_endpoint(url: str, version: str | None) -> str:
