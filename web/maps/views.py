@@ -39,8 +39,6 @@ from bibgraph.web.maps.args import (
 from bibgraph.web.maps.cache import networks
 
 EGO_TOP = 25  # co-authors an ego map draws by default (the ones with most joint papers)
-# Part of a drawn view's key: raised when the drawing changes (colours, tooltips), so that the drawings a dataset
-# keeps from an earlier build are drawn again rather than served beside a legend of other colours.
 
 blueprint = Blueprint("graphs", __name__, url_prefix="/graph")
 blueprint.add_app_template_filter(lambda view: Markup(embedded(view)), "view_json")  # a map's data in its page
