@@ -18,7 +18,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from bibgraph.graph.identity import cluster as rules
-from bibgraph.graph.identity.curation import Applied, Curation, resolve
+from bibgraph.graph.identity.curation import Applied, Curation, CurationError, resolve
 from bibgraph.graph.identity.features import Coauthors, Collected
 from bibgraph.graph.identity.found import Authorships, Persons, written_forms
 from bibgraph.graph.identity.keys import block_of, fold, parts_compatible, split_name
@@ -99,23 +99,30 @@ def _units(authorships: Authorships, commonness: Commonness, lazy: "_Lazy") -> U
     scores: dict[int, tuple[float, bool]] = {}
     apart: set[int] = set()
     threshold = min(rules.COMMUNITY_COMMON, rules.APART_COMMON)
-    for group in np.flatnonzero((lengths > 1) & (lengths <= rules.MAX_GROUP)).tolist():
+    # a name a paper lists twice (``王王, 王王``): its authorships of one paper are adjacent in the run
+    record = authorships.record[members]
+    twice = np.flatnonzero((flat[members][1:] == flat[members][:-1]) & (record[1:] == record[:-1])) + 1
+    repeated = set((np.searchsorted(bounds, twice, side="right") - 1).tolist())
+    ruled = set(np.flatnonzero((lengths > 1) & (lengths <= rules.MAX_GROUP)).tolist())
+    for group in sorted(ruled | repeated):
         start, end = int(bounds[group]), int(bounds[group + 1])
         common = commonness.of(authorships.written(int(members[start]))).expected
-        if not (rules.splittable(common) or common >= threshold):
+        if group not in repeated and not (rules.splittable(common) or common >= threshold):
             continue
         mentions = [authorships.mention(int(m)) for m in members[start:end]]
         collected = authorships.collected
-        if rules.splittable(common):
+        if group in ruled and rules.splittable(common):
             views = [rules.view(r, p, collected, lazy.coauthors, lazy.matrix[r]) for r, p in mentions]
             groups, found = rules._split(views, common)
         else:
             groups, found = [list(range(len(mentions)))], [1.0]
         before = len(groups)
-        if common >= rules.COMMUNITY_COMMON:
+        if group in ruled and common >= rules.COMMUNITY_COMMON:
             groups, found = rules._by_communities(groups, found, mentions, collected)
-        if common >= rules.APART_COMMON:
+        if group in ruled and common >= rules.APART_COMMON:
             groups, found = rules._by_difference(groups, found, mentions, collected, lazy)
+        if group in repeated:
+            groups, found = _one_per_paper(groups, found, mentions)
         run = members[start:end].copy()
         place = start
         for indices, score in zip(groups, found, strict=True):
@@ -128,6 +135,31 @@ def _units(authorships: Authorships, commonness: Commonness, lazy: "_Lazy") -> U
             place += len(indices)
     every = np.union1d(bounds, np.array(cuts, dtype=np.int64)).astype(np.int64)
     return Units(members, every, scores, apart)
+
+
+def _one_per_paper(
+    groups: list[list[int]], scores: list[float], mentions: list[tuple[int, int]]
+) -> tuple[list[list[int]], list[float]]:
+    """Two authorships of one paper are never one person (S2AND's cannot-link): in each group, a paper's first
+    authorship of the name stays, each later one (the same paper, same co-authors, same text: no evidence says
+    whose it is) becomes a person of its own. Groups in the order of their first authorship."""
+    found: list[list[int]] = []
+    kept: list[float] = []
+    for group, score in zip(groups, scores, strict=True):
+        seen: set[int] = set()
+        stays: list[int] = []
+        for index in group:
+            record = mentions[index][0]
+            if record in seen:
+                found.append([index])
+                kept.append(1.0)
+            else:
+                seen.add(record)
+                stays.append(index)
+        found.append(stays)
+        kept.append(score)
+    order = sorted(range(len(found)), key=lambda k: found[k])
+    return [found[k] for k in order], [kept[k] for k in order]
 
 
 class _Lazy:
@@ -185,7 +217,11 @@ def _curate(units: Units, authorships: Authorships, curation: Curation, applied:
         return int(unit_of[place_of[int(starts[record]) + position]])
 
     for group in curation.same:
-        members = [of(*resolve(reference, collected.where, sizes)) for reference in group]
+        mentions = [resolve(reference, collected.where, sizes) for reference in group]
+        for at, (record, _) in enumerate(mentions):
+            if record in {r for r, _ in mentions[:at]} and mentions[at] not in mentions[:at]:
+                raise CurationError(f"{group[at].stated_at}: two authorships of one paper are never one person")
+        members = [of(*mention) for mention in mentions]
         applied.decisions += 1
         applied.overruled += len(set(members)) > 1
         units.edges += [(members[0], other) for other in members[1:] if other != members[0]]
@@ -214,7 +250,7 @@ def _join(units: Units, authorships: Authorships, lazy: _Lazy, commonness: Commo
     alone = {units.of_place(place) for place in units.alone}
     apart = {units.of_place(place) for place in units.apart}
     flat = authorships.names.flat
-    edges = list(units.edges)
+    found: list[tuple[float, int, int]] = []  # evidence, units
     for at in np.flatnonzero(np.diff(cuts) > 1).tolist():
         comparing = _Block(by_block[cuts[at] : cuts[at + 1]].tolist(), units, authorships, lazy, commonness)
         for a, b in comparing.candidates():
@@ -222,14 +258,52 @@ def _join(units: Units, authorships: Authorships, lazy: _Lazy, commonness: Commo
                 continue
             if a in apart and b in apart and flat[firsts[a]] == flat[firsts[b]]:
                 continue
-            if comparing.joined(a, b):
-                edges.append((a, b))
+            if evidence := comparing.joined(a, b):
+                found.append((evidence, a, b))
         lazy.forget()
-    pairs = np.array(edges, dtype=np.int64).reshape(-1, 2)
+    pairs = np.array(_one_paper_one_person(units, authorships, found), dtype=np.int64).reshape(-1, 2)
     graph = sparse.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(len(units), len(units)))
     component = connected_components(graph, directed=False)[1] if len(units) else np.zeros(0, dtype=np.int32)
     touched = alone | {unit for edge in units.edges for unit in edge}
     return _persons(units, authorships, component, touched)
+
+
+def _one_paper_one_person(
+    units: Units, authorships: Authorships, found: list[tuple[float, int, int]]
+) -> list[tuple[int, int]]:
+    """The joins kept: the curator's first (in the file's order), then the found ones, strongest evidence first
+    (ties: in the reading order of the units' first authorships, so the input's order does not matter); a join
+    is dropped when the two persons it would make one hold authorships of one paper: two authorships of one
+    paper are never one person (S2AND's cannot-link), however the evidence chains (``A = B``, ``B = C``, ``A``
+    and ``C`` on one paper)."""
+    reading = authorships.reading[units.members[units.starts[:-1]]]
+    ranked = sorted(found, key=lambda e: (-e[0], *sorted((int(reading[e[1]]), int(reading[e[2]])))))
+    root: dict[int, int] = {}
+    papers: dict[int, set[int]] = {}
+
+    def find(unit: int) -> int:
+        if unit not in root:
+            root[unit] = unit
+            run = units.members[units.starts[unit] : units.starts[unit + 1]]
+            papers[unit] = set(authorships.record[run].tolist())
+        while root[unit] != unit:
+            root[unit] = root[root[unit]]
+            unit = root[unit]
+        return unit
+
+    kept: list[tuple[int, int]] = []
+    for a, b in [*units.edges, *((a, b) for _, a, b in ranked)]:
+        ra, rb = find(a), find(b)
+        if ra == rb:
+            continue
+        if len(papers[ra]) < len(papers[rb]):
+            ra, rb = rb, ra
+        if not papers[ra].isdisjoint(papers[rb]):
+            continue
+        root[rb] = ra
+        papers[ra] |= papers.pop(rb)
+        kept.append((a, b))
+    return kept
 
 
 class _Block:
@@ -267,27 +341,30 @@ class _Block:
                     if len(other) > 1 and other[0] == first:
                         yield from ((a, b) for a in group for b in more)
 
-    def joined(self, a: int, b: int) -> bool:
+    def joined(self, a: int, b: int) -> float:
+        """The evidence that units ``a`` and ``b`` are one person (0: none): their shared co-authors, else, for
+        forms differing only in accents, case or hyphens, their texts' cosine when at least ``JOIN_COSINE``."""
         name_a, name_b = self.written[a], self.written[b]
         parts_a, parts_b = self.parts[a], self.parts[b]
         if not parts_compatible(parts_a, parts_b):
-            return False
+            return 0.0
         if len(parts_a[0]) != len(parts_b[0]):
             shorter = min(name_a, name_b, key=lambda n: len(split_name(n)[0]))
             counts = self.commonness.of(shorter)
             if min(counts.given, counts.family) >= rules.COMMON_PARTS:
-                return False  # ``Xiang Li`` and ``Xiang Lorraine Li``: a common short form may be anyone
+                return 0.0  # ``Xiang Li`` and ``Xiang Lorraine Li``: a common short form may be anyone
         mentions_a, mentions_b = self.mentions(a), self.mentions(b)
         if {r for r, _ in mentions_a} & {r for r, _ in mentions_b}:
-            return False  # both forms on one paper: two people
-        if self.lazy.near(a, mentions_a) & self.lazy.near(b, mentions_b):
-            return True
+            return 0.0  # both forms on one paper: two people
+        if shared := len(self.lazy.near(a, mentions_a) & self.lazy.near(b, mentions_b)):
+            return float(shared)
         if fold(name_a) != fold(name_b):
-            return False
+            return 0.0
         rows_a = np.asarray(self.lazy.matrix[[r for r, _ in mentions_a]].mean(axis=0)).ravel()
         rows_b = np.asarray(self.lazy.matrix[[r for r, _ in mentions_b]].mean(axis=0)).ravel()
         norm = float(np.linalg.norm(rows_a) * np.linalg.norm(rows_b))
-        return norm > 0 and float(rows_a @ rows_b) / norm >= rules.JOIN_COSINE
+        cosine = float(rows_a @ rows_b) / norm if norm > 0 else 0.0
+        return cosine if cosine >= rules.JOIN_COSINE else 0.0
 
 
 def _persons(units: Units, authorships: Authorships, component: np.ndarray, touched: set[int]) -> Persons:

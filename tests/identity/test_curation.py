@@ -53,6 +53,7 @@ def test_other_keeps_an_authorship_apart_and_same_name_joins_forms(tmp_path: Pat
             "same: list.txt:1#1 = list.txt:5#1\n# note\nother: list.txt:5#1\n",
             "people.curation:1: list.txt:5#1 is also 'other' at people.curation:3",
         ),
+        ("\nsame: list.txt:9#1 = list.txt:3#1 = list.txt:3#3\n", "people.curation:2: two authorships of one paper"),
     ],
 )
 def test_a_bad_curation_file_is_an_error_with_file_and_line_and_nothing_is_built(

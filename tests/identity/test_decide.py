@@ -206,3 +206,34 @@ def test_a_common_name_splits_only_where_every_evidence_differs(drawn: list, rng
     assert split == expected
     whole, rare = persons_of(0)
     assert rare < APART_COMMON and whole == {frozenset(range(len(drawn)))}
+
+
+# Names that normalise alike (``WEI WANG``, ``Wei Wang``) or are variants of one another, so a paper may list one
+# name twice and evidence may chain variants into one another across a paper.
+CANNOT = ["Wei Wang", "WEI WANG", "W. Wang", "Wei Wáng", "Wei-Min Wang", "王王", "Yang Liu", "Y. Liu", "Ann Lee"]
+repeated_papers = st.lists(
+    st.tuples(
+        st.lists(st.sampled_from(CANNOT), min_size=1, max_size=5),  # not unique: a name may be listed twice
+        st.sampled_from(["A", "B", ""]),
+        st.lists(st.sampled_from(WORDS), min_size=2, max_size=5),
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(repeated_papers, st.randoms(use_true_random=False))
+def test_two_authorships_of_one_paper_are_never_one_person(drawn: list, rng: random.Random) -> None:
+    """S2AND's cannot-link, whatever the evidence: a paper listing a name twice, or two forms the join chains
+    together through other papers, gives two persons; each person's authorships are distinct papers."""
+    records = [record(n, tuple(a), area, w) for n, (a, area, w) in enumerate(drawn)]
+    found = identify(records)
+    for person in found.persons:
+        papers = [r for r, _ in person.mentions]
+        assert len(papers) == len(set(papers)), person
+    for index, r in enumerate(records):
+        assert len(set(found.of.row(index))) == len(r.authors)
+    shuffled = records[:]
+    rng.shuffle(shuffled)
+    assert persons_by_paper(records) == persons_by_paper(shuffled)

@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import igraph
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bibgraph.graph.identity import cluster as rules
@@ -160,6 +160,9 @@ def test_the_arrays_decide_what_the_dicts_did(drawn: list[tuple[list[str], str, 
     for n, (authors, area, words, pid) in enumerate(drawn):
         collected.add(tuple(authors), area, "", " ".join(words), f"{pid:08x}-{n}", ("l.txt", n + 1))
     expected = _old(collected)
+    # where the old version made one person of two authorships of one paper, the arrays differ on purpose
+    # (cannot-link: test_decide's test_two_authorships_of_one_paper_are_never_one_person)
+    assume(all(len({r for r, _ in p[0]}) == len(p[0]) for p in expected))
     found = persons_of(collected)
     made = [(p.mentions, p.name, p.variants, p.score, p.split, p.joined) for p in found.persons]
     assert made == expected
