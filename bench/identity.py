@@ -7,7 +7,7 @@ name equality (one person per normalised name, the old rule) and by ``graph.iden
 The homonym subset is every scored authorship whose name (normalised) two or more gold persons hold.
 The identity step's share of a build is timed on the same lists.
 
-    python -m bench.identity [DATA_DIR]
+    python -m bench.identity [DATA_DIR] [--no-build]
     python -m bench.identity --generated 100000   # the identity step's share of a generated corpus's build
 
 ``DATA_DIR`` (default: the sample shipped in ``bench/data/identity``) holds ``*.txt.gz`` and ``*.gold.gz``
@@ -147,13 +147,15 @@ def main(argv: list[str]) -> None:
     if argv[:1] == ["--generated"]:
         generated_share(int(argv[1]))
         return
-    data = Path(argv[0]) if argv else DATA
+    paths = [a for a in argv if not a.startswith("--")]
+    data = Path(paths[0]) if paths else DATA
     collections = sorted(path.name.removesuffix(".txt.gz") for path in data.glob("*.txt.gz"))
     dev = [c for c in collections if c < HELD_OUT_FROM]
     held_out = [c for c in collections if c >= HELD_OUT_FROM]
     for part, chosen in ((f"dev ({len(dev)} lists)", dev), (f"held-out ({len(held_out)} lists)", held_out)):
         report(part, *load(data, chosen))
-    build_share(data, collections)
+    if "--no-build" not in argv:
+        build_share(data, collections)
 
 
 if __name__ == "__main__":
