@@ -7,25 +7,29 @@ name equality (one person per normalised name, the old rule) and by ``graph.iden
 The homonym subset is every scored authorship whose name (normalised) two or more gold persons hold.
 The identity step's share of a build is timed on the same lists.
 
-    python -m bench.identity [DATA_DIR] [--no-build]
+    python -m bench.identity [DATA_DIR] [--no-build] [--synthetic]
     python -m bench.identity --generated 100000   # the identity step's share of a generated corpus's build
 
+``--synthetic`` adds the dev part with homonyms made from two dev persons (:func:`synthetic`), three draws.
 ``DATA_DIR`` (default: the sample shipped in ``bench/data/identity``) holds ``*.txt.gz`` and ``*.gold.gz``
 pairs as ``bench.acl_lists`` writes them; lists of 2023 and later are the held-out part.
 """
 
 import gzip
 import io
+import random
 import sys
 import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from bibgraph.graph.dataset.build import build_graph
 from bibgraph.graph.identity import cluster as rules
 from bibgraph.graph.identity.decide import identify
+from bibgraph.graph.identity.join import Commonness
 from bibgraph.graph.ingest.names import normalise
 from bibgraph.graph.ingest.parse import parse_stream
 from bibgraph.graph.ingest.records import Record
@@ -104,6 +108,43 @@ def without_area(records: list[Record]) -> dict[Mention, str]:
         rules.APART_AREA = kept
 
 
+def synthetic(records: list[Record], gold: dict[Mention, str], seed: int, pairs: int = 25) -> list[Record]:
+    """Homonyms made from the dev part (legitimate dev evidence: the held-out part guides nothing): the
+    authorships of a gold person ``B`` written with the name of a gold person ``A``, ``A``'s name common enough
+    for the rules to look at it (expected holders >= ``APART_COMMON``), ``B``'s rare (< 0.05), each name held by
+    that person alone, each person of 2-30 authorships; ``pairs`` pairs drawn with ``seed``. The gold is kept, so
+    :func:`homonyms` finds the made names."""
+    commonness = Commonness([r.authors for r in records])
+    by_gold: dict[str, list[Mention]] = defaultdict(list)
+    holders: dict[str, set[str]] = defaultdict(set)
+    for (index, position), person in gold.items():
+        by_gold[person].append((index, position))
+        holders[normalise(records[index].authors[position])].add(person)
+
+    def written(person: str) -> str:
+        index, position = by_gold[person][0]
+        return records[index].authors[position]
+
+    alone = [
+        person
+        for person, mentions in sorted(by_gold.items())
+        if 2 <= len(mentions) <= 30
+        and len({normalise(records[i].authors[p]) for i, p in mentions}) == 1
+        and len(holders[normalise(written(person))]) == 1
+    ]
+    common = [p for p in alone if commonness.of(written(p)).expected >= rules.APART_COMMON]
+    rare = [p for p in alone if commonness.of(written(p)).expected < 0.05]
+    rng = random.Random(seed)
+    made = list(records)
+    for a, b in zip(rng.sample(common, pairs), rng.sample(rare, pairs), strict=True):
+        for index, position in by_gold[b]:
+            authors = list(made[index].authors)
+            if written(a) not in authors:
+                authors[position] = written(a)
+                made[index] = replace(made[index], authors=tuple(authors))
+    return made
+
+
 def report(part: str, records: list[Record], gold: dict[Mention, str], skipped: int) -> None:
     subset = homonyms(records, gold)
     names = len({normalise(records[i].authors[p]) for i, p in subset})
@@ -167,6 +208,10 @@ def main(argv: list[str]) -> None:
     held_out = [c for c in collections if c >= HELD_OUT_FROM]
     for part, chosen in ((f"dev ({len(dev)} lists)", dev), (f"held-out ({len(held_out)} lists)", held_out)):
         report(part, *load(data, chosen))
+    if "--synthetic" in argv:
+        records, gold, skipped = load(data, dev)
+        for seed in (1, 2, 3):
+            report(f"dev with 25 synthetic homonyms (seed {seed})", synthetic(records, gold, seed), gold, skipped)
     if "--no-build" not in argv:
         build_share(data, collections)
 
