@@ -227,9 +227,11 @@ def _curate(units: Units, authorships: Authorships, curation: Curation, applied:
         units.edges += [(members[0], other) for other in members[1:] if other != members[0]]
     ids = authorships.names.ids
     name_of_unit = authorships.names.flat[units.members[units.starts[:-1]]]
+    first_reading = authorships.reading[units.members[units.starts[:-1]]]
     for names, _ in curation.same_names:
         wanted = np.array([ids[name] for name in names if name in ids], dtype=np.int64)
         members = np.flatnonzero(np.isin(name_of_unit, wanted)).tolist()
+        members.sort(key=lambda unit: int(first_reading[unit]))  # the input's order never decides a dropped join
         applied.decisions += 1
         applied.overruled += len(members) > 1
         units.edges += [(members[0], other) for other in members[1:]]
