@@ -97,17 +97,6 @@ def by_identity(records: list[Record]) -> dict[Mention, str]:
     return {(i, p): persons.person(i, p) for i, record in enumerate(records) for p in range(len(record.authors))}
 
 
-def without_area(records: list[Record]) -> dict[Mention, str]:
-    """The variant measured beside the shipped rules: the same area is no evidence of sameness (in the ACL lists
-    the area is the venue). Chosen on dev (docs/identity.md); not adopted while a held-out bar fails."""
-    kept = rules.APART_AREA
-    rules.APART_AREA = False
-    try:
-        return by_identity(records)
-    finally:
-        rules.APART_AREA = kept
-
-
 def synthetic(records: list[Record], gold: dict[Mention, str], seed: int, pairs: int = 25) -> list[Record]:
     """Homonyms made from the dev part (legitimate dev evidence: the held-out part guides nothing): the
     authorships of a gold person ``B`` written with the name of a gold person ``A``, ``A``'s name common enough
@@ -155,7 +144,6 @@ def report(part: str, records: list[Record], gold: dict[Mention, str], skipped: 
     methods: list[tuple[str, Callable[[list[Record]], dict[Mention, str]]]] = [
         ("name equality", name_equality),
         ("identity", by_identity),
-        ("no area", without_area),
     ]
     for label, method in methods:
         start = time.perf_counter()

@@ -45,7 +45,6 @@ COMMUNITY_SIZE = 2  # a community of this many authorships at least is a person 
 APART_COMMON = 0.6
 APART_MAX = 20  # a person of more authorships than this is not searched for such papers (a prolific person's field)
 APART_COSINE = 0.15
-APART_AREA = True  # the same area says two papers may be one person's (False: bench.identity's variant, not adopted)
 
 
 @dataclass(frozen=True)
@@ -163,9 +162,9 @@ def _by_communities(
 
 def _alike(a: View, b: View) -> bool:
     """Whether anything says two authorships of one name may be one person: a co-author shared, even at two
-    hops, the same area (when both have one; while ``APART_AREA``), or abstracts at least ``APART_COSINE`` alike."""
+    hops, the same area (when both have one), or abstracts at least ``APART_COSINE`` alike."""
     shared, two_hop, same_area, _, cosine = pair_features(a, b)
-    return bool(shared or two_hop or (same_area and APART_AREA) or cosine >= APART_COSINE)
+    return bool(shared or two_hop or same_area or cosine >= APART_COSINE)
 
 
 def _by_difference(
