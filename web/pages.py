@@ -10,7 +10,8 @@ from bibgraph.graph.dataset import sitedata
 from bibgraph.graph.dataset.sitedata import CONCEPT_FIGURES, HOME, order_piece_key
 from bibgraph.graph.site.cite import LIST_FORMATS, citation_pages
 from bibgraph.graph.site.conceptindex import ConceptFigures, paper_order
-from bibgraph.graph.site.pagedata import abstracts, author_profile
+from bibgraph.graph.site.pagedata import abstracts
+from bibgraph.graph.site.profile import author_profile
 from bibgraph.graph.site.search import snippet
 from bibgraph.web.graphstore import get_store
 from bibgraph.web.links import app_iris, concept_iri, iri_of, public_url, site_url

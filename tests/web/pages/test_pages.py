@@ -15,7 +15,8 @@ from bibgraph.graph.ingest.names import person_key
 from bibgraph.graph.ingest.parse import parse_file
 from bibgraph.graph.ingest.plaintext import plain_text
 from bibgraph.graph.rdf.vocab import sparql_prologue
-from bibgraph.graph.site.pagedata import author_profile, histogram_bins
+from bibgraph.graph.site.pagedata import histogram_bins
+from bibgraph.graph.site.profile import author_profile
 from bibgraph.seeds import seed_directory
 from tests.conftest import BASE
 
