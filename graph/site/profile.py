@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from bibgraph.graph.site.conceptindex import reading_key
 from bibgraph.graph.site.pagedata import check_iri, text_of
+from bibgraph.graph.site.search import fold
 from bibgraph.graph.sparql.queries import bind, integer, named_query
 from bibgraph.graph.stores.store import GraphStore
 
@@ -235,5 +236,8 @@ def coauthors_from(incidence: "Incidence", iri: str, shown: int = COAUTHORS_SHOW
     if shown < count:  # the least count among the shown: every co-author with fewer is not named
         least = np.partition(joint, count - shown)[count - shown] if shown > 0 else joint.max(initial=0) + 1
         coauthors, joint = coauthors[joint >= least], joint[joint >= least]
-    named = [Coauthor(incidence.authors[c], incidence.names[c], int(n)) for c, n in zip(coauthors, joint, strict=True)]
-    return sorted(named, key=_coauthor_order)[: max(shown, 0)], count
+    # in _coauthor_order without an IRI read: the incidence numbers authors in IRI order; each name folded once
+    named = [(incidence.names[c], c, n) for c, n in zip(coauthors.tolist(), joint.tolist(), strict=True)]
+    folded = {name: fold(name) for name in {name for name, _, _ in named}}
+    named.sort(key=lambda item: (-item[2], folded[item[0]], item[0], item[1]))
+    return [Coauthor(incidence.authors[c], name, n) for name, c, n in named[: max(shown, 0)]], count
