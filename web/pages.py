@@ -76,10 +76,14 @@ def _home_figures() -> dict[str, Any]:
     return sitedata.home_figures(get_store(), networks().coauthor_degrees(), concept_figures())
 
 
+def home_figures() -> dict[str, Any]:
+    """The home page's figures (its summary counts what the sitemaps list), computed once: a dataset keeps them."""
+    return networks().page(HOME, _home_figures)
+
+
 @blueprint.route("/")
 def home() -> str:
-    figures = networks().page(HOME, _home_figures)
-    return render_template("home.html", title="bibgraph", hide_header_search=True, **figures)
+    return render_template("home.html", title="bibgraph", hide_header_search=True, **home_figures())
 
 
 @blueprint.route("/search")
