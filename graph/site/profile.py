@@ -143,13 +143,15 @@ def author_profile(
     iri: str,
     incidence: "Incidence | None" = None,
     titles: Callable[[list[str]], dict[str, str]] | None = None,
-    shown: int = COAUTHORS_SHOWN,
+    shown: int | None = None,
 ) -> AuthorProfile | None:
     """The author's page data; the co-authors from ``incidence`` when given (a dataset's, kept by its build: the
     same pairs the store's ``dcterms:creator`` triples make), else from the store (at 100k papers through an engine
     the most prolific author's co-author query took seconds); with it, labels from ``titles`` (a search index's).
-    The profile lists the ``shown`` co-authors of most joint papers (then by name), and counts them all."""
+    The profile lists the ``shown`` (default :data:`COAUTHORS_SHOWN`) co-authors of most joint papers (then by
+    name), and counts them all."""
     iri = check_iri(iri)
+    shown = COAUTHORS_SHOWN if shown is None else shown
     rows = store.select(bind(named_query("author_profile").text, author=iri))
     if not rows:
         return None
