@@ -97,7 +97,9 @@ def check_everything(
         same_network(coauthor.coauthor_network(incidence, filters), oracle.coauthor_network(rows, filters))
         scoped = bipartite_graph(rows, filters)
         present = sorted(n for n, side in scoped.nodes(data="bipartite") if side)
-        assert coauthor.collaboration(incidence, filters, present) == oracle.collaboration(scoped, present)
+        found = oracle.collaboration(scoped, present)
+        assert coauthor.collaboration(incidence, filters, present) == found
+        assert coauthor.joint_papers(incidence, filters, present) == {a: joint for a, (_, joint) in found.items()}
     whole = bipartite_graph(rows)
     authors = sorted(n for n, side in whole.nodes(data="bipartite") if side)
     assert set(incidence.names) == {name for _, name in whole.nodes(data="name") if name}
