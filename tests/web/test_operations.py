@@ -284,3 +284,41 @@ def test_a_json_log_gives_a_slow_querys_text_and_client_as_fields(logging_app, m
     (slow,) = [line for line in lines if line["name"] == "bibgraph.queries"]
     assert (slow["query"], slow["client"], slow["levelname"]) == (query, "127.0.0.1", "WARNING")
     assert slow["seconds"] >= 0 and slow["message"].startswith("slow query (")
+
+
+def test_a_datasets_sitemaps_list_the_stores_resources_and_read_authors_from_its_incidence(
+    seed_dataset, monkeypatch
+) -> None:
+    """Served from a dataset, the chunks of each kind hold exactly the store's resources of its class, each once;
+    the authors' are read from the incidence the dataset keeps (it names every person of the seeds), so no authors
+    chunk asks the store (at a million papers the last one's OFFSET walked 1.78 million persons: 2.2 s cold)."""
+    from bibgraph.graph.site import crawl
+    from bibgraph.graph.site.crawl import PAGE_CLASSES
+    from bibgraph.web import operations
+
+    monkeypatch.setattr(crawl, "SITEMAP_LIMIT", 7)
+    monkeypatch.setattr(operations, "SITEMAP_LIMIT", 7)
+    app = make_app(BIBGRAPH_STORE=f"dataset:{seed_dataset}")
+    try:
+        client = app.test_client()
+        with app.app_context():
+            store = operations.get_store()
+            expected = {
+                kind: {str(r["r"]) for r in store.select(f"SELECT ?r WHERE {{ ?r a <{iri}> }}")}
+                for kind, iri in PAGE_CLASSES.items()
+            }
+        index = ET.fromstring(client.get("/sitemap.xml").data)
+        paths = [(e.text or "").removeprefix(BASE.rstrip("/")) for e in index.iter(f"{SITEMAP}loc")]
+        asked: list[str] = []
+        real = operations.resources
+        monkeypatch.setattr(
+            operations, "resources", lambda store, kind, chunk: asked.append(kind) or real(store, kind, chunk)
+        )
+        for kind in PAGE_CLASSES:
+            listed: list[str] = []
+            for path in [p for p in paths if p.startswith(f"/sitemap-{kind}-")]:
+                listed += [e.text or "" for e in ET.fromstring(client.get(path).data).iter(f"{SITEMAP}loc")]
+            assert len(listed) == len(set(listed)) and set(listed) == expected[kind], kind
+        assert "authors" not in asked and "areas" in asked  # areas are not in the incidence: the store lists them
+    finally:
+        app.extensions["bibgraph"].close()
