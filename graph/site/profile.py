@@ -133,8 +133,6 @@ class AuthorProfile:
 
 
 AUTHOR_PAGE_SIZE = 100  # papers per author page (at 100k papers, 919 papers and 4,400 co-authors took 0.3 s to render)
-
-
 COAUTHORS_SHOWN = 200  # co-authors a page lists (the ten first in a table, the rest under "show all")
 
 
