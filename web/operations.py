@@ -25,7 +25,7 @@ from bibgraph.graph.site.crawl import PAGE_CLASSES, SITEMAP_LIMIT, kept_resource
 from bibgraph.web.graphstore import EXTENSION, get_store
 from bibgraph.web.links import app_root, base_iri, public_root
 from bibgraph.web.maps.cache import networks
-from bibgraph.web.pages import home_figures
+from bibgraph.web.pages import summary
 
 blueprint = Blueprint("operations", __name__)
 access_log = logging.getLogger("bibgraph.access")
@@ -57,7 +57,7 @@ def _sitemap_document(root: str, items: list[str]) -> Response:
 @blueprint.route("/sitemap.xml")
 def sitemap_index() -> Response:
     """A sitemap index naming one sitemap per ``SITEMAP_LIMIT`` (10,000) resources of each kind."""
-    counts = resource_counts(home_figures()["summary"])
+    counts = resource_counts(summary())
     entries = [
         f"<sitemap><loc>{escape(public_root())}sitemap-{kind}-{chunk + 1}.xml</loc></sitemap>"
         for kind, count in counts.items()
@@ -70,7 +70,7 @@ def sitemap_index() -> Response:
 def sitemap(kind: str, number: int) -> Response:
     """Chunk ``number`` of ``kind``, as the index names them: any other number is 404 before a query (past the last
     chunk, an OFFSET walked every resource for nothing; past 2**63, the engine refused it: a 500)."""
-    counts = resource_counts(home_figures()["summary"])
+    counts = resource_counts(summary())
     if kind not in PAGE_CLASSES or not 1 <= number <= max(1, -(-counts[kind] // SITEMAP_LIMIT)):
         abort(404)
     base, public = base_iri(), public_root()
