@@ -237,7 +237,8 @@ def coauthors_from(incidence: "Incidence", iri: str, shown: int = COAUTHORS_SHOW
         least = np.partition(joint, count - shown)[count - shown] if shown > 0 else joint.max(initial=0) + 1
         coauthors, joint = coauthors[joint >= least], joint[joint >= least]
     # in _coauthor_order without an IRI read: the incidence numbers authors in IRI order; each name folded once
-    named = [(incidence.names[c], c, n) for c, n in zip(coauthors.tolist(), joint.tolist(), strict=True)]
+    names = incidence.names.take(coauthors)
+    named = list(zip(names, coauthors.tolist(), joint.tolist(), strict=True))
     folded = {name: fold(name) for name in {name for name, _, _ in named}}
     named.sort(key=lambda item: (-item[2], folded[item[0]], item[0], item[1]))
     return [Coauthor(incidence.authors[c], name, n) for name, c, n in named[: max(shown, 0)]], count

@@ -218,6 +218,14 @@ def test_strings_hold_their_shared_prefix_once_and_read_back_and_find_as_given(
     )
 
 
+@given(st.lists(st.text(max_size=6), max_size=20), st.sampled_from(["", "http://b/author/", "\U0001f600"]), st.data())
+def test_strings_taken_at_once_are_each_read_alone(texts: list[str], prefix: str, data: st.DataObject) -> None:
+    """``take`` (one gather and decode for many indices, in any order, repeated or none) reads what indexing reads."""
+    strings = Strings.of(sorted({prefix + text for text in texts}))
+    indices = data.draw(st.lists(st.integers(0, len(strings) - 1), max_size=30) if len(strings) else st.just([]))
+    assert strings.take(np.array(indices, dtype=np.int64)) == [strings[i] for i in indices]
+
+
 def test_strings_kept_before_prefixes_were_held_apart_still_read() -> None:
     """A value pickled by an older bibgraph has no ``prefix`` attribute: it reads as the whole strings."""
     old = Strings.__new__(Strings)
