@@ -110,8 +110,8 @@ DEFERRED = {  # (module, what it imports inside a function): the rest of the pac
     # numpy, scipy, igraph (~1 s): a server's start and the pages never wait for them
     ("bibgraph.graph.dataset.derived", "bibgraph.graph.networks.incidence"),
     ("bibgraph.graph.dataset.derived", "numpy"),
-    ("bibgraph.graph.site.pagedata", "numpy"),  # an author's co-authors from a kept incidence
-    ("bibgraph.graph.site.pagedata", "bibgraph.graph.networks.incidence"),  # its one gather of many slices
+    ("bibgraph.graph.site.profile", "numpy"),  # an author's co-authors and papers from a kept incidence
+    ("bibgraph.graph.site.profile", "bibgraph.graph.networks.incidence"),  # its one gather of many slices
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.networks"),
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.networks.incidence"),
     ("bibgraph.graph.dataset.wholeexports", "bibgraph.graph.networks"),  # the engine, as sitedata

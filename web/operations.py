@@ -17,12 +17,15 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 from werkzeug.wrappers import Response as WerkzeugResponse
 
+from bibgraph.graph.dataset.derived import DamagedFile
 from bibgraph.graph.rdf.vocab import PREFIXES
 from bibgraph.graph.serving.pool import QueryPool
 from bibgraph.graph.serving.pooled import PooledStore
-from bibgraph.graph.site.crawl import PAGE_CLASSES, SITEMAP_LIMIT, resource_counts, resources
+from bibgraph.graph.site.crawl import PAGE_CLASSES, SITEMAP_LIMIT, kept_resources, resource_counts, resources
 from bibgraph.web.graphstore import EXTENSION, get_store
 from bibgraph.web.links import app_root, base_iri, public_root
+from bibgraph.web.maps.cache import networks
+from bibgraph.web.pages import summary
 
 blueprint = Blueprint("operations", __name__)
 access_log = logging.getLogger("bibgraph.access")
@@ -54,7 +57,7 @@ def _sitemap_document(root: str, items: list[str]) -> Response:
 @blueprint.route("/sitemap.xml")
 def sitemap_index() -> Response:
     """A sitemap index naming one sitemap per ``SITEMAP_LIMIT`` (10,000) resources of each kind."""
-    counts = resource_counts(get_store())
+    counts = resource_counts(summary())
     entries = [
         f"<sitemap><loc>{escape(public_root())}sitemap-{kind}-{chunk + 1}.xml</loc></sitemap>"
         for kind, count in counts.items()
@@ -67,10 +70,17 @@ def sitemap_index() -> Response:
 def sitemap(kind: str, number: int) -> Response:
     """Chunk ``number`` of ``kind``, as the index names them: any other number is 404 before a query (past the last
     chunk, an OFFSET walked every resource for nothing; past 2**63, the engine refused it: a 500)."""
-    if kind not in PAGE_CLASSES or not 1 <= number <= max(1, -(-resource_counts(get_store())[kind] // SITEMAP_LIMIT)):
+    counts = resource_counts(summary())
+    if kind not in PAGE_CLASSES or not 1 <= number <= max(1, -(-counts[kind] // SITEMAP_LIMIT)):
         abort(404)
     base, public = base_iri(), public_root()
-    iris = [iri for iri in resources(get_store(), kind, number - 1) if iri.startswith(base)]
+    try:
+        incidence = networks().kept_incidence()
+    except DamagedFile:  # the store lists them (the incidence's damage is told by the pages that need it)
+        incidence = None
+    kept = kept_resources(incidence, kind, number - 1, counts[kind]) if incidence is not None else None
+    listed = kept if kept is not None else resources(get_store(), kind, number - 1)
+    iris = [iri for iri in listed if iri.startswith(base)]
     if number > 1 and not iris:
         abort(404)
     # the pages' public URLs (the IRIs themselves when no proxy is trusted)

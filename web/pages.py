@@ -7,10 +7,12 @@ from typing import Any
 from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
 
 from bibgraph.graph.dataset import sitedata
+from bibgraph.graph.dataset.derived import derived_key, file_name
 from bibgraph.graph.dataset.sitedata import CONCEPT_FIGURES, HOME, order_piece_key
 from bibgraph.graph.site.cite import LIST_FORMATS, citation_pages
 from bibgraph.graph.site.conceptindex import ConceptFigures, paper_order
-from bibgraph.graph.site.pagedata import abstracts, author_profile
+from bibgraph.graph.site.pagedata import abstracts, dataset_summary
+from bibgraph.graph.site.profile import author_profile
 from bibgraph.graph.site.search import snippet
 from bibgraph.web.graphstore import get_store
 from bibgraph.web.links import app_iris, concept_iri, iri_of, public_url, site_url
@@ -75,10 +77,23 @@ def _home_figures() -> dict[str, Any]:
     return sitedata.home_figures(get_store(), networks().coauthor_degrees(), concept_figures())
 
 
+def home_figures() -> dict[str, Any]:
+    """The home page's figures, computed once (a dataset keeps them)."""
+    return networks().page(HOME, _home_figures)
+
+
+def summary() -> dict[str, int]:
+    """What the dataset holds (the sitemaps' counts): the home page's kept summary, read once, when a dataset keeps
+    it; else asked of the store (the whole home page would derive every author's co-author degree first)."""
+    derived = networks().derived
+    if derived is not None and (derived.directory / file_name(derived_key("page", None, HOME))).is_file():
+        return dict(home_figures()["summary"])
+    return dataset_summary(get_store())
+
+
 @blueprint.route("/")
 def home() -> str:
-    figures = networks().page(HOME, _home_figures)
-    return render_template("home.html", title="bibgraph", hide_header_search=True, **figures)
+    return render_template("home.html", title="bibgraph", hide_header_search=True, **home_figures())
 
 
 @blueprint.route("/search")

@@ -16,12 +16,12 @@ from bibgraph.graph.rdf.vocab import PREFIXES
 from bibgraph.graph.site import cite
 from bibgraph.graph.site.pagedata import (
     PAGE_SIZE,
-    author_profile,
     concept_page,
     concept_tree,
     paper_page,
     resource_description,
 )
+from bibgraph.graph.site.profile import author_profile
 from bibgraph.graph.sparql.queries import bind, integer, named_query
 from bibgraph.web.errors import error_response
 from bibgraph.web.graphstore import get_store
@@ -127,9 +127,6 @@ def _subject_papers(concept: str, count: int) -> list[str] | None:
     return concept_papers(concept, 0, min(count, figures.papers))
 
 
-COAUTHORS_LISTED = 200  # co-authors listed under "show all"; the rest through the SPARQL link beside it
-
-
 def _author(iri: str) -> str | None:
     cache = networks()  # a dataset's kept incidence and search index answer what an engine would read from cold pages
     titles = cache.search_index().titles if cache.kept_search_index() else None
@@ -155,7 +152,6 @@ def _author(iri: str) -> str | None:
         first_shown=first_shown,
         last_shown=last_shown,
         page_url=lambda n: f"?page={n}",
-        coauthors_listed=COAUTHORS_LISTED,
         identity=identity,
         sharing=holders(get_store(), identity.shared) if identity.shared else [],
         coauthors_query=url_for("sparql.endpoint") + "#" + urlencode({"query": coauthors_query}),

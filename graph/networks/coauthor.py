@@ -159,18 +159,35 @@ def _add_authors(
         )
 
 
+Owned = tuple[dict[str, int | None], np.ndarray, np.ndarray]
+
+
+def _owned(inc: Incidence, filters: Filters, authors: Iterable[str]) -> Owned:
+    """The ids of ``authors`` (None: unknown), and their (paper, author) pairs under ``filters``' scope: read from
+    their own rows of the incidence (at a million papers a mask over every pair took 0.2 s for 1,000 authors)."""
+    ids = {iri: inc.author_id(iri) for iri in authors}
+    known = np.array(sorted({i for i in ids.values() if i is not None}), dtype=np.int64)
+    counts = inc.author_ptr[known + 1] - inc.author_ptr[known]
+    papers, owners = inc.author_papers[ranges(inc.author_ptr[known], counts)], np.repeat(known, counts)
+    inside = inc.scope(filters)
+    if inside is not None:
+        papers, owners = papers[inside[papers]], owners[inside[papers]]
+    return ids, papers, owners
+
+
+def joint_papers(inc: Incidence, filters: Filters, authors: Iterable[str]) -> dict[str, int]:
+    """The joint papers of :func:`collaboration` alone: each paper counts its other authors, no pair is listed
+    (a map's summary ranks its 1,000 drawn authors by it, then counts distinct co-authors of the ten it shows)."""
+    ids, papers, owners = _owned(inc, filters, authors)
+    others = np.diff(inc.paper_ptr)[papers] - 1  # a (paper, author) pair is listed once: the rest are co-authors
+    joint = np.bincount(owners, weights=others, minlength=len(inc.authors))
+    return {iri: 0 if i is None else int(joint[i]) for iri, i in ids.items()}
+
+
 def collaboration(inc: Incidence, filters: Filters, authors: Iterable[str]) -> dict[str, tuple[int, int]]:
     """Distinct co-authors and joint papers (summed over co-authors) of each of ``authors`` over the whole network
     ``filters`` select, not only the drawn part (the numbers an author's profile shows), counted at once."""
-    wanted = list(authors)
-    ids = {iri: inc.author_id(iri) for iri in wanted}
-    kept = np.zeros(len(inc.authors), dtype=bool)
-    kept[[i for i in ids.values() if i is not None]] = True
-    mine = kept[inc.ap_author]
-    inside = inc.scope(filters)
-    if inside is not None:
-        mine &= inside[inc.ap_paper]
-    papers, owners = inc.ap_paper[mine], inc.ap_author[mine]
+    ids, papers, owners = _owned(inc, filters, authors)
     starts, lengths = inc.paper_ptr[papers], np.diff(inc.paper_ptr)[papers]
     others = inc.ap_author[ranges(starts, lengths)]  # every (owner, co-author) row of the owners' papers
     owners = np.repeat(owners, lengths)

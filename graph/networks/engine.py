@@ -12,7 +12,7 @@ from typing import Any
 import networkx as nx
 
 from bibgraph.graph.networks import analytics
-from bibgraph.graph.networks.coauthor import coauthor_degrees, coauthor_network, collaboration
+from bibgraph.graph.networks.coauthor import coauthor_degrees, coauthor_network, collaboration, joint_papers
 from bibgraph.graph.networks.ego import ego_network
 from bibgraph.graph.networks.exports import network_syntax
 from bibgraph.graph.networks.incidence import Incidence
@@ -49,9 +49,10 @@ def summary(inc: Incidence, spec: NetworkSpec, drawn: nx.Graph) -> dict[str, Any
     """The analytics beside a co-author map: components, communities and brokers of the drawn map;
     co-authors and joint papers of its strongest authors over the whole filtered network, as profiles count."""
     stats = analytics.summary(drawn)
-    counts = collaboration(inc, spec.filters, list(drawn))
+    joint = joint_papers(inc, spec.filters, list(drawn))  # the pairs of only the ten shown are listed (np.unique)
     name = drawn.nodes
-    strongest = sorted(drawn, key=lambda n: (-counts[n][1], str(name[n].get("name", n))))[:10]
+    strongest = sorted(drawn, key=lambda n: (-joint[n], str(name[n].get("name", n))))[:10]
+    counts = collaboration(inc, spec.filters, strongest)
     stats["strongest"] = [(n, name[n]["name"], *counts[n]) for n in strongest]
     stats["drawn_authors"] = drawn.number_of_nodes()
     return stats

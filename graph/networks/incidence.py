@@ -16,6 +16,7 @@ from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -57,6 +58,15 @@ class Strings(Sequence[str]):
     def __iter__(self) -> Iterator[str]:
         for index in range(len(self)):
             yield self[index]
+
+    def take(self, indices: np.ndarray) -> list[str]:
+        """The strings at ``indices``, their bytes gathered and decoded at once (an item at a time cost ~2-5 us
+        each: the most prolific author at a million papers names 13,342 co-authors)."""
+        starts, ends = self.offsets[indices], self.offsets[indices + 1]
+        data = self.blob[ranges(starts, ends - starts)].tobytes()
+        bounds = np.concatenate(([0], np.cumsum(ends - starts))).tolist()
+        prefix = self.prefix
+        return [prefix + data[a:b].decode("utf-8") for a, b in pairwise(bounds)]
 
     def find(self, text: str) -> int | None:
         """The index of ``text`` in these strings, which must be sorted (binary search), or None."""

@@ -1,10 +1,10 @@
-"""The data behind each HTML page, read from the store with named SPARQL queries: plain dataclasses, so that the
-web layer only formats; values are the store's, so a page always agrees with what a SPARQL client sees."""
+"""The data behind each HTML page (an author's: :mod:`.profile`), read from the store with named SPARQL queries:
+plain dataclasses, so that the web layer only formats; values are the store's, so a page always agrees with what a
+SPARQL client sees."""
 
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from rdflib import Graph
 
@@ -13,213 +13,12 @@ from bibgraph.graph.site.conceptindex import ConceptFigures, paper_items, readin
 from bibgraph.graph.sparql.queries import bind, integer, named_query
 from bibgraph.graph.stores.store import GraphStore
 
-if TYPE_CHECKING:
-    from bibgraph.graph.networks.incidence import Concept, Incidence
 
-
-@dataclass
-class AuthorPaper:
-    iri: str
-    label: str
-    position: int
-    listed: int
-    truncated: bool
-    subject: str | None  # label of the paper's subject (its subarea, or its area)
-    area: str | None  # label of the subject's area, when the subject is a subarea
-    subject_iri: str | None = None
-    area_iri: str | None = None
-
-    @property
-    def role(self) -> str:
-        """``sole``, ``first``, ``last`` or ``middle``; a cut list (等) has no known last author."""
-        if self.listed == 1 and not self.truncated:
-            return "sole"
-        if self.position == 1:
-            return "first"
-        if self.position == self.listed and not self.truncated:
-            return "last"
-        return "middle"
-
-    @property
-    def top(self) -> tuple[str, str] | None:
-        """(IRI, label) of the paper's top-level area."""
-        if self.area_iri and self.area:
-            return self.area_iri, self.area
-        if self.subject_iri and self.subject:
-            return self.subject_iri, self.subject
-        return None
-
-
-@dataclass
-class Coauthor:
-    iri: str
-    name: str
-    joint: int
-
-
-@dataclass
-class AreaCount:
-    iri: str
-    label: str
-    papers: int
-
-
-def _most_first(counts: Counter[tuple[str, str]]) -> list[AreaCount]:
-    """Areas counted by (IRI, label): most papers first, then by :func:`~.conceptindex.reading_key`."""
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], *reading_key(item[0][1], item[0][0])))
-    return [AreaCount(iri, label, n) for (iri, label), n in ranked]
-
-
-@dataclass
-class AuthorProfile:
-    iri: str
-    name: str
-    variants: list[str]
-    papers: list[AuthorPaper] = field(default_factory=list)
-    coauthors: list[Coauthor] = field(default_factory=list)
-
-    def count(self, role: str) -> int:
-        return sum(1 for paper in self.papers if paper.role == role)
-
-    @property
-    def areas(self) -> list[AreaCount]:
-        """Top-level areas with the author's papers in each, most first."""
-        counts: Counter[tuple[str, str]] = Counter(p.top for p in self.papers if p.top)
-        return _most_first(counts)
-
-    @property
-    def subareas(self) -> list[AreaCount]:
-        counts: Counter[tuple[str, str]] = Counter(
-            (p.subject_iri, f"{p.area} · {p.subject}") for p in self.papers if p.area and p.subject_iri
-        )
-        return _most_first(counts)
-
-    @property
-    def by_area(self) -> list[tuple[AreaCount | None, list[AuthorPaper]]]:
-        """The papers grouped by top-level area (most papers first); papers without area last."""
-        groups: list[tuple[AreaCount | None, list[AuthorPaper]]] = [
-            (area, [p for p in self.papers if p.top and p.top[0] == area.iri]) for area in self.areas
-        ]
-        rest = [p for p in self.papers if not p.top]
-        if rest:
-            groups.append((None, rest))
-        return groups
-
-    @property
-    def pages(self) -> int:
-        """Pages of ``AUTHOR_PAGE_SIZE`` papers (at least one): a prolific author's list is paged, as an area's is."""
-        return max(1, -(-len(self.papers) // AUTHOR_PAGE_SIZE))
-
-    def page_span(self, page: int) -> tuple[int, int]:
-        """The 1-based numbers of the first and last paper shown on page ``page``."""
-        first = (page - 1) * AUTHOR_PAGE_SIZE + 1
-        return first, min(len(self.papers), first - 1 + AUTHOR_PAGE_SIZE)
-
-    def page_groups(self, page: int) -> list[tuple[AreaCount | None, list[AuthorPaper], int]]:
-        """Page ``page`` (1-based) of :attr:`by_area`, grouped, each group with its whole size (a cut group goes on)."""
-        start = (page - 1) * AUTHOR_PAGE_SIZE
-        end = start + AUTHOR_PAGE_SIZE
-        shown = []
-        seen = 0
-        for area, papers in self.by_area:
-            part = papers[max(0, start - seen) : max(0, end - seen)]
-            if part:
-                shown.append((area, part, len(papers)))
-            seen += len(papers)
-        return shown
-
-
-AUTHOR_PAGE_SIZE = 100  # papers per author page (at 100k papers, 919 papers and 4,400 co-authors took 0.3 s to render)
-
-
-def _check_iri(iri: str) -> str:
+def check_iri(iri: str) -> str:
     """``iri``, checked before it is written between ``<`` and ``>`` in a query."""
     if not is_iri(iri):
         raise ValueError(f"not an IRI: {iri!r}")
     return iri
-
-
-def author_profile(
-    store: GraphStore,
-    iri: str,
-    incidence: "Incidence | None" = None,
-    titles: Callable[[list[str]], dict[str, str]] | None = None,
-) -> AuthorProfile | None:
-    """The author's page data; the co-authors from ``incidence`` when given (a dataset's, kept by its build: the
-    same pairs the store's ``dcterms:creator`` triples make), else from the store (at 100k papers through an engine
-    the most prolific author's co-author query took seconds); with it, labels from ``titles`` (a search index's)."""
-    iri = _check_iri(iri)
-    rows = store.select(bind(named_query("author_profile").text, author=iri))
-    if not rows:
-        return None
-    alts = str(rows[0]["alts"] or "")
-    profile = AuthorProfile(iri, str(rows[0]["name"]), sorted(a for a in alts.split("\x1f") if a))
-    found_papers = papers_from(store, incidence, iri, titles) if incidence is not None else None
-    if found_papers is None:
-        found_papers = []
-        for row in store.select(bind(named_query("author_papers").text, author=iri)):
-            facts = (str(row["paper"]), str(row["label"]), integer(row["position"]), integer(row["listed"]))
-            concepts = (_text(row[key]) for key in ("conceptLabel", "areaLabel", "concept", "area"))
-            found_papers.append(AuthorPaper(*facts, bool(row["truncated"]), *concepts))
-    profile.papers = sorted(found_papers, key=_page_order)
-    found = coauthors_from(incidence, iri) if incidence is not None else None
-    if found is None:
-        rows = store.select(bind(named_query("author_coauthors").text, author=iri))
-        found = [Coauthor(str(row["coauthor"]), str(row["name"]), integer(row["joint"])) for row in rows]
-    profile.coauthors = found
-    profile.coauthors.sort(key=lambda coauthor: (-coauthor.joint, *reading_key(coauthor.name, coauthor.iri)))
-    return profile
-
-
-def _page_order(paper: AuthorPaper) -> tuple[str, ...]:
-    """Papers by label (:func:`reading_key`); a paper listed twice (two subjects, or the author twice) in one order
-    whichever way its rows were read."""
-    return *reading_key(paper.label, paper.iri), f"{paper.position:09d}", paper.subject_iri or "", paper.area_iri or ""
-
-
-def papers_from(
-    store: GraphStore, incidence: "Incidence", iri: str, titles: Callable[[list[str]], dict[str, str]] | None = None
-) -> list[AuthorPaper] | None:
-    """The author's papers as ``author_papers.rq`` gives them, their subjects, areas and cut lists from the kept
-    ``incidence`` (None: the author or a paper is not in it), labels from ``titles`` when it holds each one."""
-    if incidence.author_id(iri) is None:
-        return None
-    facts_query = bind(named_query("author_paper_facts").text, author=iri)
-    rows = store.select(bind(named_query("author_paper_roles").text, author=iri) if titles else facts_query)
-    if titles is not None:
-        labels = titles(sorted({str(row["paper"]) for row in rows}))
-        held = all(str(row["paper"]) in labels for row in rows)  # not: a paper without abstract (not searchable)
-        rows = [{**row, "label": labels[str(row["paper"])]} for row in rows] if held else store.select(facts_query)
-    found = []
-    for row in rows:
-        paper = incidence.papers.find(str(row["paper"]))
-        if paper is None:
-            return None
-        key = incidence.pc_paper.dtype.type(paper)  # a list (int64) made numpy copy the int32 array at each call
-        first, last = (incidence.pc_paper.searchsorted(key, side=side) for side in ("left", "right"))
-        subjects: list[Concept | None] = [incidence.concepts[int(c)] for c in incidence.pc_concept[first:last]]
-        facts = (str(row["paper"]), str(row["label"]), integer(row["position"]), integer(row["listed"]))
-        for c in subjects or [None]:
-            area = c.area if c and c.area != c.concept else None  # an area is its own area in the incidence
-            subject, label, area_label = (c.concept, c.label, c.area_label if area else None) if c else (None,) * 3
-            found.append(AuthorPaper(*facts, bool(incidence.truncated[paper]), label, area_label, subject, area))
-    return found
-
-
-def coauthors_from(incidence: "Incidence", iri: str) -> list[Coauthor] | None:
-    """The author's co-authors and joint papers from the incidence, as ``author_coauthors.rq`` gives them (or None)."""
-    import numpy as np  # not loaded by a server's start (nor is the incidence's module)
-
-    from bibgraph.graph.networks.incidence import ranges
-
-    author = incidence.author_id(iri)
-    if author is None:
-        return None
-    papers = incidence.author_papers[incidence.author_ptr[author] : incidence.author_ptr[author + 1]]
-    starts, lengths = incidence.paper_ptr[papers], incidence.paper_ptr[papers + 1] - incidence.paper_ptr[papers]
-    others = incidence.ap_author[ranges(starts, lengths)]
-    coauthors, joint = np.unique(others[others != author], return_counts=True)
-    return [Coauthor(incidence.authors[c], incidence.names[c], int(n)) for c, n in zip(coauthors, joint, strict=True)]
 
 
 def dataset_summary(store: GraphStore) -> dict[str, int]:
@@ -261,7 +60,7 @@ def paper_page(
 ) -> PaperPage | None:
     """A paper's page. ``subject_papers(concept, n)``: the first ``n`` papers whose subject is ``concept`` in page
     order, when known (:mod:`.conceptindex`), so that "same subarea" need not sort the whole subarea."""
-    iri = _check_iri(iri)
+    iri = check_iri(iri)
     rows = store.select(bind(named_query("paper").text, paper=iri))
     if not rows:
         return None
@@ -304,10 +103,10 @@ def paper_from_row(iri: str, row: Mapping[str, object]) -> PaperPage:
         author_list=str(row["authorList"]),
         listed=integer(row["listed"]),
         truncated=bool(row["truncated"]),
-        subject=_text(row["concept"]),
-        subject_label=_text(row["conceptLabel"]),
-        area=_text(row["area"]),
-        area_label=_text(row["areaLabel"]),
+        subject=text_of(row["concept"]),
+        subject_label=text_of(row["conceptLabel"]),
+        area=text_of(row["area"]),
+        area_label=text_of(row["areaLabel"]),
     )
 
 
@@ -315,7 +114,7 @@ def author_from_row(row: Mapping[str, object]) -> PaperAuthor:
     return PaperAuthor(integer(row["position"]), str(row["person"]), str(row["written"]), str(row["name"]))
 
 
-def _text(value: object) -> str | None:
+def text_of(value: object) -> str | None:
     return None if value is None else str(value)
 
 

@@ -97,7 +97,9 @@ def check_everything(
         same_network(coauthor.coauthor_network(incidence, filters), oracle.coauthor_network(rows, filters))
         scoped = bipartite_graph(rows, filters)
         present = sorted(n for n, side in scoped.nodes(data="bipartite") if side)
-        assert coauthor.collaboration(incidence, filters, present) == oracle.collaboration(scoped, present)
+        found = oracle.collaboration(scoped, present)
+        assert coauthor.collaboration(incidence, filters, present) == found
+        assert coauthor.joint_papers(incidence, filters, present) == {a: joint for a, (_, joint) in found.items()}
     whole = bipartite_graph(rows)
     authors = sorted(n for n, side in whole.nodes(data="bipartite") if side)
     assert set(incidence.names) == {name for _, name in whole.nodes(data="name") if name}
@@ -214,6 +216,14 @@ def test_strings_hold_their_shared_prefix_once_and_read_back_and_find_as_given(
     assert strings.find(prefix + absent) == (
         given_texts.index(prefix + absent) if prefix + absent in given_texts else None
     )
+
+
+@given(st.lists(st.text(max_size=6), max_size=20), st.sampled_from(["", "http://b/author/", "\U0001f600"]), st.data())
+def test_strings_taken_at_once_are_each_read_alone(texts: list[str], prefix: str, data: st.DataObject) -> None:
+    """``take`` (one gather and decode for many indices, in any order, repeated or none) reads what indexing reads."""
+    strings = Strings.of(sorted({prefix + text for text in texts}))
+    indices = data.draw(st.lists(st.integers(0, len(strings) - 1), max_size=30) if len(strings) else st.just([]))
+    assert strings.take(np.array(indices, dtype=np.int64)) == [strings[i] for i in indices]
 
 
 def test_strings_kept_before_prefixes_were_held_apart_still_read() -> None:

@@ -162,7 +162,7 @@ def test_same_subarea_papers_from_the_order_equal_the_sorting_query(which, seed_
 def test_papers_and_people_are_listed_with_case_and_accents_aside_on_area_and_author_pages() -> None:
     """Real lists write family names in capitals ("AHMED Ali") beside "Ahmed": listed as written, every capital
     came before every small letter ("AHMED" … "Baker" … "adams") and an accented initial after Z."""
-    from bibgraph.graph.site.pagedata import author_profile
+    from bibgraph.graph.site.profile import author_profile
     from tests.networks.test_incidence import built
 
     firsts = ["Baker Di", "adams Bo", "Ähmed Cy", "AHMED Ali", "Ahmed Ed", "zhou Fa", "Émile Gu"]

@@ -15,7 +15,8 @@ from bibgraph.graph.ingest.names import person_key
 from bibgraph.graph.ingest.parse import parse_file
 from bibgraph.graph.ingest.plaintext import plain_text
 from bibgraph.graph.rdf.vocab import sparql_prologue
-from bibgraph.graph.site.pagedata import author_profile, histogram_bins
+from bibgraph.graph.site.pagedata import histogram_bins
+from bibgraph.graph.site.profile import author_profile
 from bibgraph.seeds import seed_directory
 from tests.conftest import BASE
 
@@ -281,3 +282,26 @@ def test_500_is_a_styled_page_for_browsers_and_text_for_clients() -> None:
         assert plain.status_code == 500 and plain.mimetype == "text/plain"
     finally:
         app.extensions["bibgraph"].close()
+
+
+def test_an_authors_page_counts_every_coauthor_and_lists_the_top_shown(client, seed_store, monkeypatch) -> None:
+    """The page counts all of the author's co-authors (``author_coauthors.rq``) but lists only the first
+    ``COAUTHORS_SHOWN`` (most joint papers, then by name), with the SPARQL query for the rest."""
+    from bibgraph.graph.site import profile as profile_module
+    from bibgraph.graph.sparql.queries import bind, named_query
+
+    creators = "SELECT ?a WHERE { ?p <http://purl.org/dc/terms/creator> ?a }"
+    counts = Counter(str(row["a"]) for row in seed_store.select(creators))
+
+    def coauthors(author: str) -> list[dict[str, object]]:
+        return seed_store.select(bind(named_query("author_coauthors").text, author=author))
+
+    author = max(counts, key=lambda a: (len(coauthors(a)), a))
+    whole = coauthors(author)
+    assert len(whole) > 12  # enough to cut
+    monkeypatch.setattr(profile_module, "COAUTHORS_SHOWN", 12)
+    html = client.get(author.removeprefix(BASE.rstrip("/"))).get_data(as_text=True)
+    assert f'<dd data-count="coauthors">{len(whole):,}</dd>' in html
+    assert f"Show the top 12 of {len(whole):,} co-authors" in html and "All co-authors, as a SPARQL query" in html
+    side = html.split('id="coauthors-heading"', 1)[1].split('id="maps-heading"', 1)[0]
+    assert side.count("<tr><td>") == 12

@@ -11,7 +11,8 @@ import pytest
 import rispy
 
 from bibgraph.graph.site import cite
-from bibgraph.graph.site.pagedata import author_profile, paper_page
+from bibgraph.graph.site.pagedata import paper_page
+from bibgraph.graph.site.profile import author_profile
 from tests.conftest import BASE
 
 AUTHOR = "author/ke-wang-88ba8dc3"

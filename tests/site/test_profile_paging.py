@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bibgraph.graph.site import pagedata
-from bibgraph.graph.site.pagedata import AuthorPaper, AuthorProfile, author_profile
+from bibgraph.graph.site import profile as profile_module
+from bibgraph.graph.site.profile import AuthorPaper, AuthorProfile, author_profile
 from tests.conftest import BASE
 
 AREAS = [(f"{BASE}area/a{i}", f"Area {i}") for i in range(4)]
@@ -27,7 +27,7 @@ def profiles(draw: st.DrawFn) -> AuthorProfile:
 @given(profiles(), st.integers(1, 7))
 def test_the_pages_hold_every_paper_once_in_area_order_with_whole_group_counts(profile: AuthorProfile, size) -> None:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pagedata, "AUTHOR_PAGE_SIZE", size)
+        patch.setattr(profile_module, "AUTHOR_PAGE_SIZE", size)
         shown = [profile.page_groups(page) for page in range(1, profile.pages + 1)]
         spans = [profile.page_span(page) for page in range(1, profile.pages + 1)]
         assert profile.pages == -(-len(profile.papers) // size)
@@ -51,7 +51,7 @@ def test_an_authors_page_lists_each_paper_on_one_page_and_keeps_the_counts(clien
         for row in seed_store.select("SELECT ?a WHERE { ?p <http://purl.org/dc/terms/creator> ?a }")
     ).most_common(1)[0]
     assert papers >= 2  # the seeds' most prolific author has papers enough to page by one
-    monkeypatch.setattr(pagedata, "AUTHOR_PAGE_SIZE", 1)
+    monkeypatch.setattr(profile_module, "AUTHOR_PAGE_SIZE", 1)
     profile = author_profile(seed_store, f"{BASE}author/{key}")
     assert profile is not None and profile.pages == papers
     seen: list[str] = []
