@@ -1,5 +1,6 @@
 """The topic networks: areas and subareas linked by the authors and papers they share, from the incidence."""
 
+import weakref
 from collections import defaultdict
 from itertools import combinations
 
@@ -20,6 +21,32 @@ def _topic_authors(inc: Incidence, topic_of: np.ndarray, topics: int) -> sparse.
     matrix = sparse.csr_matrix((np.ones(len(rows), dtype=np.int32), (rows, cols)), shape=(topics, len(inc.authors)))
     matrix.data[:] = 1  # duplicates summed: one per author
     return matrix
+
+
+# The last incidence's authors and papers by concept: every topic map is made from them (a dataset derives one per
+# area and two more: each read the whole incidence again, 17 of an add's s at a million papers).
+_by_concept: "tuple[weakref.ref[Incidence], sparse.csr_matrix, sparse.csr_matrix] | None" = None
+
+
+def _concept_rows(inc: Incidence) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
+    """Bool matrices concepts x authors (:func:`_topic_authors`) and concepts x papers of ``inc``."""
+    global _by_concept
+    if _by_concept is None or _by_concept[0]() is not inc:
+        papers = sparse.csr_matrix(
+            (np.ones(len(inc.pc_paper), dtype=np.int32), (inc.pc_concept, inc.pc_paper)),
+            shape=(len(inc.concepts), len(inc.papers)),
+        )
+        papers.data[:] = 1
+        _by_concept = (weakref.ref(inc), _topic_authors(inc, inc.pc_concept, len(inc.concepts)), papers)
+    return _by_concept[1], _by_concept[2]
+
+
+def _merged(rows: np.ndarray, into: np.ndarray, count: int, matrix: sparse.csr_matrix) -> sparse.csr_matrix:
+    """Bool matrix of ``count`` rows: row ``into[k]`` holds every column of row ``rows[k]`` of ``matrix``."""
+    pick = sparse.csr_matrix((np.ones(len(rows), dtype=np.int32), (into, rows)), shape=(count, matrix.shape[0]))
+    merged = (pick @ matrix).tocsr()
+    merged.data[:] = 1
+    return merged
 
 
 def _papers_per(inc: Incidence, nodes: np.ndarray, papers: np.ndarray, count: int) -> np.ndarray:
@@ -86,12 +113,13 @@ def topic_map(inc: Incidence, expand: str | None = None, strongest: int = 3) -> 
         dtype=np.int64,
     )
     area_of = np.array([node_index[c.area] for c in inc.concepts], dtype=np.int64)
-    topic_of = drawn_as[inc.pc_concept]
-    both = np.concatenate([topic_of, area_of[inc.pc_concept]])
-    papers = _papers_per(inc, both, np.concatenate([inc.pc_paper, inc.pc_paper]), len(nodes))
+    by_author, by_paper = _concept_rows(inc)
+    concepts = np.arange(len(inc.concepts))
+    both = _merged(np.concatenate([concepts, concepts]), np.concatenate([drawn_as, area_of]), len(nodes), by_paper)
+    papers = np.diff(both.indptr)  # a paper counts for the topic it is drawn under and for its area
     for node, i in node_index.items():
         network.nodes[node]["papers"] = int(papers[i])
-    who = _topic_authors(inc, topic_of, len(nodes))
+    who = _merged(concepts, drawn_as, len(nodes), by_author)
     sizes = np.asarray(who.sum(axis=1)).ravel()
     everyone = int(np.count_nonzero(np.asarray(who.sum(axis=0)).ravel()))
     shared = (who @ who.T).toarray()
