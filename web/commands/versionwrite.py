@@ -43,6 +43,7 @@ from bibgraph.graph.networks.incidence import (  # numpy, scipy: a build needs
     incidence_of,
     incidence_part,
 )
+from bibgraph.graph.networks.incidencemerge import merged
 from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.site.conceptupdate import updated_index
@@ -226,12 +227,13 @@ def _extend_incidence(
     version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore
 ) -> tuple[Incidence, Incidence] | None:
     """Keep the incidence of ``version`` (its ``store``) as the previous version's extended by ``additions`` (when it
-    kept one); the previous incidence and this one."""
+    kept one: merged into its arrays, :func:`~bibgraph.graph.networks.incidencemerge.merged`, else its rows read
+    again); the previous incidence and this one."""
     key = derived_key("incidence")
     kept, before = DerivedFiles(served / DERIVED).load(key)
     if not kept:  # derived from the whole store by the app, as by a build
         return None
-    incidence = extended(before, additions, store)
+    incidence = merged(before, additions, store) or extended(before, additions, store)
     DerivedFiles(version / DERIVED, writable=True).save(key, incidence)
     return before, incidence
 
