@@ -191,8 +191,8 @@ def _places(searches: list[tuple[KeptOrder, list[tuple[str, str, str]]]], store:
         }
         wanted = {(number, middle) for number, middle in wanted if middle not in probed[number]}
         iris = {(number, middle): searches[number][0][middle] for number, middle in wanted}
-        for block in _values(sorted(set(iris.values()) - labels.keys())):
-            rows = store.select(bind(named_query("paper_list_items").text, paper=block))
+        for block in _values(sorted(set(iris.values()) - labels.keys())):  # the label alone: 40% less a probe
+            rows = store.select(bind(named_query("paper_labels").text, paper=block))
             labels.update((str(r["paper"]), str(r["label"])) for r in rows)
         for (number, middle), iri in iris.items():
             probed[number][middle] = reading_key(labels[iri], iri)
