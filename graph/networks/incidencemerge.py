@@ -6,18 +6,19 @@ papers and authors are put at their places in the previous sorted strings (a bin
 numbers move up by the new ones before them (one ``searchsorted``, order kept), and the new pairs are inserted into
 the previous sorted pair arrays: passes over arrays, no Python object per previous paper or author.
 
-The result is the one :func:`~.incidence.extended` gives (tests/networks/test_incidence.py proves it against
-the store read again). Cases it does not take (None: the caller reads the rows as before): a new concept, a new
-IRI outside the shared prefix of the previous strings.
+The result is the incidence of the whole store read again (tests/networks/test_incidencemerge.py), a person named
+only by the add included (their earlier papers are asked for; :func:`~.incidence.extended` misses them). The one
+case it does not take (None: the caller reads the rows as before): a concept with two labels or areas.
 """
 
 import bisect
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pyoxigraph as ox
 
-from bibgraph.graph.networks.incidence import Incidence, Strings, _rows
+from bibgraph.graph.networks.incidence import Concept, Incidence, Strings, _rows, _shared_prefix
 from bibgraph.graph.sparql.queries import bind, named_query
 from bibgraph.graph.stores.store import GraphStore
 
@@ -46,20 +47,21 @@ def merged(previous: Incidence, added: GraphStore, store: GraphStore) -> Inciden
     subjects.update((str(r["paper"]), str(r["concept"])) for r in _bound(store, "incidence_subjects", paper=new_papers))
     cut = {str(row["paper"]) for row in _rows(added, "incidence_truncated")}
     cut.update(str(row["paper"]) for row in _bound(store, "incidence_truncated", paper=new_papers))
-    author_places, paper_places = _places(previous.authors, fresh), _places(previous.papers, new_papers)
-    if author_places is None or paper_places is None:
-        return None
-    concept_number = {c.concept: number for number, c in enumerate(previous.concepts)}
-    # a concept the previous incidence holds is known: an add never renames one (its labels are the store's); one
-    # held under two labels or areas is left to the rows
-    if len(concept_number) < len(previous.concepts) or any(c not in concept_number for _, c in subjects):
-        return None
-    authors = _inserted(previous.authors, author_places, fresh)
-    papers = _inserted(previous.papers, paper_places, new_papers)
+    before_authors, before_papers = _reprefixed(previous.authors, fresh), _reprefixed(previous.papers, new_papers)
+    author_places, paper_places = _places(before_authors, fresh), _places(before_papers, new_papers)
+    authors = _inserted(before_authors, author_places, fresh)
+    papers = _inserted(before_papers, paper_places, new_papers)
     author_moved = _moved(len(previous.authors), author_places)
     paper_moved = _moved(len(previous.papers), paper_places)
     truncated = np.insert(previous.truncated, paper_places, False)
     truncated[[number for number in map(papers.find, cut) if number is not None]] = True
+    in_incidence = sorted((paper, concept) for paper, concept in subjects if papers.find(paper) is not None)
+    concepts = _concepts(previous.concepts, {concept for _, concept in in_incidence}, store)
+    if concepts is None:
+        return None
+    concept_number = {c.concept: number for number, c in enumerate(concepts)}
+    concept_moved = np.array([concept_number[c.concept] for c in previous.concepts], dtype=np.int64)
+    in_incidence = [(paper, concept) for paper, concept in in_incidence if concept in concept_number]
 
     def number(strings: Strings, iris: Iterable[str]) -> np.ndarray:
         return np.array([strings.find(iri) for iri in iris], dtype=np.int64).reshape(-1)
@@ -72,16 +74,17 @@ def merged(previous: Incidence, added: GraphStore, store: GraphStore) -> Inciden
     author_of, paper_of = _merge_pairs(
         author_moved[by_author], paper_moved[previous.author_papers], new_ap[:, ::-1], len(papers)
     )
-    in_incidence = [(paper, concept) for paper, concept in sorted(subjects) if papers.find(paper) is not None]
     new_pc = np.column_stack(
         [number(papers, (p for p, _ in in_incidence)), np.array([concept_number[c] for _, c in in_incidence])]
     ).reshape(-1, 2)
     pc_paper, pc_concept = _merge_pairs(
-        paper_moved[previous.pc_paper], previous.pc_concept.astype(np.int64), new_pc, max(len(previous.concepts), 1)
+        paper_moved[previous.pc_paper], concept_moved[previous.pc_concept], new_pc, max(len(concepts), 1)
     )
     return Incidence(
         authors=authors,
-        names=_inserted(previous.names, author_places, [named[iri] for iri in fresh]),
+        names=_inserted(
+            _reprefixed(previous.names, [named[iri] for iri in fresh]), author_places, [named[iri] for iri in fresh]
+        ),
         papers=papers,
         truncated=truncated,
         ap_paper=ap_paper,
@@ -91,8 +94,22 @@ def merged(previous: Incidence, added: GraphStore, store: GraphStore) -> Inciden
         author_papers=paper_of,
         pc_paper=pc_paper,
         pc_concept=pc_concept,
-        concepts=list(previous.concepts),
+        concepts=concepts,
     )
+
+
+def _concepts(previous: list[Concept], wanted: set[str], store: GraphStore) -> list[Concept] | None:
+    """``previous`` with the concepts of ``wanted`` it lacks, labelled from the store, in the incidence's order (an
+    add never renames a concept; one without a label is left out, as by the rows); None when a concept has two
+    labels or areas (several entries: left to the rows)."""
+    known = {concept.concept for concept in previous}
+    found: defaultdict[str, list[Concept]] = defaultdict(list)
+    for row in _bound(store, "incidence_concepts", concept=sorted(wanted - known)):
+        labels = str(row["conceptLabel"]), str(row["area"]), str(row["areaLabel"])
+        found[str(row["concept"])].append(Concept(str(row["concept"]), *labels))
+    if len(known) < len(previous) or any(len(entries) > 1 for entries in found.values()):
+        return None
+    return sorted([*previous, *(entries[0] for entries in found.values())], key=lambda c: (c.concept, c.area))
 
 
 def _bound(store: GraphStore, name: str, **values: list[str]) -> Iterator[dict]:
@@ -103,12 +120,20 @@ def _bound(store: GraphStore, name: str, **values: list[str]) -> Iterator[dict]:
         yield from store.iter_select(bind(named_query(name).text, **{variable: block}))
 
 
-def _places(strings: Strings, iris: list[str]) -> np.ndarray | None:
-    """Where each of ``iris`` (sorted, none in ``strings``) goes in ``strings``; None when one lacks their prefix
-    (the strings would be held under another: read again then)."""
-    if any(not iri.startswith(strings.prefix) for iri in iris):
-        return None
+def _places(strings: Strings, iris: list[str]) -> np.ndarray:
+    """Where each of ``iris`` (sorted, none in ``strings``) goes in ``strings``."""
     return np.array([bisect.bisect_left(strings, iri) for iri in iris], dtype=np.int64)
+
+
+def _reprefixed(strings: Strings, texts: list[str]) -> Strings:
+    """``strings`` held under the prefix they share with ``texts`` too (shorter when one of these lacks theirs)."""
+    prefix = _shared_prefix([strings.prefix, *texts]) if len(strings) else ""
+    extra = np.frombuffer(strings.prefix[len(prefix) :].encode("utf-8"), dtype=np.uint8)
+    if not len(extra):
+        return strings
+    starts = np.repeat(strings.offsets[:-1], len(extra))
+    blob = np.insert(strings.blob, starts, np.tile(extra, len(strings)))
+    return Strings(blob, strings.offsets + len(extra) * np.arange(len(strings) + 1), prefix)
 
 
 def _inserted(strings: Strings, places: np.ndarray, texts: list[str]) -> Strings:
