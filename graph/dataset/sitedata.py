@@ -26,6 +26,7 @@ from bibgraph.graph.networks import AREA, Filters
 from bibgraph.graph.networks.filters import drawn
 from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
 from bibgraph.graph.site.conceptindex import PAPER_ORDER, ConceptFigures, concept_index
+from bibgraph.graph.site.homeupdate import home_counts
 from bibgraph.graph.site.pagedata import charts, concept_tree, dataset_summary, histogram_bins
 from bibgraph.graph.site.search import FILE_NAME
 from bibgraph.graph.stores.store import GraphStore, OxigraphGraphStore
@@ -55,7 +56,8 @@ def concept_figures(
 
 
 def home_figures(store: GraphStore, degrees: Counter[int], figures: dict[str, ConceptFigures]) -> dict[str, Any]:
-    """The home page's numbers: the summary, the area tree, the authors-per-paper and co-author degree charts."""
+    """The home page's numbers: the summary, the area tree, the authors-per-paper and co-author degree charts (and
+    their raw counts, which an add updates: :mod:`~bibgraph.graph.site.homeupdate`)."""
     summary = dataset_summary(store)
     found = charts(store, summary["authors"], degrees)
     return {
@@ -63,6 +65,7 @@ def home_figures(store: GraphStore, degrees: Counter[int], figures: dict[str, Co
         "tree": concept_tree(figures),
         "authors_per_paper": histogram_bins(found.authors_per_paper),
         "degrees": histogram_bins(found.degree_histogram),
+        "counts": home_counts(found.authors_per_paper, found.degree_histogram),  # what an add updates
     }
 
 

@@ -1,32 +1,84 @@
 """The topic networks: areas and subareas linked by the authors and papers they share, from the incidence."""
 
+import weakref
 from collections import defaultdict
+from dataclasses import dataclass
 from itertools import combinations
 
 import networkx as nx
 import numpy as np
-from scipy import sparse
 
 from bibgraph.graph.networks.filters import AREA, SUBAREA
-from bibgraph.graph.networks.incidence import Incidence, ranges
+from bibgraph.graph.networks.incidence import Incidence
+
+WORD = 62  # concepts per int64 word of a concept set (its sums stay exact)
 
 
-def _topic_authors(inc: Incidence, topic_of: np.ndarray, topics: int) -> sparse.csr_matrix:
-    """Bool matrix topics x authors: who wrote a paper drawn under each topic (``topic_of`` per pc pair)."""
-    starts, ends = inc.paper_ptr[inc.pc_paper], inc.paper_ptr[inc.pc_paper + 1]
-    lengths = ends - starts
-    rows = np.repeat(topic_of, lengths)
-    cols = inc.ap_author[ranges(starts, lengths)]  # every author of each (paper, topic) pair
-    matrix = sparse.csr_matrix((np.ones(len(rows), dtype=np.int32), (rows, cols)), shape=(topics, len(inc.authors)))
-    matrix.data[:] = 1  # duplicates summed: one per author
-    return matrix
+@dataclass(frozen=True)
+class ConceptSets:
+    """Papers and authors grouped by the set of concepts they have a paper under: a topic network counts groups
+    (a few thousand at a million papers), not papers and authors, so each map of one incidence is a small product
+    and the incidence is read once for all of them (each map read it again: 17 of an add's s at a million papers).
+    """
+
+    papers: np.ndarray  # bool, groups x concepts: the concepts of each group of papers (none without one)
+    paper_counts: np.ndarray  # papers in each group
+    authors: np.ndarray  # bool, groups x concepts: the concepts each group of authors wrote a paper under
+    author_counts: np.ndarray
+
+    def shared(self, nodes: np.ndarray, count: int, authors: bool) -> np.ndarray:
+        """Count x count: the papers (or authors) under both nodes (and, on the diagonal, under each) once every
+        concept ``c`` is drawn as node ``nodes[c]``."""
+        groups, counts = (self.authors, self.author_counts) if authors else (self.papers, self.paper_counts)
+        under = self.under(groups, nodes, count)
+        return (under * counts[:, None]).T @ under
+
+    @staticmethod
+    def under(groups: np.ndarray, nodes: np.ndarray, count: int) -> np.ndarray:
+        """Int matrix groups x nodes: 1 where a concept of the group is drawn as the node (``nodes`` per concept:
+        a node number, or a row of them)."""
+        drawn = np.zeros((len(nodes), count), dtype=np.int64)
+        for column in np.atleast_2d(nodes.T):
+            drawn[np.arange(len(nodes)), column] = 1
+        return ((groups.astype(np.int64) @ drawn) > 0).astype(np.int64)
 
 
-def _papers_per(inc: Incidence, nodes: np.ndarray, papers: np.ndarray, count: int) -> np.ndarray:
-    """Distinct papers per node, given (node, paper) pairs."""
-    width = max(len(inc.papers), 1)
-    pairs = np.unique(nodes.astype(np.int64) * width + papers)
-    return np.bincount(pairs // width, minlength=count)
+def _sets(values: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct non-empty rows of ``values`` (concept sets as int64 words) as bool rows of ``width`` concepts,
+    and how many rows hold each."""
+    found, counts = np.unique(values[values.any(axis=1)], axis=0, return_counts=True)
+    columns = np.arange(width)
+    bits = (found[:, columns // WORD] >> (columns % WORD)) & 1
+    return bits.astype(bool).reshape(len(found), width), counts.astype(np.int64)
+
+
+def _union(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray, rows: int) -> np.ndarray:
+    """Rows x words: the OR of ``values``' rows ``starts[i] .. starts[i] + lengths[i] - 1`` for each row ``i``."""
+    found = np.zeros((rows, values.shape[1]), dtype=np.int64)
+    some = lengths > 0
+    if some.any():
+        found[some] = np.bitwise_or.reduceat(values, starts[some], axis=0)
+    return found
+
+
+_kept: "tuple[weakref.ref[Incidence], ConceptSets] | None" = None  # the last incidence's, for its next map
+
+
+def concept_sets(inc: Incidence) -> ConceptSets:
+    """The :class:`ConceptSets` of ``inc`` (kept for the last incidence asked about)."""
+    global _kept
+    if _kept is not None and _kept[0]() is inc:
+        return _kept[1]
+    width, words = len(inc.concepts), max(1, -(-len(inc.concepts) // WORD))
+    bits = np.zeros((len(inc.pc_paper), words), dtype=np.int64)
+    concepts = inc.pc_concept.astype(np.int64)
+    bits[np.arange(len(concepts)), concepts // WORD] = np.left_shift(1, concepts % WORD)
+    pc_ptr = np.searchsorted(inc.pc_paper, np.arange(len(inc.papers) + 1))
+    papers = _union(bits, pc_ptr[:-1], np.diff(pc_ptr), len(inc.papers))
+    authors = _union(papers[inc.author_papers], inc.author_ptr[:-1], np.diff(inc.author_ptr), len(inc.authors))
+    found = ConceptSets(*_sets(papers, width), *_sets(authors, width))
+    _kept = (weakref.ref(inc), found)
+    return found
 
 
 def topic_network(inc: Incidence) -> nx.Graph:
@@ -43,20 +95,15 @@ def topic_network(inc: Incidence) -> nx.Graph:
     areas = sorted({c.area for c in inc.concepts})
     area_index = {area: i for i, area in enumerate(areas)}
     concept_area = np.array([area_index[c.area] for c in inc.concepts], dtype=np.int64)
-    subject_papers = _papers_per(inc, inc.pc_concept, inc.pc_paper, len(inc.concepts))
-    area_papers = _papers_per(inc, concept_area[inc.pc_concept], inc.pc_paper, len(areas))
+    sets, own = concept_sets(inc), np.arange(len(inc.concepts))
+    shared_papers = sets.shared(own, len(inc.concepts), authors=False)
+    subject_papers = np.diagonal(shared_papers)
+    area_papers = np.diagonal(sets.shared(concept_area, len(areas), authors=False))
     for node, kind in network.nodes(data="kind"):
         network.nodes[node]["papers"] = int(
             area_papers[area_index[node]] if kind == AREA else subject_papers[index[node]]
         )
-    incidence = sparse.csr_matrix(
-        (np.ones(len(inc.pc_paper), dtype=np.int32), (inc.pc_concept, inc.pc_paper)),
-        shape=(len(inc.concepts), len(inc.papers)),
-    )
-    incidence.data[:] = 1
-    shared_papers = (incidence @ incidence.T).toarray()
-    who = _topic_authors(inc, inc.pc_concept, len(inc.concepts))
-    shared_authors = (who @ who.T).toarray()
+    shared_authors = sets.shared(own, len(inc.concepts), authors=True)
     with_papers = [i for i in range(len(inc.concepts)) if subject_papers[i]]
     for i, j in combinations(sorted(with_papers, key=lambda i: inc.concepts[i].concept), 2):
         a, b = inc.concepts[i].concept, inc.concepts[j].concept
@@ -86,15 +133,14 @@ def topic_map(inc: Incidence, expand: str | None = None, strongest: int = 3) -> 
         dtype=np.int64,
     )
     area_of = np.array([node_index[c.area] for c in inc.concepts], dtype=np.int64)
-    topic_of = drawn_as[inc.pc_concept]
-    both = np.concatenate([topic_of, area_of[inc.pc_concept]])
-    papers = _papers_per(inc, both, np.concatenate([inc.pc_paper, inc.pc_paper]), len(nodes))
+    sets = concept_sets(inc)
+    both = np.column_stack([drawn_as, area_of])  # a paper counts for the topic it is drawn under and for its area
+    papers = np.diagonal(sets.shared(both, len(nodes), authors=False))
     for node, i in node_index.items():
         network.nodes[node]["papers"] = int(papers[i])
-    who = _topic_authors(inc, topic_of, len(nodes))
-    sizes = np.asarray(who.sum(axis=1)).ravel()
-    everyone = int(np.count_nonzero(np.asarray(who.sum(axis=0)).ravel()))
-    shared = (who @ who.T).toarray()
+    shared = sets.shared(drawn_as, len(nodes), authors=True)
+    sizes = np.diagonal(shared)
+    everyone = int(sets.author_counts.sum())  # every author with a paper under a concept: each is drawn
     drawn = [i for i in range(len(nodes)) if sizes[i]]
     candidates: dict[str, list[tuple[float, str, int]]] = defaultdict(list)
     for i, j in combinations(drawn, 2):

@@ -99,6 +99,7 @@ def updated_index(
         iri: (previous[iri].papers if iri in previous else 0) + sum(paper in labels for paper in new_papers[iri])
         for iri in concepts
     }
+    done: list[tuple[ConceptFigures, int, KeptOrder | None, list[tuple[str, str, str]]]] = []
     for iri in index_order(concepts):
         label, broader = concepts[iri]
         before = previous.get(iri) or ConceptFigures(iri, label, broader, 0, 0, ())
@@ -114,15 +115,19 @@ def updated_index(
             iri, label, broader, papers[iri], authors, best_authors(candidates), narrower(concepts, papers, iri)
         )
         entries = sorted(reading_key(labels[paper], paper) for paper in new_papers[iri] if paper in labels)
-        if not entries:
-            yield ConceptUpdate(figures, max(1, -(-before.papers // chunk)), [])
+        kept = KeptOrder(before.papers, chunk, partial(piece, iri)) if entries else None
+        done.append((figures, max(1, -(-before.papers // chunk)), kept, entries))
+    places = _places([(kept, entries) for _, _, kept, entries in done if kept is not None], store)
+    while done:  # each order's pieces released once its tail is made
+        figures, pieces, kept, entries = done.pop(0)
+        if kept is None:
+            yield ConceptUpdate(figures, pieces, [])
             continue
-        kept = KeptOrder(before.papers, chunk, partial(piece, iri))
-        places = _places(kept, entries, store)
-        first = places[0] // chunk
+        found = places.pop(0)
+        first = found[0] // chunk
         tail: list[str] = []
         at = first * chunk
-        for place, (*_, paper) in zip(places, entries, strict=True):
+        for place, (*_, paper) in zip(found, entries, strict=True):
             tail += kept.between(at, place)
             tail.append(paper)
             at = place
@@ -169,25 +174,37 @@ def _creators(store: GraphStore, papers: list[str]) -> dict[str, list[str]]:
     return found
 
 
-def _places(kept: KeptOrder, entries: list[tuple[str, str, str]], store: GraphStore) -> list[int]:
-    """Where each of ``entries`` (their :func:`~.conceptindex.reading_key`, sorted) goes in ``kept``: binary
-    searches side by side, the labels of each step's probes fetched in one query."""
-    low, high = [0] * len(entries), [len(kept)] * len(entries)
-    probed: dict[int, tuple[str, str, str]] = {}
+def _places(searches: list[tuple[KeptOrder, list[tuple[str, str, str]]]], store: GraphStore) -> list[list[int]]:
+    """Where each entry (a :func:`~.conceptindex.reading_key`; sorted) of each search goes in its kept order: binary
+    searches side by side, those of every concept at once, the labels of each step's probes fetched together (a
+    query per ``BATCH`` of them, not one per concept and step) and each paper's label once."""
+    low = [[0] * len(entries) for _, entries in searches]
+    high = [[len(kept)] * len(entries) for kept, entries in searches]
+    probed: list[dict[int, tuple[str, str, str]]] = [{} for _ in searches]
+    labels: dict[str, str] = {}
     while True:
-        active = [i for i in range(len(entries)) if low[i] < high[i]]
+        wanted = {
+            (number, (low[number][i] + high[number][i]) // 2)
+            for number, (_, entries) in enumerate(searches)
+            for i in range(len(entries))
+            if low[number][i] < high[number][i]
+        }
+        wanted = {(number, middle) for number, middle in wanted if middle not in probed[number]}
+        iris = {(number, middle): searches[number][0][middle] for number, middle in wanted}
+        for block in _values(sorted(set(iris.values()) - labels.keys())):  # the label alone: 40% less a probe
+            rows = store.select(bind(named_query("paper_labels").text, paper=block))
+            labels.update((str(r["paper"]), str(r["label"])) for r in rows)
+        for (number, middle), iri in iris.items():
+            probed[number][middle] = reading_key(labels[iri], iri)
+        active = False
+        for number, (_, entries) in enumerate(searches):
+            for i, entry in enumerate(entries):
+                if low[number][i] < high[number][i]:
+                    active = True
+                    middle = (low[number][i] + high[number][i]) // 2
+                    if probed[number][middle] < entry:
+                        low[number][i] = middle + 1
+                    else:
+                        high[number][i] = middle
         if not active:
             return low
-        wanted = {(low[i] + high[i]) // 2 for i in active} - probed.keys()
-        iris = {place: kept[place] for place in wanted}
-        found: dict[str, str] = {}
-        for block in _values(sorted(set(iris.values()))):
-            rows = store.select(bind(named_query("paper_list_items").text, paper=block))
-            found.update((str(r["paper"]), str(r["label"])) for r in rows)
-        probed.update((place, reading_key(found[iri], iri)) for place, iri in iris.items())
-        for i in active:
-            middle = (low[i] + high[i]) // 2
-            if probed[middle] < entries[i]:
-                low[i] = middle + 1
-            else:
-                high[i] = middle

@@ -10,11 +10,16 @@ import os
 import re
 import secrets
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
 _TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[1-9][0-9]*)\.[0-9a-f]{8}\.part")
+# A directory's stale temporaries are looked for at most once a minute per process: an add writes a few thousand
+# files into one directory of tens of thousands, and listing it before each write took 2.7 of its s at 1M papers.
+SWEEP_INTERVAL = 60.0
+_swept: dict[Path, float] = {}
 
 
 def temporary_name(path: Path) -> Path:
@@ -61,7 +66,10 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> int:
     On any failure the temporary is removed and ``path`` is left as it was. Returns the size.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(path.parent)
+    now = time.monotonic()
+    if now - _swept.get(path.parent, -SWEEP_INTERVAL) >= SWEEP_INTERVAL:
+        remove_stale_temporaries(path.parent)
+        _swept[path.parent] = now
     temporary = temporary_name(path)
     handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:

@@ -16,7 +16,7 @@ from bench.generate import write_corpus
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name
 from bibgraph.graph.dataset.directory import DERIVED, MANIFEST, current_version, verify
 from bibgraph.graph.dataset.dumpsegments import JoinedFile, parts
-from bibgraph.graph.dataset.sitedata import default_maps
+from bibgraph.graph.dataset.sitedata import HOME, default_maps
 from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 from bibgraph.web.commands import versionwrite
 from bibgraph.web.maps.cache import networks
@@ -115,6 +115,8 @@ def test_an_add_keeps_the_maps_no_added_paper_reaches(tmp_path: Path) -> None:
         app.extensions["bibgraph"].close()
     assert linked > 0, "no map kept as it was"
     assert deferred > 0, "no reached map left to the first request"
+    home = derived_key("page", None, HOME)  # updated from the kept counts: as derived from the whole store
+    assert found[0].load(home) == found[1].load(home)
     assert verify(added) == []
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from bench.servers import free_port
 from bibgraph.graph.dataset.opener import COMPLETE_MARKER, prepare
+from bibgraph.graph.stores import atomic
 from bibgraph.graph.stores.atomic import remove_stale_temporaries, temporary_name, write_atomically
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.seeds import seed_directory
@@ -254,3 +255,21 @@ def test_a_full_disk_while_building_a_disk_store_is_one_line_and_leaves_nothing(
     assert main(["serve", "--store", f"disk:{path}", "--port", str(free_port())]) == 1
     assert capsys.readouterr().err == "bibgraph: error: cannot prepare the store: No space left on device\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_directory_is_looked_through_for_stale_temporaries_once_a_minute(tmp_path: Path, monkeypatch) -> None:
+    """An add writes thousands of files into one directory: listing it before each write cost seconds."""
+    clock = [1000.0]
+    monkeypatch.setattr(atomic.time, "monotonic", lambda: clock[0])
+    dead = _dead_pid()
+    first, second = tmp_path / f".a.{dead}.0123abcd.part", tmp_path / f".b.{dead}.0123abcd.part"
+    first.write_bytes(b"x")
+    write_atomically(tmp_path / "one", lambda out: out.write(b"1"))
+    assert not first.exists()
+    second.write_bytes(b"x")
+    clock[0] += atomic.SWEEP_INTERVAL - 1
+    write_atomically(tmp_path / "two", lambda out: out.write(b"2"))
+    assert second.exists()  # not looked for again so soon
+    clock[0] += 1
+    write_atomically(tmp_path / "three", lambda out: out.write(b"3"))
+    assert not second.exists()

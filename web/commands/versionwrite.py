@@ -43,9 +43,11 @@ from bibgraph.graph.networks.incidence import (  # numpy, scipy: a build needs
     incidence_of,
     incidence_part,
 )
+from bibgraph.graph.networks.incidencemerge import merged
 from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.site.conceptupdate import updated_index
+from bibgraph.graph.site.homeupdate import Written, updated_home
 from bibgraph.graph.site.search import FILE_NAME
 from bibgraph.graph.site.searchbuild import update_search_index
 from bibgraph.graph.site.searchlayers import layers
@@ -115,10 +117,12 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
         published = numbering.read(served / numbering.FILE_NAME)
         additions = OxigraphGraphStore.memory()  # what the views' incidence reads of the added triples
         touched: set[str] = set()  # the papers of the records read: each record adds a source to its paper
+        written = Written()  # what the home figures count of the added triples
 
         def keep(quads: list[ox.Quad]) -> None:
             additions.store.extend(incidence_part(quads))
             touched.update(papers_read(quads))
+            written.observe(quads)
 
         if "dumps" in before:
             number = int(manifest["name"].split("-")[1])
@@ -143,7 +147,7 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
             manifest,
             counts,
             sorted([*before["inputs"], *(str(path) for path in inputs)]),
-            Added(served, additions, touched),
+            Added(served, additions, touched, written),
         )
     return root / manifest["name"], report
 
@@ -152,11 +156,12 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
 class Added:
     """What :func:`derive` needs of an add: the version added to, the part of the added triples the incidence reads
     (:func:`~bibgraph.graph.networks.incidence.incidence_part`), the papers a record was read of
-    (:func:`~bibgraph.graph.dataset.add.papers_read`)."""
+    (:func:`~bibgraph.graph.dataset.add.papers_read`), what the home figures count of the added triples."""
 
     served: Path
     additions: OxigraphGraphStore
     papers: set[str]
+    written: Written
 
 
 def _complete(
@@ -201,6 +206,8 @@ def derive(version: Path, base: str, previous: Added | None = None) -> None:
                 incidence = incidences[1]
                 _keep_unreached_maps(version, served, additions, *incidences, max_view_nodes)
             _update_concept_index(version, served, additions, store, incidence)
+            if incidences is not None:
+                _update_home(version, served, previous, *incidences)
             if (served / DERIVED / FILE_NAME).exists():  # else (an index from before it was a file): built whole
                 kept = layers(served / DERIVED)
                 update_search_index(store, kept, version / DERIVED, previous.papers, incidence)
@@ -220,12 +227,13 @@ def _extend_incidence(
     version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore
 ) -> tuple[Incidence, Incidence] | None:
     """Keep the incidence of ``version`` (its ``store``) as the previous version's extended by ``additions`` (when it
-    kept one); the previous incidence and this one."""
+    kept one: merged into its arrays, :func:`~bibgraph.graph.networks.incidencemerge.merged`, else its rows read
+    again); the previous incidence and this one."""
     key = derived_key("incidence")
     kept, before = DerivedFiles(served / DERIVED).load(key)
     if not kept:  # derived from the whole store by the app, as by a build
         return None
-    incidence = extended(before, additions, store)
+    incidence = merged(before, additions, store) or extended(before, additions, store)
     DerivedFiles(version / DERIVED, writable=True).save(key, incidence)
     return before, incidence
 
@@ -274,6 +282,20 @@ def _keep_unreached_maps(
                 after.link(before, key)
             except FileNotFoundError:
                 continue  # not kept by the previous version either: derived at first request
+
+
+def _update_home(version: Path, served: Path, added: Added, before: Incidence, incidence: Incidence) -> None:
+    """Keep the home figures of ``version`` as the previous version's updated with what was added
+    (:func:`~bibgraph.graph.site.homeupdate.updated_home`), when it kept them and the concepts' figures were
+    updated. Else they are derived in full (:func:`sitedata.derive`)."""
+    home, figures_key = derived_key("page", None, sitedata.HOME), derived_key("page", None, sitedata.CONCEPT_FIGURES)
+    kept, previous = DerivedFiles(served / DERIVED).load(home)
+    after = DerivedFiles(version / DERIVED, writable=True)
+    found, figures = after.load(figures_key)
+    if kept and found:
+        updated = updated_home(previous, added.written, before, incidence, added.additions.store, figures)
+        if updated is not None:
+            after.save(home, updated)
 
 
 def _update_concept_index(
