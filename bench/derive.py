@@ -161,7 +161,10 @@ def run(inc: Incidence, store: Path | None, scratch: Path, old: bool, only: list
     measured("whole topic exports", lambda: wholeexports.derive(scratch / "all", inc, (NetworkSpec(TOPICS),)))
     if store is not None:
         measured("concept figures and orders (store)", lambda: sitedata.concept_figures(opened(store)))
-        measured("search index (store)", lambda: search_index(store, scratch / "search.sqlite"))
+        measured(
+            "search index (store's texts, incidence's facts)",
+            lambda: search_index(store, scratch / "search.sqlite", inc),
+        )
     if old:
         measured("whole co-author exports, 4 formats (networkx, layout)", whole_old)
     measured("the derive's networks, all in one", every)
@@ -175,10 +178,10 @@ def opened(store: Path) -> Any:
     return OxigraphGraphStore.disk(store, read_only=True)
 
 
-def search_index(store: Path, path: Path) -> None:
+def search_index(store: Path, path: Path, inc: Incidence) -> None:
     from bibgraph.graph.site.searchbuild import build_search_index
 
-    build_search_index(opened(store), path)
+    build_search_index(opened(store), path, inc)
 
 
 def rss_mb() -> float:

@@ -1,5 +1,5 @@
-"""Louvain communities: igraph (what the product runs, :func:`assign_communities`) against networkx's
-``louvain_communities`` on the same co-author networks, time and modularity, from one run.
+"""Communities: igraph's Leiden maximising modularity (what the product runs, :func:`assign_communities`) against
+networkx's ``louvain_communities`` on the same co-author networks, time and modularity, from one run.
 
     .venv/bin/python -m bench.louvain --size 10000 [--runs 3] [--scratch /tmp/me]
     .venv/bin/python -m bench.louvain --dataset DATASET          # the store of a built dataset, as it is

@@ -6,7 +6,7 @@ import pytest
 
 def same_network(new: nx.Graph, old: nx.Graph) -> None:
     """Same nodes in the same order with the same attributes, same edges and weights (communities aside:
-    Louvain's result depends on the order edges were added in)."""
+    the communities depend on the order edges were added in)."""
     assert new.graph.get("total_authors") == old.graph.get("total_authors")
     assert list(new) == list(old)
     for node in old:

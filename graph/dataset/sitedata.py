@@ -126,7 +126,7 @@ def _derive(
     figures = kept(derived_key("page", None, CONCEPT_FIGURES), lambda: concept_figures(store, files.save))
     kept(derived_key("page", None, HOME), lambda: home_figures(store, engine.coauthor_degrees(incidence), figures))
     if not (files.directory / FILE_NAME).exists():
-        build_search_index(store, files.directory / FILE_NAME)
+        build_search_index(store, files.directory / FILE_NAME, incidence)
     derive_exports(files.directory, incidence, DEFAULT_EXPORTS if exports is None else exports)
 
 

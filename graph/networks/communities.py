@@ -1,13 +1,17 @@
-"""Louvain communities of a co-author network, and the strongest-links cut made before they are found.
+"""Communities of a co-author network (igraph's Leiden, maximising modularity), and the strongest-links cut made
+before they are found.
 
 One function finds communities (:func:`assign_communities`); every network with communities goes through
-:func:`with_communities`, so a map, its download and the command's export are cut and coloured alike. The
-Louvain method is igraph's (C): on the whole co-author network of 10,000 papers (18,438 authors, 100,946 links)
-it takes 0.18 s where networkx's took 6.2 s, for the same modularity (0.5345 and 0.5351); on a drawn map of 1,000
-authors 0.035 s against 0.20 s (0.3435 and 0.3434). The graph is handed to igraph in sorted order and its random
+:func:`with_communities`, so a map, its download and the command's export are cut and coloured alike. The method is
+igraph's Leiden (C) with modularity as its objective, two iterations. It replaced igraph's Louvain (multilevel),
+which held about 1 GB more than the graph on the whole co-author network of a million papers (1.8M authors, 10.5M
+links; ``bench.derive --synthetic 1000000 --only vosviewer``: peak 2,128 MB and 182.6 CPU-s with Louvain, 1,898 MB and
+140.1 CPU-s with Leiden). Leiden's partitions have the higher modularity: 0.5388 against 0.5338 on the whole network
+of 100,000 papers (2.8 CPU-s against 4.7), 0.5408 against 0.5337 at 10,000. Louvain had replaced networkx's (6.2 s
+against 0.18 s at 10,000 papers, the same modularity). The graph is handed to igraph in sorted order and its random
 generator seeded, so the communities depend on the network alone, not on the order it was built in.
 
-A large edge list reaches igraph through its C edge-list reader (:func:`louvain`): python-igraph turns an array of
+A large edge list reaches igraph through its C edge-list reader (:func:`leiden`): python-igraph turns an array of
 edges into a list of Python tuples before it builds the graph (+1.2 GB and 12 CPU-s for 9M links, the whole
 co-author network of a million papers), the reader holds nothing but igraph's own vectors (+0.3 GB).
 """
@@ -33,7 +37,7 @@ def keep_strongest_links(network: nx.Graph, limit: int | None, total: int | None
 
 
 def with_communities(network: nx.Graph, filters: Filters) -> nx.Graph:
-    """``network`` with the links ``filters`` keep (:func:`keep_strongest_links`) and Louvain communities,
+    """``network`` with the links ``filters`` keep (:func:`keep_strongest_links`) and communities (Leiden),
     cut down to the one community ``filters`` asks for."""
     keep_strongest_links(network, filters.links, network.graph.get("total_links"))
     assign_communities(network, filters.resolution)
@@ -43,11 +47,11 @@ def with_communities(network: nx.Graph, filters: Filters) -> nx.Graph:
 
 
 def assign_communities(network: nx.Graph, resolution: float = 1.0, seed: int = 42) -> list[set[str]]:
-    """Louvain communities (largest first, then by their least node) stored as the ``community`` node attribute."""
+    """Communities (largest first, then by their least node) stored as the ``community`` node attribute."""
     nodes = sorted(network)
     number = {node: i for i, node in enumerate(nodes)}
     edges = sorted((*sorted((number[a], number[b])), w) for a, b, w in network.edges(data="weight"))
-    membership = louvain(
+    membership = leiden(
         len(nodes),
         np.array([a for a, _, _ in edges], dtype=np.int64),
         np.array([b for _, b, _ in edges], dtype=np.int64),
@@ -68,7 +72,7 @@ FILE_MIN_EDGES = 1 << 16  # from this many edges on, the graph reaches igraph th
 _READ_CHUNK = 1 << 18  # edges written as text at a time
 
 
-def louvain(
+def leiden(
     count: int,
     first: np.ndarray,
     second: np.ndarray,
@@ -77,9 +81,9 @@ def louvain(
     seed: int = 42,
     number: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Each of ``count`` nodes' Louvain community (igraph's numbering) in the graph of the edges ``first[i]`` --
-    ``second[i]`` (in that order; each end renumbered by ``number`` when given, a chunk at a time) weighted by
-    ``weights``, seeded: the same graph however it reaches igraph."""
+    """Each of ``count`` nodes' community (Leiden, modularity; igraph's numbering) in the graph of the edges
+    ``first[i]`` -- ``second[i]`` (in that order; each end renumbered by ``number`` when given, a chunk at a time)
+    weighted by ``weights``, seeded: the same graph however it reaches igraph."""
     renumber = (lambda ends: ends) if number is None else (lambda ends: number[ends])
     if len(first) < FILE_MIN_EDGES:
         graph = igraph.Graph(n=count, edges=np.column_stack([renumber(first), renumber(second)]).tolist())
@@ -94,7 +98,7 @@ def louvain(
             graph = igraph.Graph.Read_Edgelist(text, directed=False)
         graph.add_vertices(count - graph.vcount())  # nodes past the last linked one have no line
     with seeded_igraph(seed):
-        found = graph.community_multilevel(weights=weights, resolution=resolution)
+        found = graph.community_leiden("modularity", weights=weights, resolution=resolution)
     return np.asarray(found.membership, dtype=np.int64)
 
 

@@ -41,7 +41,8 @@ class Filters:
     # Read to steps of 0.1: every new float recomputed the whole network (35-39 CPU-s at 10k papers), so requests
     # that differ below a step are one computation and one cache key.
     resolution: float = field(
-        default=1.0, metadata={"read": FLOAT, "low": 0.1, "high": 10.0, "step": 0.1, "help": "Louvain resolution"}
+        default=1.0,
+        metadata={"read": FLOAT, "low": 0.1, "high": 10.0, "step": 0.1, "help": "community resolution (modularity)"},
     )
     authors: frozenset[str] | None = None  # keep only these authors (ego networks)
     links: int | None = None  # keep the N strongest links (maps: MAX_MAP_LINKS; exports: all)

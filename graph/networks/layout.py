@@ -2,7 +2,7 @@
 
 Co-author networks are a giant component plus many small cliques (one per paper). Each component is laid
 out on its own and the components are packed in rows, largest first. Within a component that holds several
-communities (the ``community`` node attribute, Louvain), the layout is in two levels, as VOSviewer's maps read:
+communities (the ``community`` node attribute, Leiden), the layout is in two levels, as VOSviewer's maps read:
 the graph of communities is laid out first (a disc per community, as large as its members need, linked by the
 joint papers between them), then each community inside its own disc; so communities sit apart, and linked
 communities near each other. Force layouts are Fruchterman-Reingold with igraph's grid variant (C, near-linear:
@@ -34,7 +34,7 @@ _IGRAPH_RANDOM = threading.Lock()
 @contextmanager
 def seeded_igraph(seed: int) -> Iterator[None]:
     """igraph's random generator seeded with ``seed`` for the block: the generator is global to the process, so
-    one computation at a time holds it (a layout here, Louvain in :mod:`bibgraph.graph.networks.communities`),
+    one computation at a time holds it (a layout here, Leiden in :mod:`bibgraph.graph.networks.communities`),
     and it is given back unseeded after, so no computation depends on what ran before it."""
     with _IGRAPH_RANDOM:
         igraph.set_random_number_generator(random.Random(seed))

@@ -15,7 +15,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from bibgraph.graph.networks.coauthor import joint_links, ranked_authors
-from bibgraph.graph.networks.communities import louvain
+from bibgraph.graph.networks.communities import leiden
 from bibgraph.graph.networks.exports import (
     EdgeColumns,
     _Utf8,
@@ -60,10 +60,10 @@ class WholeCoauthors:
         self.area_ptr, self.area_rank, self.area_labels = self._areas(papers, authors)
 
     def _communities(self, kept: np.ndarray, resolution: float) -> np.ndarray:
-        """Each author's community, as :func:`.communities.assign_communities` numbers it: igraph's Louvain on the
+        """Each author's community, as :func:`.communities.assign_communities` numbers it: igraph's Leiden on the
         authors in IRI order (incidence order) and the links in that order, seeded; largest first, then least IRI."""
         number = np.cumsum(kept) - 1  # an author's place in IRI order among the kept
-        membership = louvain(int(kept.sum()), self.a, self.b, self.weight.astype(np.float64), resolution, number=number)
+        membership = leiden(int(kept.sum()), self.a, self.b, self.weight.astype(np.float64), resolution, number=number)
         by_iri = np.flatnonzero(kept)
         sizes = np.bincount(membership)
         least = np.full(len(sizes), len(kept), dtype=np.int64)

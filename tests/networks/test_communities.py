@@ -1,5 +1,5 @@
-"""Louvain through igraph's edge-list reader finds the communities the list-built graph finds: the same graph
-(edge order, isolated nodes past the last linked one, weights) whichever way it reaches igraph."""
+"""Leiden (modularity) through igraph's edge-list reader finds the communities the list-built graph finds: the same
+graph (edge order, isolated nodes past the last linked one, weights) whichever way it reaches igraph."""
 
 import igraph
 import numpy as np
@@ -16,7 +16,7 @@ def reference(count: int, edges: list[tuple[int, int]], weights: list[float], re
     graph = igraph.Graph(n=count, edges=edges)
     graph.es["weight"] = weights
     with seeded_igraph(42):
-        return graph.community_multilevel(weights="weight", resolution=resolution).membership
+        return graph.community_leiden("modularity", weights="weight", resolution=resolution).membership
 
 
 graphs = st.integers(1, 60).flatmap(
@@ -43,7 +43,7 @@ def test_the_file_and_the_list_give_the_same_communities(graph, resolution, thro
         patch.setattr(communities, "FILE_MIN_EDGES", 0 if through_file else 1 << 30)
         patch.setattr(communities, "_READ_CHUNK", 7)  # lines written a few at a time, as at scale
         ends = np.array(edges, dtype=np.int64).reshape(-1, 2)
-        found = communities.louvain(count, ends[:, 0], ends[:, 1], np.array(weights), resolution)
+        found = communities.leiden(count, ends[:, 0], ends[:, 1], np.array(weights), resolution)
         number = np.arange(count + 5) - 5  # ends given in another numbering (shifted), renumbered a chunk at a time
-        moved = communities.louvain(count, ends[:, 0] + 5, ends[:, 1] + 5, np.array(weights), resolution, number=number)
+        moved = communities.leiden(count, ends[:, 0] + 5, ends[:, 1] + 5, np.array(weights), resolution, number=number)
     assert found.tolist() == moved.tolist() == reference(count, edges, weights, resolution)

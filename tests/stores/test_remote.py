@@ -384,7 +384,7 @@ def test_every_page_and_view_agrees_with_the_embedded_store(client, remote_clien
         local, far = client.get(path), remote_client.get(path)
         assert (far.status_code, far.mimetype) == (local.status_code, local.mimetype), path
         if "/graph/coauthors" in path or "/graph/ego" in path:
-            continue  # community colours may differ (Louvain); the networks are compared below
+            continue  # community colours may differ (Leiden); the networks are compared below
         assert far.get_data(as_text=True) == local.get_data(as_text=True), path
 
 

@@ -75,7 +75,7 @@ def test_downloads(client) -> None:
 
 def test_coauthor_view_shows_analytics(client) -> None:
     html = client.get("/graph/coauthors").get_data(as_text=True)
-    assert "connected components" in html and "communities (Louvain)" in html
+    assert "connected components" in html and "communities (Leiden)" in html
     strongest = re.search(r"Most collaborative.*?<tbody>(.*?)</tbody>", html, re.S).group(1)
     assert strongest.index("Ziniu Li") < strongest.index("</tr>")  # 14 joint papers: the first row
 
