@@ -173,10 +173,15 @@ def _made(plan: enginedumps.Plan, seconds: float = 60) -> bytes:
     ends = time.monotonic() + seconds
     while True:
         try:
-            return enginedumps.request(plan, 30.0, start=True)
+            digest = enginedumps.request(plan, 30.0, start=True)
         except enginedumps.DumpPending:
             assert time.monotonic() < ends, f"{plan.path} was not made"
             time.sleep(0.05)
+            continue
+        while plan.path in enginedumps._jobs:  # served once its sum is written; its job ends a moment later
+            assert time.monotonic() < ends, f"the job of {plan.path} did not end"
+            time.sleep(0.01)
+        return digest
 
 
 def _counted_plan(path: Path, body: bytes, made: Path) -> enginedumps.Plan:
