@@ -9,7 +9,8 @@ sizes its cache in 8 kB pages). ``--store DIR`` measures an on-disk store alread
 kept there, and ``--published`` serves what an earlier run published into it rather than publishing again
 (``--cold``: Virtuoso's files dropped from the page cache before it starts, so "cold" is as after a reboot).
 
-``--serve DATASET`` measures the site in front of the engine instead: the dataset published while a reader
+``--serve DATASET`` measures the site in front of the engine instead (``--oxigraph DIR``: the Oxigraph server on a
+store loaded already, rather than Virtuoso): the dataset published while a reader
 polls the count (which counts it saw; not again with ``--published``), then ``bibgraph serve --store sparql:URL
 --published DATASET`` (``--modes``: with it, without it, or both in turn): the home page, the first searches, a
 profile, a concept page and the co-author map cold (once the start's warm-up ended) and warm, and the web
@@ -34,6 +35,7 @@ from typing import TypeVar
 import numpy as np
 
 from bench.generate import write_lists
+from bench.oxigraphserver import oxigraph_server
 from bench.servers import bibgraph_process, kept_top_authors
 from bench.virtuoso import virtuoso
 from bibgraph.graph.dataset import directory
@@ -230,13 +232,13 @@ def serve_figures(
     modes: list[str],
     pages_only: bool = False,
     dumps: bool = False,
+    graph: str = "urn:bibgraph:bench",
 ) -> None:
-    """Publish ``dataset`` while a reader polls (unless ``loaded``); serve it from the engine in each of ``modes``
-    (``dataset``: with ``--published DATASET``; ``engine``: without); time pages; measure the web process during
-    downloads."""
+    """Publish ``dataset`` into ``graph`` while a reader polls (unless ``loaded``); serve it from the engine in each
+    of ``modes`` (``dataset``: with ``--published DATASET``; ``engine``: without); time pages; measure the web process
+    during downloads."""
     version = directory.current_version(dataset)
     base = directory.read_manifest(version)["base"]
-    graph = "urn:bibgraph:bench"
     if not loaded:
         target = Target.parse(f"{server}/sparql-graph-crud-auth", graph, user="dba", password="dba")
         publish_watched(dataset, target, RemoteGraphStore(f"{endpoint}?default-graph-uri={graph}", timeout=3600), batch)
@@ -371,6 +373,12 @@ def main() -> None:
     parser.add_argument("--serve", type=Path, metavar="DATASET", help="measure the site in front of the engine")
     parser.add_argument("--pages", action="store_true", help="with --serve: time the pages only (profile first)")
     parser.add_argument("--dumps", action="store_true", help="with --serve: the dump downloads, not the exports")
+    parser.add_argument(
+        "--oxigraph",
+        type=Path,
+        metavar="DIR",
+        help="with --serve: the Oxigraph server on this store (loaded already, its pointer the dataset's base IRI)",
+    )
     parser.add_argument("--compare-search", type=int, metavar="N", help="with --serve: compare N searches instead")
     parser.add_argument(
         "--modes",
@@ -383,6 +391,12 @@ def main() -> None:
     with contextlib.ExitStack() as stack:
         scratch = args.scratch or Path(stack.enter_context(tempfile.TemporaryDirectory()))
         scratch.mkdir(parents=True, exist_ok=True)
+        if args.serve is not None and args.oxigraph is not None:
+            server = stack.enter_context(oxigraph_server(args.oxigraph, cold=args.cold))
+            base = directory.read_manifest(directory.current_version(args.serve))["base"]
+            figures = (args.serve, f"{server}/query", server, scratch, args.batch, True, args.modes)
+            serve_figures(*figures, args.pages, args.dumps, graph=base)
+            return
         if args.serve is not None:
             (scratch / "virtuoso").mkdir(exist_ok=True)
             endpoint = stack.enter_context(

@@ -18,7 +18,6 @@ import dataclasses
 import hashlib
 import io
 import json
-import os
 import re
 from collections.abc import Callable, Hashable
 from pathlib import Path
@@ -29,7 +28,7 @@ import orjson
 
 from bibgraph.graph.site.conceptindex import ConceptFigures
 from bibgraph.graph.site.pagedata import TreeArea
-from bibgraph.graph.stores.atomic import write_bytes_atomically
+from bibgraph.graph.stores.atomic import link_file, write_bytes_atomically
 
 # The records a page value may hold besides JSON's own values, by name: each is written as its fields.
 RECORDS: dict[str, type] = {record.__name__: record for record in (ConceptFigures, TreeArea)}
@@ -239,9 +238,7 @@ class DerivedFiles:
         """Keep ``previous``'s value of ``key`` as this one's: a hard link to its file, never copied or read (a value
         is never written in place, :meth:`save` replaces the file); ``FileNotFoundError`` when it has none."""
         if self.writable:
-            target = self.directory / file_name(key)
-            target.unlink(missing_ok=True)
-            os.link(previous.directory / file_name(key), target)
+            link_file(previous.directory / file_name(key), self.directory / file_name(key))
 
 
 T = TypeVar("T")

@@ -12,7 +12,6 @@ So an add costs what it adds, on disk and in time, whatever the size of the dump
 """
 
 import io
-import os
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 from bibgraph.graph.dataset.dumps import DATASET_SYNTAXES, Segments, dump_name
 from bibgraph.graph.rdf.formats import rdf_syntax
 from bibgraph.graph.rdf.iris import DUMP_STEM
+from bibgraph.graph.stores.atomic import link_file
 
 Part = tuple[str, int]  # (a file of the version's dumps directory, the bytes of it that belong to the dump)
 
@@ -63,7 +63,7 @@ def continued_segments(
                 if (previous / file).stat().st_size < size:
                     raise ValueError(f"{previous / file}: shorter than the {size:,} bytes its manifest records")
                 if not (directory / file).exists():
-                    os.link(previous / file, directory / file)
+                    link_file(previous / file, directory / file)
             segment = directory / segment_name(syntax_name, number)
             opened[name] = (syntax, files.enter_context(segment.open("xb")))
         yield ContinuedDumps(opened, kept)

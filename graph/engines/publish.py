@@ -56,13 +56,16 @@ class PublishError(Exception):
 class Target:
     """Where to publish: the Graph Store endpoint, the pointer graph, the query and update endpoints, the login.
 
-    No URL holds credentials (a password in one is refused), so each can be printed."""
+    No URL holds credentials (a password in one is refused), so each can be printed. ``bulk``: the Oxigraph server's
+    ``/store``, whose loads go through its bulk loader (``no_transaction``): a transaction's write-ahead log is kept
+    until the server restarts (5.4 GB for 5.9M triples: a 1M-paper publish would need ~44 GB of disk)."""
 
     url: str
     graph: str
     sparql: str
     update: str
     credentials: Credentials | None = None
+    bulk: bool = False
 
     @classmethod
     def parse(
@@ -90,7 +93,8 @@ class Target:
         update = update or urllib.parse.urlunsplit((parts.scheme, netloc, update_path, "", ""))
         checked_url(sparql, "--sparql", credentials, insecure_http)
         checked_url(update, "--update", credentials, insecure_http)
-        return cls(urllib.parse.urlunsplit(parts._replace(netloc=netloc)), graph, sparql, update, credentials)
+        url = urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+        return cls(url, graph, sparql, update, credentials, bulk=parts.path.rstrip("/") == "/store")
 
 
 @dataclass(frozen=True)
@@ -182,7 +186,8 @@ class Engine:
 
     def load(self, graph: str, body: bytes) -> None:
         headers = {"Content-Type": "application/n-triples"}
-        self.session.request("POST", self.graph_url(graph), self.target.url, body, headers)
+        url = self.graph_url(graph) + ("&no_transaction" if self.target.bulk else "")  # a batch sent again is no harm
+        self.session.request("POST", url, self.target.url, body, headers)
 
     def drop(self, graph: str) -> None:
         try:

@@ -8,7 +8,6 @@ corpus (the texts wait in a temporary SQLite table, on disk, to be grouped per i
 import json
 import os
 import re
-import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
@@ -22,7 +21,7 @@ from bibgraph.graph.site.authorcounts import area_counts, every_area_count
 from bibgraph.graph.site.search import AUTHORS_END, FORMAT, KINDS, SearchIndexError, kind_range, open_index, words
 from bibgraph.graph.site.searchlayers import MAX_LAYERS, layer_name, masked_numbers
 from bibgraph.graph.sparql.queries import Term, bind, named_query
-from bibgraph.graph.stores.atomic import remove_stale_temporaries, temporary_name
+from bibgraph.graph.stores.atomic import link_file, remove_stale_temporaries, temporary_name
 from bibgraph.graph.stores.store import GraphStore
 
 if TYPE_CHECKING:
@@ -278,7 +277,7 @@ def update_search_index(
         build_search_index(store, directory / layer_name(0), incidence)
         return
     for number, path in enumerate(previous):
-        _link(path, directory / layer_name(number))
+        link_file(path, directory / layer_name(number))
     papers = sorted(set(papers))
     authors = sorted({str(r["author"]) for r in _rows(store, "paper_creators", "paper", papers)})
     concepts = [
@@ -327,11 +326,3 @@ def write_layer(
         raise SearchIndexError(f"{path}: the search index layer cannot be written: {error}") from error
     finally:
         temporary.unlink(missing_ok=True)
-
-
-def _link(source: Path, target: Path) -> None:
-    """``target`` as the same file as ``source`` (a hard link; a copy on a file system without them)."""
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)

@@ -28,6 +28,7 @@ from bibgraph.graph.site.search import (
     _WHOLE,
     AUTHORS_END,
     RANKED,
+    TITLES_AT_ONCE,
     Hit,
     SearchIndex,
     SearchIndexError,
@@ -135,6 +136,19 @@ class LayeredIndex(SearchIndex):
         db = self._connection()
         for schema in self._schemas:
             yield from db.execute(sql.format(s=schema), values)
+
+    def titles(self, iris: list[str]) -> dict[str, str]:
+        """:meth:`.SearchIndex.titles` over every layer: an added paper's label, an author's latest name."""
+
+        def read() -> dict[str, str]:
+            found = dict[str, str]()
+            for start in range(0, len(iris), TITLES_AT_ONCE):
+                block = iris[start : start + TITLES_AT_ONCE]
+                sql = "SELECT iri, title FROM {s}.items WHERE iri IN (%s) AND id NOT IN temp.masked"
+                found.update(self._each(sql % ",".join("?" * len(block)), block))
+            return found
+
+        return self._read(read)
 
     def _count(self, key: tuple[str, ...]) -> tuple[int, ...]:
         found = [0, 0, 0]

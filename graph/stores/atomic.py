@@ -6,6 +6,7 @@ Every file bibgraph writes for others to read (dumps, downloads, exports) goes t
 killed (stale: removed) from one being written right now (kept).
 """
 
+import errno
 import os
 import re
 import secrets
@@ -86,3 +87,33 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> int:
 
 def write_bytes_atomically(path: Path, body: bytes) -> int:
     return write_atomically(path, lambda out: out.write(body))
+
+
+_NO_LINK = {errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS}
+
+
+def link_file(source: Path, target: Path) -> None:
+    """``target`` as the same file as ``source``, an earlier version's file kept by a new version: a hard link
+    (nothing copied or read), or a copy where the file system refuses one (another device, no hard links, too many).
+
+    Made under a temporary name, then renamed over ``target``: a reader sees the old file or the new one, never none.
+    A missing ``source`` raises ``FileNotFoundError`` and leaves ``target`` as it was. Neither file is ever written in
+    place afterwards (a link would change the earlier version too): files are replaced whole."""
+    temporary = temporary_name(target)
+    try:
+        os.link(source, temporary)
+    except OSError as error:
+        if error.errno not in _NO_LINK:
+            raise
+        write_atomically(target, lambda out: _copy(source, out))
+        return
+    try:
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _copy(source: Path, out: BinaryIO) -> None:
+    with source.open("rb") as data:
+        shutil.copyfileobj(data, out, 1 << 20)

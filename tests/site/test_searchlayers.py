@@ -92,6 +92,8 @@ def test_layers_answer_as_one_index_of_the_same_items(tmp_path: Path, data: st.D
     layered, whole = open_search(paths), SearchIndex(whole_path)
     assert isinstance(layered, LayeredIndex) and layers(case) == paths
     vocabulary = documents + [row for add in adds for row in add[0]]
+    iris = [*sorted({row[0] for row in vocabulary}), "p:never-indexed"]
+    assert layered.titles(iris) == whole.titles(iris)  # a profile's labels: an added paper's, a renamed author's
     for _ in range(4):
         query = data.draw(queries(vocabulary))
         assert layered.counts(query) == whole.counts(query), query

@@ -21,6 +21,7 @@ import pytest
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
+from bibgraph.graph.stores.atomic import write_bytes_atomically
 from bibgraph.web import enginedumps
 from tests.conftest import app_with
 from tests.loopback import Handler, serving
@@ -165,3 +166,81 @@ def test_the_web_process_does_not_hold_a_large_dump(engine: str, tmp_path: Path)
         size = (next(tmp_path.rglob("bibgraph.nt"))).stat().st_size
         assert size > 10_000_000
         assert grown * 1024 < size / 5, f"the web process's peak grew by {grown} kB for a {size} byte dump"
+
+
+def _made(plan: enginedumps.Plan, seconds: float = 60) -> bytes:
+    """The checksum of ``plan``'s file once :func:`enginedumps.request` serves it (its job started and waited for)."""
+    ends = time.monotonic() + seconds
+    while True:
+        try:
+            digest = enginedumps.request(plan, 30.0, start=True)
+        except enginedumps.DumpPending:
+            assert time.monotonic() < ends, f"{plan.path} was not made"
+            time.sleep(0.05)
+            continue
+        while plan.path in enginedumps._jobs:  # served once its sum is written; its job ends a moment later
+            assert time.monotonic() < ends, f"the job of {plan.path} did not end"
+            time.sleep(0.01)
+        return digest
+
+
+def _counted_plan(path: Path, body: bytes, made: Path) -> enginedumps.Plan:
+    """A plan writing ``body`` at ``path``; each run (in the forked child) adds a line to ``made``."""
+
+    def make(target: Path) -> None:
+        with made.open("a") as log:
+            log.write("made\n")
+        write_bytes_atomically(target, body)
+
+    return enginedumps.Plan(path, make)
+
+
+def test_a_dump_changed_on_disk_is_refused_and_made_again(tmp_path: Path, monkeypatch, caplog) -> None:
+    """A process serving a dump it did not write reads it against its checksum before the first send: a flipped bit
+    is not served; the file is removed, said in the log, and made again. An intact one is not made again."""
+    made = tmp_path / "made.log"
+    plan = _counted_plan(tmp_path / "engine-0123456789abcdef" / "bibgraph.nt", b"<http://x/s> <http://x/p> 1 .\n", made)
+    digest = _made(plan)
+    assert enginedumps.request(plan, 30.0, start=True) == digest  # written by this process: served at once
+    monkeypatch.setattr(enginedumps, "_verified", {})  # another process, later: the file is on disk, not yet read
+    with pytest.raises(enginedumps.DumpPending, match="against its checksum"):
+        enginedumps.request(plan, 30.0, start=True)
+    assert _made(plan) == digest and made.read_text().count("made") == 1  # intact: read, not made again
+    monkeypatch.setattr(enginedumps, "_verified", {})
+    body = bytearray(plan.path.read_bytes())
+    body[3] ^= 0x01  # one flipped bit, the checksum beside it unchanged
+    plan.path.write_bytes(bytes(body))
+    with caplog.at_level("ERROR", logger="bibgraph.downloads"), pytest.raises(enginedumps.DumpPending):
+        enginedumps.request(plan, 30.0, start=True)
+    assert _made(plan) == digest == hashlib.sha256(plan.path.read_bytes()).digest()
+    assert made.read_text().count("made") == 2
+    assert f"{plan.path} does not match" in caplog.text
+
+
+def test_a_new_version_removes_the_folders_of_the_versions_before(tmp_path: Path, monkeypatch) -> None:
+    """The first job in an engine version's folder removes the earlier versions' folders; nothing else is touched,
+    and a folder a job still writes in is kept."""
+    older = tmp_path / enginedumps.engine_folder("http://x/version-1")
+    (older / "bibgraph.nt").parent.mkdir()
+    (older / "bibgraph.nt").write_bytes(b"old\n")
+    (tmp_path / "networks").mkdir()
+    (tmp_path / "networks" / "kept.json").write_bytes(b"{}")
+    (tmp_path / "engine-notes.txt").write_bytes(b"a file, not a version's folder")
+    monkeypatch.setattr(enginedumps, "_jobs", {})
+    stuck = _running_job(tmp_path / enginedumps.engine_folder("http://x/version-2") / "bibgraph.nt")
+    newer = tmp_path / enginedumps.engine_folder("http://x/version-3") / "bibgraph.nt"
+    _made(_counted_plan(newer, b"new\n", tmp_path / "made.log"))
+    assert not older.exists()
+    assert stuck.parent.is_dir(), "the folder of a job still running was removed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["engine-notes.txt", "made.log", "networks", newer.parent.name, stuck.parent.name]
+    )
+    assert newer.read_bytes() == b"new\n" and (tmp_path / "networks" / "kept.json").is_file()
+
+
+def _running_job(path: Path) -> Path:
+    """A job of this process that has not ended, writing at ``path``."""
+    path.parent.mkdir(parents=True)
+    with enginedumps._jobs_lock:
+        enginedumps._jobs[path] = enginedumps._Job(time.monotonic())
+    return path
