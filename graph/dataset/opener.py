@@ -121,7 +121,7 @@ def dataset_version(path: Path) -> Path:
     path = path.absolute()
     if is_dataset(path):
         return current_version(path)
-    if (path / STORE / COMPLETE_MARKER).is_file():
+    if (path / STORE / COMPLETE_MARKER).is_file() or (path / MANIFEST).is_file():  # a damaged one: refused, exit 1
         return path
     raise DatasetError(f"{path} is neither a bibgraph dataset nor one of its versions")
 

@@ -81,12 +81,17 @@ def _write_dataset(
     args: argparse.Namespace, write: Callable[[], tuple[Path, "BuildReport"]], done: str
 ) -> "BuildReport | int":
     """Run a dataset write (build or add) and say how it went: its report, or the exit status of its failure."""
+    from bibgraph.graph.dataset.derived import DamagedFile
     from bibgraph.graph.dataset.directory import DatasetBusy, DatasetDamaged, DatasetError
     from bibgraph.web.commands.versionwrite import DeriveError
 
     try:
         version, report = write()
-    except (DatasetBusy, DatasetDamaged) as error:  # nothing wrong with the command: the dataset cannot be written
+    except (
+        DatasetBusy,
+        DatasetDamaged,
+        DamagedFile,
+    ) as error:  # nothing wrong with the command: the dataset cannot be written
         print(f"bibgraph: error: {error}", file=sys.stderr)
         return EXIT_PROBLEMS
     except (ValueError, DatasetError) as error:

@@ -306,9 +306,9 @@ def cache_for(store: str, app: Flask | None = None) -> NetworkCache:
 def _derived_files(version: Path, writable: bool = False, manifest: dict[str, Any] | None = None) -> DerivedFiles:
     """The derived files of a dataset ``version``; each kept file is checked against the checksum of its manifest
     (``manifest``, if read already) as it is read (it is read whole anyway)."""
-    recorded = {} if writable else (manifest or read_manifest(version)).get("checksums", {})
-    checksums = {name.removeprefix(f"{DERIVED}/"): digest for name, digest in recorded.items()}
-    return DerivedFiles(version / DERIVED, writable, checksums)
+    if writable:
+        return DerivedFiles(version / DERIVED, writable)
+    return DerivedFiles.of_version(version, (manifest or read_manifest(version))["checksums"])
 
 
 def check_published(path: Path) -> None:
