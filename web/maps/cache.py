@@ -146,6 +146,11 @@ class NetworkCache(ValueCache):
         def work() -> None:
             write_atomically(path, lambda out: out.write(engine.exported(incidence, spec, fmt, weight)[1]))
 
+        self.forked(work, path)
+
+    def forked(self, work: Callable[[], None], path: Path) -> None:
+        """Run ``work``, which writes the download's body ``path``, in a child process in this client's turn at the
+        gate: killed once the client goes (:class:`ClientGone`) or at ``NETWORK_TIMEOUT`` (503)."""
         with self.derivation():
             try:
                 run_forked(work, client_gone, float(current_app.config["NETWORK_TIMEOUT"]))
