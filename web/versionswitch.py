@@ -16,6 +16,7 @@ add never removes it.
 
 import importlib
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -86,6 +87,23 @@ class Switches:
             "refused": self.refused,
             "damaged_files": dict(self.damaged),
         }
+
+
+_CORRUPTION = re.compile(r"Corruption: (.*?) in (\S+\.sst)\b")  # RocksDB's words on a table file it cannot read
+
+
+def note_damaged_store(app: Flask, message: str) -> None:
+    """A store file RocksDB found damaged as it read it (``message``: a failed query's): named on ``/health``'s
+    ``dataset.damaged_files`` and counted on ``/metrics``, as a damaged dump is (it was a log line only, while
+    ``/health`` said all was well); ``bibgraph check DIR`` names it as well."""
+    switches: Switches | None = app.extensions.get(EXTENSION)
+    found = _CORRUPTION.search(message)
+    if switches is None or found is None:
+        return
+    path = Path(found[2])
+    version = Path(str(app.config.get(VERSION, "")))
+    name = str(path.relative_to(version)) if path.is_relative_to(version) else str(path)
+    switches.damaged[name] = found[1]
 
 
 class Watcher:

@@ -45,3 +45,24 @@ def test_an_unreadable_pointer_is_reported_and_the_version_served_stays(
         assert client.get("/health").get_json()["dataset"]["refused"] is None
     finally:
         app.extensions["bibgraph"].close()
+
+
+def test_a_store_file_found_damaged_as_it_is_read_is_named_on_health(dataset: Path) -> None:
+    """A flipped bit in a table file is only seen by RocksDB when a query reads its block: the page answered a
+    styled 503 and the log had a line, but ``/health`` and ``/metrics`` said nothing was damaged."""
+    from bibgraph.graph.dataset.directory import STORE
+
+    for table in sorted((current_version(dataset) / STORE).glob("*.sst"), key=lambda path: path.stat().st_size)[-3:]:
+        data = bytearray(table.read_bytes())
+        data[len(data) // 3] ^= 0xFF
+        table.write_bytes(bytes(data))
+    app = make_app(BIBGRAPH_STORE=f"dataset:{dataset}")
+    try:
+        client = app.test_client()
+        query = "SELECT * WHERE { ?s ?p ?o }"
+        assert client.get("/sparql", query_string={"query": query}, headers={"Accept": "text/html"}).status_code == 503
+        damaged = client.get("/health").get_json()["dataset"]["damaged_files"]
+        assert damaged and all(name.startswith(f"{STORE}/") and name.endswith(".sst") for name in damaged)
+        assert f"bibgraph_dataset_damaged_files {float(len(damaged))}" in client.get("/metrics").get_data(as_text=True)
+    finally:
+        app.extensions["bibgraph"].close()
