@@ -69,7 +69,8 @@ def _headers_only(answer) -> None:  # type: ignore[no-untyped-def]
     assert answer.headers["Content-Disposition"].startswith("attachment")
 
 
-def test_head_of_a_dump_makes_and_hashes_nothing(first_list_dataset: Path, tmp_path: Path, monkeypatch) -> None:
+def test_head_of_a_dump_makes_and_hashes_nothing(dataset: Path, tmp_path: Path, monkeypatch) -> None:
+    """(A copy: this process checks a dump file once, and another test may have served the shared dataset.)"""
     import gzip
 
     from bibgraph.graph.dataset import directory
@@ -80,14 +81,14 @@ def test_head_of_a_dump_makes_and_hashes_nothing(first_list_dataset: Path, tmp_p
     monkeypatch.setattr(
         directory, "check_file", lambda version, name, *rest: (hashed.append(name), real(version, name, *rest))
     )
-    app = make_app(BIBGRAPH_STORE=f"dataset:{first_list_dataset}", DOWNLOAD_DIR=str(tmp_path))
+    app = make_app(BIBGRAPH_STORE=f"dataset:{dataset}", DOWNLOAD_DIR=str(tmp_path / "downloads"))
     try:
         client = app.test_client()
-        version = current_version(first_list_dataset)
+        version = current_version(dataset)
         hashed.clear()  # what opening the version checked
         for name in ("bibgraph.nt", "bibgraph.ttl", "bibgraph.nt.gz", "bibgraph.ttl.gz", "bibgraph.rdf"):
             _headers_only(client.head(f"/download/{name}"))
-        assert hashed == [] and not list(tmp_path.rglob("bibgraph.*"))  # nothing hashed, nothing made
+        assert hashed == [] and not list((tmp_path / "downloads").rglob("bibgraph.*"))  # nothing hashed, nothing made
         nt = client.head("/download/bibgraph.nt")
         assert nt.headers["Content-Length"] == str((version / DUMPS / "bibgraph.nt").stat().st_size)
         packed = client.get("/download/bibgraph.nt.gz")
