@@ -150,13 +150,22 @@ class NetworkCache(ValueCache):
 
     def forked(self, work: Callable[[], None], path: Path) -> None:
         """Run ``work``, which writes the download's body ``path``, in a child process in this client's turn at the
-        gate: killed once the client goes (:class:`ClientGone`) or at ``NETWORK_TIMEOUT`` (503)."""
+        gate: killed once the client goes (:class:`ClientGone`), once the process tree holds more than the memory
+        budget allows a running computation (:meth:`~.gate.DerivationGate.over_hard`, 503), or at ``NETWORK_TIMEOUT``
+        (503)."""
+        gate = self.gate
         with self.derivation():
             try:
-                run_forked(work, client_gone, float(current_app.config["NETWORK_TIMEOUT"]))
+                run_forked(
+                    work,
+                    lambda: client_gone() or (gate is not None and gate.over_hard()),
+                    float(current_app.config["NETWORK_TIMEOUT"]),
+                )
             except ForkedStopped:
-                if self.gate is not None:
-                    self.gate.stop_if_gone()  # counted, and the turn given back
+                if gate is not None and not client_gone() and gate.over_hard():
+                    raise gate.stopped_for_memory() from None
+                if gate is not None:
+                    gate.stop_if_gone()  # counted, and the turn given back
                 raise ClientGone("the client closed its connection: its download stopped") from None
             except ForkedTimeout as error:
                 raise QueryTimeout(str(error)) from error
