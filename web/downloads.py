@@ -95,8 +95,26 @@ def ensure(name: str) -> Path:
             store = get_store().with_deadline(float(current_app.config["NETWORK_TIMEOUT"]))
             store.run(dump_file, path, DUMPS[name].name)
         else:
-            _pack(lambda: _reader(GZIPPED[name]), path)
+            _pack_in_turn(GZIPPED[name], path)
     return path
+
+
+def _pack_in_turn(source: str, path: Path) -> None:
+    """Write the gzip of the dump ``source`` at ``path`` as costly work: minutes of a core for a million papers'
+    dump, once per version, yet it was made in the request's thread whoever asked (a HEAD too), in no client's
+    share, and went on after its client had gone. Now in the client's turn at the map gate (429 past its share), in
+    a child process killed when the client goes or at ``NETWORK_TIMEOUT``, like a network download's body. The
+    dump read is found (and checked) here: the child only compresses."""
+    from bibgraph.web.maps.cache import networks  # here: the map cache imports this module
+
+    held = _dataset_dump(source)
+    read: Callable[[], BinaryIO]
+    if held is None:
+        made = ensure(source)
+        read = lambda: made.open("rb")  # noqa: E731
+    else:
+        read = lambda: cast(BinaryIO, io.BufferedReader(JoinedFile(*held), COPY_BLOCK))  # noqa: E731
+    networks().forked(lambda: _pack(read, path), path)
 
 
 def _pack(read: Callable[[], BinaryIO], path: Path) -> None:
@@ -155,9 +173,9 @@ def _reader(name: str) -> BinaryIO:
     return cast(BinaryIO, io.BufferedReader(JoinedFile(*held), COPY_BLOCK))
 
 
-def _dataset_dump(name: str) -> tuple[Path, list[Part]] | None:
-    """The segments of the dataset's dump ``name`` (:mod:`~bibgraph.graph.dataset.dumpsegments`), each found as built;
-    None when no dataset is served or its version does not hold that dump."""
+def _dataset_dump(name: str, checked: bool = True) -> tuple[Path, list[Part]] | None:
+    """The segments of the dataset's dump ``name`` (:mod:`~bibgraph.graph.dataset.dumpsegments`), each found as built
+    (unless not ``checked``: a HEAD); None when no dataset is served or its version does not hold that dump."""
     version = current_app.config.get(DATASET_VERSION)
     if not version or name not in DUMPS:
         return None
@@ -167,7 +185,7 @@ def _dataset_dump(name: str) -> tuple[Path, list[Part]] | None:
         return None
     manifest = _manifest(version)
     segments = parts(folder, name, manifest.get("dumps", {}).get(name, {}))
-    for file, _ in segments:
+    for file, _ in segments if checked else []:
         _checked_dump(version, f"{directory.DUMPS}/{file}", manifest["checksums"])
     return folder, segments
 
@@ -185,11 +203,7 @@ def _checked_dump(version: Path, name: str, recorded: dict[str, str]) -> None:
     wait, then 503); a segment an earlier version shares (the same file, unchanged since, the same checksum) is
     not hashed again."""
     path = version / name
-    try:
-        status = path.stat()
-    except OSError:
-        status = None
-    key = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, recorded.get(name)) if status else None
+    key = _check_key(path, recorded.get(name))
     if key is not None and key in _checked:
         return
     with _one_at_a_time(path, "checked"):
@@ -204,6 +218,19 @@ def _checked_dump(version: Path, name: str, recorded: dict[str, str]) -> None:
                 raise ServiceUnavailable(f"{path.name} differs from what was built; it is not served") from error
             if key is not None:
                 _checked.add(key)
+
+
+def _check_key(path: Path, expected: str | None) -> tuple[int, int, int, int, str | None] | None:
+    """What identifies a dump file as checked: the file, its size and time, the checksum it was checked against."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, expected)
+
+
+def _is_checked(version: Path, name: str) -> bool:
+    return _check_key(version / name, _manifest(version)["checksums"].get(name)) in _checked
 
 
 def network_body(key: str, suffix: str, make: Callable[[Path], object]) -> Path:
@@ -241,6 +268,8 @@ def file(name: str) -> Response:
     if name not in DUMPS and name not in GZIPPED:
         abort(404)
     media_type = DUMPS[name].media_type if name in DUMPS else "application/gzip"
+    if request.method == "HEAD" and (head := _head(name, media_type)) is not None:
+        return head
     held = _dataset_dump(name)
     if held is not None and len(held[1]) > 1:
         return _joined(name, media_type, *held)
@@ -266,6 +295,35 @@ def file(name: str) -> Response:
     )
     if digest is not None:
         response.headers["Repr-Digest"] = enginedumps.repr_digest(digest)
+    return response
+
+
+def _head(name: str, media_type: str) -> Response | None:
+    """HEAD of a dump computes nothing: a dataset's dump is described from its files (its checksum is checked before
+    its first GET, not for a HEAD: hashing a million papers' dump is a minute of a core); a file not made yet (a
+    gzip, a syntax the dataset does not hold) is answered without its length. None: the file is there to describe."""
+    held = _dataset_dump(name, checked=False)
+    if held is not None:
+        if len(held[1]) > 1:
+            return _joined(name, media_type, *held)
+        return (
+            None
+            if _is_checked(held[0].parent, f"{directory.DUMPS}/{name}")
+            else _bare(name, media_type, held[0] / name)
+        )
+    if _from_engine() or (_directory(current_app) / name).exists():
+        return None  # an engine's dump: its own HEAD starts nothing (enginedumps); a file made: sent as one
+    return _bare(name, media_type, None)
+
+
+def _bare(name: str, media_type: str, path: Path | None) -> Response:
+    response = Response(content_type=media_type)
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    if path is not None:
+        response.content_length = path.stat().st_size
+    else:
+        del response.headers["Content-Length"]  # the body's length is not known without making it
+        response.automatically_set_content_length = False
     return response
 
 

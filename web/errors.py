@@ -100,6 +100,9 @@ def answer_exception(error: Exception, page: bool | None = None) -> Response:
     status = status_of(error)
     if isinstance(error, WorkerFailed):
         current_app.logger.error("query worker failed: %s", error)
+        from bibgraph.web.versionswitch import note_damaged_store  # here: it imports the app's modules
+
+        note_damaged_store(current_app, str(error))
     retry_after = error.retry_after if isinstance(error, OverShare) else status.retry_after
     return error_response(f"{status.prefix}{error}", status.code, retry_after, page)
 

@@ -16,6 +16,7 @@ add never removes it.
 
 import importlib
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -88,6 +89,23 @@ class Switches:
         }
 
 
+_CORRUPTION = re.compile(r"Corruption: (.*?) in (\S+\.sst)\b")  # RocksDB's words on a table file it cannot read
+
+
+def note_damaged_store(app: Flask, message: str) -> None:
+    """A store file RocksDB found damaged as it read it (``message``: a failed query's): named on ``/health``'s
+    ``dataset.damaged_files`` and counted on ``/metrics``, as a damaged dump is (it was a log line only, while
+    ``/health`` said all was well); ``bibgraph check DIR`` names it as well."""
+    switches: Switches | None = app.extensions.get(EXTENSION)
+    found = _CORRUPTION.search(message)
+    if switches is None or found is None:
+        return
+    path = Path(found[2])
+    version = Path(str(app.config.get(VERSION, "")))
+    name = str(path.relative_to(version)) if path.is_relative_to(version) else str(path)
+    switches.damaged[name] = found[1]
+
+
 class Watcher:
     """Switches the app to the version the dataset's pointer names, when it changes."""
 
@@ -95,6 +113,7 @@ class Watcher:
         self.app, self.root, self.served = app, root, served
         self._next = 0.0
         self._lock = threading.Lock()  # one switch at a time
+        self._unreadable: str | None = None  # why the pointer cannot be read, while it cannot (reported once)
 
     def check(self) -> None:
         now = time.monotonic()
@@ -103,8 +122,17 @@ class Watcher:
         self._next = now + CHECK_SECONDS
         try:
             name = os.readlink(self.root / POINTER)
-        except OSError:
+        except OSError as error:  # removed, or replaced by a file or directory: said once, the version kept
+            reason = f"{self.root / POINTER}: cannot read the pointer: {error.strerror or error}"
+            if reason != self._unreadable:
+                self._unreadable = reason
+                self._refuse(POINTER, reason)
             return
+        if self._unreadable is not None:  # readable again
+            self._unreadable = None
+            switches: Switches = self.app.extensions[EXTENSION]
+            if switches.refused is not None and switches.refused["version"] == POINTER:
+                switches.refused = None
         if name != self.served:
             threading.Thread(target=self.switch, args=(name,), daemon=True).start()
 
@@ -115,13 +143,19 @@ class Watcher:
         try:
             self._switch(name)
         except Exception as error:  # a version that cannot be opened: keep serving the one we have
-            self.app.logger.error("cannot switch to dataset version %s, still serving %s: %s", name, self.served, error)
-            switches: Switches = self.app.extensions[EXTENSION]
-            switches.failed += 1
-            switches.refused = {"version": name, "reason": str(error), "at": time.strftime("%Y-%m-%dT%H:%M:%SZ")}
+            self._refuse(name, str(error))
             self.served = name  # not tried again until the pointer changes once more
         finally:
             self._lock.release()
+
+    def _refuse(self, name: str, reason: str) -> None:
+        """Log and report (``/health``, ``/metrics``) a version not switched to, and why."""
+        switches: Switches = self.app.extensions[EXTENSION]
+        self.app.logger.error(
+            "cannot switch to dataset version %s, still serving %s: %s", name, switches.served, reason
+        )
+        switches.failed += 1
+        switches.refused = {"version": name, "reason": reason, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ")}
 
     def _switch(self, name: str) -> None:
         app = self.app

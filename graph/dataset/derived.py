@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 import networkx as nx
 import orjson
 
+from bibgraph.graph.dataset.directory import DERIVED
 from bibgraph.graph.site.conceptindex import ConceptFigures
 from bibgraph.graph.site.pagedata import TreeArea
 from bibgraph.graph.stores.atomic import link_file, write_bytes_atomically
@@ -215,6 +216,15 @@ class DerivedFiles:
         self.directory = directory
         self.writable = writable
         self.checksums = checksums or {}  # SHA-256 by file name, from the version's manifest
+
+    @classmethod
+    def of_version(cls, version: Path, checksums: dict[str, str]) -> "DerivedFiles":
+        """The derived files of the published dataset ``version`` (read-only), each checked as it is read against
+        ``checksums``, its manifest's (by path in the version: ``derived/NAME``)."""
+        prefix = f"{DERIVED}/"
+        return cls(
+            version / DERIVED, False, {n.removeprefix(prefix): d for n, d in checksums.items() if n.startswith(prefix)}
+        )
 
     def load(self, key: tuple[Hashable, ...]) -> tuple[bool, Any]:
         """(True, value) when the dataset holds the value of ``key``, else (False, None); :class:`DamagedFile` when

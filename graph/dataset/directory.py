@@ -149,12 +149,58 @@ def _read_manifest(version: Path) -> tuple[dict[str, Any], bytes]:
         manifest: dict[str, Any] = json.loads(data.decode("utf-8"))
     except (OSError, ValueError) as error:
         raise DatasetError(f"{version}: no readable {MANIFEST}: {error}") from error
+    if not isinstance(manifest, dict):
+        raise DatasetError(f"{version / MANIFEST}: not a manifest (a JSON object) this bibgraph wrote; build it again")
     if manifest.get("format") != FORMAT or manifest.get("version") != FORMAT_VERSION:
         raise DatasetError(
             f"{version}: dataset format {manifest.get('format')!r} version {manifest.get('version')!r};"
             f" this bibgraph reads {FORMAT!r} version {FORMAT_VERSION}: build it again"
         )
+    if (wrong := _misshapen(manifest)) is not None:  # a field every reader relies on: refused here, in one line
+        raise DatasetError(f"{version / MANIFEST}: {wrong}: not a manifest this bibgraph wrote; build it again")
     return manifest, data
+
+
+_PLAIN_NAME = re.compile(r"[^/\\\x00]+")  # a file directly in its directory (a segment named in ``dumps``)
+
+
+def _misshapen(manifest: dict[str, Any]) -> str | None:
+    """What is wrong with the shape of a manifest of the right format (None: nothing). A manifest that parsed but
+    lacked ``base`` or held a list of ``checksums`` was a traceback in every command; a dump segment named
+    ``../x`` would have been read outside its version."""
+
+    def strings(value: Any) -> bool:
+        return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+
+    def segment(value: Any) -> bool:
+        return (
+            isinstance(value, list)
+            and len(value) == 2
+            and isinstance(value[0], str)
+            and _PLAIN_NAME.fullmatch(value[0]) is not None
+            and value[0] not in (".", "..")
+            and type(value[1]) is int
+            and value[1] >= 0
+        )
+
+    def dump(value: Any) -> bool:
+        return isinstance(value, dict) and (
+            "segments" not in value or (isinstance(value["segments"], list) and all(map(segment, value["segments"])))
+        )
+
+    counts = manifest.get("counts")
+    if not isinstance(manifest.get("base"), str):
+        return "no base IRI"
+    if not isinstance(counts, dict) or not all(type(n) is int for n in counts.values()):
+        return "no counts"
+    if not strings(manifest.get("checksums")):
+        return "no checksums"
+    if not isinstance(manifest.get("inputs", []), list):
+        return "no list of inputs"
+    dumps = manifest.get("dumps", {})
+    if not isinstance(dumps, dict) or not all(map(dump, dumps.values())):
+        return "a dump's segments are not files of its version"
+    return None
 
 
 def checksums(version: Path, previous: Path | None = None) -> dict[str, str]:
@@ -185,20 +231,30 @@ def _same_file(path: Path, other: Path) -> bool:
 
 
 def verify(version: Path) -> list[str]:
-    """The files of ``version`` whose checksum differs from the manifest's, or that are missing."""
+    """The files of ``version`` whose checksum differs from the manifest's, that are missing, or that are links
+    (what a build never writes: a link may lead out of the dataset)."""
     recorded = read_manifest(version)["checksums"]
     found = checksums(version)
-    return sorted(name for name in recorded.keys() | found.keys() if recorded.get(name) != found.get(name))
+    links = set(_links(version))
+    return sorted(
+        name
+        for name in recorded.keys() | found.keys() | links
+        if name in links or recorded.get(name) != found.get(name)
+    )
 
 
-def check_opened(version: Path) -> None:
+def check_opened(version: Path, hashed: bool = True) -> None:
     """Refuse ``version`` (:class:`DatasetDamaged`, naming the file) unless what a server reads into memory is as
     built: every file of ``derived/`` has the manifest's checksum (and none is there the manifest does not
-    name), and every file the manifest names exists. The store's, the dumps' and the search index's contents are
-    too large to hash at each start: ``bibgraph check DIR`` does, and a dump or the search index is checked before
-    its first use (:func:`check_file`).
+    name), every file the manifest names exists, and no path in the version is a symbolic link (a build writes
+    none; a ``store`` or ``derived`` linked elsewhere was read from outside the dataset). The store's, the dumps'
+    and the search index's contents are too large to hash at each start: ``bibgraph check DIR`` does, and a dump
+    or the search index is checked before its first use (:func:`check_file`). ``hashed=False`` (what ``add``
+    checks of the version it extends, whose derived values it checks as it reads them): no file is hashed.
     """
-    recorded: dict[str, str] = read_manifest(version).get("checksums", {})
+    for name in _links(version):
+        raise DatasetDamaged(f"{version / name}: a link (a build writes none; it may lead out of the dataset): refused")
+    recorded: dict[str, str] = read_manifest(version)["checksums"]
     for name in sorted(recorded):
         if not (version / name).is_file():
             raise DatasetDamaged(
@@ -207,15 +263,33 @@ def check_opened(version: Path) -> None:
     derived = version / DERIVED
     for path in sorted(derived.rglob("*")) if derived.is_dir() else []:
         name = path.relative_to(version).as_posix()
-        if path.is_file() and not READ_ON_DISK.fullmatch(name):
+        if not path.is_file() or READ_ON_DISK.fullmatch(name):
+            continue
+        if hashed:
             check_file(version, name, recorded)
+        elif name not in recorded:
+            raise _unlisted(version, name)
+
+
+def _links(version: Path) -> list[str]:
+    """The symbolic links in ``version`` (not followed), by path relative to it."""
+    found = []
+    for folder, folders, files in os.walk(version):
+        for name in [*folders, *files]:
+            if os.path.islink(os.path.join(folder, name)):
+                found.append(os.path.relpath(os.path.join(folder, name), version))
+    return sorted(found)
+
+
+def _unlisted(version: Path, name: str) -> DatasetDamaged:
+    return DatasetDamaged(f"{version / name}: not in the manifest (added after the build): refused")
 
 
 def check_file(version: Path, name: str, recorded: dict[str, str] | None = None) -> None:
     """Refuse ``version`` (:class:`DatasetDamaged`) unless its file ``name`` has the manifest's checksum."""
     expected = (read_manifest(version)["checksums"] if recorded is None else recorded).get(name)
     if expected is None:
-        raise DatasetDamaged(f"{version / name}: not in the manifest (added after the build): refused")
+        raise _unlisted(version, name)
     if file_digest(version / name) != expected:
         raise DatasetDamaged(
             f"{version / name}: differs from the checksum of the manifest (damaged or changed since it was built):"

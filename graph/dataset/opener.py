@@ -121,7 +121,9 @@ def dataset_version(path: Path) -> Path:
     path = path.absolute()
     if is_dataset(path):
         return current_version(path)
-    if (path / STORE / COMPLETE_MARKER).is_file():
+    if path.is_symlink():  # DIR/current itself: the pointer, unchecked, and a worker opened later would follow it
+        raise DatasetError(f"{path} is a link, not a version directory: give the dataset directory it belongs to")
+    if (path / STORE / COMPLETE_MARKER).is_file() or (path / MANIFEST).is_file():  # a damaged one: refused, exit 1
         return path
     raise DatasetError(f"{path} is neither a bibgraph dataset nor one of its versions")
 

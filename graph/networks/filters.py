@@ -84,6 +84,20 @@ def drawn(filters: Filters, limit: int) -> tuple[Filters, int | None]:
     return filters, None
 
 
+def bounded(filters: Filters, authors: int, most_papers: int) -> Filters:
+    """``filters`` with the numbers no dataset of ``authors`` authors, none of more than ``most_papers`` papers, tells
+    apart put at one value: ``top`` of at least every author is no cap, and ``min_papers`` or ``min_joint`` past the
+    most papers anyone has leave nobody whatever their value. So they are one download (one key, one computation):
+    ``top=100000``, ``200000``, ``999999`` each made the whole network again, as costly as asking for it."""
+    changes: dict[str, Any] = {}
+    if filters.top is not None and filters.top >= authors:
+        changes["top"] = None
+    for name in ("min_papers", "min_joint"):
+        if getattr(filters, name) > most_papers + 1:
+            changes[name] = most_papers + 1
+    return replaced(filters, **changes) if changes else filters
+
+
 def link_rank(weight: int, a: str, b: str) -> tuple[int, str, str]:
     """The order links are kept in when a map holds too many: most joint papers, then the IRIs."""
     return (-weight, a, b) if a < b else (-weight, b, a)

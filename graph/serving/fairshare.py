@@ -98,20 +98,33 @@ class FairShare:
         self._exclusive = False
         self._arrivals = itertools.count()
 
-    def enter(self, client: str, until: float, exclusive: bool = False, again: bool = False) -> Ticket:
-        """Wait for a thread until the monotonic time ``until``; ``again``: a re-run, never refused as over share."""
+    def enter(
+        self, client: str, until: float, exclusive: bool = False, again: bool = False, site: bool = False
+    ) -> Ticket:
+        """Wait for a thread until the monotonic time ``until``; ``again``: a re-run, never refused as over share.
+
+        ``site``: a call of the site's own pages (not a client's query text), never refused as over its client's
+        share: it waits its client's turn (24 pages opened at once from one address were 16 answered 429). Nor is
+        it refused for a full queue when its client has nothing in the gate: a crowd of one client's pages waiting
+        cannot shut another visitor out."""
         with self._condition:
             now = self.clock()
             record = self._clients.get(client)
             if record is None:
                 record = self._clients[client] = _Client(stamp=now)
             self._clients.move_to_end(client)
-            if not again and self.per_client and record.running + record.waiting >= self.per_client:
+            present = record.running + record.waiting
+            if not again and not site and self.per_client and present >= self.per_client:
                 raise OverShare(
                     f"too many queries at once from one client (at most {self.per_client}); retry later", RETRY_AFTER
                 )
             ticket = Ticket(client, exclusive, next(self._arrivals))
-            if not again and self.max_waiting and len(self._waiting) >= self.max_waiting:
+            if (
+                not again
+                and not (site and present == 0)
+                and self.max_waiting
+                and len(self._waiting) >= self.max_waiting
+            ):
                 self._waiting.append(ticket)
                 starts_now = self._may_start(ticket)
                 self._waiting.remove(ticket)

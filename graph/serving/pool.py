@@ -271,9 +271,11 @@ class QueryPool:
         fresh: bool = False,
         client: str = "",
         gone: Callable[[], bool] | None = None,
+        site: bool = False,
     ) -> Any:
         """``function(store, *args)`` in the worker for ``client``; raise at the deadline (the worker is replaced).
-        ``gone``: whether the client has closed its connection (see :meth:`_attempt`).
+        ``gone``: whether the client has closed its connection (see :meth:`_attempt`); ``site``: the site's own
+        call, in its client's turn but never refused over its share (:meth:`.FairShare.enter`).
 
         ``function`` is a module-level function (sent by reference); ``cache``: its reply may be kept and
         reused (the store does not change while served), unless ``fresh``. A :class:`.worker.Serialised`
@@ -286,7 +288,7 @@ class QueryPool:
             received = _Received(raw, pickle.loads(raw), None)
         else:
             payload = pickle.dumps(Call(function, args), protocol=pickle.HIGHEST_PROTOCOL)
-            received = self._run(payload, self.deadline if deadline is None else deadline, client, gone)
+            received = self._run(payload, self.deadline if deadline is None else deadline, client, gone, site)
             if kept is not None and (cacheable := _cacheable(received, kept.capacity // 8)) is not None:
                 kept.put(key, cacheable)
         reply = received.reply
@@ -296,7 +298,9 @@ class QueryPool:
             return reply.value
         return Answer(reply.form, reply.body, reply.media_type, received.spooled)
 
-    def _run(self, payload: bytes, limit: float, client: str, gone: Callable[[], bool] | None) -> "_Received":
+    def _run(
+        self, payload: bytes, limit: float, client: str, gone: Callable[[], bool] | None, site: bool = False
+    ) -> "_Received":
         """Run the call until it is answered, times out, or is found to kill workers; the pickled reply."""
         ends = time.monotonic() + limit
         fingerprint = hashlib.sha256(payload).digest()
@@ -307,7 +311,7 @@ class QueryPool:
                 log.warning("refused a query that crashed the engine when run alone (%s)", fingerprint.hex()[:12])
                 raise QueryCrashed("this query made the query engine crash, even when run alone; it is refused")
             alone = deaths >= SUSPECT_AFTER
-            ticket = self.gate.enter(client, ends, exclusive=alone, again=again)
+            ticket = self.gate.enter(client, ends, exclusive=alone, again=again, site=site)
             try:
                 return self._attempt(payload, ends, limit, gone)
             except _Ended as ended:

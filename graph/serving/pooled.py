@@ -74,7 +74,9 @@ class PooledStore(GraphStore):
     def run(self, function: Callable[..., Any], *args: Any) -> Any:
         """``function(store, *args)`` in the worker, never cached (e.g.
         :func:`bibgraph.graph.dataset.dumps.dump_file`)."""
-        return self.pool.call(function, *args, deadline=self.deadline, client=self.client, gone=self.gone)
+        return self.pool.call(
+            function, *args, deadline=self.deadline, client=self.client, gone=self.gone, site=self.site
+        )
 
     def answer(self, query: str, results: str, graphs: str) -> Answer:
         """Small answers come in memory, large ones as a temporary file (``Answer.spooled``)."""
@@ -90,6 +92,7 @@ class PooledStore(GraphStore):
                 fresh=self.fresh,
                 client=self.client,
                 gone=self.gone,
+                site=self.site,
             )
         except QueryTimeout:
             self._log("query stopped", query, time.perf_counter() - started)

@@ -7,18 +7,32 @@ starts from to the switch, and a second writer is refused at once with a clear e
 """
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from bibgraph.graph.dataset import directory
-from bibgraph.graph.dataset.directory import MANIFEST, DatasetError, current_version
+from bibgraph.graph.dataset import directory, sitedata
+from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name
+from bibgraph.graph.dataset.directory import (
+    DERIVED,
+    DUMPS,
+    MANIFEST,
+    STORE,
+    DatasetDamaged,
+    DatasetError,
+    current_version,
+)
+from bibgraph.graph.identity import numbering
 from bibgraph.web.commands import versionwrite
 from bibgraph.web.commands.cli import main
-from tests.conftest import SEED_FILES
+from tests.conftest import SEED_FILES, make_app
 
 OTHER_LIST = """论文检索
 
@@ -93,3 +107,144 @@ def test_the_lock_is_taken_again_within_a_writer(dataset: Path) -> None:
         pass
     with directory.writing(dataset):  # released: taken again
         pass
+
+
+# Red team (issue 25, second round): what a dataset's files may be made to say. Each of these was a traceback, a
+# version served from outside DIR, or an add that made a new version of a damaged one and recorded its own checksums
+# of the damage (so `check` then passed).
+
+
+def _bibgraph(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bibgraph.web.commands.cli", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def _one_line(answer: subprocess.CompletedProcess[str], code: int, *named: str) -> None:
+    said = answer.stderr.strip()
+    assert answer.returncode == code, said
+    assert "Traceback" not in said and said.count("\n") == 0, said
+    assert all(name in said for name in named), said
+
+
+FIELDS = st.sampled_from(["base", "counts", "checksums", "inputs", "dumps", "format", "version"])
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(field=FIELDS, value=JSON | st.just(...))
+def test_a_manifest_of_any_shape_is_read_or_refused_in_one_error(
+    first_list_dataset: Path, tmp_path_factory, field: str, value: object
+) -> None:
+    """A manifest that parses but whose field is missing (``...``) or of any other JSON value: either read, with every
+    field its readers take of the type they take it as, or :class:`DatasetError`; never an AttributeError, KeyError
+    or TypeError in whoever reads it next."""
+    version = tmp_path_factory.mktemp("manifest")
+    written = json.loads((current_version(first_list_dataset) / MANIFEST).read_text(encoding="utf-8"))
+    if value is ...:
+        written.pop(field)
+    else:
+        written[field] = value
+    (version / MANIFEST).write_text(json.dumps(written), encoding="utf-8")
+    try:
+        manifest = directory.read_manifest(version)
+    except DatasetError:
+        return
+    assert isinstance(manifest["base"], str)
+    assert all(isinstance(count, int) for count in manifest["counts"].values())
+    assert all(isinstance(name, str) and isinstance(digest, str) for name, digest in manifest["checksums"].items())
+    for entry in manifest.get("dumps", {}).values():
+        for name, size in entry.get("segments", []):
+            assert "/" not in name and name not in (".", "..") and size >= 0
+
+
+@pytest.mark.parametrize("damage", ["a JSON list", "checksums a list", "no base", "a segment outside dumps/"])
+def test_a_misshapen_manifest_is_one_line_and_exit_2_in_every_command(dataset: Path, damage: str) -> None:
+    path = current_version(dataset) / MANIFEST
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    if damage == "a JSON list":
+        manifest = [manifest]
+    elif damage == "checksums a list":
+        manifest["checksums"] = sorted(manifest["checksums"])
+    elif damage == "no base":
+        del manifest["base"]
+    else:
+        manifest["dumps"]["bibgraph.nt"]["segments"] = [["../../manifest.json", 10]]
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    for command in (["stats"], ["check"], ["add"]):
+        _one_line(_bibgraph(*command, str(dataset), *([str(SEED_FILES[1])] if command == ["add"] else [])), 2, MANIFEST)
+
+
+def _outside(path: Path, elsewhere: Path) -> None:
+    """Move ``path`` out of the dataset and leave a symbolic link to it in its place."""
+    elsewhere.mkdir(exist_ok=True)
+    target = elsewhere / path.name
+    path.rename(target)
+    os.symlink(target, path)
+
+
+@pytest.mark.parametrize("linked", ["store", "derived", "dumps", "a derived file", "a store table"])
+def test_a_link_inside_a_version_is_refused_by_every_reader(dataset: Path, tmp_path: Path, linked: str) -> None:
+    """The pointer stayed inside DIR, but ``v-…/store`` (or ``derived``, a file of it...) could lead anywhere: the
+    version was served and extended from outside the dataset, and ``check`` passed a linked file of equal bytes."""
+    version = current_version(dataset)
+    path = {
+        "store": version / STORE,
+        "derived": version / DERIVED,
+        "dumps": version / DUMPS,
+        "a derived file": sorted((version / DERIVED).glob("*.json"))[0],
+        "a store table": sorted((version / STORE).glob("*.sst"))[0],
+    }[linked]
+    _outside(path, tmp_path / "elsewhere")
+    with pytest.raises(DatasetDamaged, match="a link"):
+        make_app(BIBGRAPH_STORE=f"dataset:{dataset}")
+    _one_line(_bibgraph("stats", str(dataset)), 1, path.name)
+    _one_line(_bibgraph("add", str(dataset), str(SEED_FILES[1])), 1, path.name)
+    checked = _bibgraph("check", str(dataset))
+    assert checked.returncode == 1 and path.name in checked.stderr
+    assert [v.name for v in dataset.iterdir() if v.name.startswith("v-")] == [version.name]
+
+
+def _flip(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    "damage", ["the incidence", "the concepts' figures", "the person map", "a missing derived file", "a store table"]
+)
+def test_an_add_refuses_to_extend_a_damaged_version(dataset: Path, damage: str) -> None:
+    """An add read the served version's values unchecked and recorded its own checksums of what it made from them:
+    a flipped bit became part of a version `check` passed (or a 30-line traceback). Now refused in one line, exit
+    1, and nothing is written."""
+    version = current_version(dataset)
+    derived = DerivedFiles(version / DERIVED)
+    path = {
+        "the incidence": version / DERIVED / file_name(derived_key("incidence")),
+        "the concepts' figures": version / DERIVED / file_name(derived_key("page", None, sitedata.CONCEPT_FIGURES)),
+        "the person map": version / numbering.FILE_NAME,
+        "a missing derived file": version / DERIVED / file_name(derived_key("incidence")),
+        "a store table": sorted((version / STORE).glob("*.sst"))[0],
+    }[damage]
+    assert path.is_file() and derived.directory.is_dir()
+    if damage == "a missing derived file":
+        path.unlink()
+    elif damage == "a store table":
+        with path.open("r+b") as table:
+            table.truncate(100)
+    else:
+        _flip(path)
+    before = sorted(p.name for p in dataset.iterdir())
+    _one_line(_bibgraph("add", str(dataset), str(SEED_FILES[1])), 1, path.name)
+    assert sorted(p.name for p in dataset.iterdir()) == before and current_version(dataset) == version
+
+
+def test_a_version_without_its_store_is_a_damaged_dataset_not_a_usage_error(dataset: Path) -> None:
+    """``stats DIR`` whose version lost its ``store/`` said "neither a bibgraph dataset nor one of its versions" (2)."""
+    shutil.rmtree(current_version(dataset) / STORE)
+    _one_line(_bibgraph("stats", str(dataset)), 1, STORE)

@@ -18,8 +18,8 @@ from bibgraph.web.commands.readgraph import (
     EXIT_OK,
     EXIT_PROBLEMS,
     _filter_options,
-    _inputs,
-    _refuse_datasets,
+    _is_dataset,
+    _lists,
     _usage_error,
     _write_error,
     cmd_check,
@@ -47,7 +47,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     syntax = rdf_syntax(args.format)
     try:
-        store, report = build_graph(_inputs(args.inputs), base=args.base, progress=not args.quiet)
+        store, report = build_graph(_lists(args.inputs), base=args.base, progress=not args.quiet)
     except ValueError as error:
         return _usage_error(str(error))
     try:
@@ -67,7 +67,7 @@ def _build_dataset(args: argparse.Namespace) -> int:
     from bibgraph.web.commands.versionwrite import build_dataset
 
     report = _write_dataset(
-        args, lambda: build_dataset(_inputs(args.inputs), Path(args.dataset), args.base), "wrote dataset"
+        args, lambda: build_dataset(_lists(args.inputs), Path(args.dataset), args.base), "wrote dataset"
     )
     if isinstance(report, int):
         return report
@@ -81,12 +81,17 @@ def _write_dataset(
     args: argparse.Namespace, write: Callable[[], tuple[Path, "BuildReport"]], done: str
 ) -> "BuildReport | int":
     """Run a dataset write (build or add) and say how it went: its report, or the exit status of its failure."""
+    from bibgraph.graph.dataset.derived import DamagedFile
     from bibgraph.graph.dataset.directory import DatasetBusy, DatasetDamaged, DatasetError
     from bibgraph.web.commands.versionwrite import DeriveError
 
     try:
         version, report = write()
-    except (DatasetBusy, DatasetDamaged) as error:  # nothing wrong with the command: the dataset cannot be written
+    except (
+        DatasetBusy,
+        DatasetDamaged,
+        DamagedFile,
+    ) as error:  # nothing wrong with the command: the dataset cannot be written
         print(f"bibgraph: error: {error}", file=sys.stderr)
         return EXIT_PROBLEMS
     except (ValueError, DatasetError) as error:
@@ -125,7 +130,7 @@ def cmd_authors(args: argparse.Namespace) -> int:
     from bibgraph.graph.identity.suspects import report_lines, suspects
 
     try:
-        homonyms, pairs = suspects(_inputs(args.inputs))
+        homonyms, pairs = suspects(_lists(args.inputs))
     except ValueError as error:
         return _usage_error(str(error))
     for line in report_lines(homonyms, pairs, args.limit):
@@ -141,8 +146,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from bibgraph.web.logs import configure as configure_logging
     from bibgraph.web.server import AddressUnusable, check_address, serve
 
-    if args.inputs:
-        _inputs(args.inputs)
     opened = _opened_dataset(args)
     if isinstance(opened, int):
         return opened
@@ -186,13 +189,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def _opened_dataset(args: argparse.Namespace) -> int | None:
     """``serve DIR`` with a dataset directory: serve its current version with the base IRI it was built with."""
-    from bibgraph.graph.dataset.directory import DatasetError, current_version, is_dataset, read_manifest
+    from bibgraph.graph.dataset.directory import DatasetError, read_manifest
+    from bibgraph.graph.dataset.opener import dataset_version
 
-    if len(args.inputs) != 1 or not is_dataset(Path(args.inputs[0])):
-        _refuse_datasets(args.inputs)
+    if len(args.inputs) != 1 or not _is_dataset(Path(args.inputs[0])):
+        _lists(args.inputs)
         return None
-    try:
-        version = current_version(Path(args.inputs[0]))
+    try:  # a dataset (its current version, followed as it changes) or one version of it (as it is)
+        version = dataset_version(Path(args.inputs[0]))
         built = read_manifest(version)["base"]
     except DatasetError as error:
         return _usage_error(str(error))
@@ -206,7 +210,7 @@ def _opened_dataset(args: argparse.Namespace) -> int | None:
 def cmd_add(args: argparse.Namespace) -> int:
     from bibgraph.web.commands.versionwrite import add_to_dataset
 
-    report = _write_dataset(args, lambda: add_to_dataset(Path(args.dataset), _inputs(args.inputs)), "added to")
+    report = _write_dataset(args, lambda: add_to_dataset(Path(args.dataset), _lists(args.inputs)), "added to")
     if isinstance(report, int):
         return report
     return EXIT_PROBLEMS if args.strict and report.problems else EXIT_OK

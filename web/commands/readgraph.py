@@ -35,13 +35,39 @@ def _usage_error(message: str) -> int:
     return EXIT_USAGE
 
 
-def _refuse_datasets(values: Sequence[str]) -> None:
-    """A dataset directory among several inputs is not a directory of paper lists: one line, exit 2."""
-    from bibgraph.graph.dataset.directory import is_dataset
+def _is_dataset(path: Path) -> bool:
+    """A dataset directory, or one of its versions (what ``serve``, ``stats``... read as built, never as lists)."""
+    from bibgraph.graph.dataset.directory import MANIFEST, STORE, is_dataset
 
-    found = [value for value in values if is_dataset(Path(value))]
+    return is_dataset(path) or ((path / MANIFEST).is_file() and (path / STORE).is_dir())
+
+
+def _refuse_datasets(values: Sequence[str]) -> None:
+    """A dataset directory (or version) among several inputs is not a directory of paper lists: one line, exit 2."""
+    found = [value for value in values if _is_dataset(Path(value))]
     if found:
         raise SystemExit(_usage_error(f"{', '.join(found)}: a dataset directory is read alone, not among other inputs"))
+
+
+def _lists(values: Sequence[str]) -> list[Path]:
+    """The paper lists and dumps named (none: the seeds, the build's default), for a command that reads lists
+    (``build``, ``add``, ``authors``, ``serve`` of lists): a dataset among them, or inputs holding no paper list
+    (``*.txt``) nor dump, are refused in one line, exit 2. ``build`` of an empty directory wrote an empty graph,
+    ``authors DIR`` of a dataset found nobody, ``serve`` of a dataset's version served nothing, all exit 0."""
+    from bibgraph.graph.dataset.opener import is_dump
+    from bibgraph.graph.ingest.inputs import find_input_files
+
+    paths = _inputs(values)
+    if found := [value for value in values if _is_dataset(Path(value))]:
+        raise SystemExit(
+            _usage_error(
+                f"{', '.join(found)}: a dataset directory, not paper lists: `serve`, `stats`, `query`, `validate`,"
+                " `export-graph` and `check` read it alone; `add DIR LISTS` adds lists to it"
+            )
+        )
+    if paths and not any(is_dump(path) for path in paths) and next(find_input_files(paths), None) is None:
+        raise SystemExit(_usage_error(f"no paper list (*.txt) or RDF dump in {', '.join(map(str, values))}"))
+    return paths
 
 
 def cmd_export_graph(args: argparse.Namespace) -> int:

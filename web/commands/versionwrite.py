@@ -26,6 +26,9 @@ from bibgraph.graph.dataset.directory import (
     DERIVED,
     DUMPS,
     STORE,
+    DatasetDamaged,
+    check_file,
+    check_opened,
     current_version,
     is_dataset,
     new_version,
@@ -70,7 +73,12 @@ class DeriveError(RuntimeError):
 
 def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, BuildReport]:
     """Build ``inputs`` into a new version of the dataset ``root`` and switch to it; the version and the report."""
-    published = numbering.read(current_version(root) / numbering.FILE_NAME) if is_dataset(root) else None
+    published = None
+    if is_dataset(root):  # its person map, read whole: as built
+        served = current_version(root)
+        if (served / numbering.FILE_NAME).exists():
+            check_file(served, numbering.FILE_NAME)
+        published = numbering.read(served / numbering.FILE_NAME)
     with new_version(root, base) as (version, manifest):
         store = OxigraphGraphStore.disk(version / STORE)
         if any(is_dump(path) for path in inputs):  # what a dump holds is not streamed: dumped from the store
@@ -109,8 +117,13 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
     served = current_version(root)
     before = read_manifest(served)
     base = before["base"]
+    _check_extended(served, before)
     with new_version(root, base) as (version, manifest):
-        original = OxigraphGraphStore.disk(served / STORE, read_only=True)
+        try:
+            original = OxigraphGraphStore.disk(served / STORE, read_only=True)
+        except (OSError, RuntimeError) as error:  # RocksDB's own words on a damaged store, in one line
+            first = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise DatasetDamaged(f"{served / STORE}: cannot open the store ({first}); run `bibgraph check`") from None
         original.store.backup(version / STORE)
         del original  # read-only: nothing to flush
         store = OxigraphGraphStore.disk(version / STORE)
@@ -150,6 +163,16 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
             Added(served, additions, touched, written),
         )
     return root / manifest["name"], report
+
+
+def _check_extended(served: Path, manifest: dict[str, Any]) -> None:
+    """Refuse to extend a damaged version (:class:`DatasetDamaged`): an add copied what it found, and a new version's
+    manifest then recorded its own checksums of what the damage gave. Its files are all there, none a link, none
+    in ``derived/`` the manifest does not name (no file hashed: the derived values it reads are checked as they are
+    read, the files it hard-links keep the checksums recorded); its person map, read whole, is hashed."""
+    check_opened(served, hashed=False)
+    if (served / numbering.FILE_NAME).exists():
+        check_file(served, numbering.FILE_NAME, manifest["checksums"])
 
 
 @dataclass(frozen=True)
@@ -230,12 +253,18 @@ def _extend_incidence(
     kept one: merged into its arrays, :func:`~bibgraph.graph.networks.incidencemerge.merged`, else its rows read
     again); the previous incidence and this one."""
     key = derived_key("incidence")
-    kept, before = DerivedFiles(served / DERIVED).load(key)
+    kept, before = _served_files(served).load(key)
     if not kept:  # derived from the whole store by the app, as by a build
         return None
     incidence = merged(before, additions, store) or extended(before, additions, store)
     DerivedFiles(version / DERIVED, writable=True).save(key, incidence)
     return before, incidence
+
+
+def _served_files(served: Path) -> DerivedFiles:
+    """The derived values of the version an add extends, each checked against its manifest's checksum as it is read:
+    a damaged one read unchecked became the new version's value, with a checksum of its own."""
+    return DerivedFiles.of_version(served, read_manifest(served)["checksums"])
 
 
 def whole_graph_map(spec: NetworkSpec) -> bool:
@@ -263,7 +292,7 @@ def _keep_unreached_maps(
     cut list, since it never renames a person it knew. A name given to a known author changes every map: none is
     kept then. The maps of the whole graph and the topic maps are derived again (:func:`sitedata.derive`), the others
     by the first request that shows one (:func:`whole_graph_map`)."""
-    before, after = DerivedFiles(served / DERIVED), DerivedFiles(version / DERIVED, writable=True)
+    before, after = _served_files(served), DerivedFiles(version / DERIVED, writable=True)
     found, topics = before.load(derived_key("network", NetworkSpec(TOPICS)))
     if not found or any(
         quad.predicate.value == NAME and known.author_id(quad.subject.value) is not None for quad in additions.store
@@ -305,7 +334,7 @@ def _update_concept_index(
     ``additions`` (:func:`~bibgraph.graph.site.conceptupdate.updated_index`), when it kept them: the pieces of an order
     before its first new paper are hard links to the previous ones. Else the app derives them from the whole store.
     The figures are written last, so a version whose update failed half-way has its orders derived again in full."""
-    before, after = DerivedFiles(served / DERIVED), DerivedFiles(version / DERIVED, writable=True)
+    before, after = _served_files(served), DerivedFiles(version / DERIVED, writable=True)
     kept, figures = before.load(derived_key("page", None, sitedata.CONCEPT_FIGURES))
     if not kept:
         return

@@ -146,12 +146,26 @@ class NetworkCache(ValueCache):
         def work() -> None:
             write_atomically(path, lambda out: out.write(engine.exported(incidence, spec, fmt, weight)[1]))
 
+        self.forked(work, path)
+
+    def forked(self, work: Callable[[], None], path: Path) -> None:
+        """Run ``work``, which writes the download's body ``path``, in a child process in this client's turn at the
+        gate: killed once the client goes (:class:`ClientGone`), once the process tree holds more than the memory
+        budget allows a running computation (:meth:`~.gate.DerivationGate.over_hard`, 503), or at ``NETWORK_TIMEOUT``
+        (503)."""
+        gate = self.gate
         with self.derivation():
             try:
-                run_forked(work, client_gone, float(current_app.config["NETWORK_TIMEOUT"]))
+                run_forked(
+                    work,
+                    lambda: client_gone() or (gate is not None and gate.over_hard()),
+                    float(current_app.config["NETWORK_TIMEOUT"]),
+                )
             except ForkedStopped:
-                if self.gate is not None:
-                    self.gate.stop_if_gone()  # counted, and the turn given back
+                if gate is not None and not client_gone() and gate.over_hard():
+                    raise gate.stopped_for_memory() from None
+                if gate is not None:
+                    gate.stop_if_gone()  # counted, and the turn given back
                 raise ClientGone("the client closed its connection: its download stopped") from None
             except ForkedTimeout as error:
                 raise QueryTimeout(str(error)) from error
@@ -306,9 +320,9 @@ def cache_for(store: str, app: Flask | None = None) -> NetworkCache:
 def _derived_files(version: Path, writable: bool = False, manifest: dict[str, Any] | None = None) -> DerivedFiles:
     """The derived files of a dataset ``version``; each kept file is checked against the checksum of its manifest
     (``manifest``, if read already) as it is read (it is read whole anyway)."""
-    recorded = {} if writable else (manifest or read_manifest(version)).get("checksums", {})
-    checksums = {name.removeprefix(f"{DERIVED}/"): digest for name, digest in recorded.items()}
-    return DerivedFiles(version / DERIVED, writable, checksums)
+    if writable:
+        return DerivedFiles(version / DERIVED, writable)
+    return DerivedFiles.of_version(version, (manifest or read_manifest(version))["checksums"])
 
 
 def check_published(path: Path) -> None:

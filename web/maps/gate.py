@@ -289,6 +289,22 @@ class DerivationGate:
                 math.ceil(SHRINK_EVERY),
             )
 
+    def over_hard(self) -> bool:
+        """Whether the process tree holds more than :data:`HARD_OVER` times the budget: a running child (a download's
+        body) is then stopped, since nothing else bounds it (at a million papers one whole network took 5.9 GB)."""
+        return bool(self.budget.limit) and self.budget.pss() > HARD_OVER * self.budget.limit
+
+    def stopped_for_memory(self) -> DerivationsBusy:
+        """What a derivation stopped by :meth:`over_hard` answers (503, counted as refused for memory)."""
+        with self._lock:
+            self.refused[MEMORY] += 1
+        return DerivationsBusy(
+            f"the work outgrew the server's memory budget ({self.budget.limit / 2**20:.0f} MB) and was stopped;"
+            f" retry in {math.ceil(SHRINK_EVERY)} s",
+            MEMORY,
+            math.ceil(SHRINK_EVERY),
+        )
+
     def charge(self, client: str, size: int) -> None:
         """``client``'s derivation made a value of ``size`` estimated bytes (see :meth:`_light`); the app's own
         work ("", the start's warm-up) is no client's."""

@@ -10,8 +10,9 @@ from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from bibgraph.graph.dataset.wholeexports import export_file
-from bibgraph.graph.networks import AREA, analytics
+from bibgraph.graph.networks import AREA, Filters, analytics
 from bibgraph.graph.networks.exports import NETWORK_SYNTAXES, network_syntax
+from bibgraph.graph.networks.filters import bounded
 from bibgraph.graph.networks.palette import OTHER_COLOUR, PALETTE
 from bibgraph.graph.networks.paths import collaboration_path, labels
 from bibgraph.graph.networks.spec import (
@@ -303,12 +304,23 @@ def topics() -> str:
     )
 
 
+def _bounded(filters: Filters) -> Filters:
+    """A download's filters with the numbers past the dataset's bounds put at one value (:func:`bounded`); the
+    filters as given when they are the default (the body a dataset keeps, read without the incidence)."""
+    if filters == Filters():
+        return filters
+    incidence = networks().incidence()  # what the body is computed from anyway
+    ptr = incidence.author_ptr  # (no numpy import here: a server's start loads none)
+    most = int((ptr[1:] - ptr[:-1]).max()) if len(ptr) > 1 else 0
+    return bounded(filters, len(incidence.authors), most)
+
+
 @blueprint.route("/<kind>.<fmt>")
 def download(kind: str, fmt: str) -> Response:
     if fmt not in {s.name for s in NETWORK_SYNTAXES} or kind not in ("coauthors", "topics"):
         abort(404)
     syntax = network_syntax(fmt)
-    spec = NetworkSpec(COAUTHORS, filters_from_request()) if kind == COAUTHORS else NetworkSpec(TOPICS)
+    spec = NetworkSpec(COAUTHORS, _bounded(filters_from_request())) if kind == COAUTHORS else NetworkSpec(TOPICS)
     weight = weight_of_links() if kind == COAUTHORS else "weight"
 
     kept = networks().derived  # a dataset keeps the exports with no filter (made at build time)

@@ -459,3 +459,31 @@ def test_the_heap_is_trimmed_once_a_request_that_derived_is_answered_and_only_th
     assert trims == [1] and gate.state()["running"] == 0
     gate.finish()
     assert trims == [1]
+
+
+def test_a_download_child_that_outgrows_the_memory_budget_is_stopped(tmp_path: Path) -> None:
+    """A download's body is computed in a child that nothing bounded once it ran: at a million papers one whole
+    network took a 5.9 GB child, whatever ``MEMORY_BUDGET`` said. Past the hard limit (HARD_OVER times the budget)
+    it is killed and the download answers 503 (counted as refused for memory)."""
+    from bibgraph.web.maps.gate import HARD_OVER, MEMORY, DerivationsBusy, tree_pss
+
+    app = make_app()
+    try:
+        with app.test_request_context("/graph/coauthors.json?min_joint=3"):
+            cache = networks()
+            assert cache.gate is not None
+            cache.gate.budget.limit = tree_pss(os.getpid()) + 64 * 2**20  # not over: the work may start
+            grow = int(HARD_OVER * cache.gate.budget.limit) - tree_pss(os.getpid()) + 256 * 2**20
+
+            def work() -> None:
+                hog = b"x" * grow  # written pages: they count in PSS
+                time.sleep(20)
+                (tmp_path / "body").write_bytes(hog[:1])
+
+            began = time.monotonic()
+            with pytest.raises(DerivationsBusy) as refused:
+                cache.forked(work, tmp_path / "body")
+            assert refused.value.cause == MEMORY and time.monotonic() - began < 15
+            assert cache.gate.refused[MEMORY] == 1 and not (tmp_path / "body").exists()
+    finally:
+        app.extensions["bibgraph"].close()

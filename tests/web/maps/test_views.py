@@ -271,3 +271,31 @@ def test_a_kept_drawing_is_the_one_the_server_draws(seed_dataset) -> None:
                 assert embedded(kept) == embedded(draw(cache.network(spec), cache.positions(spec), local_urls()))
     finally:
         app.extensions["bibgraph"].close()
+
+
+def test_numbers_past_the_datasets_bounds_are_one_download(client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``top`` at or past the number of authors, ``min_papers``/``min_joint`` past the most papers anyone has: each
+    value was a key of its own, and a client drawing fresh ones (``top=100000``, ``200000``...) made the whole
+    network again for each. Now they are one download: computed once, the same bytes."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from bibgraph.web.maps.cache import networks
+
+    with client.application.test_request_context("/"):
+        incidence = networks().incidence()
+    authors = len(incidence.authors)
+    most = max(int(incidence.author_ptr[a + 1] - incidence.author_ptr[a]) for a in range(authors))
+    whole = client.get(f"/graph/coauthors.gexf?top={authors}&resolution=1.7")
+    empty = client.get(f"/graph/coauthors.gexf?min_papers={most + 2}&min_joint=2")
+    assert whole.status_code == empty.status_code == 200
+    _derivations_forbidden(monkeypatch)
+
+    @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(top=st.integers(authors, 10**6), minimum=st.integers(most + 2, 10**6))
+    def one(top: int, minimum: int) -> None:
+        again = client.get(f"/graph/coauthors.gexf?top={top}&resolution=1.7")
+        assert again.status_code == 200 and again.data == whole.data
+        assert client.get(f"/graph/coauthors.gexf?min_papers={minimum}&min_joint=2").data == empty.data
+
+    one()
