@@ -117,6 +117,8 @@ DEFERRED = {  # (module, what it imports inside a function): the rest of the pac
     ("bibgraph.graph.dataset.wholeexports", "bibgraph.graph.networks"),  # the engine, as sitedata
     ("bibgraph.graph.dataset.wholeexports", "bibgraph.graph.networks.wholecoauthors"),
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.site.searchbuild"),
+    ("bibgraph.graph.site.homeupdate", "numpy"),  # sitedata's (loaded by the pages): the home figures an add updates
+    ("bibgraph.graph.site.homeupdate", "bibgraph.graph.networks.incidence"),
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.site.mapview"),  # networkx: the default maps' drawings kept
     ("bibgraph.web.links", "bibgraph.graph.site.mapview"),  # networkx: links are made by every page, maps by few
     ("bibgraph.web.maps.cache", "bibgraph.graph.networks"),

@@ -37,6 +37,7 @@ from bibgraph.graph.stores.atomic import write_atomically
 from bibgraph.web import enginedumps
 from bibgraph.web.errors import error_response
 from bibgraph.web.graphstore import get_store
+from bibgraph.web.maps.cache import DATASET_VERSION, networks
 
 blueprint = Blueprint("downloads", __name__, url_prefix="/download")
 _writers: dict[Path, threading.Lock] = {}  # one per file being written (or written) by this process
@@ -46,7 +47,6 @@ _manifests: dict[Path, dict[str, Any]] = {}  # the manifests of the dataset vers
 COPY_BLOCK = 1 << 20  # bytes read from a dump at a time
 WRITING_WAIT = 1.0  # seconds a request waits for a file another request is writing, before 503
 DUMPS: dict[str, RdfSyntax] = {f"{DUMP_STEM}.{s.suffix}": s for s in RDF_SYNTAXES}
-DATASET_VERSION = "BIBGRAPH_DATASET_VERSION"  # app config: the dataset version served, if any
 NETWORK_BODIES = "networks"  # under the download directory: network exports, one file per full key
 NETWORK_BODIES_KEPT = 64  # at most this many kept (least recently written removed first): a bound on the disk
 GZIPPED = {f"{DUMP_STEM}.{s.suffix}.gz": f"{DUMP_STEM}.{s.suffix}" for s in RDF_SYNTAXES if s.name in ("turtle", "nt")}
@@ -105,8 +105,6 @@ def _pack_in_turn(source: str, path: Path) -> None:
     share, and went on after its client had gone. Now in the client's turn at the map gate (429 past its share), in
     a child process killed when the client goes or at ``NETWORK_TIMEOUT``, like a network download's body. The
     dump read is found (and checked) here: the child only compresses."""
-    from bibgraph.web.maps.cache import networks  # here: the map cache imports this module
-
     held = _dataset_dump(source)
     read: Callable[[], BinaryIO]
     if held is None:

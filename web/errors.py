@@ -18,6 +18,8 @@ from bibgraph.graph.sparql.guard import QueryForbidden, QueryRefused
 from bibgraph.graph.stores.store import QueryError
 from bibgraph.web.negotiation import accepted
 
+WORKER_FAILED = "bibgraph.worker_failed"  # app.extensions: callables told a failed query worker's message
+
 TITLES = {
     400: "Bad request",
     403: "Forbidden",
@@ -100,9 +102,8 @@ def answer_exception(error: Exception, page: bool | None = None) -> Response:
     status = status_of(error)
     if isinstance(error, WorkerFailed):
         current_app.logger.error("query worker failed: %s", error)
-        from bibgraph.web.versionswitch import note_damaged_store  # here: it imports the app's modules
-
-        note_damaged_store(current_app, str(error))
+        for listener in current_app.extensions.get(WORKER_FAILED, ()):
+            listener(str(error))
     retry_after = error.retry_after if isinstance(error, OverShare) else status.retry_after
     return error_response(f"{status.prefix}{error}", status.code, retry_after, page)
 

@@ -28,6 +28,7 @@ from flask import Flask
 from bibgraph.graph.dataset.directory import POINTER, Lease, is_dataset, pointed
 from bibgraph.graph.dataset.opener import dataset_version, prepare
 from bibgraph.web import graphstore
+from bibgraph.web.errors import WORKER_FAILED
 from bibgraph.web.maps import cache
 
 ROOT, VERSION = "BIBGRAPH_DATASET_ROOT", "BIBGRAPH_DATASET_VERSION"  # app config (not settings)
@@ -62,6 +63,7 @@ def init_app(app: Flask) -> None:
     # a server leases the version it reads; a build's own app (deriving the data of a version) needs none
     lease = None if app.config.get(cache.DERIVED_WRITABLE) else Lease(version)
     app.extensions[EXTENSION] = Switches(version.name, lease)
+    app.extensions.setdefault(WORKER_FAILED, []).append(lambda message: note_damaged_store(app, message))
     if is_dataset(given):
         app.config[ROOT] = str(given)
         watcher = Watcher(app, given, version.name)

@@ -14,18 +14,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing
 from itertools import chain, groupby
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from bibgraph.graph.ingest.names import normalise
+from bibgraph.graph.networks.incidence import Incidence, incidence_of
 from bibgraph.graph.site.authorcounts import area_counts, every_area_count
 from bibgraph.graph.site.search import AUTHORS_END, FORMAT, KINDS, SearchIndexError, kind_range, open_index, words
 from bibgraph.graph.site.searchlayers import MAX_LAYERS, layer_name, masked_numbers
 from bibgraph.graph.sparql.queries import Term, bind, named_query
 from bibgraph.graph.stores.atomic import link_file, remove_stale_temporaries, temporary_name
 from bibgraph.graph.stores.store import GraphStore
-
-if TYPE_CHECKING:
-    from bibgraph.graph.networks.incidence import Incidence
 
 T = TypeVar("T")
 BATCH = 5000  # rows per executemany
@@ -248,15 +246,13 @@ def store_names(store: GraphStore, authors: Sequence[str]) -> Iterator[str]:
         yield str(r["name"])
 
 
-def build_search_index(store: GraphStore, path: Path, incidence: "Incidence | None" = None) -> None:
+def build_search_index(store: GraphStore, path: Path, incidence: Incidence | None = None) -> None:
     """Write the search index of ``store`` at ``path`` (a site over an engine with ``--published`` reads the
     dataset's own index instead, never building one). Its authors' names and papers per area are read from
     ``incidence``, the store's (read here when None): the store's queries for them (``author_names.rq``,
     ``search_authors.rq``) took 31 of the index's 43 CPU-s at 100,000 papers, and more than ten minutes at a
     million; the incidence holds every creator with a name, as they did, and a dataset's build has it already."""
     if incidence is None:
-        from bibgraph.graph.networks.incidence import incidence_of
-
         incidence = incidence_of(store)
     write_index(path, store_documents(store), every_area_count(incidence), incidence.names)
 

@@ -33,7 +33,6 @@ from bibgraph.graph.site.search import FILE_NAME, SearchIndex, SearchIndexError
 from bibgraph.graph.site.searchlayers import layers, open_search
 from bibgraph.graph.stores.atomic import write_atomically
 from bibgraph.graph.stores.store import GraphStore
-from bibgraph.web import downloads
 from bibgraph.web.enginedumps import engine_folder
 from bibgraph.web.graphstore import get_store
 from bibgraph.web.maps.gate import (
@@ -57,6 +56,7 @@ T = TypeVar("T")
 log = logging.getLogger("bibgraph.maps")  # the maps package's one logger (web/maps/gate.py's too)
 EXTENSION = "bibgraph.networks"
 GATE = "bibgraph.maps.gate"  # app.extensions: the DerivationGate
+DATASET_VERSION = "BIBGRAPH_DATASET_VERSION"  # app config: the dataset version served (downloads read it), if any
 DERIVED_WRITABLE = "BIBGRAPH_DERIVED_WRITABLE"  # app config (not a setting): a dataset build keeps what it derives
 
 
@@ -305,9 +305,9 @@ def cache_for(store: str, app: Flask | None = None) -> NetworkCache:
         derived = _published_files(Path(published), engine_version, content) if published else None
         # dumps and network exports are kept per version too: the published dataset's own dumps, when it is the one
         if derived is not None:
-            app.config[downloads.DATASET_VERSION] = str(derived.directory.parent)
+            app.config[DATASET_VERSION] = str(derived.directory.parent)
         elif engine_version is not None:
-            app.config[downloads.DATASET_VERSION] = engine_folder(engine_version)
+            app.config[DATASET_VERSION] = engine_folder(engine_version)
         cache = NetworkCache(derived, gate, max_bytes)
         cache.follows = (engine_version, time.monotonic())
         return cache
