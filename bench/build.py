@@ -130,6 +130,7 @@ def _dataset(lists: Path, out: Path) -> dict:
     stages.wrap(build, "engine_counts", "  of which VoID counted by the engine (after the load)")
     stages.wrap(Collected, "add", "  of which identity: evidence collected per record")
     stages.wrap(triples, "persons_of", "  of which identity: persons decided")
+    stages.wrap(triples, "person_lines", "  of which identity: persons written (the store loading meanwhile)")
     stages.wrap(versionwrite, "write_dataset_dumps", "dumps from the store (a build from dumps)")
     stages.wrap(versionwrite, "complete_streamed_dumps", "Turtle from the streamed N-Triples, VoID appended")
     stages.wrap(directory, "checksums", "checksums")
