@@ -213,6 +213,7 @@ class Catalogue:
     def _persons(self, iris: Iris, identity: Collected) -> Iterator[str]:
         """The persons decided from every record's evidence, as lines; the evidence let go once decided."""
         start = time.perf_counter()
+        identity.close()
         persons = persons_of(identity, self.curation, self.curated)
         identity.release()  # keys and lines read the paper ids alone
         self.identity_seconds += time.perf_counter() - start  # deciding; writing persons is no new cost

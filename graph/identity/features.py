@@ -169,6 +169,12 @@ class Collected:
         """Each name's co-author names over the whole dataset (the two-hop evidence reads it), found when asked."""
         return Coauthors(self.name_table, self.name_ids, self.row_starts)
 
+    def close(self) -> None:
+        """No record comes after: the written forms' lookup goes (nothing asks a form's id; a form added after
+        would be held again, read back the same)."""
+        self._flush()
+        self.written_table.ids = {}
+
     def release(self) -> None:
         """Let go of the evidence once the persons are decided: writing them reads the paper ids alone."""
         self.where, self.words, self.starts, self._pending = Places(), [], [], []

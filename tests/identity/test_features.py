@@ -135,6 +135,10 @@ def test_rows_held_as_ids_read_as_the_tuples_they_replaced(
                 got[index]
     first_met = list(dict.fromkeys(name for row in names for name in row))
     assert collected.coauthors().strings == first_met
+    collected.close()
+    collected.add(authors := ("Bo Wu", "Zed"), "", "", "x", "late", ("g", 1))  # after closing: read the same
+    assert collected.written[-1] == authors and list(collected.written)[:-1] == written
     order = list(collected.order)
     collected.release()
-    assert collected.order == order and len(collected.names) == len(records) and not collected.name_table.strings
+    assert collected.order == order and len(collected.names) == len(records) + 1
+    assert not collected.name_table.strings
