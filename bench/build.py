@@ -50,6 +50,8 @@ def _naive(directory: Path, out: Path, store: str) -> int:
     graph = Graph(store=store)
     unescape = {"\\n": "\n", "\\r": "\r", '\\"': '"', "\\\\": "\\"}
     for line in _catalogue_lines(directory):
+        if not line:  # a stage's end (graph_lines), no line
+            continue
         match = _LINE.match(line.rstrip("\n"))
         assert match is not None, line  # the builder writes only lines of this shape
         s, p, o, text, datatype = match.groups()
