@@ -50,6 +50,8 @@ def _naive(directory: Path, out: Path, store: str) -> int:
     graph = Graph(store=store)
     unescape = {"\\n": "\n", "\\r": "\r", '\\"': '"', "\\\\": "\\"}
     for line in _catalogue_lines(directory):
+        if not line:  # a stage's end (graph_lines), no line
+            continue
         match = _LINE.match(line.rstrip("\n"))
         assert match is not None, line  # the builder writes only lines of this shape
         s, p, o, text, datatype = match.groups()
@@ -130,6 +132,7 @@ def _dataset(lists: Path, out: Path) -> dict:
     stages.wrap(build, "engine_counts", "  of which VoID counted by the engine (after the load)")
     stages.wrap(Collected, "add", "  of which identity: evidence collected per record")
     stages.wrap(triples, "persons_of", "  of which identity: persons decided")
+    stages.wrap(triples, "person_lines", "  of which identity: persons written (the store loading meanwhile)")
     stages.wrap(versionwrite, "write_dataset_dumps", "dumps from the store (a build from dumps)")
     stages.wrap(versionwrite, "complete_streamed_dumps", "Turtle from the streamed N-Triples, VoID appended")
     stages.wrap(directory, "checksums", "checksums")

@@ -2,7 +2,8 @@
 
 Each stage also counts the process's CPU time (every thread: the store's loader threads too), what a busy shared
 machine distorts least, and notes the process's peak RSS when it ends: the peak only grows, so the first stage
-whose figure is close to the final peak is the one that set it.
+whose figure is close to the final peak is the one that set it. Beside it, the resident memory when the stage
+last ended (what it left alive: a stage's peak hides what the one before it let go).
 """
 
 import inspect
@@ -21,6 +22,7 @@ class Stages:
         self.cpu: dict[str, float] = {}
         self.peak_mb: dict[str, float] = {}
         self.peak_before_mb: dict[str, float] = {}
+        self.now_mb: dict[str, float] = {}
         self._restore: list[tuple[object, str, Any]] = []
 
     def wrap(self, owner: object, name: str, label: str) -> None:
@@ -63,6 +65,7 @@ class Stages:
         self.seconds[label] += wall - start[0]
         self.cpu[label] += cpu - start[1]
         self.peak_mb[label] = _peak_mb()
+        self.now_mb[label] = _resident_mb()
 
     @contextmanager
     def stage(self, label: str) -> Iterator[None]:
@@ -81,16 +84,18 @@ class Stages:
 
     def table(self, total: float, total_cpu: float = float("nan")) -> str:
         rows = [
-            "| stage | seconds | share | CPU s | CPU share | peak MB at its start | at its end |",
-            "|---|---:|---:|---:|---:|---:|---:|",
+            "| stage | seconds | share | CPU s | CPU share | peak MB at its start | at its end | RSS MB at its end |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
         ]
         rows += [
             f"| {label} | {seconds:.1f} | {seconds / total:.0%} | {self.cpu[label]:.1f} |"
             f" {self.cpu[label] / total_cpu:.0%} |"
             f" {self.peak_before_mb.get(label, float('nan')):,.0f} | {self.peak_mb.get(label, float('nan')):,.0f} |"
+            f" {self.now_mb.get(label, float('nan')):,.0f} |"
             for label, seconds in self.seconds.items()
         ]
-        return "\n".join([*rows, f"| total | {total:.1f} | 100% | {total_cpu:.1f} | 100% | | {_peak_mb():,.0f} |"])
+        end = f"| total | {total:.1f} | 100% | {total_cpu:.1f} | 100% | | {_peak_mb():,.0f} | {_resident_mb():,.0f} |"
+        return "\n".join([*rows, end])
 
 
 def _now() -> tuple[float, float]:
@@ -100,3 +105,12 @@ def _now() -> tuple[float, float]:
 
 def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _resident_mb() -> float:
+    """The process's resident memory now (Linux's ``/proc``; NaN elsewhere)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * resource.getpagesize() / 2**20
+    except OSError:
+        return float("nan")

@@ -184,6 +184,7 @@ def _graph_lines(
                     report.note(record)
                 yield "".join(catalogue.add(record, iris))
             bar.update(size)
+    yield ""  # every record read: the store takes what is held before the persons are decided (see ``_texts``)
     yield from catalogue.closing(iris)
 
 
@@ -200,6 +201,11 @@ def load_blocks(store: ox.Store, lines: Iterable[str], copy: BinaryIO | None = N
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bulk-load") as loader:
         pending: Future[None] | None = None
         for text in _texts(lines, LOAD_CHARS):
+            if not text:  # a stage ends: its blocks loaded (the loader's memory back) before the next one runs
+                if pending is not None:
+                    pending.result()
+                    pending = None
+                continue
             block = text.encode("utf-8")
             del text
             if copy is not None:
@@ -248,7 +254,7 @@ def build_graph(
     if store.kind == "disk":
         load_blocks(store.store, lines, ntriples)  # RocksDB files written directly, in bounded blocks
     else:
-        texts = _texts(lines)
+        texts = (text for text in _texts(lines) if text)
         store.load_ntriples(_copied(texts, ntriples) if ntriples else texts, batch_lines=1)
     problems.sort(key=lambda problem: (problem.source, problem.line))
     report.files = len(list(find_input_files(inputs)))
@@ -274,10 +280,19 @@ def build_graph(
 
 
 def _texts(pieces: Iterable[str], limit: int = CHUNK_CHARS) -> Iterator[str]:
-    """``pieces`` (whole lines each) joined into texts of about ``limit`` characters."""
+    """``pieces`` (whole lines each) joined into texts of about ``limit`` characters. An empty piece ends a stage:
+    what is held goes at once, then an empty text (the loader waits there: the stage's state never meets the next's
+    peak; at a million records, one block in the loader is about half a gigabyte)."""
     batch: list[str] = []
     size = 0
     for piece in pieces:
+        if not piece:
+            if batch:
+                text = "".join(batch)
+                batch, size = [], 0
+                yield text
+            yield ""
+            continue
         batch.append(piece)
         size += len(piece)
         if size >= limit:

@@ -145,6 +145,7 @@ class Catalogue:
     # a joined form, the holder of a shared name the record's co-authors point to (graph.identity.extend).
     resolve: Callable[[str, Record], str] | None = None
     retired: dict[str, str] = field(default_factory=dict)  # an add: new forms' keys joined into a person's
+    _papers: int | None = None  # a build's papers, counted when ``sources`` is let go (at ``closing``)
 
     def key(self, name: str, record: Record) -> str:
         """The person key ``name`` on ``record`` is written under."""
@@ -203,26 +204,36 @@ class Catalogue:
 
     @property
     def papers(self) -> int:
-        return len(self.sources)
+        return len(self.sources) if self._papers is None else self._papers
 
     @property
     def duplicate_records(self) -> int:
-        return self.records - len(self.sources)
+        return self.records - self.papers
+
+    def _persons(self, iris: Iris, identity: Collected) -> Iterator[str]:
+        """The persons decided from every record's evidence, as lines; the evidence let go once decided."""
+        start = time.perf_counter()
+        identity.close()
+        persons = persons_of(identity, self.curation, self.curated)
+        identity.release()  # keys and lines read the paper ids alone
+        self.identity_seconds += time.perf_counter() - start  # deciding; writing persons is no new cost
+        self.persons = len(persons.names)
+        self.joined = [(persons.names[i], list(found)) for i, found in sorted(persons.variants.items())]
+        assigned = person_keys(persons, identity, self.numbering)
+        self.numbering = assigned.numbering
+        numbered = Counter(base for key, base in zip(assigned.keys, assigned.bases, strict=True) if key != base)
+        self.shared = sum(count for count in numbered.values() if count > 1)  # a number one holder keeps: no
+        yield from person_lines(persons, identity, iris, assigned)
 
     def closing(self, iris: Iris) -> Iterator[str]:
         """People and concepts, once every record has been added."""
         a = _RDF_TYPE
         if self.identity is not None:
-            start = time.perf_counter()
-            persons = persons_of(self.identity, self.curation, self.curated)
-            self.identity_seconds += time.perf_counter() - start  # deciding; writing persons is no new cost
-            self.persons = len(persons.names)
-            self.joined = [(persons.names[i], list(found)) for i, found in sorted(persons.variants.items())]
-            assigned = person_keys(persons, self.identity, self.numbering)
-            self.numbering = assigned.numbering
-            numbered = Counter(base for key, base in zip(assigned.keys, assigned.bases, strict=True) if key != base)
-            self.shared = sum(count for count in numbered.values() if count > 1)  # a number one holder keeps: no
-            yield from person_lines(persons, self.identity, iris, assigned)
+            # the parse's bookkeeping is done with: its memory goes to deciding and writing the persons
+            self._papers = len(self.sources)
+            self.sources, self.subjects = {}, {}
+            yield from self._persons(iris, self.identity)
+            self.identity = None  # nothing of the evidence alive while the store loads the last lines
         else:  # an add: a name is a person (graph.identity.extend sent known names to their persons)
             yield from activity_lines(iris)
             for old, key in sorted(self.retired.items()):

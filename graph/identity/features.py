@@ -13,6 +13,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 import numpy as np
 from scipy import sparse
@@ -30,35 +31,125 @@ _VECTORISER = HashingVectorizer(
 )
 
 
+class Rows(Sequence[tuple[str, ...]]):
+    """Each record's strings, held as ids into one table (``flat``, cut at ``starts``): a tuple per record cost
+    56 bytes and 8 a name, and the co-author index needs the ids anyway."""
+
+    def __init__(self, table: list[str], flat: "array[int]", starts: "array[int]") -> None:
+        self.table, self.flat, self.starts = table, flat, starts
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[str, ...]: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[tuple[str, ...]]: ...
+    def __getitem__(self, index: int | slice) -> tuple[str, ...] | Sequence[tuple[str, ...]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        if not -len(self) <= index < len(self):
+            raise IndexError(index)
+        index %= len(self)
+        return tuple(map(self.table.__getitem__, self.flat[self.starts[index] : self.starts[index + 1]]))
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        table, flat, starts = self.table, self.flat, self.starts
+        for index in range(len(starts) - 1):
+            yield tuple(map(table.__getitem__, flat[starts[index] : starts[index + 1]]))
+
+
+class Pairs(Sequence[tuple[str, str]]):
+    """Each record's two strings (area, subarea), held as ids into one table, two a record."""
+
+    def __init__(self, table: list[str], flat: "array[int]") -> None:
+        self.table, self.flat = table, flat
+
+    def __len__(self) -> int:
+        return len(self.flat) // 2
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[str, str]: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[tuple[str, str]]: ...
+    def __getitem__(self, index: int | slice) -> tuple[str, str] | Sequence[tuple[str, str]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        if not -len(self) <= index < len(self):
+            raise IndexError(index)
+        index %= len(self)
+        return self.table[self.flat[2 * index]], self.table[self.flat[2 * index + 1]]
+
+
+class Table:
+    """Distinct strings numbered in the order first met: each held once, whatever the number of records."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.strings: list[str] = []
+
+    def id(self, text: str) -> int:
+        found = self.ids.get(text)
+        if found is None:
+            found = self.ids[text] = len(self.strings)
+            self.strings.append(text)
+        return found
+
+
 @dataclass
 class Collected:
-    """The records' identity evidence, in the order they were added (one entry per distinct paper)."""
+    """The records' identity evidence, in the order they were added (one entry per distinct paper).
 
-    names: list[tuple[str, ...]] = field(default_factory=list)  # normalised author names
-    written: list[tuple[str, ...]] = field(default_factory=list)  # cleaned names as the list gives them
-    concepts: list[tuple[str, str]] = field(default_factory=list)  # (area, subarea) keys, "" when absent
+    Names, written forms and concepts are ids into string tables (``names``, ``written`` and ``concepts`` read
+    them as tuples); :meth:`release` lets go of all but the paper ids once the persons are decided.
+    """
+
     order: list[str] = field(default_factory=list)  # the paper id: what persons are numbered by
     where: "Places" = field(default_factory=lambda: Places())  # (file, line) -> record (for curation)
     words: list[np.ndarray] = field(default_factory=list)  # hashed word indices of each batch's records, end to end
     starts: list[np.ndarray] = field(default_factory=list)  # each batch's row starts into its ``words`` (CSR indptr)
     documents: np.ndarray = field(default_factory=lambda: np.zeros(HASH_FEATURES, dtype=np.int64))  # df per word
+    name_table: Table = field(default_factory=Table)  # normalised author names
+    written_table: Table = field(default_factory=Table)  # cleaned names as the list gives them
+    concept_table: Table = field(default_factory=Table)  # area and subarea keys, "" when absent
+    name_ids: "array[int]" = field(default_factory=lambda: array("i"))  # each authorship's normalised name
+    written_ids: "array[int]" = field(default_factory=lambda: array("i"))  # each authorship's written form
+    concept_ids: "array[int]" = field(default_factory=lambda: array("i"))  # each record's area, then subarea
+    row_starts: "array[int]" = field(default_factory=lambda: array("q", [0]))  # each record's first authorship
     _pending: list[str] = field(default_factory=list)
-    _strings: dict[str, str] = field(default_factory=dict)  # one object per distinct name or concept
 
     def add(
         self, authors: tuple[str, ...], area: str, subarea: str, abstract: str, paper: str, where: tuple[str, int]
     ) -> int:
         """Keep one record's evidence; its index."""
-        one = self._strings.setdefault
-        self.where.add(where, len(self.names))
-        self.written.append(tuple(one(name, name) for name in authors))
-        self.names.append(tuple(one(key, key) for key in map(normalise, authors)))
-        self.concepts.append((one(key := normalise(area), key), one(key := normalise(subarea), key)))
+        record = len(self.order)
+        self.where.add(where, record)
+        written, named = self.written_table.id, self.name_table.id
+        self.written_ids.extend(map(written, authors))
+        self.name_ids.extend(named(normalise(name)) for name in authors)
+        self.row_starts.append(len(self.name_ids))
+        concept = self.concept_table.id
+        self.concept_ids.extend((concept(normalise(area)), concept(normalise(subarea))))
         self.order.append(paper)
         self._pending.append(abstract)
         if len(self._pending) >= _BATCH:
             self._flush()
-        return len(self.names) - 1
+        return record
+
+    @property
+    def names(self) -> Rows:
+        """Each record's normalised author names."""
+        return Rows(self.name_table.strings, self.name_ids, self.row_starts)
+
+    @property
+    def written(self) -> Rows:
+        """Each record's author names as the list gives them (cleaned)."""
+        return Rows(self.written_table.strings, self.written_ids, self.row_starts)
+
+    @property
+    def concepts(self) -> Pairs:
+        """Each record's (area, subarea) keys, "" when absent."""
+        return Pairs(self.concept_table.strings, self.concept_ids)
 
     def _flush(self) -> None:
         if self._pending:
@@ -76,7 +167,21 @@ class Collected:
 
     def coauthors(self) -> "Coauthors":
         """Each name's co-author names over the whole dataset (the two-hop evidence reads it), found when asked."""
-        return Coauthors(self.names)
+        return Coauthors(self.name_table, self.name_ids, self.row_starts)
+
+    def close(self) -> None:
+        """No record comes after: the written forms' lookup goes (nothing asks a form's id; a form added after
+        would be held again, read back the same)."""
+        self._flush()
+        self.written_table.ids = {}
+
+    def release(self) -> None:
+        """Let go of the evidence once the persons are decided: writing them reads the paper ids alone."""
+        self.where, self.words, self.starts, self._pending = Places(), [], [], []
+        self.documents = np.zeros(0, dtype=np.int64)
+        self.name_table, self.written_table, self.concept_table = Table(), Table(), Table()
+        self.name_ids, self.written_ids, self.concept_ids = array("i"), array("i"), array("i")
+        self.row_starts = array("q", [0] * (len(self.order) + 1))  # every record's names gone, the count kept
 
 
 class Coauthors(Mapping[str, set[str]]):
@@ -87,18 +192,14 @@ class Coauthors(Mapping[str, set[str]]):
     (a block's mentions share co-authors).
     """
 
-    def __init__(self, names: Sequence[tuple[str, ...]]) -> None:
-        ids: dict[str, int] = {}
-        flat = np.fromiter((ids.setdefault(name, len(ids)) for row in names for name in row), dtype=np.int32)
-        self.strings = list(ids)
-        self.ids = ids
-        self.starts = np.zeros(len(names) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter((len(row) for row in names), dtype=np.int64, count=len(names)), out=self.starts[1:])
-        self.flat = flat
-        by_name = np.argsort(flat, kind="stable")
+    def __init__(self, table: Table, flat: "array[int]", starts: "array[int]") -> None:
+        self.strings, self.ids = table.strings, table.ids
+        self.flat = np.array(flat, dtype=np.int32)
+        self.starts = np.array(starts, dtype=np.int64)
+        by_name = np.argsort(self.flat, kind="stable")
         self.records_of = np.searchsorted(self.starts, by_name, side="right").astype(np.int32) - 1  # per authorship
-        self.name_starts = np.zeros(len(ids) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(flat, minlength=len(ids)), out=self.name_starts[1:])
+        self.name_starts = np.zeros(len(self.ids) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.flat, minlength=len(self.ids)), out=self.name_starts[1:])
         self._kept: dict[str, set[str]] = {}
 
     def __getitem__(self, name: str) -> set[str]:

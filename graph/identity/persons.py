@@ -80,28 +80,29 @@ def description(iri: str, name: str, variants: Iterable[str], score: float, cura
 def person_lines(persons: Persons, collected: Collected, iris: Iris, assigned: Assigned) -> Iterator[str]:
     """Creators and authorship agents of every paper, then every person, shared name and retired form."""
     keys = assigned.keys
-    iri_of = [f"<{iris.person(key)}>" for key in keys]
+    opening = f"<{iris.person('')}"  # a person's IRI made where written: a string per person held 120 bytes
     creator, agent = f"<{DCTERMS.creator}>", f"<{PROV.agent}>"
     for record, paper_id in enumerate(collected.order):
         paper = iris.paper(paper_id)
         written: set[str] = set()
         for position, person in enumerate(persons.of.row(record)):
-            who = iri_of[person]
+            who = f"{opening}{keys[person]}>"
             if who not in written:
                 written.add(who)
                 yield f"<{paper}> {creator} {who} .\n"
             yield f"<{Iris.authorship(paper, position + 1)}> {agent} {who} .\n"
     yield from activity_lines(iris)
     shared: dict[str, list[str]] = defaultdict(list)
-    for key, base, iri in zip(keys, assigned.bases, iri_of, strict=True):
+    for key, base in zip(keys, assigned.bases, strict=True):
         if key != base:
-            shared[base].append(iri)
+            shared[base].append(f"{opening}{key}>")
     held = set(keys) | set(shared)
     for retired, index in assigned.same_as:  # a published key merged into another person
         held.add(retired)
-        yield f"<{iris.person(retired)}> <{OWL.sameAs}> {iri_of[index]} .\n"
+        yield f"<{iris.person(retired)}> <{OWL.sameAs}> {opening}{keys[index]}> .\n"
     scores, curated = persons.scores.tolist(), persons.curated.tolist()
-    for index, (name, iri) in enumerate(zip(persons.names, iri_of, strict=True)):
+    for index, (name, key) in enumerate(zip(persons.names, keys, strict=True)):
+        iri = f"{opening}{key}>"
         variants = persons.variants.get(index, ())
         yield from description(iri, name, variants, scores[index], curated[index], iris)
         for variant in (name, *variants):

@@ -5,6 +5,7 @@ The same check at 50,000 records is ``python -m bench.names --records 50000`` (o
 
 import io
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -88,6 +89,42 @@ def test_blocks_load_every_line_once_and_copy_the_bytes_in_order(shape: list[int
         build.LOAD_CHARS = old
     assert copy.getvalue() == "".join(texts).encode("utf-8")
     assert len(store) == len(set(ox.parse(copy.getvalue(), format=ox.RdfFormat.N_TRIPLES)))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 6), st.integers(0, 6), st.integers(1, 300))
+def test_an_empty_piece_ends_a_stage_its_lines_loaded_before_the_next_runs(before: int, after: int, limit: int) -> None:
+    """What precedes an empty piece (every record read) is in the store, its loader done, when the maker of the lines
+    runs on (the persons decided): a block held or loading meanwhile was half a gigabyte at a million records."""
+    import time
+
+    from bibgraph.graph.dataset import build
+
+    loaded: list[bytes] = []
+
+    class SlowStore:
+        def bulk_load(self, block: bytes, format: object) -> None:
+            time.sleep(0.01)
+            loaded.append(block)
+
+    line = '<http://a.test/s{}> <http://a.test/p> "é" .\n'
+    seen: list[int] = []
+
+    def lines() -> Iterator[str]:
+        yield from (line.format(n) for n in range(before))
+        yield ""
+        seen.append(sum(block.count(b"\n") for block in loaded))  # what the store holds when the stage resumes
+        yield from (line.format(n) for n in range(before, before + after))
+
+    copy, old = io.BytesIO(), build.LOAD_CHARS
+    build.LOAD_CHARS = limit
+    try:
+        build.load_blocks(SlowStore(), lines(), copy)  # type: ignore[arg-type]
+    finally:
+        build.LOAD_CHARS = old
+    assert seen == [before]
+    expected = "".join(line.format(n) for n in range(before + after)).encode("utf-8")
+    assert b"".join(loaded) == copy.getvalue() == expected
 
 
 def test_the_collector_runs_rarely_while_the_lines_are_made_and_as_before_after(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """Identity's abstract evidence: rows made on demand equal scikit-learn's TF-IDF of every record, to the bit."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import sparse
@@ -8,6 +9,7 @@ from sklearn.feature_extraction.text import TfidfTransformer
 
 from bibgraph.graph.identity import features
 from bibgraph.graph.identity.features import _VECTORISER, Collected, Places
+from bibgraph.graph.ingest.names import normalise
 
 WORDS = ["graph", "neural", "protein", "the", "of", "a", "Transformer", "数据", "étude", "x1", "mesh", "rdf"]
 abstracts = st.lists(st.lists(st.sampled_from(WORDS), max_size=12).map(" ".join), min_size=1, max_size=14)
@@ -84,9 +86,59 @@ def test_coauthors_found_when_asked_equal_a_set_per_name(rows: list[tuple[str, .
     for names in rows:
         for name in names:
             expected.setdefault(name, set()).update(other for other in names if other != name)
-    collected = Collected(names=rows)
+    collected = Collected()
+    for number, names in enumerate(rows):
+        collected.add(names, "", "", "x", f"{number:016x}", ("f", number))
+    assert list(collected.names) == rows and [collected.names[i] for i in range(-len(rows), len(rows))] == rows * 2
     found = collected.coauthors()
     assert set(found) == set(expected) and len(found) == len(expected)
     for name in ["ann", "bo", "cy", "di", "ed", "李", "zed"]:
         assert found.get(name, set()) == expected.get(name, set())
         assert found.get(name, set()) == expected.get(name, set())  # kept: the same answer again
+
+
+NAMES = ["Ann Lee", "ANN  lee", "Bo Wu", "李 娜", "\uff2a\uff49\uff45 Zhou", "jie zhou", "Ed", ""]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(NAMES), max_size=5).map(tuple),
+            st.sampled_from(["", "AI", "ai ", "Biology"]),
+            st.sampled_from(["", "ML", "Genomics"]),
+        ),
+        max_size=10,
+    ),
+    st.integers(-12, 11),
+)
+def test_rows_held_as_ids_read_as_the_tuples_they_replaced(
+    records: list[tuple[tuple[str, ...], str, str]], index: int
+) -> None:
+    """Names, written forms and concepts held as ids into string tables read back as the tuples a list of tuples
+    held (the normalised forms of what was added), by index (negative too), slice and iteration; the co-author
+    index is numbered as the names were first met; released, only the paper ids stay."""
+    collected = Collected()
+    for number, (authors, area, subarea) in enumerate(records):
+        assert collected.add(authors, area, subarea, "x", f"{number:016x}", ("f", number)) == number
+    names = [tuple(normalise(name) for name in authors) for authors, _, _ in records]
+    written = [authors for authors, _, _ in records]
+    concepts = [(normalise(area), normalise(subarea)) for _, area, subarea in records]
+    assert list(collected.names) == names and list(collected.written) == written
+    assert list(collected.concepts) == concepts and len(collected.concepts) == len(records)
+    for got, want in ((collected.names, names), (collected.written, written), (collected.concepts, concepts)):
+        assert got[1:4] == want[1:4] and len(got) == len(want)
+        if -len(want) <= index < len(want):
+            assert got[index] == want[index]
+        else:
+            with pytest.raises(IndexError):
+                got[index]
+    first_met = list(dict.fromkeys(name for row in names for name in row))
+    assert collected.coauthors().strings == first_met
+    collected.close()
+    collected.add(authors := ("Bo Wu", "Zed"), "", "", "x", "late", ("g", 1))  # after closing: read the same
+    assert collected.written[-1] == authors and list(collected.written)[:-1] == written
+    order = list(collected.order)
+    collected.release()
+    assert collected.order == order and len(collected.names) == len(records) + 1
+    assert not collected.name_table.strings
