@@ -5,9 +5,11 @@ subjects, labels equal but for case, papers without a label or a subject, labels
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench.generate import write_lists
+from bibgraph.graph.dataset.build import build_graph
 from bibgraph.graph.networks.incidence import incidence_of
 from bibgraph.graph.site.closepapers import close_papers
-from bibgraph.graph.site.pagedata import RELATED
+from bibgraph.graph.site.pagedata import RELATED, paper_page
 from bibgraph.graph.sparql.queries import bind, integer, named_query
 from bibgraph.graph.stores.store import OxigraphGraphStore
 
@@ -78,3 +80,19 @@ def test_a_paper_the_incidence_does_not_hold_is_answered_by_the_store() -> None:
     )
     assert incidence.papers.find(f"{EX}paper/99") is None
     assert close_papers(store, f"{EX}paper/99", RELATED, incidence) == [(f"{EX}paper/01", "beta", 1)]
+
+
+def test_every_papers_page_from_the_incidence_is_the_page_from_the_store(tmp_path) -> None:
+    """Through :func:`paper_page`, with and without the incidence (and a search index's titles), on a corpus."""
+    write_lists(tmp_path, 300, per_file=300, seed=11)
+    seed_store = build_graph([tmp_path], progress=False)[0]
+    incidence = incidence_of(seed_store)
+    labels = {str(r["paper"]): str(r["label"]) for r in seed_store.select(bind(named_query("paper_labels").text))}
+    listed = 0
+    for paper in incidence.papers:
+        page = paper_page(seed_store, paper)
+        assert page is not None
+        assert paper_page(seed_store, paper, incidence=incidence) == page, paper
+        assert paper_page(seed_store, paper, incidence=incidence, titles=lambda i: {p: labels[p] for p in i}) == page
+        listed += any(isinstance(item.detail, int) for item in page.by_subject)
+    assert listed > 20, listed
