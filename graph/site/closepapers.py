@@ -1,13 +1,14 @@
 """A paper page's "More in <subject>" head: the subject's other papers written by co-authors of the paper's
 authors, most such co-authors first. ``related_by_coauthors.rq`` joins every joint paper of every author, so its
 cost grows with the authors' whole collaboration (10 s, a 503, for a paper of a million papers' most prolific
-author); from the incidence a dataset keeps it is a few numpy gathers over the authors' neighbourhood, and labels
-are read only for the papers at the cut."""
+author); from the incidence a dataset keeps it is a few numpy gathers over the authors' neighbourhood, without one
+a few queries of one triple pattern with a cap on the co-authors counted, and labels are read only at the cut."""
 
-from collections.abc import Callable, Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from bibgraph.graph.sparql.queries import bind, integer, named_query
+from bibgraph.graph.sparql.queries import bind, named_query
 from bibgraph.graph.stores.store import GraphStore
 
 if TYPE_CHECKING:
@@ -21,11 +22,10 @@ def close_papers(
 ) -> list[tuple[str, str, int]]:
     """(IRI, label, co-authors) of the first ``limit`` papers, as ``related_by_coauthors.rq`` ranks them: from
     ``incidence`` when it holds the paper, labels from ``titles`` (a search index's) when it holds them all, else
-    from the store; without an incidence the store answers the query."""
+    from the store; without one (or when it does not hold the paper) from a few bounded queries of the store."""
     found = ranked_from(incidence, iri) if incidence is not None else None
     if found is None:
-        rows = store.select(bind(named_query("related_by_coauthors").text, paper=iri))
-        return [(str(r["other"]), str(r["label"]), integer(r["close"])) for r in rows][:limit]
+        found = ranked_from_store(store, iri)
 
     def labels(iris: list[str]) -> dict[str, str]:
         held = titles(iris) if titles is not None else {}
@@ -77,6 +77,36 @@ def ranked_from(incidence: "Incidence", iri: str) -> Iterator[tuple[int, list[st
     keep[row[matched[concept]]] = True
     others, counts = others[keep], counts[keep]
     return ((int(n), [incidence.papers[int(p)] for p in others[counts == n]]) for n in np.unique(counts)[::-1])
+
+
+COAUTHORS_COUNTED = 1000  # co-authors whose papers the store is asked for, without an incidence
+AT_ONCE = 1000  # IRIs bound in one query
+
+
+def ranked_from_store(store: GraphStore, iri: str, most: int = COAUTHORS_COUNTED) -> Iterator[tuple[int, list[str]]]:
+    """:func:`ranked_from` asked of the store a triple pattern at a time (a remote engine's, when no dataset is
+    published): the joint papers of the paper's authors, their co-authors, the papers of the first ``most`` of
+    them by IRI, these papers' subjects. The cap bounds the cost whatever the authors' productivity: a paper whose
+    authors have more co-authors counts only those ``most`` (its list may then differ from the query's); below it
+    the list is ``related_by_coauthors.rq``'s."""
+
+    def pairs(name: str, variable: str, iris: Sequence[str]) -> list[tuple[str, str]]:
+        found = []
+        for start in range(0, len(iris), AT_ONCE):
+            query = bind(named_query(name).text, **{variable: iris[start : start + AT_ONCE]})
+            found += [(str(r["paper"]), str(r.get("author", r.get("concept")))) for r in store.select(query)]
+        return found
+
+    mine = {author for _, author in pairs("incidence_creators", "paper", [iri])}
+    joint = {paper for paper, _ in pairs("incidence_creators", "author", sorted(mine))}
+    near = sorted({author for _, author in pairs("incidence_creators", "paper", sorted(joint))} - mine)[:most]
+    counts = Counter(paper for paper, _ in pairs("incidence_creators", "author", near) if paper not in joint)
+    wanted = {concept for _, concept in pairs("incidence_subjects", "paper", [iri])}
+    kept = {paper for paper, concept in pairs("incidence_subjects", "paper", sorted(counts)) if concept in wanted}
+    ranked: dict[int, list[str]] = {}
+    for paper in sorted(kept):
+        ranked.setdefault(counts[paper], []).append(paper)
+    return iter(sorted(ranked.items(), reverse=True))
 
 
 def cut(ranked: Iterable[tuple[int, list[str]]], limit: int, labels: Titles) -> list[tuple[str, str, int]]:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from bench.generate import write_lists
 from bibgraph.graph.dataset.build import build_graph
 from bibgraph.graph.networks.incidence import incidence_of
-from bibgraph.graph.site.closepapers import close_papers
+from bibgraph.graph.site.closepapers import close_papers, ranked_from_store
 from bibgraph.graph.site.pagedata import RELATED, paper_page
 from bibgraph.graph.sparql.queries import bind, integer, named_query
 from bibgraph.graph.stores.store import OxigraphGraphStore
@@ -57,10 +57,8 @@ def test_the_papers_by_coauthors_from_the_incidence_are_the_querys(drawn, limit,
         str(r["paper"]): str(r["label"])
         for r in store.select(f"SELECT ?paper ?label {{ ?paper <{RDFS}label> ?label }}")
     }
-    asked: list[str] = []
 
     def titles(iris: list[str]) -> dict[str, str]:
-        asked.extend(iris)
         return {i: held[i] for i in iris[: len(iris) // 2 if labels == "some titles" else None] if i in held}
 
     for number in range(len(drawn)):
@@ -69,7 +67,10 @@ def test_the_papers_by_coauthors_from_the_incidence_are_the_querys(drawn, limit,
         expected = [(str(r["other"]), str(r["label"]), integer(r["close"])) for r in rows][:limit]
         found = close_papers(store, paper, limit, incidence, None if labels == "store" else titles)
         assert found == expected, paper
-        assert close_papers(store, paper, limit) == expected  # no incidence: the query
+        assert close_papers(store, paper, limit) == expected  # no incidence: the store, a pattern at a time
+        candidates = {other for _, iris in ranked_from_store(store, paper) for other in iris}
+        capped = list(ranked_from_store(store, paper, most=2))  # two co-authors counted: at most two a paper
+        assert all(count <= 2 and set(iris) <= candidates for count, iris in capped)
 
 
 def test_a_paper_the_incidence_does_not_hold_is_answered_by_the_store() -> None:
