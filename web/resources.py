@@ -103,7 +103,9 @@ def _context(iri: str) -> dict:
 
 
 def _paper(iri: str) -> str | None:
-    paper = paper_page(get_store(), iri, _subject_papers)
+    cache = networks()  # the papers by co-authors from the kept incidence: no join over the authors' collaboration
+    titles = cache.search_index().titles if cache.kept_search_index() else None
+    paper = paper_page(get_store(), iri, _subject_papers, cache.kept_incidence(), titles)
     if paper is None:
         return None
     return render_template(

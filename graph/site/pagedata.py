@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from rdflib import Graph
 
 from bibgraph.graph.rdf.ntriples import is_iri
+from bibgraph.graph.site.closepapers import close_papers
 from bibgraph.graph.site.conceptindex import ConceptFigures, paper_items, reading_key
 from bibgraph.graph.sparql.queries import bind, integer, named_query
 from bibgraph.graph.stores.store import GraphStore
@@ -56,10 +57,14 @@ RELATED = 10  # papers listed as sharing authors, and as of the same subarea
 
 
 def paper_page(
-    store: GraphStore, iri: str, subject_papers: Callable[[str, int], list[str] | None] = lambda concept, n: None
+    store: GraphStore,
+    iri: str,
+    subject_papers: Callable[[str, int], list[str] | None] = lambda concept, n: None,
+    incidence: "Incidence | None" = None,
+    titles: Callable[[list[str]], dict[str, str]] | None = None,
 ) -> PaperPage | None:
-    """A paper's page. ``subject_papers(concept, n)``: the first ``n`` papers whose subject is ``concept`` in page
-    order, when known (:mod:`.conceptindex`), so that "same subarea" need not sort the whole subarea."""
+    """A paper's page. ``subject_papers(concept, n)``: the first ``n`` papers of ``concept`` in page order, when
+    known (:mod:`.conceptindex`); ``incidence``, ``titles``: :func:`.closepapers.close_papers`'s."""
     iri = check_iri(iri)
     rows = store.select(bind(named_query("paper").text, paper=iri))
     if not rows:
@@ -73,14 +78,9 @@ def paper_page(
         Listed(str(r["other"]), str(r["label"]), integer(r["shared"]))
         for r in store.select(bind(named_query("related_by_authors").text, paper=iri))
     ]
-    shown = {item.iri for item in page.by_authors}
-    # "More in" the subject: papers by co-authors of this paper's authors first (a reader's next read), then the
-    # subject's papers in page order; papers sharing an author are listed above already.
-    close = [
-        Listed(str(r["other"]), str(r["label"]), integer(r["close"]))
-        for r in store.select(bind(named_query("related_by_coauthors").text, paper=iri))
-    ]
-    shown |= {item.iri for item in close}
+    # "More in" the subject: papers by co-authors of the authors first, then the subject's in page order.
+    close = [Listed(*found) for found in close_papers(store, iri, RELATED, incidence, titles)]
+    shown = {item.iri for item in page.by_authors} | {item.iri for item in close}
     first = subject_papers(page.subject, 2 * RELATED + 1) if page.subject else None
     if first is None:
         rows = store.select(bind(named_query("related_by_subject").text, paper=iri))
