@@ -5,6 +5,7 @@ SPARQL client sees."""
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rdflib import Graph
 
@@ -13,6 +14,9 @@ from bibgraph.graph.site.closepapers import close_papers
 from bibgraph.graph.site.conceptindex import ConceptFigures, paper_items, reading_key
 from bibgraph.graph.sparql.queries import bind, integer, named_query
 from bibgraph.graph.stores.store import GraphStore
+
+if TYPE_CHECKING:
+    from bibgraph.graph.networks.incidence import Incidence
 
 
 def check_iri(iri: str) -> str:
