@@ -3,6 +3,7 @@ whole-network networkx graphs, ``tests/network_oracle.py``) on generated corpora
 
 import tempfile
 from collections import Counter
+from collections.abc import Iterable
 from itertools import pairwise
 from pathlib import Path
 
@@ -159,16 +160,26 @@ def test_coauthor_degrees_are_the_engines_count(generated, block) -> None:
 def test_an_incidence_extended_by_an_add_equals_the_incidence_read_again(first, second, again) -> None:
     """After ``bibgraph add``, the previous incidence with the triples the add wrote (the part it reads) equals the
     whole store's incidence read from scratch (new papers, new authors, new areas, records seen again)."""
+    store, before, added = added_to(first, second, again)
+    same_incidence(extended(before, added, store), incidence_of(store))
+
+
+def added_to(
+    first: list, second: list, again: int, nameless: Iterable[str] = ()
+) -> tuple[OxigraphGraphStore, Incidence, OxigraphGraphStore]:
+    """The store of ``first`` (the ``nameless`` people's names deleted), its incidence, and the incidence part of
+    what an add of ``first[:again]`` (seen again: only a source is added) and ``second`` wrote into it."""
     store = built(first)
+    for person in nameless:
+        store.store.update(f'DELETE WHERE {{ ?author <http://xmlns.com/foaf/0.1/name> "{person}" }}')
     before = incidence_of(store)
     added = OxigraphGraphStore.memory()
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "more.txt"
-        # the second list repeats some records of the first (seen again: only a source is added)
         path.write_text(paper_list(first[:again]) + "\n\n" + paper_list(second, len(first)), encoding="utf-8")
         report = add_lists(store, [path], BASE, added=lambda quads: added.store.extend(incidence_part(quads)))
     assert report.problems == []
-    same_incidence(extended(before, added, store), incidence_of(store))
+    return store, before, added
 
 
 def same_incidence(found: Incidence, expected: Incidence) -> None:

@@ -1,17 +1,11 @@
 """Differential: the incidence an add merges into the previous one's arrays equals the store's read again."""
 
-import tempfile
-from pathlib import Path
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.dataset.add import add_lists
-from bibgraph.graph.networks.incidence import incidence_of, incidence_part
+from bibgraph.graph.networks.incidence import incidence_of
 from bibgraph.graph.networks.incidencemerge import merged
-from bibgraph.graph.stores.store import OxigraphGraphStore
-from tests.conftest import BASE
-from tests.networks.test_incidence import PEOPLE, built, paper_list, records, same_incidence
+from tests.networks.test_incidence import PEOPLE, added_to, records, same_incidence
 
 taken = [0]
 
@@ -21,16 +15,7 @@ taken = [0]
 def test_a_merged_incidence_equals_the_incidence_read_again(first, second, again, nameless) -> None:
     """New papers and authors between the previous ones, records seen again, people named only by the add (the
     ``nameless`` lost their names in the first store), papers whose authors are all nameless (left out)."""
-    store = built(first)
-    for person in nameless:
-        store.store.update(f'DELETE WHERE {{ ?author <http://xmlns.com/foaf/0.1/name> "{person}" }}')
-    before = incidence_of(store)
-    added = OxigraphGraphStore.memory()
-    with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory) / "more.txt"
-        path.write_text(paper_list(first[:again]) + "\n\n" + paper_list(second, len(first)), encoding="utf-8")
-        report = add_lists(store, [path], BASE, added=lambda quads: added.store.extend(incidence_part(quads)))
-    assert report.problems == []
+    store, before, added = added_to(first, second, again, nameless)
     found = merged(before, added, store)
     if found is not None:
         taken[0] += 1

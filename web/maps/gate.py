@@ -280,13 +280,9 @@ class DerivationGate:
         if not shrink or self.budget.over(fresh=True):
             if self._light(client) and self.budget.pss() <= HARD_OVER * self.budget.limit:
                 return
-            with self._lock:
-                self.refused[MEMORY] += 1
-            raise DerivationsBusy(
+            raise self._refused_for_memory(
                 f"the server holds more memory than its budget ({self.budget.limit / 2**20:.0f} MB);"
-                f" no new map is computed until it falls: retry in {math.ceil(SHRINK_EVERY)} s",
-                MEMORY,
-                math.ceil(SHRINK_EVERY),
+                " no new map is computed until it falls"
             )
 
     def over_hard(self) -> bool:
@@ -296,14 +292,15 @@ class DerivationGate:
 
     def stopped_for_memory(self) -> DerivationsBusy:
         """What a derivation stopped by :meth:`over_hard` answers (503, counted as refused for memory)."""
+        return self._refused_for_memory(
+            f"the work outgrew the server's memory budget ({self.budget.limit / 2**20:.0f} MB) and was stopped"
+        )
+
+    def _refused_for_memory(self, why: str) -> DerivationsBusy:
+        """A refusal for memory (503 with a retry hint), counted."""
         with self._lock:
             self.refused[MEMORY] += 1
-        return DerivationsBusy(
-            f"the work outgrew the server's memory budget ({self.budget.limit / 2**20:.0f} MB) and was stopped;"
-            f" retry in {math.ceil(SHRINK_EVERY)} s",
-            MEMORY,
-            math.ceil(SHRINK_EVERY),
-        )
+        return DerivationsBusy(f"{why}: retry in {math.ceil(SHRINK_EVERY)} s", MEMORY, math.ceil(SHRINK_EVERY))
 
     def charge(self, client: str, size: int) -> None:
         """``client``'s derivation made a value of ``size`` estimated bytes (see :meth:`_light`); the app's own
