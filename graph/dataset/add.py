@@ -24,7 +24,7 @@ from bibgraph.graph.identity.numbering import Numbering
 from bibgraph.graph.ingest.inputs import find_input_files
 from bibgraph.graph.ingest.names import concept_key
 from bibgraph.graph.ingest.parse import parse_file, scan_areas
-from bibgraph.graph.ingest.records import Problem, Record
+from bibgraph.graph.ingest.records import Problem, Record, require_records
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.stores.store import OxigraphGraphStore
 
@@ -88,6 +88,7 @@ def add_lists(
                 problems.append(Problem(record.source, record.line, trouble_text))
             else:
                 records.append(record)
+    require_records(len(files), len(records), problems)  # before the store is touched
     catalogue.resolve = resolver(store, iris, records)  # known names go to the persons the store has
     catalogue.retired = catalogue.resolve.joined  # new forms joined into a person: their IRIs owl:sameAs it
     existing_papers = _known_papers(store, iris, catalogue, records)

@@ -19,7 +19,7 @@ from bibgraph.graph.identity.features import Collected
 from bibgraph.graph.identity.numbering import Numbering
 from bibgraph.graph.ingest.inputs import find_input_files
 from bibgraph.graph.ingest.parse import parse_file, scan_areas
-from bibgraph.graph.ingest.records import Problem, Record, Repair
+from bibgraph.graph.ingest.records import Problem, Record, Repair, require_records
 from bibgraph.graph.rdf.iris import DEFAULT_BASE, Iris
 from bibgraph.graph.rdf.ntriples import unpublishable
 from bibgraph.graph.stores.store import OxigraphGraphStore
@@ -259,6 +259,7 @@ def build_graph(
     problems.sort(key=lambda problem: (problem.source, problem.line))
     report.files = len(list(find_input_files(inputs)))
     report.records = catalogue.records
+    require_records(report.files, report.records, problems)
     report.papers = catalogue.papers
     report.authors = catalogue.persons
     report.authorships = catalogue.authorships

@@ -19,6 +19,7 @@ from bibgraph.graph.identity.join import Commonness
 from bibgraph.graph.identity.keys import block_key, compatible
 from bibgraph.graph.ingest.inputs import find_input_files
 from bibgraph.graph.ingest.parse import parse_file, scan_areas
+from bibgraph.graph.ingest.records import Problem, require_records
 from bibgraph.seeds import seed_directory
 
 SHOWN = 50
@@ -48,14 +49,17 @@ def collect(paths: Sequence[Path]) -> Collected:
     files = list(find_input_files(paths))
     known = scan_areas(path for path, _ in files)
     seen: set[tuple[tuple[str, ...], str]] = set()
+    problems: list[Problem] = []
     for path, name in files:
-        records, _ = parse_file(path, name, known)
+        records, trouble = parse_file(path, name, known)
+        problems.extend(trouble)
         for record in records:
             if not record.authors or (record.authors, record.abstract) in seen:
                 continue
             seen.add((record.authors, record.abstract))
             where = (record.source, record.line)
             collected.add(record.authors, record.area or "", record.subarea or "", record.abstract, f"{where}", where)
+    require_records(len(files), len(seen), problems)
     return collected
 
 

@@ -1,5 +1,6 @@
 """The parsed form of a paper list: records and the problems found while reading them."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
@@ -57,3 +58,17 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.source}:{self.line}: {self.message}"
+
+
+class NoRecords(ValueError):
+    """Paper lists that hold no record (a file of problems only, a header alone): nothing to build or add. Exit 2 as
+    inputs that hold no paper list: a build, an add or a server of nothing exited 0 (docs/operating.md's table)."""
+
+
+def require_records(files: int, records: int, problems: Sequence[Problem]) -> None:
+    """Refuse ``files`` paper lists that yielded no record (:class:`NoRecords`), naming the first problems found in
+    them. No file at all is not refused here (a build of none builds the seeds; the commands refuse inputs that
+    hold no list)."""
+    if files and records == 0:
+        found = "; ".join(str(problem) for problem in problems[:3]) + (" …" if len(problems) > 3 else "")
+        raise NoRecords(f"the paper lists hold no record{': ' + found if found else ''}")

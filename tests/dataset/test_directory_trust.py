@@ -251,6 +251,8 @@ def test_exit_codes_are_as_documented(dataset: Path, tmp_path: Path) -> None:
     table = _documented_exit_codes()
     empty = tmp_path / "empty"
     empty.mkdir()
+    header = tmp_path / "header.txt"
+    header.write_text("论文检索\n", encoding="utf-8")
     holder = os.open(dataset, os.O_RDONLY)
     try:
         import fcntl
@@ -264,6 +266,9 @@ def test_exit_codes_are_as_documented(dataset: Path, tmp_path: Path) -> None:
         "success": _exit(["stats", str(dataset)]),
         "a second writer of the same dataset": second_writer,
         "inputs that hold no paper list, dump or dataset": _exit(["stats", str(empty)]),
+        "paper lists that hold no record (a header alone, an empty file, problems only)": _exit(
+            ["build", str(header), "--out", str(tmp_path / "nothing.ttl")]
+        ),
         "a pointer (`current`) that leaves DIR, or DIR not a dataset": _exit(["check", str(empty)]),
     }
     _flip(sorted((current_version(dataset) / DERIVED).iterdir())[0])

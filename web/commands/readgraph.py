@@ -155,7 +155,10 @@ def _local_store(inputs: Sequence[str], base: str) -> "OxigraphGraphStore":
             raise SystemExit(EXIT_PROBLEMS) from None
     _refuse_datasets(inputs)
     store = OxigraphGraphStore.memory()
-    report = fill(store, paths, base)
+    try:
+        report = fill(store, paths, base)
+    except ValueError as error:  # e.g. lists that hold no record: one line, exit 2
+        raise SystemExit(_usage_error(str(error))) from None
     if paths and report is not None and report.files == 0:
         raise SystemExit(_usage_error(f"no paper list or RDF dump in {', '.join(map(str, paths))}"))
     return store

@@ -1,5 +1,6 @@
-"""Red team (issue 25): a command that reads paper lists, given a dataset, a version of one, its pointer, or a
-directory holding no list, refuses it in one line (exit 2); ``serve`` of one version serves that version.
+"""Red team (issue 25): a command that reads paper lists, given a dataset, a version of one, its pointer, a
+directory holding no list, or lists that hold no record, refuses it in one line (exit 2); ``serve`` of one version
+serves that version.
 
 ``build EMPTY --out`` wrote an empty graph, ``authors DATASET`` found nobody, ``add DIR EMPTY`` published a version
 with nothing added, ``serve DIR/v-…`` served an empty in-memory graph: all exit 0, on nothing. ``serve DIR/current``
@@ -36,12 +37,18 @@ def _given(dataset: Path, tmp: Path, what: str) -> str:
         return str(current_version(dataset))
     if what == "its pointer":
         return str(dataset / POINTER)
+    if what == "lists that hold no record":  # a header alone, an empty file, an author line with no abstract
+        (tmp / "lists").mkdir()
+        (tmp / "lists" / "header.txt").write_text("论文检索\n", encoding="utf-8")
+        (tmp / "lists" / "empty.txt").write_text("", encoding="utf-8")
+        (tmp / "lists" / "lonely.txt").write_text("论文检索\n\nA · B\nLonely Author\n", encoding="utf-8")
+        return str(tmp / "lists")
     (tmp / "nothing" / "deeper").mkdir(parents=True)
     (tmp / "nothing" / "deeper" / "notes.md").write_text("no list here\n", encoding="utf-8")
     return str(tmp / "nothing")
 
 
-WHAT = ["a dataset", "a version", "its pointer", "a directory with no list"]
+WHAT = ["a dataset", "a version", "its pointer", "a directory with no list", "lists that hold no record"]
 SERVED = ("a dataset", "a version")  # serve reads them as built: test_serve_of_one_version_serves_it
 
 
