@@ -6,7 +6,6 @@ see exactly what a SPARQL client sees, under the same deadline and the same fair
 (each request's calls are charged to its client: :func:`client_key`).
 """
 
-import atexit
 import ipaddress
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,6 @@ def init_app(app: Flask) -> None:
 
 def install(app: Flask, pool: QueryPool, kind: str, summary: str) -> None:
     """Make ``pool`` the app's store (at start, and when a dataset's version changes)."""
-    atexit.register(pool.close)
     app.config["BIBGRAPH_SUMMARY"] = summary
     app.extensions[EXTENSION] = PooledStore(pool, kind, slow=float(app.config["SLOW_QUERY_SECONDS"]))
 

@@ -32,6 +32,7 @@ are kept (a bounded LRU of the pickled replies, by function and arguments); ``fr
 again. A remote store is not cached. What runs in the processes is :mod:`.worker`.
 """
 
+import atexit
 import contextlib
 import hashlib
 import logging
@@ -154,12 +155,15 @@ class QueryPool:
         self._ended: OrderedDict[int, bool] = OrderedDict()  # how recent generations ended: died (or replaced)
         self._poison: OrderedDict[bytes, None] = OrderedDict()
         self.worker_pid = 0
+        self._worker = _Process(None)
         self.restarts = {"worker": 0, "zygote": 0, "client_left": 0}  # client_left: of the worker restarts
         self._zygote_args = (opener, threads, max_result_bytes, memory_limit)
         self._isolate = isolate
         self.sandbox_error: str | None = None
         self.spool_root = scratch_directory("bibgraph-answers-")
+        self._zygote_process = _Process(None)
         self._start_zygote()
+        atexit.register(self.close)
         with self._lock:
             self._start_worker()
 
@@ -173,6 +177,8 @@ class QueryPool:
         zygote_end.close()
         self._control = control
         self._zygote = pid
+        self._zygote_process.close()
+        self._zygote_process = _Process(pid)  # our child: its number is ours until we reap it, so this is it
         control.settimeout(WORKER_START_SECONDS)  # a zygote that does not answer in time is replaced
         try:
             control.recv(len(READY), socket.MSG_WAITALL)  # it holds nothing of ours from here on
@@ -204,6 +210,8 @@ class QueryPool:
             raise WorkerFailed("the query worker could not be started")
         self._generation += 1
         self.worker_pid = int(message.decode())
+        self._worker.close()
+        self._worker = _Process(self.worker_pid)  # it waits for our READY below, so the number is still its own
         connections = [Connection(fd) for fd in fds]
         try:
             ready = connections[0].poll(WORKER_START_SECONDS) and connections[0].recv_bytes() == READY
@@ -212,8 +220,7 @@ class QueryPool:
         if not ready:
             for connection in connections:
                 connection.close()
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.worker_pid, signal.SIGKILL)
+            self._worker.kill()
             raise WorkerFailed("the query worker could not open the store")
         for connection in connections:
             self._idle.put(_Slot(self._generation, connection))
@@ -221,8 +228,7 @@ class QueryPool:
 
     def _replace_zygote(self) -> None:
         """Stop what is left of the zygote and fork a new one (the caller holds the lock)."""
-        with contextlib.suppress(ProcessLookupError):  # killed first: closing would make it remove the answer files
-            os.kill(self._zygote, signal.SIGKILL)
+        self._zygote_process.kill()  # killed first: closing would make it remove the answer files
         self._control.close()
         with contextlib.suppress(ChildProcessError):  # already reaped
             os.waitpid(self._zygote, 0)  # reaps it: killed, it is gone at once (WNOHANG could leave a zombie)
@@ -234,8 +240,7 @@ class QueryPool:
         """Kill the worker ``generation`` and start another (unless already done); whether it had died."""
         with self._lock:
             if generation == self._generation and not self._closed:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(self.worker_pid, signal.SIGKILL)
+                self._worker.kill()
                 shutil.rmtree(os.path.join(self.spool_root, str(self.worker_pid)), ignore_errors=True)
                 self._ended[generation] = died
                 cause = "it died (a crash, its memory limit or a kill)" if died else "a query ran past its deadline"
@@ -372,14 +377,14 @@ class QueryPool:
         with self._lock:
             generation = self._generation
             zygote = self._zygote_alive()
-            worker = _alive(self.worker_pid)
+            worker = self._worker.alive()
             if not zygote and not self._closed:
                 self._replace_zygote()
         if not worker and not self._closed:
             with contextlib.suppress(WorkerFailed):
                 self._restart(generation, died=True)
         with self._lock:
-            ok = not self._closed and self._zygote_alive() and _alive(self.worker_pid)
+            ok = not self._closed and self._zygote_alive() and self._worker.alive()
         return {
             "ok": ok,
             "zygote_was_alive": zygote,
@@ -403,23 +408,59 @@ class QueryPool:
         }
 
     def close(self) -> None:
-        """Stop the worker and the zygote."""
+        """Stop the worker and the zygote (once: a second call does nothing)."""
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.worker_pid, signal.SIGKILL)
+            self._worker.kill()
+        atexit.unregister(self.close)  # and the pool can be collected: a version switch closes the old one
         while True:
             try:
                 self._idle.get_nowait().connection.close()
             except queue.Empty:
                 break
         self._control.close()
-        try:
-            os.kill(self._zygote, signal.SIGKILL)
+        self._zygote_process.kill()
+        with contextlib.suppress(ChildProcessError):  # already reaped (by ``_zygote_alive``)
             os.waitpid(self._zygote, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
+        self._worker.close()
+        self._zygote_process.close()
         shutil.rmtree(self.spool_root, ignore_errors=True)
+
+
+class _Process:
+    """A process signalled through a pidfd, never by its number: once a process is reaped its number goes to the
+    next process made (``pid_max`` may be 32768, and the zygote reaps a worker the moment it dies), so a kill by
+    number long after — at exit, or after a test reaped the zygote — could hit an unrelated process."""
+
+    def __init__(self, pid: int | None) -> None:
+        self._fd: int | None = None
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                self._fd = os.pidfd_open(pid)
+
+    def _send(self, number: int) -> bool:
+        if self._fd is None:
+            return False
+        try:
+            signal.pidfd_send_signal(self._fd, number)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def kill(self) -> None:
+        """SIGKILL it if it is still there."""
+        self._send(signal.SIGKILL)
+
+    def alive(self) -> bool:
+        """Whether it has not ended (a zombie not yet reaped counts as there)."""
+        return self._send(0)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def _cacheable(received: _Received, largest: int) -> bytes | None:
@@ -435,11 +476,3 @@ def _cacheable(received: _Received, largest: int) -> bytes | None:
     body = received.spooled.read()
     received.spooled.seek(0)
     return pickle.dumps(Serialised(reply.form, reply.media_type, body, None), protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True

@@ -6,6 +6,7 @@ Unit tests of :mod:`bibgraph.graph.serving.pool` and :mod:`bibgraph.graph.servin
 import os
 import signal
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -351,3 +352,46 @@ ctypes.CDLL(None).malloc_stats()
         assert done.returncode == 0, done.stderr
         heaps[mode] = done.stderr.count("Arena ")
     assert heaps["limited"] <= 2 < heaps["default"]
+
+
+def _process_numbered(pid: int) -> "subprocess.Popen[bytes]":
+    """A process that the kernel gave number ``pid`` (free again: its last holder was reaped), made by setting
+    ``ns_last_pid`` just below it: what happens by itself once the numbers wrap (``pid_max`` is 32768 here)."""
+    for _ in range(50):
+        try:
+            with open("/proc/sys/kernel/ns_last_pid", "w") as last:
+                last.write(str(pid - 1))
+        except PermissionError:
+            pytest.skip("setting ns_last_pid needs root (CI runs as root)")
+        process = subprocess.Popen(["sleep", "120"])
+        if process.pid == pid:
+            return process
+        process.kill()
+        process.wait()
+    raise AssertionError(f"another process kept taking number {pid}")
+
+
+def test_a_number_given_to_another_process_is_never_signalled(seed_store) -> None:
+    """The zygote reaps a dead worker at once, so its number is free for the next process made; the pool once
+    took that process for its worker (alive: not replaced) and killed it when closed (at exit, every pool ever
+    made was closed again: a test run killed processes it did not own)."""
+    pool = QueryPool(lambda: seed_store, threads=1, deadline=60.0)
+    others = []
+    try:
+        for check in ("health", "close"):
+            worker = pool.worker_pid
+            os.kill(worker, signal.SIGKILL)
+            wait_until(lambda: not os.path.exists(f"/proc/{worker}"))  # noqa: B023 - used at once
+            others.append(_process_numbered(worker))
+            if check == "health":
+                assert pool.health()["worker_was_alive"] is False
+                assert pool.worker_pid != worker and pool.call(GraphStore.triple_count) > 0
+            else:
+                pool.close()
+                pool.close()  # twice, as an explicit close and then the one at exit
+        assert [other.poll() for other in others] == [None, None], "a process that had only a number was killed"
+    finally:
+        pool.close()
+        for other in others:
+            other.kill()
+            other.wait()
