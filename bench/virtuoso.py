@@ -42,10 +42,6 @@ DefaultGraph = {graph}
 """
 
 
-def available() -> bool:
-    return shutil.which("virtuoso-t") is not None and shutil.which("isql-vt") is not None
-
-
 @contextlib.contextmanager
 def virtuoso(
     directory: Path,

@@ -129,8 +129,6 @@ DEFERRED = {  # (module, what it imports inside a function): the rest of the pac
     # urllib.request and its TLS stack, and the publish side's naming: only a site over an engine (`sparql:`)
     ("bibgraph.web.maps.cache", "bibgraph.graph.stores.remote"),
     ("bibgraph.web.downloads", "bibgraph.graph.stores.remote"),  # an engine's dumps in other syntaxes
-    # nameparser: loaded at first use, after `serve` listens
-    ("bibgraph.web.maps.views", "bibgraph.graph.ingest.names"),
 }
 
 

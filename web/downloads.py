@@ -163,14 +163,6 @@ def _plan(name: str, folder: Path, endpoint: str) -> enginedumps.Plan:
     return enginedumps.Plan(folder / name, lambda path: from_ntriples(read, path, DUMPS[name].name), before)
 
 
-def _reader(name: str) -> BinaryIO:
-    """The dump ``name`` open for reading: the dataset's (its segments in order), or the one written from the store."""
-    held = _dataset_dump(name)
-    if held is None:
-        return ensure(name).open("rb")
-    return cast(BinaryIO, io.BufferedReader(JoinedFile(*held), COPY_BLOCK))
-
-
 def _dataset_dump(name: str, checked: bool = True) -> tuple[Path, list[Part]] | None:
     """The segments of the dataset's dump ``name`` (:mod:`~bibgraph.graph.dataset.dumpsegments`), each found as built
     (unless not ``checked``: a HEAD); None when no dataset is served or its version does not hold that dump."""

@@ -43,7 +43,6 @@ CHECK_SECONDS = 1.0
 VIEW_IMPORTS = ("bibgraph.graph.networks.engine",)
 FIRST_USE_IMPORTS = (
     *VIEW_IMPORTS,
-    "bibgraph.graph.ingest.names",
     "bibgraph.graph.site.searchbuild",
     "bibgraph.graph.dataset.build",
     "rdflib.plugins.sparql.parser",

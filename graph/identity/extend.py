@@ -19,7 +19,8 @@ import pyoxigraph as ox
 
 from bibgraph.graph.identity.cluster import COMMON_PARTS
 from bibgraph.graph.identity.keys import compatible, split_name
-from bibgraph.graph.ingest.names import name_parts, normalise, person_key
+from bibgraph.graph.ingest.nameparts import name_parts
+from bibgraph.graph.ingest.names import normalise, person_key
 from bibgraph.graph.ingest.records import Record
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.sparql.queries import bind, integer, named_query

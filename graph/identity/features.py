@@ -58,6 +58,11 @@ class Rows(Sequence[tuple[str, ...]]):
         for index in range(len(starts) - 1):
             yield tuple(map(table.__getitem__, flat[starts[index] : starts[index + 1]]))
 
+    def entry(self, number: int) -> str:
+        """The string of entry ``number`` of the rows end to end (row ``r``'s ``p``-th is ``starts[r] + p``: an
+        authorship's number), without making its row's tuple."""
+        return self.table[self.flat[number]]
+
 
 class Pairs(Sequence[tuple[str, str]]):
     """Each record's two strings (area, subarea), held as ids into one table, two a record."""

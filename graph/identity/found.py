@@ -41,19 +41,14 @@ class Authorships:
         return record, authorship - int(self.names.starts[record])
 
     def written(self, authorship: int) -> str:
-        record, position = self.mention(authorship)
-        return self.collected.written[record][position]
+        return self.collected.written.entry(authorship)
 
 
 def written_forms(authorships: Authorships, members: np.ndarray, chunk: int = 1 << 16) -> Iterator[str]:
     """The written form of each authorship of ``members``, in that order (numpy to lists a chunk at a time)."""
-    written = authorships.collected.written
+    entry = authorships.collected.written.entry
     for start in range(0, len(members), chunk):
-        run = members[start : start + chunk]
-        records = authorships.record[run]
-        positions = run - authorships.names.starts[records]
-        for record, position in zip(records.tolist(), positions.tolist(), strict=True):
-            yield written[record][position]
+        yield from map(entry, members[start : start + chunk].tolist())
 
 
 class Persons:

@@ -12,7 +12,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from bibgraph.graph.ingest.names import name_parts, normalise
+from bibgraph.graph.ingest.nameparts import name_parts
+from bibgraph.graph.ingest.names import normalise
 
 _SEPARATORS = re.compile(r"[\s.\-\u2010-\u2015_'\u2019]+")  # spaces, full stops, hyphens and dashes, apostrophes
 
@@ -35,7 +36,7 @@ def split_name(name: str) -> tuple[tuple[str, ...], str]:
     """Folded given-name words and folded family name.
 
     The last word (with the particles before it: ``van der Berg``) is the family name, unless the form
-    says otherwise in a way :func:`~bibgraph.graph.ingest.names.name_parts` reads: Han characters, a word in
+    says otherwise in a way :func:`~bibgraph.graph.ingest.nameparts.name_parts` reads: Han characters, a word in
     capitals (``MAI Xiaoyi``), family name then initials (``Smith J``). Asking nameparser for every name
     cost half the identity step, and for ``Given Middle Family`` it agrees with the last-word rule."""
     words = name.split()

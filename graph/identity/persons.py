@@ -20,7 +20,8 @@ from bibgraph.graph.identity.cluster import METHOD
 from bibgraph.graph.identity.decide import Persons
 from bibgraph.graph.identity.features import Collected
 from bibgraph.graph.identity.numbering import Assigned, Numbering, assign
-from bibgraph.graph.ingest.names import name_parts, person_key
+from bibgraph.graph.ingest.nameparts import name_parts
+from bibgraph.graph.ingest.names import person_key
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.rdf.ntriples import literal
 from bibgraph.graph.rdf.vocab import BG

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from nameparser.config import CONSTANTS
 from pylatexenc.latex2text import LatexNodes2Text
 
-from bibgraph.graph.ingest.names import is_initials, normalise, tidy
+from bibgraph.graph.ingest.nameparts import is_initials
+from bibgraph.graph.ingest.names import normalise, tidy
 from bibgraph.graph.ingest.records import Repair
 
 TRUNCATION_MARK = "等"

@@ -19,6 +19,7 @@ import contextlib
 import ctypes
 import gc
 import os
+import select
 import signal
 import time
 from collections.abc import Callable
@@ -68,8 +69,10 @@ def run_forked(work: Callable[[], None], stop: Callable[[], bool] = lambda: Fals
 
 def _wait(pid: int, stop: Callable[[], bool], ends: float, deadline: float) -> int:
     """Reap the child, its exit code (minus a signal's number); kill it first if ``stop`` says so or ``ends`` has
-    passed."""
+    passed. Between two looks it waits on the child's pidfd, which is ready the moment the child exits: a sleep of
+    :data:`POLL` added up to 0.1 s to every download made in a child (a 19 ms one took 110 ms)."""
     status = 0
+    exited = _pidfd(pid)
     try:
         while True:
             done, status = os.waitpid(pid, os.WNOHANG)
@@ -79,14 +82,29 @@ def _wait(pid: int, stop: Callable[[], bool], ends: float, deadline: float) -> i
                 raise ForkedStopped("stopped: the work was killed")
             if time.monotonic() >= ends:
                 raise ForkedTimeout(f"the work ran past its deadline ({deadline:g} s) and was killed")
-            time.sleep(POLL)
+            if exited is None:
+                time.sleep(POLL)
+            else:
+                select.select([exited], [], [], POLL)
     except BaseException:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
         raise
+    finally:
+        if exited is not None:
+            os.close(exited)
     return os.waitstatus_to_exitcode(status)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor readable once the child ``pid`` has exited (Linux 5.3 and later); None where there is none
+    (then the wait polls)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def _read(reader: int) -> str:

@@ -11,7 +11,7 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.compare import isomorphic
 
 from bibgraph.graph.dataset.build import build_graph
-from bibgraph.graph.ingest.names import is_initials
+from bibgraph.graph.ingest.nameparts import is_initials
 from bibgraph.graph.ingest.parse import parse_file
 from bibgraph.graph.ingest.records import Record
 from bibgraph.graph.rdf.formats import RDF_SYNTAXES

@@ -126,6 +126,8 @@ def test_rows_held_as_ids_read_as_the_tuples_they_replaced(
     concepts = [(normalise(area), normalise(subarea)) for _, area, subarea in records]
     assert list(collected.names) == names and list(collected.written) == written
     assert list(collected.concepts) == concepts and len(collected.concepts) == len(records)
+    for rows, want_rows in ((collected.names, names), (collected.written, written)):  # entries: rows end to end
+        assert [rows.entry(number) for number in range(len(rows.flat))] == [s for row in want_rows for s in row]
     for got, want in ((collected.names, names), (collected.written, written), (collected.concepts, concepts)):
         assert got[1:4] == want[1:4] and len(got) == len(want)
         if -len(want) <= index < len(want):

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from pylatexenc.latex2text import LatexNodes2Text
 
 from bibgraph.graph.dataset.build import build_graph
-from bibgraph.graph.ingest.names import name_parts
+from bibgraph.graph.ingest.nameparts import name_parts
 from bibgraph.graph.rdf.vocab import sparql_prologue
 from bibgraph.web.commands.cli import main
 from tests.conftest import BASE, parse_text
@@ -371,7 +371,7 @@ _latin_word = st.text(
     )
 )
 def test_two_word_shortcut_agrees_with_nameparser(words: list[str]) -> None:
-    from bibgraph.graph.ingest.names import _two_words, western_parts
+    from bibgraph.graph.ingest.nameparts import _two_words, western_parts
 
     name = " ".join(words)
     quick = _two_words(name.split())

@@ -12,7 +12,7 @@ from nameparser import HumanName
 from nameparser.config import CONSTANTS
 
 from bibgraph.graph.ingest.authorline import read_author_line
-from bibgraph.graph.ingest.names import name_parts
+from bibgraph.graph.ingest.nameparts import name_parts
 from bibgraph.graph.ingest.parse import AREA_SEPARATORS, scan_areas
 from tests.conftest import parse_text
 from tests.ingest.test_authorline import _record, render

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bibgraph.graph.serving import forked
 from bibgraph.graph.serving.forked import ForkedFailed, ForkedStopped, ForkedTimeout, run_forked
 
 
@@ -51,6 +52,16 @@ def test_a_failing_child_tells_its_error() -> None:
 def test_a_child_killed_from_outside_is_a_failure() -> None:
     with pytest.raises(ForkedFailed, match="status -9"):
         run_forked(lambda: os.kill(os.getpid(), signal.SIGKILL))
+
+
+def test_the_parent_is_woken_by_the_childs_exit_not_by_a_timer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child that ends is reaped at once: the parent waits on its pidfd, and never sleeps a poll's interval
+    (which added up to 0.1 s to every download made in a child)."""
+    slept: list[float] = []
+    monkeypatch.setattr(forked.time, "sleep", slept.append)  # the parent's sleeps, recorded, not slept
+    for _ in range(5):
+        run_forked(lambda: threading.Event().wait(0.05))  # still running at the parent's first look
+    assert slept == []
 
 
 def test_stop_kills_the_child_at_once(tmp_path: Path) -> None:

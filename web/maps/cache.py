@@ -197,7 +197,7 @@ class NetworkCache(ValueCache):
                             " built): restore the dataset or build it again"
                         )
                 return open_search(kept)
-            # only when the index is built (nameparser, which it imports, takes 0.2 s to load)
+            # only when the index is built (numpy and the incidence, which it imports)
             from bibgraph.graph.site.searchbuild import build_search_index, temporary_index
 
             if self.derived is not None and self.derived.writable:

@@ -10,6 +10,7 @@ from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from bibgraph.graph.dataset.wholeexports import export_file
+from bibgraph.graph.ingest.names import normalise, person_key
 from bibgraph.graph.networks import AREA, Filters, analytics
 from bibgraph.graph.networks.exports import NETWORK_SYNTAXES, network_syntax
 from bibgraph.graph.networks.filters import bounded
@@ -216,8 +217,6 @@ def _author_iri(given: str) -> str:
         return given
     if given.startswith(("author/", "/author/")):
         return iri_of(given, 400)
-    from bibgraph.graph.ingest.names import person_key  # here, not at the top: nameparser is slow to load at start
-
     return app_iris().person(person_key(given))
 
 
@@ -266,8 +265,6 @@ def path() -> str:
 @blueprint.route("/authors.json")
 def author_names() -> Response:
     """Up to 20 author names starting with (then containing) ``q``: the autocomplete of the path form."""
-    from bibgraph.graph.ingest.names import normalise  # here, not at the top: nameparser is slow to load at start
-
     wanted = normalise(request.args.get("q", ""))
     if len(wanted) < 2:
         return jsonify([])
