@@ -49,7 +49,8 @@ def main() -> None:
         assert request(port, "127.0.0.9", "GET", "/graph/coauthors", 300)[0] == 200  # warm: the default map
         time.sleep(2)
         cpu_before, began = tree_cpu(process.pid), time.monotonic()
-        stop, other = threading.Event(), {"maps": [], "page": []}
+        stop = threading.Event()
+        other: dict[str, list[tuple[int, float]]] = {"maps": [], "page": []}
 
         def meanwhile() -> None:  # another client: a new map (fresh parameters) and a cached page, in turn
             number = 0
