@@ -8,8 +8,9 @@ that waiting requests held their web thread on without limit: a dump of a large 
 hold every web thread, so pages and ``/health`` got no answer, and a file already written waited too.
 
 A dataset's own dumps are checked against its manifest's checksums before this process first serves them
-(once per file: hashing a large dump is too costly for each start, and too important to skip); a dump that
-differs is refused (503, the file named in the log and on ``/health``), never sent."""
+(once per file, in the background: :mod:`~bibgraph.web.dumpchecks`; hashing a large dump is too costly for each
+start or a request's thread, and too important to skip); a dump that differs is refused (503, the file named in the
+log and on ``/health``), never sent."""
 
 import gzip
 import hashlib
@@ -17,6 +18,7 @@ import io
 import os
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,7 +36,7 @@ from bibgraph.graph.rdf.iris import DUMP_STEM
 from bibgraph.graph.serving.fairshare import ServerBusy
 from bibgraph.graph.serving.scratch import scratch_directory
 from bibgraph.graph.stores.atomic import write_atomically
-from bibgraph.web import enginedumps
+from bibgraph.web import dumpchecks, enginedumps
 from bibgraph.web.errors import error_response
 from bibgraph.web.graphstore import get_store
 from bibgraph.web.maps.cache import DATASET_VERSION, networks
@@ -42,7 +44,6 @@ from bibgraph.web.maps.cache import DATASET_VERSION, networks
 blueprint = Blueprint("downloads", __name__, url_prefix="/download")
 _writers: dict[Path, threading.Lock] = {}  # one per file being written (or written) by this process
 _writers_lock = threading.Lock()
-_checked: set[tuple[int, int, int, int, str | None]] = set()  # dump files found as built: file, size, time, sum
 _manifests: dict[Path, dict[str, Any]] = {}  # the manifests of the dataset versions this process served
 COPY_BLOCK = 1 << 20  # bytes read from a dump at a time
 WRITING_WAIT = 1.0  # seconds a request waits for a file another request is writing, before 503
@@ -70,7 +71,7 @@ def _directory(app: Flask) -> Path:
 
 @contextmanager
 def _one_at_a_time(path: Path, doing: str) -> Iterator[None]:
-    """Hold ``path``'s own lock while it is written or checked: one request does it, another asking meanwhile
+    """Hold ``path``'s own lock while it is written: one request does it, another asking meanwhile
     waits ``WRITING_WAIT`` then gets 503 (files already written are served without any lock)."""
     with _writers_lock:
         lock = _writers.setdefault(path, threading.Lock())
@@ -175,8 +176,19 @@ def _dataset_dump(name: str, checked: bool = True) -> tuple[Path, list[Part]] | 
         return None
     manifest = _manifest(version)
     segments = parts(folder, name, manifest.get("dumps", {}).get(name, {}))
-    for file, _ in segments if checked else []:
-        _checked_dump(version, f"{directory.DUMPS}/{file}", manifest["checksums"])
+    files = [f"{directory.DUMPS}/{file}" for file, _ in segments] if checked else []
+    unchecked = []
+    for file in files:  # every segment queued at once, then waited for (in the order they are checked)
+        try:
+            _checked_dump(version, file, manifest["checksums"], 0.0)
+        except dumpchecks.CheckPending:
+            unchecked.append(file)
+    until = time.monotonic() + dumpchecks.WAIT
+    for file in unchecked:
+        try:
+            _checked_dump(version, file, manifest["checksums"], max(0.0, until - time.monotonic()))
+        except dumpchecks.CheckPending as pending:
+            abort(error_response(f"{name}: {pending}; retry later", 503, dumpchecks.RETRY_AFTER))
     return folder, segments
 
 
@@ -188,29 +200,28 @@ def _manifest(version: Path) -> dict[str, Any]:
         return _manifests[version]
 
 
-def _checked_dump(version: Path, name: str, recorded: dict[str, str]) -> None:
-    """Refuse the dataset's dump file ``name`` (503) unless it is as built: hashed once by one request (others
-    wait, then 503); a segment an earlier version shares (the same file, unchanged since, the same checksum) is
-    not hashed again."""
+def _checked_dump(version: Path, name: str, recorded: dict[str, str], wait: float) -> None:
+    """Refuse the dataset's dump file ``name`` (503) unless it is as built: checked once per process in the
+    background (:mod:`~bibgraph.web.dumpchecks`; :class:`~.dumpchecks.CheckPending` while it still is after
+    ``wait`` seconds), never hashed in a request's thread; a segment an earlier version shares (the same file,
+    unchanged since, the same checksum) is not checked again."""
     path = version / name
     key = _check_key(path, recorded.get(name))
-    if key is not None and key in _checked:
-        return
-    with _one_at_a_time(path, "checked"):
-        if key is None or key not in _checked:
-            try:
-                directory.check_file(version, name, recorded)
-            except (directory.DatasetDamaged, OSError) as error:
-                current_app.logger.error("download refused: %s", error)
-                switches = current_app.extensions.get("bibgraph-versions")
-                if switches is not None:
-                    switches.damaged[name] = str(error)
-                raise ServiceUnavailable(f"{path.name} differs from what was built; it is not served") from error
-            if key is not None:
-                _checked.add(key)
+    try:
+        if key is None:  # not there (or unreadable): said at once, nothing to hash
+            directory.check_file(version, name, recorded)
+        else:
+            dumpchecks.checked(key, lambda: directory.check_file(version, name, recorded), wait)
+    except (dumpchecks.CheckFailed, directory.DatasetDamaged, OSError) as error:
+        if not isinstance(error, dumpchecks.CheckFailed) or error.first:
+            current_app.logger.error("download refused: %s", error)
+        switches = current_app.extensions.get("bibgraph-versions")
+        if switches is not None:
+            switches.damaged[name] = str(error)
+        raise ServiceUnavailable(f"{path.name} differs from what was built; it is not served") from error
 
 
-def _check_key(path: Path, expected: str | None) -> tuple[int, int, int, int, str | None] | None:
+def _check_key(path: Path, expected: str | None) -> dumpchecks.Key | None:
     """What identifies a dump file as checked: the file, its size and time, the checksum it was checked against."""
     try:
         status = path.stat()
@@ -220,7 +231,8 @@ def _check_key(path: Path, expected: str | None) -> tuple[int, int, int, int, st
 
 
 def _is_checked(version: Path, name: str) -> bool:
-    return _check_key(version / name, _manifest(version)["checksums"].get(name)) in _checked
+    key = _check_key(version / name, _manifest(version)["checksums"].get(name))
+    return key is not None and dumpchecks.passed(key)
 
 
 def network_body(key: str, suffix: str, make: Callable[[Path], object]) -> Path:

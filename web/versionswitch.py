@@ -10,8 +10,9 @@ it finish on it: it is closed once it has had no call in flight for :data:`IDLE_
 A version that cannot be switched to (a damaged file, a pointer leaving ``DIR``, another base IRI) is refused:
 the app keeps serving the version it has, logs why, and says so on ``/health`` (``dataset.refused``) and
 ``/metrics`` (``bibgraph_dataset_switch_failures``, ``bibgraph_dataset_version_refused``) until a later switch
-succeeds. While it serves a version, the app holds a reader lease on it (:mod:`bibgraph.graph.dataset.directory`), so an
-add never removes it.
+succeeds. A switch that fails once the pointer names another version (newer adds overtook it, and removed it while it
+was opened) is no refusal: the next look switches to the newest. While it serves a version, the app holds a reader
+lease on it (:mod:`bibgraph.graph.dataset.directory`), so an add never removes it.
 """
 
 import importlib
@@ -114,13 +115,19 @@ class Watcher:
         self.app, self.root, self.served = app, root, served
         self._next = 0.0
         self._lock = threading.Lock()  # one switch at a time
+        self._tick = threading.Lock()  # one look at the pointer at a time (two requests at once started two switches)
         self._unreadable: str | None = None  # why the pointer cannot be read, while it cannot (reported once)
 
     def check(self) -> None:
-        now = time.monotonic()
-        if now < self._next or self._lock.locked():
-            return
-        self._next = now + CHECK_SECONDS
+        with self._tick:
+            now = time.monotonic()
+            if now < self._next or self._lock.locked():
+                return
+            self._next = now + CHECK_SECONDS
+            self._look()
+
+    def _look(self) -> None:
+        """Read the pointer: report it unreadable (once), or start a switch to the version it names."""
         try:
             name = os.readlink(self.root / POINTER)
         except OSError as error:  # removed, or replaced by a file or directory: said once, the version kept
@@ -144,10 +151,21 @@ class Watcher:
         try:
             self._switch(name)
         except Exception as error:  # a version that cannot be opened: keep serving the one we have
+            if self._overtaken(name):  # the pointer moved on while it was opened (an add removed it meanwhile)
+                self.app.logger.info("dataset version %s overtaken while it was opened: %s", name, error)
+                return  # no failure: the next check switches to the version the pointer names now
             self._refuse(name, str(error))
             self.served = name  # not tried again until the pointer changes once more
         finally:
             self._lock.release()
+
+    def _overtaken(self, name: str) -> bool:
+        """Whether the pointer names a version other than ``name`` now (a newer add's): a switch to ``name`` that
+        failed meanwhile is no refusal of a version anyone still publishes (it showed as one on ``/health``)."""
+        try:
+            return os.readlink(self.root / POINTER) != name
+        except OSError:
+            return False  # unreadable: the next check says so
 
     def _refuse(self, name: str, reason: str) -> None:
         """Log and report (``/health``, ``/metrics``) a version not switched to, and why."""

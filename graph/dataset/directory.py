@@ -297,6 +297,17 @@ def check_file(version: Path, name: str, recorded: dict[str, str] | None = None)
         )
 
 
+def checked_files(version: Path, paths: list[Path]) -> list[Path]:
+    """``paths`` (files of ``version``), each checked against its manifest's checksum (:func:`check_file`) before
+    anyone reads it: an add reads the search index's layers of the version it extends (and links them into the new
+    one) and they are not hashed when a version is opened (:data:`READ_ON_DISK`), so a damaged layer was read
+    unchecked into the new layer."""
+    recorded: dict[str, str] = read_manifest(version)["checksums"]
+    for path in paths:
+        check_file(version, path.relative_to(version).as_posix(), recorded)
+    return paths
+
+
 def file_digest(path: Path) -> str:
     """SHA-256 of a file, read a megabyte at a time (what the manifest records)."""
     digest = hashlib.sha256()

@@ -87,11 +87,15 @@ def drawn(filters: Filters, limit: int) -> tuple[Filters, int | None]:
 def bounded(filters: Filters, authors: int, most_papers: int) -> Filters:
     """``filters`` with the numbers no dataset of ``authors`` authors, none of more than ``most_papers`` papers, tells
     apart put at one value: ``top`` of at least every author is no cap, and ``min_papers`` or ``min_joint`` past the
-    most papers anyone has leave nobody whatever their value. So they are one download (one key, one computation):
-    ``top=100000``, ``200000``, ``999999`` each made the whole network again, as costly as asking for it."""
+    most papers anyone has leave nobody whatever their value, and a ``community`` numbered past every author names
+    none (communities are numbered from 0, largest first: there are never more than authors). So they are one
+    download (one key, one computation): ``top=100000``, ``200000``, ``999999`` (or ``community=`` so) each made
+    the whole network and its communities again, as costly as asking for it."""
     changes: dict[str, Any] = {}
     if filters.top is not None and filters.top >= authors:
         changes["top"] = None
+    if filters.community is not None and filters.community > authors:
+        changes["community"] = authors
     for name in ("min_papers", "min_joint"):
         if getattr(filters, name) > most_papers + 1:
             changes[name] = most_papers + 1

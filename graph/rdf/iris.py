@@ -121,8 +121,11 @@ class Iris:
     def concept(self, value: str) -> str | None:
         """An area or subarea named as the site's URLs and filters show it: by its path (``area/theory``,
         ``/area/theory/sub``) or by its slug alone (``theory``, ``theory/sub``); ``None`` when it names none.
-        A value starting with ``area/`` is a path: the subareas of an area keyed ``area`` are named by path."""
+        A value starting with ``area/`` is a path: the subareas of an area keyed ``area`` are named by path. Read
+        in lower case when ASCII (every key minted is: :func:`~bibgraph.graph.ingest.names.concept_key`), so
+        ``Deep-Learning`` names the same area as ``deep-learning`` (it was another, empty, map and download)."""
         path = value.strip().strip("/")
+        path = path.lower() if path.isascii() else path
         if not path.startswith(f"{AREA}/"):
             path = f"{AREA}/{path}"
         iri = self.at_path(path)

@@ -13,12 +13,17 @@ the query pool's zygote does, so a connection another thread closes is closed fo
 parent (``PR_SET_PDEATHSIG``); it runs only ``work``, which must take no lock another thread may hold (the
 network engine's pure functions; glibc resets its allocator's locks and CPython its own in a forked child). Where
 there is no ``fork`` the work runs in the caller's thread.
+
+A child given ``memory`` bytes cannot grow its data by more (``RLIMIT_DATA`` from its size at the fork: an
+allocation past it fails, :class:`ForkedOutOfMemory`). The parent's own look at the process tree's memory is a poll
+(at most once a second): a child allocating fast overshot it, and that look alone bounded nothing between two.
 """
 
 import contextlib
 import ctypes
 import gc
 import os
+import resource
 import select
 import signal
 import time
@@ -44,10 +49,20 @@ class ForkedTimeout(ForkedFailed):
     """The child ran past its deadline: it was killed."""
 
 
-def run_forked(work: Callable[[], None], stop: Callable[[], bool] = lambda: False, deadline: float = 300.0) -> None:
+class ForkedOutOfMemory(ForkedFailed):
+    """The child's allocation failed past its ``memory`` bytes (its ``RLIMIT_DATA``)."""
+
+
+OUT_OF_MEMORY = 3  # the child's exit code when an allocation failed at its limit
+
+
+def run_forked(
+    work: Callable[[], None], stop: Callable[[], bool] = lambda: False, deadline: float = 300.0, memory: int = 0
+) -> None:
     """Run ``work`` in a child process and wait for it to end; ``stop`` is asked every :data:`POLL` seconds
     (true: the child is killed, :class:`ForkedStopped`), and the child is killed after ``deadline`` seconds
-    (:class:`ForkedTimeout`). An exception in ``work`` is :class:`ForkedFailed` with its message."""
+    (:class:`ForkedTimeout`). An exception in ``work`` is :class:`ForkedFailed` with its message; an allocation
+    past ``memory`` bytes more than the child had at its start (0: no limit) is :class:`ForkedOutOfMemory`."""
     if not hasattr(os, "fork"):
         work()
         return
@@ -56,13 +71,15 @@ def run_forked(work: Callable[[], None], stop: Callable[[], bool] = lambda: Fals
     pid = os.fork()
     if pid == 0:  # the child: never returns
         os.close(reader)
-        _child(work, writer, parent)
+        _child(work, writer, parent, memory)
     os.close(writer)
     try:
         code = _wait(pid, stop, time.monotonic() + deadline, deadline)
         message = _read(reader)
     finally:
         os.close(reader)
+    if code == OUT_OF_MEMORY:
+        raise ForkedOutOfMemory(message or "the work outgrew its memory limit")
     if code != 0:
         raise ForkedFailed(message or f"the work's process ended with status {code}")
 
@@ -114,8 +131,24 @@ def _read(reader: int) -> str:
     return b"".join(chunks)[:MESSAGE_BYTES].decode("utf-8", "replace")
 
 
-def _child(work: Callable[[], None], writer: int, parent: int) -> None:
-    """In the child: let go of what it inherited, die with the parent, run ``work``, say how it went, exit."""
+def _limit_data(memory: int) -> None:
+    """Let this process's data (heap and private mappings) grow by at most ``memory`` bytes from now."""
+    now = 0
+    with open("/proc/self/status", encoding="ascii") as status:
+        lines = status.read().splitlines()
+    for line in lines:
+        if line.startswith("VmData:"):
+            now = int(line.split()[1]) * 1024
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    wanted = now + memory
+    if hard != resource.RLIM_INFINITY:
+        wanted = min(wanted, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (wanted, hard))
+
+
+def _child(work: Callable[[], None], writer: int, parent: int, memory: int = 0) -> None:
+    """In the child: let go of what it inherited, die with the parent, bound its memory, run ``work``, say how it
+    went, exit."""
     code = 0
     try:
         neutralise_inherited_descriptors(keep=writer)
@@ -127,10 +160,13 @@ def _child(work: Callable[[], None], writer: int, parent: int) -> None:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         gc.freeze()  # the inherited objects are not the child's to collect (their pages stay shared)
+        if memory:
+            _limit_data(memory)
         work()
     except BaseException as error:  # whatever it is, the parent is told and the child ends
+        code = OUT_OF_MEMORY if isinstance(error, MemoryError) else 1
+        said = f"the work outgrew its memory limit ({memory / 2**20:.0f} MB)" if code == OUT_OF_MEMORY else str(error)
         with contextlib.suppress(BaseException):
-            os.write(writer, (str(error) or type(error).__name__).encode("utf-8", "replace")[:MESSAGE_BYTES])
-        code = 1
+            os.write(writer, (said or type(error).__name__).encode("utf-8", "replace")[:MESSAGE_BYTES])
     finally:
         os._exit(code)  # no flush of what the parent buffered, no atexit of the parent's

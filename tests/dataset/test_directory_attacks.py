@@ -30,6 +30,7 @@ from bibgraph.graph.dataset.directory import (
     current_version,
 )
 from bibgraph.graph.identity import numbering
+from bibgraph.graph.site.search import FILE_NAME
 from bibgraph.web.commands import versionwrite
 from bibgraph.web.commands.cli import main
 from tests.conftest import SEED_FILES, make_app
@@ -216,17 +217,29 @@ def _flip(path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "damage", ["the incidence", "the concepts' figures", "the person map", "a missing derived file", "a store table"]
+    "damage",
+    [
+        "the incidence",
+        "the concepts' figures",
+        "the home figures",
+        "the search index",
+        "the person map",
+        "a missing derived file",
+        "a store table",
+    ],
 )
 def test_an_add_refuses_to_extend_a_damaged_version(dataset: Path, damage: str) -> None:
     """An add read the served version's values unchecked and recorded its own checksums of what it made from them:
     a flipped bit became part of a version `check` passed (or a 30-line traceback). Now refused in one line, exit
-    1, and nothing is written."""
+    1, and nothing is written. The home figures were read unchecked, and the search index's layers too (they are
+    not hashed when a version is opened: too large), until each was checked before it is read."""
     version = current_version(dataset)
     derived = DerivedFiles(version / DERIVED)
     path = {
         "the incidence": version / DERIVED / file_name(derived_key("incidence")),
         "the concepts' figures": version / DERIVED / file_name(derived_key("page", None, sitedata.CONCEPT_FIGURES)),
+        "the home figures": version / DERIVED / file_name(derived_key("page", None, sitedata.HOME)),
+        "the search index": version / DERIVED / FILE_NAME,  # read by the add (its layers), not hashed at an open
         "the person map": version / numbering.FILE_NAME,
         "a missing derived file": version / DERIVED / file_name(derived_key("incidence")),
         "a store table": sorted((version / STORE).glob("*.sst"))[0],

@@ -76,6 +76,20 @@ def test_a_concept_by_path_or_slug_is_the_minted_one(base: str, area: str, subar
         assert iris.concept(f"{a}/{s}") in (iris.area(s), None)
 
 
+@given(bases, hostile, hostile, st.randoms(use_true_random=False))
+def test_a_concept_in_any_case_is_the_minted_one(base: str, area: str, subarea: str, random) -> None:  # type: ignore[no-untyped-def]
+    """Keys are minted in lower case: ``area=Deep-Learning`` named another (empty) area, a map and download of its own
+    (and one more per spelling), where it is the same area in another case."""
+    iris = Iris(base)
+    a, s = concept_key(area), concept_key(subarea)
+
+    def spelled(text: str) -> str:
+        return "".join(c.upper() if random.random() < 0.5 else c for c in text)
+
+    assert iris.concept(spelled(a)) == iris.area(a)
+    assert iris.concept(spelled(f"area/{a}/{s}")) == iris.subarea(a, s)
+
+
 @given(bases, hostile)
 def test_any_concept_value_names_an_area_or_nothing(base: str, value: str) -> None:
     iris = Iris(base)

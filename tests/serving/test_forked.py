@@ -111,3 +111,24 @@ def test_a_connection_the_parent_closes_is_closed_while_the_child_runs(tmp_path:
     finally:
         theirs.close()
         child.join()
+
+
+def test_a_child_cannot_grow_past_its_memory_between_two_looks(tmp_path: Path) -> None:
+    """The parent looks at the tree's memory at most once a second: a child allocating fast overshot any bound in
+    between. Given ``memory``, the child's allocation past it fails at once (its ``RLIMIT_DATA``), whoever looks."""
+    from bibgraph.graph.serving.forked import ForkedOutOfMemory
+
+    out = tmp_path / "out"
+
+    def work(size: int) -> None:
+        held = bytearray(size)  # reserved: counted by RLIMIT_DATA whether touched or not
+        out.write_text(str(len(held)))
+
+    began = time.monotonic()
+    with pytest.raises(ForkedOutOfMemory, match="64 MB"):
+        run_forked(lambda: work(512 * 2**20), memory=64 * 2**20)
+    assert time.monotonic() - began < 10 and not out.exists()
+    run_forked(lambda: work(16 * 2**20), memory=64 * 2**20)  # within it: done
+    assert out.read_text() == str(16 * 2**20)
+    run_forked(lambda: work(512 * 2**20))  # no limit given: none
+    assert out.read_text() == str(512 * 2**20)

@@ -4,6 +4,7 @@ that cannot be made: the version served stays, and the refusal is logged and sho
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -64,5 +65,44 @@ def test_a_store_file_found_damaged_as_it_is_read_is_named_on_health(dataset: Pa
         damaged = client.get("/health").get_json()["dataset"]["damaged_files"]
         assert damaged and all(name.startswith(f"{STORE}/") and name.endswith(".sst") for name in damaged)
         assert f"bibgraph_dataset_damaged_files {float(len(damaged))}" in client.get("/metrics").get_data(as_text=True)
+    finally:
+        app.extensions["bibgraph"].close()
+
+
+def test_a_version_overtaken_while_it_is_opened_is_no_refusal(dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pointer named a version when the switch began; two adds later it was removed while the server opened it
+    (before its lease), and the failure to open it showed on ``/health`` as a refused version, although the pointer
+    had moved on to one that opens. A failure once the pointer names another version is no refusal: the newest is
+    served."""
+    from bibgraph.graph.dataset import directory
+    from bibgraph.web.commands.cli import main
+    from tests.conftest import SEED_FILES
+
+    app = make_app(BIBGRAPH_STORE=f"dataset:{dataset}")
+    try:
+        assert main(["add", str(dataset), str(SEED_FILES[1])]) == 0
+        overtaken = current_version(dataset).name
+        assert main(["add", str(dataset), str(SEED_FILES[1])]) == 0
+        newest = current_version(dataset).name
+        directory.switch(dataset, overtaken)  # the pointer as the switch found it
+        real = versionswitch.dataset_version
+
+        def removed_meanwhile(path: Path) -> Path:
+            directory.switch(dataset, newest)  # a newer add's switch, and its prune of the version being opened
+            raise directory.DatasetDamaged(f"{path / directory.STORE}: missing (the manifest lists it)")
+
+        monkeypatch.setattr(versionswitch, "dataset_version", removed_meanwhile)
+        [watcher] = [check.__self__ for check in app.before_request_funcs[None] if check.__name__ == "check"]
+        watcher.switch(overtaken)
+        client = app.test_client()
+        state = client.get("/health").get_json()["dataset"]
+        assert (state["failed_switches"], state["refused"]) == (0, None)
+        monkeypatch.setattr(versionswitch, "dataset_version", real)
+        monkeypatch.setattr(versionswitch, "CHECK_SECONDS", 0.0)
+        deadline = time.monotonic() + 60
+        while client.get("/health").get_json()["dataset"]["version"] != newest:
+            assert time.monotonic() < deadline, "the newest version was never served"
+            time.sleep(0.2)
+        assert client.get("/health").get_json()["dataset"]["refused"] is None
     finally:
         app.extensions["bibgraph"].close()

@@ -29,6 +29,7 @@ from bibgraph.graph.dataset.directory import (
     DatasetDamaged,
     check_file,
     check_opened,
+    checked_files,
     current_version,
     is_dataset,
     new_version,
@@ -232,7 +233,7 @@ def derive(version: Path, base: str, previous: Added | None = None) -> None:
             if incidences is not None:
                 _update_home(version, served, previous, *incidences)
             if (served / DERIVED / FILE_NAME).exists():  # else (an index from before it was a file): built whole
-                kept = layers(served / DERIVED)
+                kept = checked_files(served, layers(served / DERIVED))  # read, so checked first
                 update_search_index(store, kept, version / DERIVED, previous.papers, incidence)
         finally:
             del store  # read-only: nothing to flush
@@ -318,7 +319,7 @@ def _update_home(version: Path, served: Path, added: Added, before: Incidence, i
     (:func:`~bibgraph.graph.site.homeupdate.updated_home`), when it kept them and the concepts' figures were
     updated. Else they are derived in full (:func:`sitedata.derive`)."""
     home, figures_key = derived_key("page", None, sitedata.HOME), derived_key("page", None, sitedata.CONCEPT_FIGURES)
-    kept, previous = DerivedFiles(served / DERIVED).load(home)
+    kept, previous = _served_files(served).load(home)
     after = DerivedFiles(version / DERIVED, writable=True)
     found, figures = after.load(figures_key)
     if kept and found:

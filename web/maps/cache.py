@@ -25,7 +25,7 @@ from bibgraph.graph.dataset.directory import DERIVED, DatasetError, file_digest,
 from bibgraph.graph.dataset.opener import dataset_version
 from bibgraph.graph.networks.filters import Filters, drawn
 from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
-from bibgraph.graph.serving.forked import ForkedStopped, ForkedTimeout, run_forked
+from bibgraph.graph.serving.forked import ForkedOutOfMemory, ForkedStopped, ForkedTimeout, run_forked
 from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.serving.pool import QueryTimeout
 from bibgraph.graph.serving.pooled import PooledStore
@@ -36,6 +36,7 @@ from bibgraph.graph.stores.store import GraphStore
 from bibgraph.web.enginedumps import engine_folder
 from bibgraph.web.graphstore import get_store
 from bibgraph.web.maps.gate import (
+    HARD_OVER,
     ClientGone,
     DerivationCollector,
     DerivationGate,
@@ -160,7 +161,12 @@ class NetworkCache(ValueCache):
                     work,
                     lambda: client_gone() or (gate is not None and gate.over_hard()),
                     float(current_app.config["NETWORK_TIMEOUT"]),
+                    0 if gate is None else int(HARD_OVER * gate.budget.limit),  # a bound between two looks at PSS
                 )
+            except ForkedOutOfMemory:
+                if gate is None:
+                    raise
+                raise gate.stopped_for_memory() from None
             except ForkedStopped:
                 if gate is not None and not client_gone() and gate.over_hard():
                     raise gate.stopped_for_memory() from None

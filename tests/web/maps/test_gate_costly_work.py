@@ -487,3 +487,32 @@ def test_a_download_child_that_outgrows_the_memory_budget_is_stopped(tmp_path: P
             assert cache.gate.refused[MEMORY] == 1 and not (tmp_path / "body").exists()
     finally:
         app.extensions["bibgraph"].close()
+
+
+def test_a_download_child_past_the_hard_limit_fails_at_once_even_between_two_looks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tree's PSS is read at most once a second, so a child could overshoot the hard limit in between (and with
+    no look at all, by any amount): the child's own ``RLIMIT_DATA`` (HARD_OVER times the budget from its start)
+    is a second layer. Here the looks never see it (``over_hard`` is false): the allocation fails, 503 for memory."""
+    from bibgraph.web.maps.gate import HARD_OVER, MEMORY, DerivationGate, DerivationsBusy, tree_pss
+
+    monkeypatch.setattr(DerivationGate, "over_hard", lambda self: False)
+    app = make_app()
+    try:
+        with app.test_request_context("/graph/coauthors.json?min_joint=3"):
+            cache = networks()
+            assert cache.gate is not None
+            cache.gate.budget.limit = tree_pss(os.getpid()) + 64 * 2**20  # not over: the work may start
+            grow = int(HARD_OVER * cache.gate.budget.limit) + 64 * 2**20
+
+            def work() -> None:
+                hog = bytearray(grow)  # reserved at once (calloc: no page written, no PSS to see)
+                (tmp_path / "body").write_bytes(hog[:1])
+
+            with pytest.raises(DerivationsBusy) as refused:
+                cache.forked(work, tmp_path / "body")
+            assert refused.value.cause == MEMORY and cache.gate.refused[MEMORY] == 1
+            assert not (tmp_path / "body").exists()
+    finally:
+        app.extensions["bibgraph"].close()

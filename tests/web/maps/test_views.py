@@ -299,3 +299,35 @@ def test_numbers_past_the_datasets_bounds_are_one_download(client, monkeypatch) 
         assert client.get(f"/graph/coauthors.gexf?min_papers={minimum}&min_joint=2").data == empty.data
 
     one()
+
+
+def test_a_community_past_every_author_and_an_area_in_another_case_are_one_download(client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``community=N`` was a whole network and its communities for each N (none past the number of authors holds
+    anyone), and ``area=`` in another case another (empty) computation. Each is one key now, computed once."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from bibgraph.web.maps.cache import networks
+
+    with client.application.test_request_context("/"):
+        incidence = networks().incidence()
+    authors = len(incidence.authors)
+    with client.application.test_request_context("/"):
+        from bibgraph.web.links import app_iris
+
+        path = app_iris().path(incidence.concepts[0].area)
+    assert path is not None and path == path.lower()
+    past = client.get(f"/graph/coauthors.graphml?community={authors + 1}")
+    inside = client.get(f"/graph/coauthors.graphml?area={path.removeprefix('area/')}&min_joint=2")
+    assert past.status_code == inside.status_code == 200
+    _derivations_forbidden(monkeypatch)
+
+    @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(community=st.integers(authors + 1, 10**6), spelling=st.randoms(use_true_random=False))
+    def one(community: int, spelling) -> None:  # type: ignore[no-untyped-def]
+        assert client.get(f"/graph/coauthors.graphml?community={community}").data == past.data
+        shown = "".join(c.upper() if spelling.random() < 0.5 else c for c in path)
+        again = client.get(f"/graph/coauthors.graphml?area={shown}&min_joint=2")
+        assert again.status_code == 200 and again.data == inside.data
+
+    one()
