@@ -40,12 +40,7 @@ from bibgraph.graph.dataset.dumpsegments import continued_segments
 from bibgraph.graph.dataset.opener import COMPLETE_MARKER, fill, is_dump
 from bibgraph.graph.dataset.void import void_quads
 from bibgraph.graph.identity import numbering
-from bibgraph.graph.networks.incidence import (  # numpy, scipy: a build needs
-    Incidence,
-    extended,
-    incidence_of,
-    incidence_part,
-)
+from bibgraph.graph.networks.incidence import Incidence, incidence_of, incidence_part  # numpy, scipy: a build needs
 from bibgraph.graph.networks.incidencemerge import merged
 from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 from bibgraph.graph.rdf.iris import Iris
@@ -208,7 +203,7 @@ def derive(version: Path, base: str, previous: Added | None = None) -> None:
     """Derive the views' costly data of ``version`` (base IRI ``base``) into its ``derived/`` files, by the domain.
 
     ``previous``, after an add, is the version this one extends and what was added:
-    the previous incidence is extended with it (:func:`~bibgraph.graph.networks.incidence.extended`) instead of read
+    the previous incidence is extended with it (:func:`~bibgraph.graph.networks.incidencemerge.merged`) instead of read
     again from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`) and
     the search index (:func:`~bibgraph.graph.site.searchbuild.update_search_index`), both counting the touched
     authors' papers from that incidence. The default maps of the areas and subareas no added paper reaches are kept
@@ -250,13 +245,13 @@ def _extend_incidence(
     version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore
 ) -> tuple[Incidence, Incidence] | None:
     """Keep the incidence of ``version`` (its ``store``) as the previous version's extended by ``additions`` (when it
-    kept one: merged into its arrays, :func:`~bibgraph.graph.networks.incidencemerge.merged`, else its rows read
-    again); the previous incidence and this one."""
+    kept one: merged into its arrays, :func:`~bibgraph.graph.networks.incidencemerge.merged`, else, in the one case
+    the merge does not take, read from the whole store); the previous incidence and this one."""
     key = derived_key("incidence")
     kept, before = _served_files(served).load(key)
     if not kept:  # derived from the whole store by the app, as by a build
         return None
-    incidence = merged(before, additions, store) or extended(before, additions, store)
+    incidence = merged(before, additions, store) or incidence_of(store)
     DerivedFiles(version / DERIVED, writable=True).save(key, incidence)
     return before, incidence
 
