@@ -219,7 +219,7 @@ def derive(version: Path, base: str, previous: Added | None = None) -> None:
             incidences = _extend_incidence(version, served, additions, store)
             if incidences is None:  # read from the whole store, as sitedata.derive would, and kept for it
                 incidence = incidence_of(store)
-                DerivedFiles(version / DERIVED, writable=True).save(derived_key("incidence"), incidence)
+                DerivedFiles.unpublished(version).save(derived_key("incidence"), incidence)
             else:
                 incidence = incidences[1]
                 _keep_unreached_maps(version, served, additions, *incidences, max_view_nodes)
@@ -252,7 +252,7 @@ def _extend_incidence(
     if not kept:  # derived from the whole store by the app, as by a build
         return None
     incidence = merged(before, additions, store) or incidence_of(store)
-    DerivedFiles(version / DERIVED, writable=True).save(key, incidence)
+    DerivedFiles.unpublished(version).save(key, incidence)
     return before, incidence
 
 
@@ -287,7 +287,7 @@ def _keep_unreached_maps(
     cut list, since it never renames a person it knew. A name given to a known author changes every map: none is
     kept then. The maps of the whole graph and the topic maps are derived again (:func:`sitedata.derive`), the others
     by the first request that shows one (:func:`whole_graph_map`)."""
-    before, after = _served_files(served), DerivedFiles(version / DERIVED, writable=True)
+    before, after = _served_files(served), DerivedFiles.unpublished(version)
     found, topics = before.load(derived_key("network", NetworkSpec(TOPICS)))
     if not found or any(
         quad.predicate.value == NAME and known.author_id(quad.subject.value) is not None for quad in additions.store
@@ -314,7 +314,7 @@ def _update_home(version: Path, served: Path, added: Added, before: Incidence, i
     updated. Else they are derived in full (:func:`sitedata.derive`)."""
     home, figures_key = derived_key("page", None, sitedata.HOME), derived_key("page", None, sitedata.CONCEPT_FIGURES)
     kept, previous = DerivedFiles(served / DERIVED).load(home)
-    after = DerivedFiles(version / DERIVED, writable=True)
+    after = DerivedFiles.unpublished(version)
     found, figures = after.load(figures_key)
     if kept and found:
         updated = updated_home(previous, added.written, before, incidence, added.additions.store, figures)
@@ -329,7 +329,7 @@ def _update_concept_index(
     ``additions`` (:func:`~bibgraph.graph.site.conceptupdate.updated_index`), when it kept them: the pieces of an order
     before its first new paper are hard links to the previous ones. Else the app derives them from the whole store.
     The figures are written last, so a version whose update failed half-way has its orders derived again in full."""
-    before, after = _served_files(served), DerivedFiles(version / DERIVED, writable=True)
+    before, after = _served_files(served), DerivedFiles.unpublished(version)
     kept, figures = before.load(derived_key("page", None, sitedata.CONCEPT_FIGURES))
     if not kept:
         return
