@@ -47,7 +47,12 @@ class ConceptSets:
 def _sets(values: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct non-empty rows of ``values`` (concept sets as int64 words) as bool rows of ``width`` concepts,
     and how many rows hold each."""
-    found, counts = np.unique(values[values.any(axis=1)], axis=0, return_counts=True)
+    rows = values[values.any(axis=1)]
+    if rows.shape[1] == 1:  # one word (up to 62 concepts): a plain sort, ~6x less than comparing rows
+        found, counts = np.unique(rows[:, 0], return_counts=True)
+        found = found.reshape(-1, 1)
+    else:
+        found, counts = np.unique(rows, axis=0, return_counts=True)
     columns = np.arange(width)
     bits = (found[:, columns // WORD] >> (columns % WORD)) & 1
     return bits.astype(bool).reshape(len(found), width), counts.astype(np.int64)
