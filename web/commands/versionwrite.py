@@ -48,7 +48,7 @@ from bibgraph.graph.site.conceptupdate import updated_index
 from bibgraph.graph.site.homeupdate import Written, updated_home
 from bibgraph.graph.site.search import FILE_NAME
 from bibgraph.graph.site.searchbuild import update_search_index
-from bibgraph.graph.site.searchlayers import layers
+from bibgraph.graph.site.searchlayers import layers, open_search
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.web.settings import resolve
 
@@ -340,9 +340,12 @@ def _update_concept_index(
             raise LookupError(f"the previous version kept no piece {number} of the order of {iri}")
         return part
 
+    kept_index = layers(served / DERIVED)  # its titles are the previous papers' labels: the placement's probes
+    titles = open_search(kept_index) if kept_index else None
     try:
         updated = {}
-        for update in updated_index(figures, piece, sitedata.ORDER_CHUNK, additions, store, incidence):
+        labels = titles.titles if titles is not None else None
+        for update in updated_index(figures, piece, sitedata.ORDER_CHUNK, additions, store, incidence, labels):
             iri = update.figures.iri
             for number in range(update.kept):
                 after.link(before, sitedata.order_piece_key(iri, number))
@@ -355,3 +358,6 @@ def _update_concept_index(
         after.save(derived_key("page", None, sitedata.CONCEPT_FIGURES), updated)
     except (LookupError, FileNotFoundError):
         return  # a previous version missing a piece: derived in full by the app
+    finally:
+        if titles is not None:
+            titles.close()
