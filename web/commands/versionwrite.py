@@ -46,7 +46,7 @@ from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.site.conceptupdate import updated_index
 from bibgraph.graph.site.homeupdate import Written, updated_home
-from bibgraph.graph.site.search import FILE_NAME
+from bibgraph.graph.site.search import FILE_NAME, SearchIndexError
 from bibgraph.graph.site.searchbuild import update_search_index
 from bibgraph.graph.site.searchlayers import layers, open_search
 from bibgraph.graph.stores.store import OxigraphGraphStore
@@ -340,11 +340,21 @@ def _update_concept_index(
             raise LookupError(f"the previous version kept no piece {number} of the order of {iri}")
         return part
 
-    kept_index = layers(served / DERIVED)  # its titles are the previous papers' labels: the placement's probes
-    titles = open_search(kept_index) if kept_index else None
+    try:  # its titles are the previous papers' labels: the placement's probes
+        titles = open_search(layers(served / DERIVED))
+    except SearchIndexError:  # none, or damaged: the store is asked
+        titles = None
+
+    def labels(iris: list[str]) -> dict[str, str]:
+        """Those the previous search index holds; none when it cannot be read (the store is asked)."""
+        try:
+            return titles.titles(iris) if titles is not None else {}
+        except SearchIndexError:
+            return {}
+
     try:
         updated = {}
-        labels = titles.titles if titles is not None else None
+
         for update in updated_index(figures, piece, sitedata.ORDER_CHUNK, additions, store, incidence, labels):
             iri = update.figures.iri
             for number in range(update.kept):
