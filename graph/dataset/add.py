@@ -147,8 +147,20 @@ def _load_new(store: OxigraphGraphStore, lines: Iterable[str], write: Callable[[
 
 
 def _load_batch(store: OxigraphGraphStore, lines: list[str], write: Callable[[list[ox.Quad]], None]) -> None:
+    """Write the triples of ``lines`` the store does not hold: a triple whose subject the store has no triple about
+    (a new paper's, a new person's: most of them) is not asked about, one index seek per subject instead of one per
+    triple."""
+    held = store.store
+    present: dict[ox.NamedNode | ox.BlankNode | ox.Triple, bool] = {}
+
+    def new(quad: ox.Quad) -> bool:
+        subject = quad.subject
+        if subject not in present:
+            present[subject] = next(held.quads_for_pattern(subject, None, None), None) is not None
+        return not present[subject] or quad not in held
+
     parsed = ox.parse("".join(lines).encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
-    write([quad for quad in dict.fromkeys(parsed) if quad not in store.store])
+    write([quad for quad in dict.fromkeys(parsed) if new(quad)])
 
 
 def _values(iris: Iterable[str]) -> Iterator[str]:

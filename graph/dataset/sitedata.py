@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, keeper
-from bibgraph.graph.dataset.directory import DERIVED, STORE
+from bibgraph.graph.dataset.directory import STORE
 from bibgraph.graph.dataset.wholeexports import DEFAULT_EXPORTS
 from bibgraph.graph.dataset.wholeexports import derive as derive_exports
 from bibgraph.graph.networks import AREA, Filters
@@ -96,7 +96,7 @@ def derive(
     maps' drawings are kept (none when None)."""
     store = OxigraphGraphStore.disk(version / STORE, read_only=True)
     try:
-        _derive(store, DerivedFiles(version / DERIVED, writable=True), max_view_nodes, exports, maps, base)
+        _derive(store, DerivedFiles.unpublished(version), max_view_nodes, exports, maps, base)
     finally:
         del store  # read-only: nothing to flush
         gc.collect()  # RocksDB's files released before a server opens the store
@@ -127,7 +127,7 @@ def _derive(
     kept(derived_key("page", None, HOME), lambda: home_figures(store, engine.coauthor_degrees(incidence), figures))
     if not (files.directory / FILE_NAME).exists():
         build_search_index(store, files.directory / FILE_NAME, incidence)
-    derive_exports(files.directory, incidence, DEFAULT_EXPORTS if exports is None else exports)
+    derive_exports(files.directory, incidence, DEFAULT_EXPORTS if exports is None else exports, files.sync)
 
 
 def _derive_map(

@@ -32,14 +32,19 @@ def export_file(directory: Path, spec: NetworkSpec, fmt: str, weight: str) -> Pa
     return directory / f"{Path(file_name(derived_key('export', spec, fmt, weight))).stem}.{network_syntax(fmt).suffix}"
 
 
-def derive(directory: Path, incidence: Any, specs: tuple[NetworkSpec, ...] = DEFAULT_EXPORTS) -> None:
+def derive(
+    directory: Path, incidence: Any, specs: tuple[NetworkSpec, ...] = DEFAULT_EXPORTS, sync: bool = True
+) -> None:
     """Every format of the whole networks of ``specs`` (by default the co-author and topic networks), as the
     downloads serve them with no filter, in ``directory`` (a dataset's ``derived/``): a first download is a file
-    read (the whole co-author network's VOSviewer map took 170 s at 20,000 papers)."""
+    read (the whole co-author network's VOSviewer map took 170 s at 20,000 papers). ``sync``: each file fsynced
+    as written (not in a version being built: its tree is, before it is published)."""
     from bibgraph.graph.networks import engine
     from bibgraph.graph.networks.wholecoauthors import WholeCoauthors
 
-    kept = keeper(DerivedFiles(directory, writable=True))
+    files = DerivedFiles(directory, writable=True)
+    files.sync = sync
+    kept = keeper(files)
     for spec in specs:
         paths = {syntax.name: export_file(directory, spec, syntax.name, "weight") for syntax in NETWORK_SYNTAXES}
         missing = [name for name, path in paths.items() if not path.exists()]
@@ -48,7 +53,7 @@ def derive(directory: Path, incidence: Any, specs: tuple[NetworkSpec, ...] = DEF
         if spec == DEFAULT_EXPORTS[0] and len(incidence.authors) > network_exports.LAID_OUT_MAX_NODES:
             whole = WholeCoauthors(incidence)
             for name in missing:
-                write_atomically(paths[name], partial(whole.write, name))
+                write_atomically(paths[name], partial(whole.write, name), sync)
             del whole
             continue
 
@@ -61,5 +66,5 @@ def derive(directory: Path, incidence: Any, specs: tuple[NetworkSpec, ...] = DEF
             def positions(spec: Any = spec, network: Any = network) -> Any:
                 return kept(derived_key("layout", spec), lambda: engine.positions(spec, network))
 
-            write_bytes_atomically(paths[name], network_syntax(name).export(network, positions, weight="weight"))
+            write_bytes_atomically(paths[name], network_syntax(name).export(network, positions, weight="weight"), sync)
         del network

@@ -93,6 +93,12 @@ class Concept:
     area_label: str
 
 
+def concept_order(concept: Concept) -> tuple[str, str, str, str]:
+    """Where a concept's entry comes in an incidence: by IRI, then area, then labels (a concept with two labels or
+    areas has an entry each: one order whatever order the store lists them in)."""
+    return concept.concept, concept.area, concept.label, concept.area_label
+
+
 @dataclass
 class Incidence:
     """Papers, authors and subjects as arrays; ``ap_*`` are the (paper, author) pairs sorted by paper,
@@ -154,18 +160,8 @@ def incidence_of(store: GraphStore) -> Incidence:
     return reader.incidence()
 
 
-def extended(previous: Incidence, added: GraphStore, store: GraphStore) -> Incidence:
-    """``previous`` (the incidence of a store before an add) with the papers of ``added`` (the triples the add
-    wrote); ``store`` is the store after the add (for the labels of concepts ``added`` only refers to). Equal to
-    :func:`incidence_of` of ``store``, since an add never changes a paper already there; costs what is added
-    plus a renumbering, not a read of the whole store."""
-    reader = _Reader.of(previous)
-    reader.read(added, store)
-    return reader.incidence()
-
-
 # The predicates the ``incidence_*.rq`` patterns read from the data (concepts' labels are read from the whole store):
-# an add keeps only the added triples with these, for :func:`extended`.
+# an add keeps only the added triples with these, for :func:`~.incidencemerge.merged`.
 READ_PREDICATES = frozenset(str(term) for term in (DCTERMS.creator, DCTERMS.subject, FOAF.name, BG.authorListTruncated))
 
 
@@ -176,7 +172,7 @@ def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 
 def incidence_part(quads: Iterable[ox.Quad]) -> list[ox.Quad]:
-    """The triples among ``quads`` that :func:`extended` reads."""
+    """The triples among ``quads`` that :func:`~.incidencemerge.merged` reads."""
     return [quad for quad in quads if quad.predicate.value in READ_PREDICATES]
 
 
@@ -191,18 +187,6 @@ class _Reader:
         self.concept_ids: dict[Concept, int] = {}
         self.ap = array("q")  # (paper, author) numbers laid flat: 8 bytes each, not a Python int object
         self.pc = array("q")
-
-    @classmethod
-    def of(cls, incidence: Incidence) -> "_Reader":
-        reader = cls()
-        reader.paper_ids = {iri: number for number, iri in enumerate(incidence.papers)}
-        reader.author_ids = {iri: number for number, iri in enumerate(incidence.authors)}
-        reader.names = list(incidence.names)
-        reader.truncated = set(np.flatnonzero(incidence.truncated).tolist())
-        reader.concept_ids = {concept: number for number, concept in enumerate(incidence.concepts)}
-        reader.ap.frombytes(np.column_stack([incidence.ap_paper, incidence.ap_author]).astype(np.int64).tobytes())
-        reader.pc.frombytes(np.column_stack([incidence.pc_paper, incidence.pc_concept]).astype(np.int64).tobytes())
-        return reader
 
     def read(self, store: GraphStore, labels: GraphStore) -> None:
         """Add the papers of ``store``; concepts are labelled from ``labels``."""
@@ -280,9 +264,7 @@ def _arrays(
     subjects = subjects[used_papers[subjects[:, 0]]]
     used_concepts = np.zeros(len(concept_ids), dtype=bool)
     used_concepts[subjects[:, 1]] = True  # a concept only of papers left out is left out too
-    concepts = sorted(
-        (c for c, number in concept_ids.items() if used_concepts[number]), key=lambda c: (c.concept, c.area)
-    )
+    concepts = sorted((c for c, number in concept_ids.items() if used_concepts[number]), key=concept_order)
     concept_new = np.full(len(concept_ids), -1, dtype=np.int64)
     concept_new[[concept_ids[c] for c in concepts]] = np.arange(len(concepts), dtype=np.int64)
     ap_paper, ap_author = _pairs(pairs, paper_new, author_new, max(len(authors), 1))

@@ -1,14 +1,17 @@
 """An incidence extended by an add, merged into the previous one's sorted arrays instead of read into dicts again.
 
-:func:`~.incidence.extended` read the previous incidence back into dicts of every paper and author IRI and
-numbered everything again (20 of an add's s at a million papers). Here only the added rows are read; the new
+Reading the previous incidence back into dicts of every paper and author IRI and numbering everything again took
+20 of an add's s at a million papers (and missed the earlier papers of a person the add names for the first time:
+that reader is gone). Here only the added rows are read; the new
 papers and authors are put at their places in the previous sorted strings (a binary search each), the previous
 numbers move up by the new ones before them (one ``searchsorted``, order kept), and the new pairs are inserted into
 the previous sorted pair arrays: passes over arrays, no Python object per previous paper or author.
 
 The result is the incidence of the whole store read again (tests/networks/test_incidencemerge.py), a person named
-only by the add included (their earlier papers are asked for; :func:`~.incidence.extended` misses them). The one
-case it does not take (None: the caller reads the rows as before): a concept with two labels or areas.
+only by the add included (their earlier papers are asked for), a concept with two labels or areas included (one
+entry each, as :func:`~.incidence.incidence_of` reads it). The one case it does not take (None: the caller reads
+the whole store): a concept the previous incidence holds whose entries the store now gives otherwise, which no add
+does (it never relabels a concept).
 """
 
 import bisect
@@ -18,7 +21,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import pyoxigraph as ox
 
-from bibgraph.graph.networks.incidence import Concept, Incidence, Strings, _rows, _shared_prefix
+from bibgraph.graph.networks.incidence import Concept, Incidence, Strings, _rows, _shared_prefix, concept_order
 from bibgraph.graph.sparql.queries import bind, named_query
 from bibgraph.graph.stores.store import GraphStore
 
@@ -26,7 +29,8 @@ BATCH = 500  # IRIs per VALUES block
 
 
 def merged(previous: Incidence, added: GraphStore, store: GraphStore) -> Incidence | None:
-    """``previous`` with the papers of ``added`` (as :func:`~.incidence.extended`), or None (a case not taken).
+    """``previous`` (the incidence of ``store`` before an add) with the papers of ``added`` (the part of the triples
+    the add wrote that :func:`~.incidence.incidence_part` keeps), or None (the case not taken, above).
 
     Besides the added rows, the store is asked about the authors new to the incidence (their names, and their
     papers: a person named only now brings papers an earlier add wrote) and about the papers new to it (their
@@ -59,9 +63,12 @@ def merged(previous: Incidence, added: GraphStore, store: GraphStore) -> Inciden
     concepts = _concepts(previous.concepts, {concept for _, concept in in_incidence}, store)
     if concepts is None:
         return None
-    concept_number = {c.concept: number for number, c in enumerate(concepts)}
-    concept_moved = np.array([concept_number[c.concept] for c in previous.concepts], dtype=np.int64)
-    in_incidence = [(paper, concept) for paper, concept in in_incidence if concept in concept_number]
+    concept_number = {c: number for number, c in enumerate(concepts)}
+    entries: defaultdict[str, list[int]] = defaultdict(list)  # a concept's numbers: one per label, area, area label
+    for c, concept_at in concept_number.items():
+        entries[c.concept].append(concept_at)
+    concept_moved = np.array([concept_number[c] for c in previous.concepts], dtype=np.int64)
+    subject_rows = [(paper, at) for paper, concept in in_incidence for at in entries.get(concept, ())]
 
     def number(strings: Strings, iris: Iterable[str]) -> np.ndarray:
         return np.array([strings.find(iri) for iri in iris], dtype=np.int64).reshape(-1)
@@ -75,7 +82,7 @@ def merged(previous: Incidence, added: GraphStore, store: GraphStore) -> Inciden
         author_moved[by_author], paper_moved[previous.author_papers], new_ap[:, ::-1], len(papers)
     )
     new_pc = np.column_stack(
-        [number(papers, (p for p, _ in in_incidence)), np.array([concept_number[c] for _, c in in_incidence])]
+        [number(papers, (p for p, _ in subject_rows)), np.array([at for _, at in subject_rows], dtype=np.int64)]
     ).reshape(-1, 2)
     pc_paper, pc_concept = _merge_pairs(
         paper_moved[previous.pc_paper], concept_moved[previous.pc_concept], new_pc, max(len(concepts), 1)
@@ -99,17 +106,20 @@ def merged(previous: Incidence, added: GraphStore, store: GraphStore) -> Inciden
 
 
 def _concepts(previous: list[Concept], wanted: set[str], store: GraphStore) -> list[Concept] | None:
-    """``previous`` with the concepts of ``wanted`` it lacks, labelled from the store, in the incidence's order (an
-    add never renames a concept; one without a label is left out, as by the rows); None when a concept has two
-    labels or areas (several entries: left to the rows)."""
-    known = {concept.concept for concept in previous}
-    found: defaultdict[str, list[Concept]] = defaultdict(list)
-    for row in _bound(store, "incidence_concepts", concept=sorted(wanted - known)):
+    """``previous`` with the entries of the concepts of ``wanted`` it lacks, labelled from the store (one per label,
+    area and area label, as :func:`~.incidence.incidence_of` reads them; a concept without a label has none), in the
+    incidence's order (:func:`~.incidence.concept_order`); None when the store gives a concept ``previous`` holds
+    other entries than it had (no add does: it never relabels a concept; its earlier papers would need the new ones)."""
+    known: defaultdict[str, set[Concept]] = defaultdict(set)
+    for concept in previous:
+        known[concept.concept].add(concept)
+    found: defaultdict[str, set[Concept]] = defaultdict(set)  # every concept's: a few dozen, looked up at once
+    for row in _bound(store, "incidence_concepts", concept=sorted(wanted | known.keys())):
         labels = str(row["conceptLabel"]), str(row["area"]), str(row["areaLabel"])
-        found[str(row["concept"])].append(Concept(str(row["concept"]), *labels))
-    if len(known) < len(previous) or any(len(entries) > 1 for entries in found.values()):
+        found[str(row["concept"])].add(Concept(str(row["concept"]), *labels))
+    if any(concept in known and entries != known[concept] for concept, entries in found.items()):
         return None
-    return sorted([*previous, *(entries[0] for entries in found.values())], key=lambda c: (c.concept, c.area))
+    return sorted({*previous, *(entry for entries in found.values() for entry in entries)}, key=concept_order)
 
 
 def _bound(store: GraphStore, name: str, **values: list[str]) -> Iterator[dict]:

@@ -31,22 +31,28 @@ class ConceptSets:
         concept ``c`` is drawn as node ``nodes[c]``."""
         groups, counts = (self.authors, self.author_counts) if authors else (self.papers, self.paper_counts)
         under = self.under(groups, nodes, count)
-        return (under * counts[:, None]).T @ under
+        return np.rint((under * counts[:, None].astype(np.float64)).T @ under).astype(np.int64)
 
     @staticmethod
     def under(groups: np.ndarray, nodes: np.ndarray, count: int) -> np.ndarray:
-        """Int matrix groups x nodes: 1 where a concept of the group is drawn as the node (``nodes`` per concept:
-        a node number, or a row of them)."""
-        drawn = np.zeros((len(nodes), count), dtype=np.int64)
+        """Matrix groups x nodes: 1.0 where a concept of the group is drawn as the node (``nodes`` per concept: a node
+        number, or a row of them). In floats: the products run in BLAS (integer ones do not: ~0.15 s a map at a
+        million papers, 104k author groups), exact for every count below 2**53."""
+        drawn = np.zeros((len(nodes), count), dtype=np.float64)
         for column in np.atleast_2d(nodes.T):
-            drawn[np.arange(len(nodes)), column] = 1
-        return ((groups.astype(np.int64) @ drawn) > 0).astype(np.int64)
+            drawn[np.arange(len(nodes)), column] = 1.0
+        return ((groups.astype(np.float64) @ drawn) > 0).astype(np.float64)
 
 
 def _sets(values: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct non-empty rows of ``values`` (concept sets as int64 words) as bool rows of ``width`` concepts,
     and how many rows hold each."""
-    found, counts = np.unique(values[values.any(axis=1)], axis=0, return_counts=True)
+    rows = values[values.any(axis=1)]
+    if rows.shape[1] == 1:  # one word (up to 62 concepts): a plain sort, ~6x less than comparing rows
+        found, counts = np.unique(rows[:, 0], return_counts=True)
+        found = found.reshape(-1, 1)
+    else:
+        found, counts = np.unique(rows, axis=0, return_counts=True)
     columns = np.arange(width)
     bits = (found[:, columns // WORD] >> (columns % WORD)) & 1
     return bits.astype(bool).reshape(len(found), width), counts.astype(np.int64)

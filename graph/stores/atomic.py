@@ -60,8 +60,9 @@ def remove_stale_temporaries(directory: Path) -> list[Path]:
     return removed
 
 
-def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> int:
-    """Call ``write`` on a temporary file beside ``path``, fsync, then rename it over ``path``.
+def write_atomically(path: Path, write: Callable[[BinaryIO], object], sync: bool = True) -> int:
+    """Call ``write`` on a temporary file beside ``path``, fsync (unless not ``sync``: a file of a version not yet
+    published, whose whole tree is fsynced before it is), then rename it over ``path``.
 
     The file gets the mode the umask allows (as ``open`` would give), not ``mkstemp``'s 0600.
     On any failure the temporary is removed and ``path`` is left as it was. Returns the size.
@@ -77,7 +78,8 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> int:
         with os.fdopen(handle, "wb") as out:
             write(out)
             out.flush()
-            os.fsync(out.fileno())
+            if sync:
+                os.fsync(out.fileno())
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
@@ -85,8 +87,8 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> int:
     return path.stat().st_size
 
 
-def write_bytes_atomically(path: Path, body: bytes) -> int:
-    return write_atomically(path, lambda out: out.write(body))
+def write_bytes_atomically(path: Path, body: bytes, sync: bool = True) -> int:
+    return write_atomically(path, lambda out: out.write(body), sync)
 
 
 _NO_LINK = {errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS}

@@ -154,3 +154,32 @@ def test_a_segmented_dump_is_served_as_one_file(tmp_path: Path) -> None:
     finally:
         app.extensions["bibgraph"].close()
     assert current_version(tmp_path / "data") == version
+
+
+def test_a_new_versions_derived_files_are_each_fsynced_once_before_it_is_published(tmp_path: Path) -> None:
+    """Durable as before, without an fsync per file as it is written: every derived file a build or an add writes is
+    fsynced exactly once, by the version's tree sync before the rename that publishes it."""
+    lists, more = tmp_path / "base", tmp_path / "more"
+    write_corpus(lists, 60, seed=5)
+    write_corpus(more, 2, seed=6)
+    synced: list[tuple[int, int]] = []
+    real = os.fsync
+
+    def fsync(handle: int) -> None:
+        status = os.fstat(handle)
+        synced.append((status.st_dev, status.st_ino))
+        real(handle)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "fsync", fsync)
+        for make in (
+            lambda: versionwrite.build_dataset([lists], tmp_path / "data", BASE),
+            lambda: versionwrite.add_to_dataset(tmp_path / "data", [more]),
+        ):
+            synced.clear()
+            version, _ = make()
+            files = [path for path in (version / DERIVED).iterdir() if path.suffix != ".sqlite"]  # SQLite syncs its own
+            assert len(files) > 10
+            for path in files:
+                status = path.stat()
+                assert synced.count((status.st_dev, status.st_ino)) == 1, path.name

@@ -15,6 +15,7 @@ from bibgraph.graph.rdf.vocab import BG
 from bibgraph.graph.site import conceptindex
 from bibgraph.graph.site.conceptindex import ConceptFigures, concept_index
 from bibgraph.graph.site.conceptupdate import updated_index
+from bibgraph.graph.sparql.queries import bind, named_query
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from tests.conftest import BASE
 from tests.networks.test_incidence import PEOPLE, SUBJECTS, built, paper_list, records_of
@@ -45,18 +46,25 @@ def index(store: OxigraphGraphStore) -> tuple[dict[str, ConceptFigures], dict[st
     st.sets(st.sampled_from(PEOPLE), max_size=2),
     st.integers(1, 4),
     st.integers(1, 3),
+    st.sampled_from(["none", "some", "all"]),
 )
 def test_an_updated_concept_index_equals_the_index_computed_again(
-    first, second, again, unsplit, nameless, chunk, top
+    first, second, again, unsplit, nameless, chunk, top, titled
 ) -> None:
     """``again`` lists records of the first list again, each under another area (or none); ``unsplit`` papers have
     an author line with no separator; the ``nameless`` people lost their names in the first store (data loaded
-    from elsewhere), so the add names them; orders are kept in pieces of ``chunk``, top authors cut at ``top``."""
+    from elsewhere), so the add names them; orders are kept in pieces of ``chunk``, top authors cut at ``top``;
+    the labels of ``titled`` previous papers are kept apart (a search index's titles): the placement reads those
+    there, and asks the store for no label when every one is."""
     store = built(first)
     for person in nameless:
         store.store.update(f'DELETE WHERE {{ ?author <http://xmlns.com/foaf/0.1/name> "{person}" }}')
     with mock.patch.object(conceptindex, "TOP_AUTHORS", top):
         previous, orders = index(store)
+        papers = sorted({paper for order in orders.values() for paper in order})
+        rows = store.select(bind(named_query("paper_labels").text, paper=papers)) if papers else []
+        labels = {str(row["paper"]): str(row["label"]) for row in rows}
+        kept = {"none": {}, "some": dict(list(labels.items())[::2]), "all": labels}[titled]
         seen_again = [(subject, authors, cut) for subject, (_, authors, cut) in zip(again, first, strict=False)]
         text = paper_list(seen_again) + "\n\n" + paper_list(second, len(first))
         for number in range(unsplit):
@@ -72,7 +80,26 @@ def test_an_updated_concept_index_equals_the_index_computed_again(
         def piece(iri: str, number: int) -> list[str]:
             return orders[iri][number * chunk : (number + 1) * chunk]
 
-        updates = list(updated_index(previous, piece, chunk, added, store, incidence_of(store)))
+        probes: list[str] = []
+        select = store.select
+
+        def counted(query: str) -> list:
+            probes.extend([query] if "SELECT ?paper ?label WHERE" in query and "authorList" not in query else [])
+            return select(query)
+
+        with mock.patch.object(store, "select", counted):
+            updates = list(
+                updated_index(
+                    previous,
+                    piece,
+                    chunk,
+                    added,
+                    store,
+                    incidence_of(store),
+                    lambda iris: {i: kept[i] for i in iris if i in kept},
+                )
+            )
+        assert titled != "all" or probes == []
         expected, expected_orders = index(store)
     assert [update.figures.iri for update in updates] == list(expected)
     assert {update.figures.iri: update.figures for update in updates} == expected

@@ -41,20 +41,15 @@ from bibgraph.graph.dataset.dumpsegments import continued_segments
 from bibgraph.graph.dataset.opener import COMPLETE_MARKER, fill, is_dump
 from bibgraph.graph.dataset.void import void_quads
 from bibgraph.graph.identity import numbering
-from bibgraph.graph.networks.incidence import (  # numpy, scipy: a build needs
-    Incidence,
-    extended,
-    incidence_of,
-    incidence_part,
-)
+from bibgraph.graph.networks.incidence import Incidence, incidence_of, incidence_part  # numpy, scipy: a build needs
 from bibgraph.graph.networks.incidencemerge import merged
 from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.site.conceptupdate import updated_index
 from bibgraph.graph.site.homeupdate import Written, updated_home
-from bibgraph.graph.site.search import FILE_NAME
+from bibgraph.graph.site.search import FILE_NAME, SearchIndexError
 from bibgraph.graph.site.searchbuild import update_search_index
-from bibgraph.graph.site.searchlayers import layers
+from bibgraph.graph.site.searchlayers import layers, open_search
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.web.settings import resolve
 
@@ -209,7 +204,7 @@ def derive(version: Path, base: str, previous: Added | None = None) -> None:
     """Derive the views' costly data of ``version`` (base IRI ``base``) into its ``derived/`` files, by the domain.
 
     ``previous``, after an add, is the version this one extends and what was added:
-    the previous incidence is extended with it (:func:`~bibgraph.graph.networks.incidence.extended`) instead of read
+    the previous incidence is extended with it (:func:`~bibgraph.graph.networks.incidencemerge.merged`) instead of read
     again from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`) and
     the search index (:func:`~bibgraph.graph.site.searchbuild.update_search_index`), both counting the touched
     authors' papers from that incidence. The default maps of the areas and subareas no added paper reaches are kept
@@ -225,7 +220,7 @@ def derive(version: Path, base: str, previous: Added | None = None) -> None:
             incidences = _extend_incidence(version, served, additions, store)
             if incidences is None:  # read from the whole store, as sitedata.derive would, and kept for it
                 incidence = incidence_of(store)
-                DerivedFiles(version / DERIVED, writable=True).save(derived_key("incidence"), incidence)
+                DerivedFiles.unpublished(version).save(derived_key("incidence"), incidence)
             else:
                 incidence = incidences[1]
                 _keep_unreached_maps(version, served, additions, *incidences, max_view_nodes)
@@ -251,14 +246,14 @@ def _extend_incidence(
     version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore
 ) -> tuple[Incidence, Incidence] | None:
     """Keep the incidence of ``version`` (its ``store``) as the previous version's extended by ``additions`` (when it
-    kept one: merged into its arrays, :func:`~bibgraph.graph.networks.incidencemerge.merged`, else its rows read
-    again); the previous incidence and this one."""
+    kept one: merged into its arrays, :func:`~bibgraph.graph.networks.incidencemerge.merged`, else, in the one case
+    the merge does not take, read from the whole store); the previous incidence and this one."""
     key = derived_key("incidence")
     kept, before = _served_files(served).load(key)
     if not kept:  # derived from the whole store by the app, as by a build
         return None
-    incidence = merged(before, additions, store) or extended(before, additions, store)
-    DerivedFiles(version / DERIVED, writable=True).save(key, incidence)
+    incidence = merged(before, additions, store) or incidence_of(store)
+    DerivedFiles.unpublished(version).save(key, incidence)
     return before, incidence
 
 
@@ -293,7 +288,7 @@ def _keep_unreached_maps(
     cut list, since it never renames a person it knew. A name given to a known author changes every map: none is
     kept then. The maps of the whole graph and the topic maps are derived again (:func:`sitedata.derive`), the others
     by the first request that shows one (:func:`whole_graph_map`)."""
-    before, after = _served_files(served), DerivedFiles(version / DERIVED, writable=True)
+    before, after = _served_files(served), DerivedFiles.unpublished(version)
     found, topics = before.load(derived_key("network", NetworkSpec(TOPICS)))
     if not found or any(
         quad.predicate.value == NAME and known.author_id(quad.subject.value) is not None for quad in additions.store
@@ -320,7 +315,7 @@ def _update_home(version: Path, served: Path, added: Added, before: Incidence, i
     updated. Else they are derived in full (:func:`sitedata.derive`)."""
     home, figures_key = derived_key("page", None, sitedata.HOME), derived_key("page", None, sitedata.CONCEPT_FIGURES)
     kept, previous = _served_files(served).load(home)
-    after = DerivedFiles(version / DERIVED, writable=True)
+    after = DerivedFiles.unpublished(version)
     found, figures = after.load(figures_key)
     if kept and found:
         updated = updated_home(previous, added.written, before, incidence, added.additions.store, figures)
@@ -335,7 +330,7 @@ def _update_concept_index(
     ``additions`` (:func:`~bibgraph.graph.site.conceptupdate.updated_index`), when it kept them: the pieces of an order
     before its first new paper are hard links to the previous ones. Else the app derives them from the whole store.
     The figures are written last, so a version whose update failed half-way has its orders derived again in full."""
-    before, after = _served_files(served), DerivedFiles(version / DERIVED, writable=True)
+    before, after = _served_files(served), DerivedFiles.unpublished(version)
     kept, figures = before.load(derived_key("page", None, sitedata.CONCEPT_FIGURES))
     if not kept:
         return
@@ -346,9 +341,22 @@ def _update_concept_index(
             raise LookupError(f"the previous version kept no piece {number} of the order of {iri}")
         return part
 
+    try:  # its titles are the previous papers' labels: the placement's probes
+        titles = open_search(layers(served / DERIVED))
+    except SearchIndexError:  # none, or damaged: the store is asked
+        titles = None
+
+    def labels(iris: list[str]) -> dict[str, str]:
+        """Those the previous search index holds; none when it cannot be read (the store is asked)."""
+        try:
+            return titles.titles(iris) if titles is not None else {}
+        except SearchIndexError:
+            return {}
+
     try:
         updated = {}
-        for update in updated_index(figures, piece, sitedata.ORDER_CHUNK, additions, store, incidence):
+
+        for update in updated_index(figures, piece, sitedata.ORDER_CHUNK, additions, store, incidence, labels):
             iri = update.figures.iri
             for number in range(update.kept):
                 after.link(before, sitedata.order_piece_key(iri, number))
@@ -361,3 +369,6 @@ def _update_concept_index(
         after.save(derived_key("page", None, sitedata.CONCEPT_FIGURES), updated)
     except (LookupError, FileNotFoundError):
         return  # a previous version missing a piece: derived in full by the app
+    finally:
+        if titles is not None:
+            titles.close()
