@@ -74,7 +74,7 @@ def main() -> None:
     stages.wrap(sitedata, "_derive_exports", "  of which the whole networks' exports")
     stages.wrap(wholeexports, "derive", "  of which the whole networks' exports")
     if args.full_concepts:
-        versionwrite._update_concept_index = lambda version, served, additions, store, incidence: None
+        versionwrite._update_concept_index = lambda *_: None
     if args.whole_dumps:
         original = versionwrite.read_manifest
         versionwrite.read_manifest = lambda version: {k: v for k, v in original(version).items() if k != "dumps"}
