@@ -203,7 +203,7 @@ def papers_from(
     author = incidence.author_id(iri)
     if author is None:
         return None
-    numbers = incidence.author_papers[incidence.author_ptr[author] : incidence.author_ptr[author + 1]]
+    numbers = incidence.papers_of(np.array([author]))
     number_of = {incidence.papers[int(p)]: int(p) for p in numbers}
     facts_query = bind(named_query("author_paper_facts").text, author=iri)
     rows: Sequence[Mapping[str, object]]
@@ -243,7 +243,7 @@ def coauthors_from(incidence: "Incidence", iri: str, shown: int = COAUTHORS_SHOW
     author = incidence.author_id(iri)
     if author is None:
         return None
-    papers = incidence.author_papers[incidence.author_ptr[author] : incidence.author_ptr[author + 1]]
+    papers = incidence.papers_of(np.array([author]))
     starts, lengths = incidence.paper_ptr[papers], incidence.paper_ptr[papers + 1] - incidence.paper_ptr[papers]
     others = incidence.ap_author[ranges(starts, lengths)]
     coauthors, joint = np.unique(others[others != author], return_counts=True)
