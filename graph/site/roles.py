@@ -70,8 +70,8 @@ def roles_of(store: GraphStore, incidence: "Incidence") -> Roles | None:
     for row in store.iter_select(named_query("roles_listed").text):
         p = paper_ids.get(str(row["paper"]))
         if p is not None:
-            if listed[p] != -1:
-                return None
+            if listed[p] != -1 or not 0 <= integer(row["listed"]) < 2**31:
+                return None  # two lengths, or one these arrays cannot hold (-1 says "none")
             listed[p] = integer(row["listed"])
     rows = array("q")
     for row in store.iter_select(named_query("roles_positions").text):
@@ -91,7 +91,10 @@ def roles_of(store: GraphStore, incidence: "Incidence") -> Roles | None:
     if len(keys) and (not len(pairs) or not np.array_equal(pairs[at], keys)):
         return None
     repeats = np.bincount(at, minlength=len(pairs))
-    if repeats.max(initial=0) > MAX_REPEATS or listed.max(initial=-1) >= 2**31:
+    if (
+        repeats.max(initial=0) > MAX_REPEATS
+        or not -(2**31) <= found[:, 2].min(initial=0) <= found[:, 2].max(initial=0) < 2**31
+    ):
         return None
     from bibgraph.graph.networks.incidence import Strings
 
@@ -128,6 +131,7 @@ def papers_window(incidence: "Incidence", roles: Roles, start: int, stop: int) -
 def merged_window(first: Sequence[str], second: Sequence[str], start: int, stop: int) -> list[str]:
     """Items ``start`` to ``stop`` of the sorted merge of the sorted, disjoint ``first`` and ``second``, reading
     about ``stop - start`` items of each (a binary search finds where the window begins)."""
+
     def rank(i: int) -> int:  # the place of first[i] in the merge
         return i + bisect.bisect_left(second, first[i])
 

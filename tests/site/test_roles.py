@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rdflib import RDFS
+from rdflib import RDFS, XSD
 
 from bibgraph.graph.dataset.derived import DATA_FORMATS
 from bibgraph.graph.networks.incidence import incidence_of
@@ -144,3 +144,30 @@ def _typed(iri: str):  # type: ignore[no-untyped-def]
 
     rdf_type = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
     return ox.Quad(ox.NamedNode(iri), rdf_type, ox.NamedNode(PAPER))
+
+
+def test_a_store_the_roles_cannot_say_keeps_none() -> None:
+    """A paper with two list lengths (the query answers a row per pair of them), or an authorship the incidence does
+    not pair: no roles are kept, and the pages ask the store."""
+    import pyoxigraph as ox
+
+    integer = ox.NamedNode(str(XSD.integer))
+    store = built([("Vision", ["Ann Alpha", "Bob Beta"], False)])
+    incidence = incidence_of(store)
+    assert roles_of(store, incidence) is not None
+    store.store.add(
+        ox.Quad(
+            ox.NamedNode(incidence.papers[0]),
+            ox.NamedNode(str(BG.listedAuthorCount)),
+            ox.Literal("7", datatype=integer),
+        )
+    )
+    assert roles_of(store, incidence) is None
+    store = built([("Vision", ["Ann Alpha"], False), (None, ["Bob Beta"], False)])
+    incidence = incidence_of(store)
+    stray = ox.NamedNode(incidence.papers[0] + "#authorship-9")
+    store.store.add(ox.Quad(ox.NamedNode(incidence.papers[1]), ox.NamedNode(str(BG.authorship)), stray))
+    store.store.add(ox.Quad(stray, ox.NamedNode("http://www.w3.org/ns/prov#agent"), ox.NamedNode(incidence.authors[0])))
+    store.store.add(ox.Quad(stray, ox.NamedNode(str(BG.authorPosition)), ox.Literal("9", datatype=integer)))
+    paper_count = len(incidence.papers)
+    assert paper_count == 2 and roles_of(store, incidence) is None
