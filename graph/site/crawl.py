@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from rdflib import FOAF, SKOS
 
 from bibgraph.graph.rdf.vocab import SCHEMA
-from bibgraph.graph.site.roles import Roles, papers_window
+from bibgraph.graph.site.roles import Roles, papers_window, window
 from bibgraph.graph.sparql.queries import bind, named_query
 from bibgraph.graph.stores.store import GraphStore
 
@@ -63,4 +63,4 @@ def kept_resources(
     listed = {"authors": incidence.authors, "papers": incidence.papers}.get(kind)
     if listed is None or len(listed) != count:
         return None
-    return [listed[i] for i in range(start, stop)]
+    return window(listed, start, stop)

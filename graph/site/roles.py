@@ -130,22 +130,28 @@ def papers_window(incidence: "Incidence", roles: Roles, start: int, stop: int) -
 
 def merged_window(first: Sequence[str], second: Sequence[str], start: int, stop: int) -> list[str]:
     """Items ``start`` to ``stop`` of the sorted merge of the sorted, disjoint ``first`` and ``second``, reading
-    about ``stop - start`` items of each (a binary search finds where the window begins)."""
+    at most ``stop - start`` items of each (a binary search finds where the window begins)."""
 
     def rank(i: int) -> int:  # the place of first[i] in the merge
         return i + bisect.bisect_left(second, first[i])
 
     i = bisect.bisect_left(range(len(first)), start, key=rank)
     j = start - i  # the items of second before the window
-    found: list[str] = []
-    while len(found) < stop - start and (i < len(first) or j < len(second)):
-        if j >= len(second) or (i < len(first) and first[i] < second[j]):
-            found.append(first[i])
-            i += 1
-        else:
-            found.append(second[j])
-            j += 1
-    return found
+    size = max(stop - start, 0)
+    return sorted(window(first, i, i + size) + window(second, j, j + size))[:size]
+
+
+def window(items: Sequence[str], start: int, stop: int) -> list[str]:
+    """``items[start:stop]`` as a list, a :class:`~bibgraph.graph.networks.incidence.Strings`' gathered at once."""
+    stop = min(stop, len(items))
+    if start >= stop:
+        return []
+    take = getattr(items, "take", None)
+    if take is None:
+        return list(items[start:stop])
+    import numpy as np
+
+    return list(take(np.arange(start, stop)))
 
 
 def to_npz(roles: Roles) -> dict[str, Any]:
