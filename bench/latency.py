@@ -39,6 +39,7 @@ from bibgraph.graph.site.crawl import SITEMAP_LIMIT
 from bibgraph.web.maps.gate import tree_pss
 
 AUTHORS = "SELECT (COUNT(DISTINCT ?a) AS ?n) WHERE { ?p <http://purl.org/dc/terms/creator> ?a }"
+PAPERS = "SELECT (COUNT(?p) AS ?n) WHERE { ?p a <https://schema.org/ScholarlyArticle> }"
 
 
 def paths(server: str, dataset: Path) -> dict[str, str]:
@@ -55,6 +56,8 @@ def paths(server: str, dataset: Path) -> dict[str, str]:
     last_authors = -(-int(select(endpoint, AUTHORS)[0][0]) // SITEMAP_LIMIT)
     paper, area, subarea = (urllib.parse.urlsplit(iri).path for iri in (paper, area, subarea))
     pages = page_paths(author, other, int(top[0][1]), paper, area, subarea, int(papers), last_authors)
+    last_papers = -(-int(select(endpoint, PAPERS)[0][0]) // SITEMAP_LIMIT)  # the papers' OFFSET walked the store
+    pages[f"sitemap, papers {last_papers}"] = f"/sitemap-papers-{last_papers}.xml"
     maps = map_paths(area.lstrip("/"), subarea.lstrip("/"), author, other)
     return {**{f"page {name}": path for name, path in pages.items()}, **{f"map {k}": v for k, v in maps.items()}}
 

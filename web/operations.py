@@ -75,10 +75,10 @@ def sitemap(kind: str, number: int) -> Response:
         abort(404)
     base, public = base_iri(), public_root()
     try:
-        incidence = networks().kept_incidence()
+        incidence, roles = networks().kept_incidence(), networks().kept_roles()
     except DamagedFile:  # the store lists them (the incidence's damage is told by the pages that need it)
-        incidence = None
-    kept = kept_resources(incidence, kind, number - 1, counts[kind]) if incidence is not None else None
+        incidence, roles = None, None
+    kept = kept_resources(incidence, kind, number - 1, counts[kind], roles) if incidence is not None else None
     listed = kept if kept is not None else resources(get_store(), kind, number - 1)
     iris = [iri for iri in listed if iri.startswith(base)]
     if number > 1 and not iris:

@@ -132,7 +132,7 @@ def _subject_papers(concept: str, count: int) -> list[str] | None:
 def _author(iri: str) -> str | None:
     cache = networks()  # a dataset's kept incidence and search index answer what an engine would read from cold pages
     titles = cache.search_index().titles if cache.kept_search_index() else None
-    profile = author_profile(get_store(), iri, cache.kept_incidence(), titles)
+    profile = author_profile(get_store(), iri, cache.kept_incidence(), titles, roles=cache.kept_roles())
     identity = identity_of(get_store(), iri)
     if profile is None:
         shared = holders(get_store(), iri)  # a name several persons share: its disambiguation page

@@ -29,6 +29,7 @@ import orjson
 from bibgraph.graph.dataset.directory import DERIVED
 from bibgraph.graph.site.conceptindex import ConceptFigures
 from bibgraph.graph.site.pagedata import TreeArea
+from bibgraph.graph.site.roles import of_npz, to_npz
 from bibgraph.graph.stores.atomic import link_file, write_bytes_atomically
 
 # The records a page value may hold besides JSON's own values, by name: each is written as its fields.
@@ -102,6 +103,21 @@ def _npz_incidence(data: bytes) -> Any:
         return of_arrays({name: arrays[name] for name in arrays.files})
 
 
+def _roles_npz(roles: Any) -> bytes:
+    import numpy as np
+
+    out = io.BytesIO()
+    np.savez(out, allow_pickle=False, **to_npz(roles))
+    return out.getvalue()
+
+
+def _npz_roles(data: bytes) -> Any:
+    import numpy as np
+
+    with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+        return of_npz({name: arrays[name] for name in arrays.files})
+
+
 def _layout_json(positions: dict[str, tuple[float, float]]) -> bytes:
     return json.dumps({node: list(xy) for node, xy in positions.items()}, ensure_ascii=False).encode("utf-8")
 
@@ -167,6 +183,7 @@ def json_page(data: bytes) -> Any:
 # Every kind of derived value (the first part of a key), as data: suffix, writer, reader.
 DATA_FORMATS: dict[str, tuple[str, Callable[[Any], bytes], Callable[[bytes], Any]]] = {
     "incidence": (".npz", _incidence_npz, _npz_incidence),
+    "roles": (".npz", _roles_npz, _npz_roles),  # authorships' positions, lists' lengths (graph/site/roles.py)
     "network": (".json", _graph_json, _json_graph),
     "layout": (".json", _layout_json, _json_layout),
     "summary": (".json", _summary_json, _json_summary),

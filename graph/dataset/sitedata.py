@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, keeper
+from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name, keeper
 from bibgraph.graph.dataset.directory import STORE
 from bibgraph.graph.dataset.wholeexports import DEFAULT_EXPORTS
 from bibgraph.graph.dataset.wholeexports import derive as derive_exports
@@ -28,6 +28,7 @@ from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSp
 from bibgraph.graph.site.conceptindex import PAPER_ORDER, ConceptFigures, concept_index
 from bibgraph.graph.site.homeupdate import home_counts
 from bibgraph.graph.site.pagedata import charts, concept_tree, dataset_summary, histogram_bins
+from bibgraph.graph.site.roles import roles_of
 from bibgraph.graph.site.search import FILE_NAME
 from bibgraph.graph.stores.store import GraphStore, OxigraphGraphStore
 
@@ -86,6 +87,7 @@ def derive(
     exports: tuple[NetworkSpec, ...] | None = None,
     maps: Callable[[NetworkSpec], bool] | None = None,
     base: str | None = None,
+    roles: bool = True,
 ) -> None:
     """Derive into ``version``'s ``derived/`` files what the site serves of it, keeping what is kept already (an
     add's extended incidence and updated concept figures); ``max_view_nodes``: the authors a map draws; ``exports``:
@@ -93,10 +95,11 @@ def derive(
     download that asks, :mod:`.wholeexports`); ``maps``: which default maps are derived here, unless kept (every one
     when None); the others are as the caller left them, kept or derived by the first request that shows one
     (``web/maps/cache.py``, with the same functions); ``base``: the dataset's base IRI, under which the default
-    maps' drawings are kept (none when None)."""
+    maps' drawings are kept (none when None); ``roles``: keep the authorships' positions (:mod:`~..site.roles`:
+    a read of every authorship, which an add does not pay: its version's pages ask the store for them)."""
     store = OxigraphGraphStore.disk(version / STORE, read_only=True)
     try:
-        _derive(store, DerivedFiles.unpublished(version), max_view_nodes, exports, maps, base)
+        _derive(store, DerivedFiles.unpublished(version), max_view_nodes, exports, maps, base, roles)
     finally:
         del store  # read-only: nothing to flush
         gc.collect()  # RocksDB's files released before a server opens the store
@@ -109,6 +112,7 @@ def _derive(
     exports: tuple[NetworkSpec, ...] | None = None,
     maps: Callable[[NetworkSpec], bool] | None = None,
     base: str | None = None,
+    roles: bool = True,
 ) -> None:
     from bibgraph.graph.networks import (
         engine,  # numpy, scipy, igraph: loaded by a build, never by this module's importers
@@ -128,6 +132,10 @@ def _derive(
     if not (files.directory / FILE_NAME).exists():
         build_search_index(store, files.directory / FILE_NAME, incidence)
     derive_exports(files.directory, incidence, DEFAULT_EXPORTS if exports is None else exports, files.sync)
+    if roles and not (files.directory / file_name(derived_key("roles"))).exists():
+        found = roles_of(store, incidence)  # the profiles' positions (None: the store holds what they cannot say)
+        if found is not None:
+            files.save(derived_key("roles"), found)
 
 
 def _derive_map(

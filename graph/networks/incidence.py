@@ -147,6 +147,12 @@ class Incidence:
     def author_id(self, iri: str) -> int | None:
         return self.authors.find(iri)
 
+    def papers_of(self, authors: np.ndarray) -> np.ndarray:
+        """The papers of each of ``authors`` (numbers), laid end to end in that order: one row per (author, paper),
+        so a paper two of them wrote is there twice (a profile, a paper page's close papers, the authors' counts)."""
+        starts = self.author_ptr[authors]
+        return self.author_papers[ranges(starts, self.author_ptr[authors + 1] - starts)]
+
 
 def incidence_of(store: GraphStore) -> Incidence:
     """The incidence of ``store``'s papers and authors, read in streamed passes (no row list is kept).

@@ -73,9 +73,8 @@ def _area_rows(incidence: "Incidence", ids: np.ndarray) -> list[tuple[int, str |
 def _author_subjects(incidence: "Incidence", ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The (author, paper, subject) rows of the authors numbered ``ids``: the author's place in ``ids``, the paper's
     number, the concept's number (-1: a paper with no subject, one row)."""
-    starts, ends = incidence.author_ptr[ids], incidence.author_ptr[ids + 1]
-    owner = np.repeat(np.arange(len(ids)), ends - starts)  # (author, paper) pairs of the given authors
-    papers = incidence.author_papers[ranges(starts, ends - starts)]
+    owner = np.repeat(np.arange(len(ids)), incidence.author_ptr[ids + 1] - incidence.author_ptr[ids])
+    papers = incidence.papers_of(ids)  # (author, paper) pairs of the given authors
     first = np.searchsorted(incidence.pc_paper, papers, side="left")
     last = np.searchsorted(incidence.pc_paper, papers, side="right")
     none = last == first  # papers with no subject: one row each

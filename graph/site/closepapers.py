@@ -51,10 +51,6 @@ def ranked_from(incidence: "Incidence", iri: str) -> Iterator[tuple[int, list[st
     if paper is None:
         return None
 
-    def papers_of(authors: np.ndarray) -> np.ndarray:
-        starts = incidence.author_ptr[authors]
-        return incidence.author_papers[ranges(starts, incidence.author_ptr[authors + 1] - starts)]
-
     def subjects_of(papers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(row in ``papers``, concept) of each subject of ``papers``."""
         key = papers.astype(incidence.pc_paper.dtype)
@@ -63,11 +59,11 @@ def ranked_from(incidence: "Incidence", iri: str) -> Iterator[tuple[int, list[st
         return np.repeat(np.arange(len(papers)), last - first), incidence.pc_concept[rows]
 
     mine = incidence.ap_author[incidence.paper_ptr[paper] : incidence.paper_ptr[paper + 1]]
-    joint = np.unique(papers_of(mine))  # the paper's authors' papers, itself among them
+    joint = np.unique(incidence.papers_of(mine))  # the paper's authors' papers, itself among them
     starts = incidence.paper_ptr[joint]
     near = np.unique(incidence.ap_author[ranges(starts, incidence.paper_ptr[joint + 1] - starts)])
     near = near[~np.isin(near, mine)]  # an author of the paper wrote no candidate
-    others, counts = np.unique(papers_of(near), return_counts=True)  # one row per (author, paper): distinct authors
+    others, counts = np.unique(incidence.papers_of(near), return_counts=True)  # a row per (author, paper)
     keep = ~np.isin(others, joint)
     others, counts = others[keep], counts[keep]
     wanted = {incidence.concepts[int(c)].concept for c in subjects_of(np.array([paper]))[1]}

@@ -5,12 +5,13 @@ cut lists from its arrays (the store asked only what they lack). At a million pa
 2,793 papers and 13,342 co-authors: only the co-authors a page shows are named and sorted."""
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bibgraph.graph.site.conceptindex import reading_key
 from bibgraph.graph.site.pagedata import check_iri, text_of
+from bibgraph.graph.site.roles import Roles, authorships
 from bibgraph.graph.site.search import fold
 from bibgraph.graph.sparql.queries import bind, integer, named_query
 from bibgraph.graph.stores.store import GraphStore
@@ -142,12 +143,14 @@ def author_profile(
     incidence: "Incidence | None" = None,
     titles: Callable[[list[str]], dict[str, str]] | None = None,
     shown: int | None = None,
+    roles: Roles | None = None,
 ) -> AuthorProfile | None:
     """The author's page data; the co-authors from ``incidence`` when given (a dataset's, kept by its build: the
     same pairs the store's ``dcterms:creator`` triples make), else from the store (at 100k papers through an engine
     the most prolific author's co-author query took seconds); with it, labels from ``titles`` (a search index's).
     The profile lists the ``shown`` (default :data:`COAUTHORS_SHOWN`) co-authors of most joint papers (then by
-    name), and counts them all."""
+    name), and counts them all. With the ``roles`` the dataset keeps beside that incidence, and ``titles``, no
+    paper's facts are read from the store."""
     iri = check_iri(iri)
     shown = COAUTHORS_SHOWN if shown is None else shown
     rows = store.select(bind(named_query("author_profile").text, author=iri))
@@ -155,7 +158,7 @@ def author_profile(
         return None
     alts = str(rows[0]["alts"] or "")
     profile = AuthorProfile(iri, str(rows[0]["name"]), sorted(a for a in alts.split("\x1f") if a))
-    found_papers = papers_from(store, incidence, iri, titles) if incidence is not None else None
+    found_papers = papers_from(store, incidence, iri, titles, roles) if incidence is not None else None
     if found_papers is None:
         found_papers = []
         for row in store.select(bind(named_query("author_papers").text, author=iri)):
@@ -184,20 +187,32 @@ def _page_order(paper: AuthorPaper) -> tuple[str, ...]:
 
 
 def papers_from(
-    store: GraphStore, incidence: "Incidence", iri: str, titles: Callable[[list[str]], dict[str, str]] | None = None
+    store: GraphStore,
+    incidence: "Incidence",
+    iri: str,
+    titles: Callable[[list[str]], dict[str, str]] | None = None,
+    roles: Roles | None = None,
 ) -> list[AuthorPaper] | None:
     """The author's papers as ``author_papers.rq`` gives them, their subjects, areas and cut lists from the kept
     ``incidence`` (None: the author or a paper of theirs is not in it), labels from ``titles`` when it holds each
-    one. A paper's number comes from the author's own row of the incidence (not a search of every paper's IRI)."""
+    one, positions and list lengths from the kept ``roles`` (those of this incidence) with them, else as
+    ``author_paper_roles.rq`` answers. A paper's number comes from the author's own row of the incidence (not a
+    search of every paper's IRI)."""
     import numpy as np  # not loaded by a server's start (nor is the incidence's module)
 
     author = incidence.author_id(iri)
     if author is None:
         return None
-    numbers = incidence.author_papers[incidence.author_ptr[author] : incidence.author_ptr[author + 1]]
+    numbers = incidence.papers_of(np.array([author]))
     number_of = {incidence.papers[int(p)]: int(p) for p in numbers}
     facts_query = bind(named_query("author_paper_facts").text, author=iri)
-    rows = store.select(bind(named_query("author_paper_roles").text, author=iri) if titles else facts_query)
+    rows: Sequence[Mapping[str, object]]
+    if roles is not None and titles is not None:
+        kept = authorships(roles, incidence, author)
+        iris = incidence.papers.take(np.array([paper for paper, _, _ in kept], dtype=np.int64))
+        rows = [{"paper": p, "position": at, "listed": n} for p, (_, at, n) in zip(iris, kept, strict=True)]
+    else:
+        rows = store.select(bind(named_query("author_paper_roles").text, author=iri) if titles else facts_query)
     if titles is not None:
         labels = titles(sorted({str(row["paper"]) for row in rows}))
         held = all(str(row["paper"]) in labels for row in rows)  # not: a paper without abstract (not searchable)
@@ -228,7 +243,7 @@ def coauthors_from(incidence: "Incidence", iri: str, shown: int = COAUTHORS_SHOW
     author = incidence.author_id(iri)
     if author is None:
         return None
-    papers = incidence.author_papers[incidence.author_ptr[author] : incidence.author_ptr[author + 1]]
+    papers = incidence.papers_of(np.array([author]))
     starts, lengths = incidence.paper_ptr[papers], incidence.paper_ptr[papers + 1] - incidence.paper_ptr[papers]
     others = incidence.ap_author[ranges(starts, lengths)]
     coauthors, joint = np.unique(others[others != author], return_counts=True)

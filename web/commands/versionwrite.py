@@ -238,7 +238,7 @@ def derive(version: Path, base: str, previous: Added | None = None) -> None:
         if previous is None:
             sitedata.derive(version, max_view_nodes, base=base)
         else:
-            sitedata.derive(version, max_view_nodes, ADDED_EXPORTS, whole_graph_map, base)
+            sitedata.derive(version, max_view_nodes, ADDED_EXPORTS, whole_graph_map, base, roles=False)
     except Exception as error:  # any failure: the version is not published, and the user is told why
         raise DeriveError(f"deriving the views' data of {version} failed: {error}") from error
 

@@ -29,6 +29,7 @@ from bibgraph.graph.serving.forked import ForkedOutOfMemory, ForkedStopped, Fork
 from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.serving.pool import QueryTimeout
 from bibgraph.graph.serving.pooled import PooledStore
+from bibgraph.graph.site.roles import Roles, matches
 from bibgraph.graph.site.search import FILE_NAME, SearchIndex, SearchIndexError
 from bibgraph.graph.site.searchlayers import layers, open_search
 from bibgraph.graph.stores.atomic import write_atomically
@@ -61,6 +62,10 @@ DATASET_VERSION = "BIBGRAPH_DATASET_VERSION"  # app config: the dataset version 
 DERIVED_WRITABLE = "BIBGRAPH_DERIVED_WRITABLE"  # app config (not a setting): a dataset build keeps what it derives
 
 
+def _kept_only() -> Any:
+    raise LookupError("a value only a dataset's build keeps: a server never derives it")
+
+
 class NetworkCache(ValueCache):
     """The derived values of one store (a dataset version, an engine's version): networks, layouts, drawn views,
     a page's figures, the search index; rows come from the store once, through SPARQL."""
@@ -73,6 +78,7 @@ class NetworkCache(ValueCache):
         super().__init__(derived, gate, max_bytes)
         self._search: SearchIndex | None = None
         self._search_lock = threading.Lock()
+        self._roles_checked: tuple[int, int, bool] = (0, 0, False)
 
     def sites(self, key: tuple[Hashable, ...]) -> bool:
         """The site's own values (:func:`site_value`), charged to no client's share."""
@@ -96,6 +102,21 @@ class NetworkCache(ValueCache):
         if self.derived is None or not (self.derived.directory / file_name(derived_key("incidence"))).is_file():
             return None
         return self.incidence()
+
+    def kept_roles(self) -> "Roles | None":
+        """The authorships' positions and the papers without a named author (:mod:`bibgraph.graph.site.roles`) the
+        dataset keeps beside its incidence, when they are that incidence's (checked once); else None: the profile
+        and the papers' sitemaps then ask the store."""
+        incidence = self.kept_incidence()
+        if incidence is None or self.derived is None:
+            return None
+        if not (self.derived.directory / file_name(derived_key("roles"))).is_file():
+            return None
+        roles: Roles = self._get(derived_key("roles"), _kept_only, stored=True, gated=False)
+        checked = (id(roles), id(incidence))
+        if self._roles_checked[:2] != checked:  # both pinned: the same objects while this cache lives
+            self._roles_checked = (*checked, matches(roles, incidence))
+        return roles if self._roles_checked[2] else None
 
     @staticmethod
     def _store() -> GraphStore:

@@ -24,7 +24,7 @@ from bibgraph.web.maps.gate import Chain, DerivationGate, OverMapShare
 
 T = TypeVar("T")
 MAX_BYTES = 128 * 1024 * 1024  # the MAP_CACHE_BYTES default, for a cache made outside an app
-PINNED = frozenset({derived_key("incidence")})
+PINNED = frozenset({derived_key("incidence"), derived_key("roles")})
 MADE_BY_KEPT = 256  # keys remembered with the chain that made them, past which ended chains are forgotten
 
 # Marks a request the app makes of itself (the start's warm-up): its derivations are the app's own, charged to no
