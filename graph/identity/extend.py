@@ -11,17 +11,20 @@ person (``owl:sameAs``). Only the names of the added records
 and their co-authors' persons are looked up, so the cost follows what is added.
 """
 
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import pyoxigraph as ox
+from rdflib import RDF
 
 from bibgraph.graph.identity.cluster import COMMON_PARTS
 from bibgraph.graph.identity.keys import compatible, split_name
+from bibgraph.graph.identity.numbering import Numbering
 from bibgraph.graph.ingest.names import name_parts, normalise, person_key
 from bibgraph.graph.ingest.records import Record
 from bibgraph.graph.rdf.iris import Iris
+from bibgraph.graph.rdf.vocab import BG
 from bibgraph.graph.sparql.queries import bind, integer, named_query
 from bibgraph.graph.stores.store import GraphStore
 
@@ -41,17 +44,53 @@ class Resolver:
     persons: set[str]  # the keys among the added names that are persons already
     near: dict[str, dict[str, str]]  # a name's key -> the persons it wrote with: key -> name
     joined: dict[str, str] = field(default_factory=dict)
+    doubled: set[str] = field(default_factory=set)  # names new to the dataset an added paper lists twice
+    numbered: dict[str, int] = field(default_factory=dict)  # a shared name's highest number in the store
+    numbering: Numbering = field(default_factory=Numbering)  # the numbers given, when no dataset map is given
+    minted: dict[str, list[str]] = field(default_factory=dict)  # a name -> the persons the add numbered under it
+    firsts: dict[str, str] = field(default_factory=dict)  # a doubled new name -> its first authorship's person
     bearers: dict[str, tuple[int, int]] = field(default_factory=dict)  # a name part -> persons of that given, family
 
     def __call__(self, key: str, record: Record) -> str:
+        """The person an authorship of ``key`` on ``record`` goes to, were it the paper's only one of that name."""
         entry = self.known.get(key)
         if entry is None:
             return self._variant(key, record) if key not in self.persons else key
         if entry.survivor is not None:
             return entry.survivor
-        others = {normalise(name) for name in record.authors}
+        others = {normalise(name) for name in record.authors if person_key(name) != key}  # not the name itself
         ranked = sorted(entry.holders, key=lambda h: (-len(h[2] & others), -h[1], h[0]))
         return ranked[0][0] if ranked else key
+
+    def keys(self, record: Record, numbering: Numbering | None) -> list[str]:
+        """The person of each authorship of ``record``, a new paper: never one person twice (a later authorship
+        a person of its own, numbered under its name; ``numbering``, the dataset's map, follows the new keys)."""
+        numbering = self.numbering if numbering is None else numbering
+        found: list[str] = []
+        for key in map(person_key, record.authors):
+            person = self(key, record)
+            if person == key and key in self.doubled:
+                person = self.firsts.get(key) or self.firsts.setdefault(key, self._mint(key, numbering))
+            found.append(self._mint(key, numbering) if person in found else person)
+        return found
+
+    def _mint(self, base: str, numbering: Numbering) -> str:
+        """A new person of the name ``base``: the next number neither the map nor the store has given."""
+        number = max(numbering.numbers.get(base, 0), self.numbered.get(base, 0)) + 1
+        numbering.numbers[base] = number
+        key = f"{base}-{number:04d}"
+        numbering.added.setdefault(key, [])  # followed: a rebuild hands it back by its authorships
+        self.minted.setdefault(base, []).append(key)
+        return key
+
+    def lines(self, iris: Iris) -> Iterator[str]:
+        """The disambiguation pages of the names the add numbered: a name new to the dataset, or shared already."""
+        for base, members in sorted(self.minted.items()):
+            entry = self.known.get(base)
+            if base in self.firsts or (entry is not None and entry.holders):
+                node = f"<{iris.person(base)}>"
+                yield f"{node} <{RDF.type}> <{BG.SharedName}> .\n"
+                yield from (f"{node} <{BG.nameOf}> <{iris.person(member)}> .\n" for member in members)
 
     def _variant(self, key: str, record: Record) -> str:
         """A new form's person: the compatible person most of the record's co-authors wrote with, or itself."""
@@ -59,6 +98,7 @@ class Resolver:
             return self.joined[key]
         name = next(n for n in record.authors if person_key(n) == key)
         on_paper = {person_key(n) for n in record.authors}
+        on_paper |= {self(other, record) for other in on_paper if other in self.known}  # never one person twice
         shared: dict[str, int] = defaultdict(int)
         names: dict[str, str] = {}
         for other in on_paper - {key}:
@@ -117,6 +157,14 @@ def resolver(store: GraphStore, iris: Iris, records: Iterable[Record]) -> Resolv
         for row in store.select(bind(named_query("added_name_variants").text, node=beside[start : start + 500])):
             near[str(row["node"]).rsplit("/", 1)[1]][str(row["person"]).rsplit("/", 1)[1]] = str(row["name"])
     found = Resolver(known, persons, dict(near))
+    for record in records:
+        twice = {key for key, count in Counter(map(person_key, record.authors)).items() if count > 1}
+        found.doubled |= twice - set(known) - persons
+    for base, entry in known.items():
+        for held in [entry.survivor or "", *(holder for holder, _, _ in entry.holders)]:
+            head, _, tail = held.rpartition("-")
+            if head == base and tail.isdigit():
+                found.numbered[base] = max(found.numbered.get(base, 0), int(tail))
     split = [parts for parts in map(name_parts, forms) if parts is not None]
     words = sorted({word for given, family in split for word in [*given.split()[:1], family]})
     for start in range(0, len(words), 500):
