@@ -11,12 +11,12 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rdflib import DCTERMS, OWL, PROV, RDF, RDFS, SKOS
 
 from bibgraph.graph.identity.curation import Applied, Curation
 from bibgraph.graph.identity.decide import persons_of
-from bibgraph.graph.identity.extend import Resolver
 from bibgraph.graph.identity.features import Collected
 from bibgraph.graph.identity.numbering import Numbering
 from bibgraph.graph.identity.persons import activity_lines, description, person_keys, person_lines
@@ -28,6 +28,9 @@ from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.rdf.ntriples import literal as _literal
 from bibgraph.graph.rdf.ntriples import typed as _typed
 from bibgraph.graph.rdf.vocab import BG, SCHEMA
+
+if TYPE_CHECKING:  # the resolver reads paper ids from here
+    from bibgraph.graph.identity.extend import Resolver
 
 TRUNCATION_SUFFIX = " 等"
 LABEL_WORDS_CHARS = 60
@@ -144,7 +147,7 @@ class Catalogue:
     numbering: Numbering | None = None
     # With ``resolve`` (an add), a name's key goes to the person the store already has for it: the survivor of
     # a joined form, the holder of a shared name the record's co-authors point to (graph.identity.extend).
-    resolve: Resolver | None = None
+    resolve: "Resolver | None" = None
     retired: dict[str, str] = field(default_factory=dict)  # an add: new forms' keys joined into a person's
     _papers: int | None = None  # a build's papers, counted when ``sources`` is let go (at ``closing``)
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import pyoxigraph as ox
 from rdflib import RDF
 
+from bibgraph.graph.dataset.triples import paper_id
 from bibgraph.graph.identity.cluster import COMMON_PARTS
 from bibgraph.graph.identity.keys import compatible, split_name
 from bibgraph.graph.identity.numbering import Numbering
@@ -48,7 +49,10 @@ class Resolver:
     numbered: dict[str, int] = field(default_factory=dict)  # a shared name's highest number in the store
     numbering: Numbering = field(default_factory=Numbering)  # the numbers given, when no dataset map is given
     minted: dict[str, list[str]] = field(default_factory=dict)  # a name -> the persons the add numbered under it
-    firsts: dict[str, str] = field(default_factory=dict)  # a doubled new name -> its first authorship's person
+    # each new paper's authorships: a person's key (rank 0), or a name and the rank of the number it is given
+    # among the add's (1: the first), ranked in the papers' id order (:func:`_plan`): the input's order never decides
+    plan: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    offsets: dict[str, int] = field(default_factory=dict)  # a name -> the highest number given before the add
     bearers: dict[str, tuple[int, int]] = field(default_factory=dict)  # a name part -> persons of that given, family
 
     def __call__(self, key: str, record: Record) -> str:
@@ -66,31 +70,32 @@ class Resolver:
         """The person of each authorship of ``record``, a new paper: never one person twice (a later authorship
         a person of its own, numbered under its name; ``numbering``, the dataset's map, follows the new keys)."""
         numbering = self.numbering if numbering is None else numbering
-        found: list[str] = []
-        for key in map(person_key, record.authors):
-            person = self(key, record)
-            if person == key and key in self.doubled:
-                person = self.firsts.get(key) or self.firsts.setdefault(key, self._mint(key, numbering))
-            found.append(self._mint(key, numbering) if person in found else person)
-        return found
+        return [self._mint(key, rank, numbering) if rank else key for key, rank in self.plan[paper_id(record)]]
 
-    def _mint(self, base: str, numbering: Numbering) -> str:
-        """A new person of the name ``base``: the next number neither the map nor the store has given."""
-        number = max(numbering.numbers.get(base, 0), self.numbered.get(base, 0)) + 1
-        numbering.numbers[base] = number
-        key = f"{base}-{number:04d}"
-        numbering.added.setdefault(key, [])  # followed: a rebuild hands it back by its authorships
-        self.minted.setdefault(base, []).append(key)
+    def person(self, key: str, record: Record) -> tuple[str, int]:
+        """As :meth:`keys` plans it: the person's key, or a name new to the dataset that a paper lists twice
+        (rank 1: its first number)."""
+        found = self(key, record)
+        return (key, 1) if found == key and key in self.doubled else (found, 0)
+
+    def _mint(self, base: str, rank: int, numbering: Numbering) -> str:
+        """The person of ``base`` given the add's ``rank``-th number: after any the map or the store gave."""
+        offset = self.offsets.setdefault(base, max(numbering.numbers.get(base, 0), self.numbered.get(base, 0)))
+        numbering.numbers[base] = max(numbering.numbers.get(base, 0), offset + rank)
+        key = f"{base}-{offset + rank:04d}"
+        if key not in numbering.added:  # followed: a rebuild hands it back by its authorships
+            numbering.added[key] = []
+            self.minted.setdefault(base, []).append(key)
         return key
 
     def lines(self, iris: Iris) -> Iterator[str]:
         """The disambiguation pages of the names the add numbered: a name new to the dataset, or shared already."""
         for base, members in sorted(self.minted.items()):
             entry = self.known.get(base)
-            if base in self.firsts or (entry is not None and entry.holders):
+            if base in self.doubled or (entry is not None and entry.holders):
                 node = f"<{iris.person(base)}>"
                 yield f"{node} <{RDF.type}> <{BG.SharedName}> .\n"
-                yield from (f"{node} <{BG.nameOf}> <{iris.person(member)}> .\n" for member in members)
+                yield from (f"{node} <{BG.nameOf}> <{iris.person(member)}> .\n" for member in sorted(members))
 
     def _variant(self, key: str, record: Record) -> str:
         """A new form's person: the compatible person most of the record's co-authors wrote with, or itself."""
@@ -171,4 +176,32 @@ def resolver(store: GraphStore, iris: Iris, records: Iterable[Record]) -> Resolv
         chunk = [ox.Literal(word) for word in words[start : start + 500]]
         for row in store.select(bind(named_query("added_name_commonness").text, part=chunk)):
             found.bearers[str(row["part"])] = (integer(row["givens"]), integer(row["families"]))
+    _plan(found, records, store, iris)
     return found
+
+
+def _plan(found: Resolver, records: list[Record], store: GraphStore, iris: Iris) -> None:
+    """Each new paper's persons (:attr:`Resolver.plan`), decided in the papers' id order (a new form's join too):
+    a later authorship of a person on one paper is given the name's next number, unless the store holds the paper
+    (an add writes no persons for it)."""
+    first: dict[str, Record] = {}
+    for record in records:
+        first.setdefault(paper_id(record), record)
+    people = {pid: [found.person(person_key(name), first[pid]) for name in first[pid].authors] for pid in sorted(first)}
+    twice = [iris.paper(pid) for pid, persons in people.items() if len(set(persons)) < len(persons)]
+    held: set[str] = set()
+    for start in range(0, len(twice), 500):
+        held |= {
+            str(row["node"])
+            for row in store.select(bind(named_query("added_papers_held").text, node=twice[start : start + 500]))
+        }
+    ranks = Counter(dict.fromkeys(found.doubled, 1))
+    for pid, persons in people.items():
+        planned: list[tuple[str, int]] = []
+        for at, (name, person) in enumerate(zip(first[pid].authors, persons, strict=True)):
+            if person in persons[:at] and iris.paper(pid) not in held:
+                key = person_key(name)
+                ranks[key] += 1
+                person = (key, ranks[key])
+            planned.append(person)
+        found.plan[pid] = planned
