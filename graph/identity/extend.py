@@ -53,6 +53,7 @@ class Resolver:
     # among the add's (1: the first), ranked in the papers' id order (:func:`_plan`): the input's order never decides
     plan: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     offsets: dict[str, int] = field(default_factory=dict)  # a name -> the highest number given before the add
+    mains: set[str] = field(default_factory=set)  # doubled names whose first number holds their other authorships
     bearers: dict[str, tuple[int, int]] = field(default_factory=dict)  # a name part -> persons of that given, family
 
     def __call__(self, key: str, record: Record) -> str:
@@ -92,7 +93,7 @@ class Resolver:
         """The disambiguation pages of the names the add numbered: a name new to the dataset, or shared already."""
         for base, members in sorted(self.minted.items()):
             entry = self.known.get(base)
-            if base in self.doubled or (entry is not None and entry.holders):
+            if (base in self.mains and base not in self.joined) or (entry is not None and entry.holders):
                 node = f"<{iris.person(base)}>"
                 yield f"{node} <{RDF.type}> <{BG.SharedName}> .\n"
                 yield from (f"{node} <{BG.nameOf}> <{iris.person(member)}> .\n" for member in sorted(members))
@@ -195,7 +196,8 @@ def _plan(found: Resolver, records: list[Record], store: GraphStore, iris: Iris)
             str(row["node"])
             for row in store.select(bind(named_query("added_papers_held").text, node=twice[start : start + 500]))
         }
-    ranks = Counter(dict.fromkeys(found.doubled, 1))
+    found.mains = {key for persons in people.values() for key, rank in persons if rank == 1}
+    ranks = Counter(dict.fromkeys(found.mains, 1))  # the first number: the name's person on its other papers
     for pid, persons in people.items():
         planned: list[tuple[str, int]] = []
         for at, (name, person) in enumerate(zip(first[pid].authors, persons, strict=True)):

@@ -82,14 +82,20 @@ def test_add_gives_the_persons_a_build_of_all_the_lists_gives(tmp_path_factory, 
     assert added == whole
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(papers(CANNOT), papers(CANNOT))
 def test_no_added_person_holds_two_authorships_of_one_paper(tmp_path_factory, first: list, second: list) -> None:
     """Whatever the names (listed twice, alike once normalised, variants joined into a person on the paper, a
     shared name's holders), an added paper never gives one person two authorships, and each has one person."""
     tmp = tmp_path_factory.mktemp("add")
-    _, agent = persons(build_then_add(tmp, first, second))
+    store = build_then_add(tmp, first, second)
+    _, agent = persons(store)
     assert_no_person_twice_on_a_paper(agent)
+    # a name's page lists persons that hold authorships; a name is a page or points to a person, never both
+    pages = store.select(sparql_prologue() + "SELECT ?name ?p WHERE { ?name a bg:SharedName ; bg:nameOf ?p }")
+    assert {str(row["p"]) for row in pages} <= set(agent.values())
+    both = "ASK { ?name a bg:SharedName ; owl:sameAs ?p }"
+    assert not store.store.query(sparql_prologue() + both)
 
 
 @settings(max_examples=20, deadline=None)
