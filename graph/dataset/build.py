@@ -118,6 +118,10 @@ class BuildReport:
                 f"curated persons: {self.curation.decisions} decisions applied, {self.curation.overruled} "
                 f"overruling the algorithm ({', '.join(self.curation.files)})"
             )
+            if self.curation.dropped:  # a curated join would have put one paper twice in a person
+                dropped = self.curation.dropped
+                yield f"curated joins not made (two authorships of one paper are never one person): {len(dropped)}"
+                yield from (f"  {where}" for where in dropped)
         yield f"merged name variants: {len(self.merged_names)}"
         for name, variants in self.merged_names:
             yield f"  {name} = {' = '.join(variants)}"

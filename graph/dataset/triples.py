@@ -9,8 +9,9 @@ term object per node; the IRIs here are all minted by us, so only literals need 
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rdflib import DCTERMS, OWL, PROV, RDF, RDFS, SKOS
 
@@ -27,6 +28,9 @@ from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.rdf.ntriples import literal as _literal
 from bibgraph.graph.rdf.ntriples import typed as _typed
 from bibgraph.graph.rdf.vocab import BG, SCHEMA
+
+if TYPE_CHECKING:  # the resolver reads paper ids from here
+    from bibgraph.graph.identity.extend import Resolver
 
 TRUNCATION_SUFFIX = " 等"
 LABEL_WORDS_CHARS = 60
@@ -143,7 +147,7 @@ class Catalogue:
     numbering: Numbering | None = None
     # With ``resolve`` (an add), a name's key goes to the person the store already has for it: the survivor of
     # a joined form, the holder of a shared name the record's co-authors point to (graph.identity.extend).
-    resolve: Callable[[str, Record], str] | None = None
+    resolve: "Resolver | None" = None
     retired: dict[str, str] = field(default_factory=dict)  # an add: new forms' keys joined into a person's
     _papers: int | None = None  # a build's papers, counted when ``sources`` is let go (at ``closing``)
 
@@ -151,6 +155,12 @@ class Catalogue:
         """The person key ``name`` on ``record`` is written under."""
         key = person_key(name)
         return self.resolve(key, record) if self.resolve is not None else key
+
+    def _keys(self, record: Record) -> list[str]:
+        """The person keys of a new paper's authorships (an add): never one person twice on it."""
+        if self.resolve is None:
+            return [person_key(name) for name in record.authors]
+        return self.resolve.keys(record, self.numbering)
 
     def add(self, record: Record, iris: Iris) -> list[str]:
         """Record what ``record`` says about identities and return its N-Triples lines."""
@@ -161,9 +171,10 @@ class Catalogue:
         seen = self.sources.get(number, 0)
         self.sources[number] = seen + 1
         concept = self._concept(record, iris)
+        keys: list[str] = []
         if self.identity is None:  # an add: a name is a person, its first spelling its name (a build decides later)
-            for name in record.authors:
-                key = self.key(name, record)
+            keys = self._keys(record) if seen == 0 else [self.key(name, record) for name in record.authors]
+            for name, key in zip(record.authors, keys, strict=True):
                 first = self.people.setdefault(key, name)
                 if name != first:
                     known = self.variants.setdefault(key, [])
@@ -183,7 +194,6 @@ class Catalogue:
                 self.identity.add(record.authors, area, subarea, record.abstract, pid, (record.source, record.line))
                 self.identity_seconds += time.perf_counter() - start
                 return _paper_lines(record, paper_iri, new_subject, iris, None)  # persons written by ``closing``
-            keys = [self.key(name, record) for name in record.authors]
             if self.numbering is not None:  # an add: the map follows the new authorships
                 for position, key in enumerate(keys):
                     self.numbering.record(key, f"{pid}#{position}")
@@ -238,6 +248,8 @@ class Catalogue:
             yield from activity_lines(iris)
             for old, key in sorted(self.retired.items()):
                 yield f"<{iris.person(old)}> <{OWL.sameAs}> <{iris.person(key)}> .\n"
+            if self.resolve is not None:  # names the add numbered (a paper listing one twice)
+                yield from self.resolve.lines(iris)
             for key in sorted(self.people):
                 iri = f"<{iris.person(key)}>"
                 yield from description(iri, self.people[key], self.variants.get(key, ()), 1.0, False, iris)

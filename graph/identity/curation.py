@@ -70,6 +70,7 @@ class Applied:
 
     decisions: int = 0
     overruled: int = 0  # decisions that changed what the algorithm had decided
+    dropped: list[str] = field(default_factory=list)  # joins not made: two authorships of one paper (where, forms)
     files: list[str] = field(default_factory=list)
 
 

@@ -11,18 +11,22 @@ person (``owl:sameAs``). Only the names of the added records
 and their co-authors' persons are looked up, so the cost follows what is added.
 """
 
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import pyoxigraph as ox
+from rdflib import RDF
 
+from bibgraph.graph.dataset.triples import paper_id
 from bibgraph.graph.identity.cluster import COMMON_PARTS
 from bibgraph.graph.identity.keys import compatible, split_name
+from bibgraph.graph.identity.numbering import Numbering
 from bibgraph.graph.ingest.nameparts import name_parts
 from bibgraph.graph.ingest.names import normalise, person_key
 from bibgraph.graph.ingest.records import Record
 from bibgraph.graph.rdf.iris import Iris
+from bibgraph.graph.rdf.vocab import BG
 from bibgraph.graph.sparql.queries import bind, integer, named_query
 from bibgraph.graph.stores.store import GraphStore
 
@@ -42,17 +46,58 @@ class Resolver:
     persons: set[str]  # the keys among the added names that are persons already
     near: dict[str, dict[str, str]]  # a name's key -> the persons it wrote with: key -> name
     joined: dict[str, str] = field(default_factory=dict)
+    doubled: set[str] = field(default_factory=set)  # names new to the dataset an added paper lists twice
+    numbered: dict[str, int] = field(default_factory=dict)  # a shared name's highest number in the store
+    numbering: Numbering = field(default_factory=Numbering)  # the numbers given, when no dataset map is given
+    minted: dict[str, list[str]] = field(default_factory=dict)  # a name -> the persons the add numbered under it
+    # each new paper's authorships: a person's key (rank 0), or a name and the rank of the number it is given
+    # among the add's (1: the first), ranked in the papers' id order (:func:`_plan`): the input's order never decides
+    plan: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    offsets: dict[str, int] = field(default_factory=dict)  # a name -> the highest number given before the add
+    mains: set[str] = field(default_factory=set)  # doubled names whose first number holds their other authorships
     bearers: dict[str, tuple[int, int]] = field(default_factory=dict)  # a name part -> persons of that given, family
 
     def __call__(self, key: str, record: Record) -> str:
+        """The person an authorship of ``key`` on ``record`` goes to, were it the paper's only one of that name."""
         entry = self.known.get(key)
         if entry is None:
             return self._variant(key, record) if key not in self.persons else key
         if entry.survivor is not None:
             return entry.survivor
-        others = {normalise(name) for name in record.authors}
+        others = {normalise(name) for name in record.authors if person_key(name) != key}  # not the name itself
         ranked = sorted(entry.holders, key=lambda h: (-len(h[2] & others), -h[1], h[0]))
         return ranked[0][0] if ranked else key
+
+    def keys(self, record: Record, numbering: Numbering | None) -> list[str]:
+        """The person of each authorship of ``record``, a new paper: never one person twice (a later authorship
+        a person of its own, numbered under its name; ``numbering``, the dataset's map, follows the new keys)."""
+        numbering = self.numbering if numbering is None else numbering
+        return [self._mint(key, rank, numbering) if rank else key for key, rank in self.plan[paper_id(record)]]
+
+    def person(self, key: str, record: Record) -> tuple[str, int]:
+        """As :meth:`keys` plans it: the person's key, or a name new to the dataset that a paper lists twice
+        (rank 1: its first number)."""
+        found = self(key, record)
+        return (key, 1) if found == key and key in self.doubled else (found, 0)
+
+    def _mint(self, base: str, rank: int, numbering: Numbering) -> str:
+        """The person of ``base`` given the add's ``rank``-th number: after any the map or the store gave."""
+        offset = self.offsets.setdefault(base, max(numbering.numbers.get(base, 0), self.numbered.get(base, 0)))
+        numbering.numbers[base] = max(numbering.numbers.get(base, 0), offset + rank)
+        key = f"{base}-{offset + rank:04d}"
+        if key not in numbering.added:  # followed: a rebuild hands it back by its authorships
+            numbering.added[key] = []
+            self.minted.setdefault(base, []).append(key)
+        return key
+
+    def lines(self, iris: Iris) -> Iterator[str]:
+        """The disambiguation pages of the names the add numbered: a name new to the dataset, or shared already."""
+        for base, members in sorted(self.minted.items()):
+            entry = self.known.get(base)
+            if (base in self.mains and base not in self.joined) or (entry is not None and entry.holders):
+                node = f"<{iris.person(base)}>"
+                yield f"{node} <{RDF.type}> <{BG.SharedName}> .\n"
+                yield from (f"{node} <{BG.nameOf}> <{iris.person(member)}> .\n" for member in sorted(members))
 
     def _variant(self, key: str, record: Record) -> str:
         """A new form's person: the compatible person most of the record's co-authors wrote with, or itself."""
@@ -60,6 +105,7 @@ class Resolver:
             return self.joined[key]
         name = next(n for n in record.authors if person_key(n) == key)
         on_paper = {person_key(n) for n in record.authors}
+        on_paper |= {self(other, record) for other in on_paper if other in self.known}  # never one person twice
         shared: dict[str, int] = defaultdict(int)
         names: dict[str, str] = {}
         for other in on_paper - {key}:
@@ -118,10 +164,47 @@ def resolver(store: GraphStore, iris: Iris, records: Iterable[Record]) -> Resolv
         for row in store.select(bind(named_query("added_name_variants").text, node=beside[start : start + 500])):
             near[str(row["node"]).rsplit("/", 1)[1]][str(row["person"]).rsplit("/", 1)[1]] = str(row["name"])
     found = Resolver(known, persons, dict(near))
+    for record in records:
+        twice = {key for key, count in Counter(map(person_key, record.authors)).items() if count > 1}
+        found.doubled |= twice - set(known) - persons
+    for base, entry in known.items():
+        for held in [entry.survivor or "", *(holder for holder, _, _ in entry.holders)]:
+            head, _, tail = held.rpartition("-")
+            if head == base and tail.isdigit():
+                found.numbered[base] = max(found.numbered.get(base, 0), int(tail))
     split = [parts for parts in map(name_parts, forms) if parts is not None]
     words = sorted({word for given, family in split for word in [*given.split()[:1], family]})
     for start in range(0, len(words), 500):
         chunk = [ox.Literal(word) for word in words[start : start + 500]]
         for row in store.select(bind(named_query("added_name_commonness").text, part=chunk)):
             found.bearers[str(row["part"])] = (integer(row["givens"]), integer(row["families"]))
+    _plan(found, records, store, iris)
     return found
+
+
+def _plan(found: Resolver, records: list[Record], store: GraphStore, iris: Iris) -> None:
+    """Each new paper's persons (:attr:`Resolver.plan`), decided in the papers' id order (a new form's join too):
+    a later authorship of a person on one paper is given the name's next number, unless the store holds the paper
+    (an add writes no persons for it)."""
+    first: dict[str, Record] = {}
+    for record in records:
+        first.setdefault(paper_id(record), record)
+    people = {pid: [found.person(person_key(name), first[pid]) for name in first[pid].authors] for pid in sorted(first)}
+    twice = [iris.paper(pid) for pid, persons in people.items() if len(set(persons)) < len(persons)]
+    held: set[str] = set()
+    for start in range(0, len(twice), 500):
+        held |= {
+            str(row["node"])
+            for row in store.select(bind(named_query("added_papers_held").text, node=twice[start : start + 500]))
+        }
+    found.mains = {key for persons in people.values() for key, rank in persons if rank == 1}
+    ranks = Counter(dict.fromkeys(found.mains, 1))  # the first number: the name's person on its other papers
+    for pid, persons in people.items():
+        planned: list[tuple[str, int]] = []
+        for at, (name, person) in enumerate(zip(first[pid].authors, persons, strict=True)):
+            if person in persons[:at] and iris.paper(pid) not in held:
+                key = person_key(name)
+                ranks[key] += 1
+                person = (key, ranks[key])
+            planned.append(person)
+        found.plan[pid] = planned

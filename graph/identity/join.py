@@ -67,6 +67,8 @@ class Units:
     apart: set[int]  # first places of units the evidence told apart from other units of their name
     alone: set[int] = field(default_factory=set)  # first places of units a curator keeps alone
     edges: list[tuple[int, int]] = field(default_factory=list)  # units a curator joined
+    stated: list[str] = field(default_factory=list)  # where the curator stated each of ``edges``
+    dropped: list[str] = field(default_factory=list)  # curated joins the cannot-link dropped: where, which forms
 
     def __len__(self) -> int:
         return len(self.starts) - 1
@@ -83,9 +85,12 @@ def identify_collected(
     commonness = Commonness(collected.written)
     lazy = _Lazy(collected, authorships.names)
     units = _units(authorships, commonness, lazy)
+    applied = applied or Applied()
     if curation:
-        _curate(units, authorships, curation, applied or Applied())
-    return _join(units, authorships, lazy, commonness)
+        _curate(units, authorships, curation, applied)
+    persons = _join(units, authorships, lazy, commonness)
+    applied.dropped = units.dropped
+    return persons
 
 
 def _units(authorships: Authorships, commonness: Commonness, lazy: "_Lazy") -> Units:
@@ -224,17 +229,20 @@ def _curate(units: Units, authorships: Authorships, curation: Curation, applied:
         members = [of(*mention) for mention in mentions]
         applied.decisions += 1
         applied.overruled += len(set(members)) > 1
-        units.edges += [(members[0], other) for other in members[1:] if other != members[0]]
+        joins = [(members[0], other) for other in members[1:] if other != members[0]]
+        units.edges += joins
+        units.stated += [group[0].stated_at] * len(joins)
     ids = authorships.names.ids
     name_of_unit = authorships.names.flat[units.members[units.starts[:-1]]]
     first_reading = authorships.reading[units.members[units.starts[:-1]]]
-    for names, _ in curation.same_names:
+    for names, where in curation.same_names:
         wanted = np.array([ids[name] for name in names if name in ids], dtype=np.int64)
         members = np.flatnonzero(np.isin(name_of_unit, wanted)).tolist()
         members.sort(key=lambda unit: int(first_reading[unit]))  # the input's order never decides a dropped join
         applied.decisions += 1
         applied.overruled += len(members) > 1
         units.edges += [(members[0], other) for other in members[1:]]
+        units.stated += [where] * (len(members) - 1)
 
 
 def _join(units: Units, authorships: Authorships, lazy: _Lazy, commonness: Commonness) -> Persons:
@@ -294,13 +302,16 @@ def _one_paper_one_person(
         return unit
 
     kept: list[tuple[int, int]] = []
-    for a, b in [*units.edges, *((a, b) for _, a, b in ranked)]:
+    for at, (a, b) in enumerate([*units.edges, *((a, b) for _, a, b in ranked)]):
         ra, rb = find(a), find(b)
         if ra == rb:
             continue
         if len(papers[ra]) < len(papers[rb]):
             ra, rb = rb, ra
         if not papers[ra].isdisjoint(papers[rb]):
+            if at < len(units.edges):  # a curator's join: said in the build report, never dropped silently
+                a_name, b_name = (authorships.written(int(units.members[units.starts[u]])) for u in (a, b))
+                units.dropped.append(f"{units.stated[at]}: {a_name} = {b_name}")
             continue
         root[rb] = ra
         papers[ra] |= papers.pop(rb)

@@ -47,8 +47,9 @@ class Numbering:
         write_atomically(path, lambda out: out.write(data))
 
     def record(self, key: str, mention: str) -> None:
-        """An authorship written under ``key`` (``add``): kept if the key is one the map follows."""
-        if key in self.keys:
+        """An authorship written under ``key`` (``add``): kept if the key is one the map follows (a key the add
+        numbered itself is in ``added`` from the start)."""
+        if key in self.keys or key in self.added:
             self.added.setdefault(key, []).append(mention)
 
 

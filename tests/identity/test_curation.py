@@ -41,6 +41,17 @@ def test_other_keeps_an_authorship_apart_and_same_name_joins_forms(tmp_path: Pat
     assert report.curation.decisions == 2
 
 
+def test_a_curated_join_the_cannot_link_drops_is_in_the_build_report(tmp_path: Path) -> None:
+    """``same-name`` of two forms one paper lists (Wei Chen, Wei Liu on the chemistry paper): the join would give
+    one person two authorships of it, so it is not made, and the report says which line and forms (was silent)."""
+    store, report = build_graph([lists(tmp_path, "# both on one paper\nsame-name: Wei Chen = Wei Liu\n")], base=BASE)
+    assert len(persons_named(store, "Wei Chen")) == 1 and len(persons_named(store, "Wei Liu")) == 1
+    assert report.curation.dropped == ["people.curation:2: Wei Chen = Wei Liu"]
+    lines = list(report.quality_lines())
+    at = lines.index("curated joins not made (two authorships of one paper are never one person): 1")
+    assert lines[at + 1] == "  people.curation:2: Wei Chen = Wei Liu"
+
+
 @pytest.mark.parametrize(
     ("curation", "message"),
     [
