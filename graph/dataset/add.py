@@ -17,14 +17,14 @@ import pyoxigraph as ox
 from rdflib import PROV
 
 from bibgraph.graph.dataset.build import BuildReport, _unpublishable
-from bibgraph.graph.dataset.triples import Catalogue, paper_id
+from bibgraph.graph.dataset.triples import Catalogue
 from bibgraph.graph.dataset.void import recorded_counts, void_lines, void_quads
 from bibgraph.graph.identity.extend import resolver
 from bibgraph.graph.identity.numbering import Numbering
 from bibgraph.graph.ingest.inputs import find_input_files
 from bibgraph.graph.ingest.names import concept_key
 from bibgraph.graph.ingest.parse import parse_file, scan_areas
-from bibgraph.graph.ingest.records import Problem, Record, require_records
+from bibgraph.graph.ingest.records import Problem, Record, paper_id, require_records
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.stores.store import OxigraphGraphStore
 

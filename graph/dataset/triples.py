@@ -21,9 +21,9 @@ from bibgraph.graph.identity.features import Collected
 from bibgraph.graph.identity.numbering import Numbering
 from bibgraph.graph.identity.persons import activity_lines, description, person_keys, person_lines
 from bibgraph.graph.ingest.authorline import CORRESPONDING_MARKS, EQUAL_CONTRIBUTION_MARKS
-from bibgraph.graph.ingest.names import concept_key, normalise, person_key, short_hash, tidy
+from bibgraph.graph.ingest.names import concept_key, person_key, tidy
 from bibgraph.graph.ingest.plaintext import plain_text
-from bibgraph.graph.ingest.records import Record
+from bibgraph.graph.ingest.records import Record, paper_id
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.rdf.ntriples import literal as _literal
 from bibgraph.graph.rdf.ntriples import typed as _typed
@@ -36,16 +36,6 @@ TRUNCATION_SUFFIX = " 等"
 LABEL_WORDS_CHARS = 60
 LEAD_CHARS = 30
 _OPENING_WINDOW = 4 * LABEL_WORDS_CHARS  # how much of an abstract the label's text is taken from
-
-
-def paper_id(record: Record) -> str:
-    """Content-derived identifier: the same author line and abstract give the same paper anywhere.
-
-    The author line counts as written, split at its commas and normalised, never as cleaned: so
-    improving name cleaning never renames a paper (and every IRI minted before cleaning existed stays).
-    """
-    authors = "\x1f".join(normalise(name) for name in record.key_names or record.authors)
-    return short_hash(f"{authors}\x1e{normalise(record.abstract)}", 16)
 
 
 def derived_label(record: Record) -> str:

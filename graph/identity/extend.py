@@ -18,13 +18,12 @@ from dataclasses import dataclass, field
 import pyoxigraph as ox
 from rdflib import RDF
 
-from bibgraph.graph.dataset.triples import paper_id
 from bibgraph.graph.identity.cluster import COMMON_PARTS
 from bibgraph.graph.identity.keys import compatible, split_name
 from bibgraph.graph.identity.numbering import Numbering
 from bibgraph.graph.ingest.nameparts import name_parts
 from bibgraph.graph.ingest.names import normalise, person_key
-from bibgraph.graph.ingest.records import Record
+from bibgraph.graph.ingest.records import Record, paper_id
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.rdf.vocab import BG
 from bibgraph.graph.sparql.queries import bind, integer, named_query

@@ -3,6 +3,8 @@
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bibgraph.graph.ingest.names import normalise, short_hash
+
 
 @dataclass(frozen=True, slots=True)
 class Repair:
@@ -72,3 +74,13 @@ def require_records(files: int, records: int, problems: Sequence[Problem]) -> No
     if files and records == 0:
         found = "; ".join(str(problem) for problem in problems[:3]) + (" …" if len(problems) > 3 else "")
         raise NoRecords(f"the paper lists hold no record{': ' + found if found else ''}")
+
+
+def paper_id(record: Record) -> str:
+    """Content-derived identifier: the same author line and abstract give the same paper anywhere.
+
+    The author line counts as written, split at its commas and normalised, never as cleaned: so
+    improving name cleaning never renames a paper (and every IRI minted before cleaning existed stays).
+    """
+    authors = "\x1f".join(normalise(name) for name in record.key_names or record.authors)
+    return short_hash(f"{authors}\x1e{normalise(record.abstract)}", 16)

@@ -190,8 +190,7 @@ def test_seed_iris_are_unchanged_since_before_name_cleaning(seed_store) -> None:
 
 
 def test_a_cleaned_paper_keeps_the_iri_its_written_line_gives() -> None:
-    from bibgraph.graph.dataset.triples import paper_id
-    from bibgraph.graph.ingest.records import Record
+    from bibgraph.graph.ingest.records import Record, paper_id
     from tests.conftest import parse_text
 
     (cleaned,), _ = parse_text(f"A · B\nAnn Lee1, Bo Chen and Cy Diaz\n{ABSTRACT}\n", "f.txt")

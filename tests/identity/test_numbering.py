@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bibgraph.graph.dataset.directory import STORE, current_version
-from bibgraph.graph.dataset.triples import paper_id
 from bibgraph.graph.identity import numbering
 from bibgraph.graph.identity.numbering import Numbering, assign
 from bibgraph.graph.ingest.parse import parse_file
+from bibgraph.graph.ingest.records import paper_id
 from bibgraph.graph.rdf.vocab import sparql_prologue
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.web.commands.versionwrite import add_to_dataset, build_dataset

@@ -13,9 +13,9 @@ from playwright.sync_api import Browser, Page
 
 from bench.servers import bibgraph_server, free_port
 from bibgraph.graph.dataset.build import build_graph
-from bibgraph.graph.dataset.triples import paper_id
 from bibgraph.graph.ingest.names import person_key
 from bibgraph.graph.ingest.parse import parse_file
+from bibgraph.graph.ingest.records import paper_id
 from bibgraph.graph.networks import Filters
 from bibgraph.seeds import seed_directory
 from tests.network_oracle import authorships, coauthor_network, topic_map

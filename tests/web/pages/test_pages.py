@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.dataset.triples import paper_id
 from bibgraph.graph.ingest.names import person_key
 from bibgraph.graph.ingest.parse import parse_file
 from bibgraph.graph.ingest.plaintext import plain_text
+from bibgraph.graph.ingest.records import paper_id
 from bibgraph.graph.rdf.vocab import sparql_prologue
 from bibgraph.graph.site.pagedata import histogram_bins
 from bibgraph.graph.site.profile import author_profile
