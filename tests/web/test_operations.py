@@ -14,6 +14,7 @@ from bibgraph.graph.site.pagedata import dataset_summary
 from bibgraph.web import logs
 from bibgraph.web.commands.cli import main
 from tests.conftest import BASE, make_app
+from tests.storespy import record_queries
 
 SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 
@@ -293,17 +294,7 @@ def test_a_datasets_sitemaps_list_the_stores_resources_and_read_authors_from_its
             raise AssertionError("the store was asked for the summary the dataset keeps")
 
         monkeypatch.setattr(pages, "dataset_summary", refused)
-        counting: list[str] = []
-        served = operations.get_store
-
-        class Spy:  # every query a sitemap asks of the store
-            def __getattr__(self, name):  # type: ignore[no-untyped-def]
-                found = getattr(served(), name)
-                if name in ("select", "iter_select"):
-                    return lambda query, *args, **kwargs: counting.append(query) or found(query, *args, **kwargs)
-                return found
-
-        monkeypatch.setattr(operations, "get_store", Spy)
+        counting = record_queries(monkeypatch, operations)
         index = ET.fromstring(client.get("/sitemap.xml").data)
         paths = [(e.text or "").removeprefix(BASE.rstrip("/")) for e in index.iter(f"{SITEMAP}loc")]
         asked: list[str] = []

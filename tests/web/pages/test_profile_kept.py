@@ -9,23 +9,14 @@ from bibgraph.graph.dataset.opener import dataset_version
 from bibgraph.web import resources
 from bibgraph.web.maps.cache import NetworkCache
 from tests.conftest import make_app
+from tests.storespy import record_queries
 
 PAPER_FACTS = ("authorPosition", "listedAuthorCount", "authorship")
 
 
 def _pages(seed_dataset, monkeypatch, authors: list[str]) -> tuple[list[bytes], list[str]]:  # type: ignore[no-untyped-def]
     app = make_app(BIBGRAPH_STORE=f"dataset:{seed_dataset}")
-    asked: list[str] = []
-    served = resources.get_store
-
-    class Spy:  # every query a page asks of the store
-        def __getattr__(self, name):  # type: ignore[no-untyped-def]
-            found = getattr(served(), name)
-            if name in ("select", "iter_select"):
-                return lambda query, *args, **kwargs: asked.append(query) or found(query, *args, **kwargs)
-            return found
-
-    monkeypatch.setattr(resources, "get_store", Spy)
+    asked = record_queries(monkeypatch, resources)
     try:
         client = app.test_client()
         pages = []
