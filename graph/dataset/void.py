@@ -11,6 +11,7 @@ from bibgraph.graph.ingest.names import ascii_slug
 from bibgraph.graph.rdf.formats import RDF_SYNTAXES
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.rdf.vocab import PREFIXES
+from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.stores.store import OxigraphGraphStore
 
 _TYPE = ox.NamedNode(str(RDF.type))
@@ -73,7 +74,9 @@ def engine_counts(store: ox.Store, base: str) -> VoidCounts:
         if not isinstance(found, ox.QuerySolutions):
             raise TypeError("expected solutions")
         width = len(found.variables)
-        return [tuple(_value(solution[number]) for number in range(width)) for solution in found]
+        answer = [tuple(_value(solution[number]) for number in range(width)) for solution in found]
+        release_free_memory(collect=False)  # the query's hash set given back: the next one's does not stack on it
+        return answer
 
     properties = {p: int(n) for p, n in rows("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p")}
     classes = {
