@@ -79,10 +79,9 @@ def engine_counts(store: ox.Store, base: str) -> VoidCounts:
         return answer
 
     properties = {p: int(n) for p, n in rows("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p")}
-    classes = {
-        c: int(n)
-        for c, n in rows("SELECT ?c (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s a ?c FILTER(isIRI(?c)) } GROUP BY ?c")
-    }
+    # a store holds each triple once: a class's typed subjects are its rdf:type triples, counted without a hash
+    # set of them (at 1M, 15 CPU-s and a 765 MB peak with DISTINCT)
+    classes = {c: int(n) for c, n in rows("SELECT ?c (COUNT(*) AS ?n) WHERE { ?s a ?c FILTER(isIRI(?c)) } GROUP BY ?c")}
     # the base written by pyoxigraph's serialiser: a literal whatever it holds
     entities = f"SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s a ?c FILTER(STRSTARTS(STR(?s), {ox.Literal(base)})) }}"
     return VoidCounts(
