@@ -11,13 +11,17 @@ import resource
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TextIO
+
+LOGGED_CALL = 1.0  # seconds: a call's end is logged when it lasted this long (not each of a stage's many calls)
 
 
 class Stages:
     """Seconds spent inside named functions, summed over their calls."""
 
-    def __init__(self) -> None:
+    def __init__(self, log: TextIO | None = None) -> None:
+        self.log = log  # each call's start and end, with the clock and resident memory, as they happen
+        self._started = time.time()
         self.seconds: dict[str, float] = {}
         self.cpu: dict[str, float] = {}
         self.peak_mb: dict[str, float] = {}
@@ -37,13 +41,19 @@ class Stages:
         self.cpu.setdefault(label, 0.0)
 
         def timed(*args: Any, **kwargs: Any) -> Any:
+            if label not in self.peak_before_mb:  # a stage's first call: the start of its phase
+                self._log("start", label)
             self.peak_before_mb.setdefault(label, _peak_mb())
             start = _now()
             try:
                 result = original(*args, **kwargs)
             finally:
                 self._note(label, start)
-            return self._timed_iteration(result, label) if inspect.isgenerator(result) else result
+            if inspect.isgenerator(result):
+                return self._timed_iteration(result, label)
+            if _now()[0] - start[0] >= LOGGED_CALL:
+                self._log("end", label)
+            return result
 
         self._restore.append((owner, name, original))
         setattr(owner, name, timed)
@@ -55,6 +65,7 @@ class Stages:
             try:
                 item = next(items)
             except StopIteration:
+                self._log("end", label)
                 return
             finally:
                 self._note(label, start)
@@ -66,6 +77,16 @@ class Stages:
         self.cpu[label] += cpu - start[1]
         self.peak_mb[label] = _peak_mb()
         self.now_mb[label] = _resident_mb()
+
+    def _log(self, event: str, label: str) -> None:
+        if self.log is not None:
+            when = time.strftime("%H:%M:%S")
+            print(
+                f"BENCH_STAGES {when} +{time.time() - self._started:.0f}s {event} {label.strip()}"
+                f" rss {_resident_mb():,.0f} MB peak {_peak_mb():,.0f} MB",
+                file=self.log,
+                flush=True,
+            )
 
     @contextmanager
     def stage(self, label: str) -> Iterator[None]:

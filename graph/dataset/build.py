@@ -22,6 +22,7 @@ from bibgraph.graph.ingest.parse import parse_file, scan_areas
 from bibgraph.graph.ingest.records import Problem, Record, Repair, require_records
 from bibgraph.graph.rdf.iris import DEFAULT_BASE, Iris
 from bibgraph.graph.rdf.ntriples import unpublishable
+from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.seeds import seed_directory
 
@@ -276,7 +277,7 @@ def build_graph(
     report.numbering = catalogue.numbering
     report.duplicate_records = catalogue.duplicate_records
     del catalogue
-    gc.collect()  # the catalogue's memory back before the engine counts the distinct terms
+    release_free_memory()  # the catalogue's pages back to the system, not only to glibc's heap, before the counts
     counts = engine_counts(store.store, iris.base)  # each triple once in the store: its count is the data's
     described = list(void_lines(counts, iris))
     store.load_ntriples(described)

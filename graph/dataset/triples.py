@@ -28,6 +28,7 @@ from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.rdf.ntriples import literal as _literal
 from bibgraph.graph.rdf.ntriples import typed as _typed
 from bibgraph.graph.rdf.vocab import BG, SCHEMA
+from bibgraph.graph.serving.memory import release_free_memory
 
 if TYPE_CHECKING:  # the resolver reads paper ids from here
     from bibgraph.graph.identity.extend import Resolver
@@ -216,6 +217,7 @@ class Catalogue:
         identity.close()
         persons = persons_of(identity, self.curation, self.curated)
         identity.release()  # keys and lines read the paper ids alone
+        release_free_memory(collect=False)  # deciding's arrays back to the system while the persons are written
         self.identity_seconds += time.perf_counter() - start  # deciding; writing persons is no new cost
         self.persons = len(persons.names)
         self.joined = [(persons.names[i], list(found)) for i, found in sorted(persons.variants.items())]
@@ -232,6 +234,7 @@ class Catalogue:
             # the parse's bookkeeping is done with: its memory goes to deciding and writing the persons
             self._papers = len(self.sources)
             self.sources, self.subjects = {}, {}
+            release_free_memory(collect=False)  # their pages back to the system, under deciding's peak
             yield from self._persons(iris, self.identity)
             self.identity = None  # nothing of the evidence alive while the store loads the last lines
         else:  # an add: a name is a person (graph.identity.extend sent known names to their persons)

@@ -45,6 +45,7 @@ from bibgraph.graph.networks.incidence import Incidence, incidence_of, incidence
 from bibgraph.graph.networks.incidencemerge import merged
 from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 from bibgraph.graph.rdf.iris import Iris
+from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.site.conceptupdate import updated_index
 from bibgraph.graph.site.homeupdate import Written, updated_home
 from bibgraph.graph.site.search import FILE_NAME, SearchIndexError
@@ -194,7 +195,7 @@ def _complete(
     the manifest; ``previous``, after an add, is what :func:`derive` needs of it. The callers drop their handle of the
     written store first: with it still open, a read-only open of the same store once failed under load on a table
     file gone (compaction of the open handle, presumably)."""
-    gc.collect()  # any cycle still holding the written store released
+    release_free_memory()  # a cycle still holding the written store released; the build's pages back to the system
     (version / STORE / COMPLETE_MARKER).write_text("complete\n", encoding="utf-8")
     manifest["counts"], manifest["inputs"] = counts, inputs
     derive(version, manifest["base"], previous=previous)
