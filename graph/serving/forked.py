@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 
 from bibgraph.graph.serving.memory import c_library
+from bibgraph.graph.serving.pidfd import open_pidfd
 from bibgraph.graph.serving.worker import neutralise_inherited_descriptors
 
 POLL = 0.1  # seconds between two looks at the child (ended?) and at ``stop``
@@ -89,7 +90,7 @@ def _wait(pid: int, stop: Callable[[], bool], ends: float, deadline: float) -> i
     passed. Between two looks it waits on the child's pidfd, which is ready the moment the child exits: a sleep of
     :data:`POLL` added up to 0.1 s to every download made in a child (a 19 ms one took 110 ms)."""
     status = 0
-    exited = _pidfd(pid)
+    exited = open_pidfd(pid)
     try:
         while True:
             done, status = os.waitpid(pid, os.WNOHANG)
@@ -113,15 +114,6 @@ def _wait(pid: int, stop: Callable[[], bool], ends: float, deadline: float) -> i
         if exited is not None:
             os.close(exited)
     return os.waitstatus_to_exitcode(status)
-
-
-def _pidfd(pid: int) -> int | None:
-    """A descriptor readable once the child ``pid`` has exited (Linux 5.3 and later); None where there is none
-    (then the wait polls)."""
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
 
 
 def _read(reader: int) -> str:

@@ -41,7 +41,6 @@ import os
 import pickle
 import queue
 import shutil
-import signal
 import socket
 import threading
 import time
@@ -53,6 +52,7 @@ from typing import Any, BinaryIO
 
 from bibgraph.graph.serving.cache import AnswerCache
 from bibgraph.graph.serving.fairshare import FairShare, OverShare, ServerBusy
+from bibgraph.graph.serving.pidfd import Process
 from bibgraph.graph.serving.scratch import scratch_directory
 from bibgraph.graph.serving.worker import (
     READY,
@@ -155,13 +155,13 @@ class QueryPool:
         self._ended: OrderedDict[int, bool] = OrderedDict()  # how recent generations ended: died (or replaced)
         self._poison: OrderedDict[bytes, None] = OrderedDict()
         self.worker_pid = 0
-        self._worker = _Process(None)
+        self._worker = Process(None)
         self.restarts = {"worker": 0, "zygote": 0, "client_left": 0}  # client_left: of the worker restarts
         self._zygote_args = (opener, threads, max_result_bytes, memory_limit)
         self._isolate = isolate
         self.sandbox_error: str | None = None
         self.spool_root = scratch_directory("bibgraph-answers-")
-        self._zygote_process = _Process(None)
+        self._zygote_process = Process(None)
         self._start_zygote()
         atexit.register(self.close)
         with self._lock:
@@ -178,7 +178,7 @@ class QueryPool:
         self._control = control
         self._zygote = pid
         self._zygote_process.close()
-        self._zygote_process = _Process(pid)  # our child: its number is ours until we reap it, so this is it
+        self._zygote_process = Process(pid)  # our child: its number is ours until we reap it, so this is it
         control.settimeout(WORKER_START_SECONDS)  # a zygote that does not answer in time is replaced
         try:
             control.recv(len(READY), socket.MSG_WAITALL)  # it holds nothing of ours from here on
@@ -211,7 +211,7 @@ class QueryPool:
         self._generation += 1
         self.worker_pid = int(message.decode())
         self._worker.close()
-        self._worker = _Process(self.worker_pid)  # it waits for our READY below, so the number is still its own
+        self._worker = Process(self.worker_pid)  # it waits for our READY below, so the number is still its own
         connections = [Connection(fd) for fd in fds]
         try:
             ready = connections[0].poll(WORKER_START_SECONDS) and connections[0].recv_bytes() == READY
@@ -427,40 +427,6 @@ class QueryPool:
         self._worker.close()
         self._zygote_process.close()
         shutil.rmtree(self.spool_root, ignore_errors=True)
-
-
-class _Process:
-    """A process signalled through a pidfd, never by its number: once a process is reaped its number goes to the
-    next process made (``pid_max`` may be 32768, and the zygote reaps a worker the moment it dies), so a kill by
-    number long after — at exit, or after a test reaped the zygote — could hit an unrelated process."""
-
-    def __init__(self, pid: int | None) -> None:
-        self._fd: int | None = None
-        if pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                self._fd = os.pidfd_open(pid)
-
-    def _send(self, number: int) -> bool:
-        if self._fd is None:
-            return False
-        try:
-            signal.pidfd_send_signal(self._fd, number)
-        except ProcessLookupError:
-            return False
-        return True
-
-    def kill(self) -> None:
-        """SIGKILL it if it is still there."""
-        self._send(signal.SIGKILL)
-
-    def alive(self) -> bool:
-        """Whether it has not ended (a zombie not yet reaped counts as there)."""
-        return self._send(0)
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
 
 
 def _cacheable(received: _Received, largest: int) -> bytes | None:
