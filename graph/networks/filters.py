@@ -84,14 +84,21 @@ def drawn(filters: Filters, limit: int) -> tuple[Filters, int | None]:
     return filters, None
 
 
-def bounded(filters: Filters, authors: int, most_papers: int) -> Filters:
+NO_CONCEPT = "urn:bibgraph:no-concept"  # the one area every area/subarea filter that matches no concept is read as
+
+
+def bounded(filters: Filters, authors: int, most_papers: int, scope_empty: bool = False) -> Filters:
     """``filters`` with the numbers no dataset of ``authors`` authors, none of more than ``most_papers`` papers, tells
     apart put at one value: ``top`` of at least every author is no cap, and ``min_papers`` or ``min_joint`` past the
     most papers anyone has leave nobody whatever their value, and a ``community`` numbered past every author names
     none (communities are numbered from 0, largest first: there are never more than authors). So they are one
     download (one key, one computation): ``top=100000``, ``200000``, ``999999`` (or ``community=`` so) each made
-    the whole network and its communities again, as costly as asking for it."""
+    the whole network and its communities again, as costly as asking for it. ``scope_empty``: the area and subarea
+    match no concept of the dataset (an unknown slug, a subarea of another area): every such pair is one key
+    (:data:`NO_CONCEPT`), not one empty computation and one cache entry per spelling a client invents."""
     changes: dict[str, Any] = {}
+    if scope_empty and (filters.area or filters.subarea):
+        changes["area"], changes["subarea"] = NO_CONCEPT, None
     if filters.top is not None and filters.top >= authors:
         changes["top"] = None
     if filters.community is not None and filters.community > authors:

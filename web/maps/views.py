@@ -309,7 +309,10 @@ def _bounded(filters: Filters) -> Filters:
     incidence = networks().incidence()  # what the body is computed from anyway
     ptr = incidence.author_ptr  # (no numpy import here: a server's start loads none)
     most = int((ptr[1:] - ptr[:-1]).max()) if len(ptr) > 1 else 0
-    return bounded(filters, len(incidence.authors), most)
+    scoped = bool(filters.area or filters.subarea)
+    return bounded(
+        filters, len(incidence.authors), most, scope_empty=scoped and not incidence.concepts_in(filters).any()
+    )
 
 
 @blueprint.route("/<kind>.<fmt>")

@@ -331,3 +331,38 @@ def test_a_community_past_every_author_and_an_area_in_another_case_are_one_downl
         assert again.status_code == 200 and again.data == inside.data
 
     one()
+
+
+def test_areas_and_subareas_that_match_nothing_are_one_download(client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An unknown area slug, or a subarea under another area, was one (empty) computation and one cached body per
+    spelling a client invents: every area/subarea pair that matches no concept is one key, computed once."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from bibgraph.web.links import app_iris
+    from bibgraph.web.maps.cache import networks
+
+    with client.application.test_request_context("/"):
+        incidence = networks().incidence()
+        slugs = {app_iris().path(c.area) for c in incidence.concepts} | {
+            app_iris().path(c.concept) for c in incidence.concepts
+        }
+    first = client.get("/graph/coauthors.graphml?area=no-such-area-at-all")
+    assert first.status_code == 200
+    other = next(c for c in incidence.concepts if c.area != incidence.concepts[0].area)
+    with client.application.test_request_context("/"):
+        area = (app_iris().path(incidence.concepts[0].area) or "").removeprefix("area/")
+        elsewhere = (app_iris().path(other.concept) or "").removeprefix("area/")
+    _derivations_forbidden(monkeypatch)
+    mismatched = client.get(f"/graph/coauthors.graphml?area={area}&subarea={elsewhere}")
+    assert mismatched.status_code == 200 and mismatched.data == first.data
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(slug=st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True))
+    def one(slug: str) -> None:
+        if f"area/{slug}" in slugs:
+            return
+        answer = client.get(f"/graph/coauthors.graphml?area={slug}")
+        assert answer.status_code == 200 and answer.data == first.data
+
+    one()
