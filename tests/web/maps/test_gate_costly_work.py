@@ -10,6 +10,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -461,32 +462,41 @@ def test_the_heap_is_trimmed_once_a_request_that_derived_is_answered_and_only_th
     assert trims == [1]
 
 
-def test_a_download_child_that_outgrows_the_memory_budget_is_stopped(tmp_path: Path) -> None:
-    """A download's body is computed in a child that nothing bounded once it ran: at a million papers one whole
-    network took a 5.9 GB child, whatever ``MEMORY_BUDGET`` said. Past the hard limit (HARD_OVER times the budget)
-    it is killed and the download answers 503 (counted as refused for memory)."""
-    from bibgraph.web.maps.gate import HARD_OVER, MEMORY, DerivationsBusy, tree_pss
+@contextmanager
+def _download_just_under_its_budget() -> Iterator[Any]:
+    """A download's network cache whose memory budget the process is 64 MB under: the work may start."""
+    from bibgraph.web.maps.gate import tree_pss
 
     app = make_app()
     try:
         with app.test_request_context("/graph/coauthors.json?min_joint=3"):
             cache = networks()
             assert cache.gate is not None
-            cache.gate.budget.limit = tree_pss(os.getpid()) + 64 * 2**20  # not over: the work may start
-            grow = int(HARD_OVER * cache.gate.budget.limit) - tree_pss(os.getpid()) + 256 * 2**20
-
-            def work() -> None:
-                hog = b"x" * grow  # written pages: they count in PSS
-                time.sleep(20)
-                (tmp_path / "body").write_bytes(hog[:1])
-
-            began = time.monotonic()
-            with pytest.raises(DerivationsBusy) as refused:
-                cache.forked(work, tmp_path / "body")
-            assert refused.value.cause == MEMORY and time.monotonic() - began < 15
-            assert cache.gate.refused[MEMORY] == 1 and not (tmp_path / "body").exists()
+            cache.gate.budget.limit = tree_pss(os.getpid()) + 64 * 2**20
+            yield cache
     finally:
         app.extensions["bibgraph"].close()
+
+
+def test_a_download_child_that_outgrows_the_memory_budget_is_stopped(tmp_path: Path) -> None:
+    """A download's body is computed in a child that nothing bounded once it ran: at a million papers one whole
+    network took a 5.9 GB child, whatever ``MEMORY_BUDGET`` said. Past the hard limit (HARD_OVER times the budget)
+    it is killed and the download answers 503 (counted as refused for memory)."""
+    from bibgraph.web.maps.gate import HARD_OVER, MEMORY, DerivationsBusy, tree_pss
+
+    with _download_just_under_its_budget() as cache:
+        grow = int(HARD_OVER * cache.gate.budget.limit) - tree_pss(os.getpid()) + 256 * 2**20
+
+        def work() -> None:
+            hog = b"x" * grow  # written pages: they count in PSS
+            time.sleep(20)
+            (tmp_path / "body").write_bytes(hog[:1])
+
+        began = time.monotonic()
+        with pytest.raises(DerivationsBusy) as refused:
+            cache.forked(work, tmp_path / "body")
+        assert refused.value.cause == MEMORY and time.monotonic() - began < 15
+        assert cache.gate.refused[MEMORY] == 1 and not (tmp_path / "body").exists()
 
 
 def test_a_download_child_past_the_hard_limit_fails_at_once_even_between_two_looks(
@@ -495,24 +505,17 @@ def test_a_download_child_past_the_hard_limit_fails_at_once_even_between_two_loo
     """The tree's PSS is read at most once a second, so a child could overshoot the hard limit in between (and with
     no look at all, by any amount): the child's own ``RLIMIT_DATA`` (HARD_OVER times the budget from its start)
     is a second layer. Here the looks never see it (``over_hard`` is false): the allocation fails, 503 for memory."""
-    from bibgraph.web.maps.gate import HARD_OVER, MEMORY, DerivationGate, DerivationsBusy, tree_pss
+    from bibgraph.web.maps.gate import HARD_OVER, MEMORY, DerivationGate, DerivationsBusy
 
     monkeypatch.setattr(DerivationGate, "over_hard", lambda self: False)
-    app = make_app()
-    try:
-        with app.test_request_context("/graph/coauthors.json?min_joint=3"):
-            cache = networks()
-            assert cache.gate is not None
-            cache.gate.budget.limit = tree_pss(os.getpid()) + 64 * 2**20  # not over: the work may start
-            grow = int(HARD_OVER * cache.gate.budget.limit) + 64 * 2**20
+    with _download_just_under_its_budget() as cache:
+        grow = int(HARD_OVER * cache.gate.budget.limit) + 64 * 2**20
 
-            def work() -> None:
-                hog = bytearray(grow)  # reserved at once (calloc: no page written, no PSS to see)
-                (tmp_path / "body").write_bytes(hog[:1])
+        def work() -> None:
+            hog = bytearray(grow)  # reserved at once (calloc: no page written, no PSS to see)
+            (tmp_path / "body").write_bytes(hog[:1])
 
-            with pytest.raises(DerivationsBusy) as refused:
-                cache.forked(work, tmp_path / "body")
-            assert refused.value.cause == MEMORY and cache.gate.refused[MEMORY] == 1
-            assert not (tmp_path / "body").exists()
-    finally:
-        app.extensions["bibgraph"].close()
+        with pytest.raises(DerivationsBusy) as refused:
+            cache.forked(work, tmp_path / "body")
+        assert refused.value.cause == MEMORY and cache.gate.refused[MEMORY] == 1
+        assert not (tmp_path / "body").exists()
