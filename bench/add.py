@@ -42,7 +42,7 @@ def main() -> None:
     from bibgraph.web.commands import versionwrite
 
     if args.no_derive:
-        versionwrite.derive = lambda version, base, previous=None: None
+        versionwrite.derive = lambda version, base, previous=None, roles=None: None
     stages = Stages()
     stages.wrap(versionwrite, "add_lists", "add lists (parse, look up, write, append to dumps, VoID)")
     stages.wrap(getattr(void, "VoidCounts", None), "observe", "  of which VoID statistics (updated)")

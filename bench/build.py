@@ -133,7 +133,8 @@ def _dataset(lists: Path, out: Path, derive: bool = False) -> dict:
     from bibgraph.web.commands import versionwrite
 
     if not derive:
-        versionwrite.derive = lambda version, base, previous=None: None  # the views' data: bench.serve measures it
+        # the views' data: bench.serve measures it
+        versionwrite.derive = lambda version, base, previous=None, roles=None: None
     stages = Stages(log=sys.stderr)
     stages.wrap(build, "build_graph", "parse, load (overlapped) and write N-Triples; VoID")
     stages.wrap(build, "void_ntriples", "  of which VoID statistics (the engine's counts: older checkouts)")

@@ -46,6 +46,8 @@ STAGES = (
     ("bibgraph.graph.dataset.sitedata", "concept_figures", "  concept figures and paper orders"),
     ("bibgraph.graph.dataset.sitedata", "home_figures", "  home figures"),
     ("bibgraph.graph.site.searchbuild", "build_search_index", "  search index"),
+    ("bibgraph.graph.dataset.sitedata", "roles_of", "  roles (read from the store: before session 17)"),
+    ("bibgraph.graph.dataset.triples", "roles_of_persons", "  roles (from the build's persons, in the parse stage)"),
     ("bibgraph.graph.dataset.sitedata", "_derive_exports", "  whole networks' export files (all formats)"),
 )
 

@@ -23,6 +23,7 @@ from bibgraph.graph.ingest.records import Problem, Record, Repair, require_recor
 from bibgraph.graph.rdf.iris import DEFAULT_BASE, Iris
 from bibgraph.graph.rdf.ntriples import unpublishable
 from bibgraph.graph.serving.memory import release_free_memory
+from bibgraph.graph.site.roles import Roles
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.seeds import seed_directory
 
@@ -84,6 +85,7 @@ class BuildReport:
     curation: Applied = field(default_factory=Applied)
     identity_seconds: float = 0.0
     numbering: Numbering | None = None  # the person keys to publish (graph.identity.numbering)
+    roles: Roles | None = None  # the authorships' positions a dataset keeps (graph/site/roles.py), when asked for
 
     @property
     def repaired_names(self) -> int:
@@ -242,17 +244,21 @@ def build_graph(
     progress: bool = True,
     ntriples: BinaryIO | None = None,
     numbering: Numbering | None = None,
+    roles: bool = False,
 ) -> tuple[OxigraphGraphStore, BuildReport]:
     """Build the graph of the given files or directories (the seeds if none) into ``store`` (new by default).
 
     With ``ntriples``, the data (not the VoID description) is also written there as N-Triples as it
     streams into the store, each triple once: a dump without a second pass over the store. ``numbering``: the
     person keys the dataset published before (kept; the report's ``numbering`` is what this build publishes).
+    ``roles``: the report's ``roles`` are made (a dataset keeps them: :mod:`~bibgraph.graph.site.rolesbuild`).
     """
     iris = Iris(base)
     store = store or OxigraphGraphStore.memory()
     inputs = list(paths) or [seed_directory()]  # the one place the seeds are the default input
-    catalogue = Catalogue(identity=Collected(), curation=curation.read(curation.find(inputs)), numbering=numbering)
+    catalogue = Catalogue(
+        identity=Collected(), curation=curation.read(curation.find(inputs)), numbering=numbering, keep_roles=roles
+    )
     problems: list[Problem] = []
     report = BuildReport(problems=problems)
     lines = graph_lines(inputs, iris, catalogue, problems, progress, report)
@@ -275,6 +281,7 @@ def build_graph(
     report.curation = catalogue.curated
     report.identity_seconds = catalogue.identity_seconds
     report.numbering = catalogue.numbering
+    report.roles = catalogue.roles
     report.duplicate_records = catalogue.duplicate_records
     del catalogue
     release_free_memory()  # the catalogue's pages back to the system, not only to glibc's heap, before the counts

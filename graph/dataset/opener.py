@@ -47,11 +47,12 @@ def fill(
     base: str,
     ntriples: BinaryIO | None = None,
     numbering: "Numbering | None" = None,
+    roles: bool = False,
 ) -> "BuildReport | None":
     """Load dumps as they are and build the paper lists among ``inputs`` into ``store``.
 
     ``ntriples`` receives the built data as N-Triples (:func:`build_graph`); give it only for inputs
-    without dumps (what a loaded dump holds is not copied there). ``numbering``: see :func:`build_graph`.
+    without dumps (what a loaded dump holds is not copied there). ``numbering``, ``roles``: see :func:`build_graph`.
     """
     dumps = [path for path in inputs if is_dump(path)]
     lists = [path for path in inputs if not is_dump(path)]
@@ -67,7 +68,9 @@ def fill(
             build_graph,  # here, not at the top: serving a dataset never builds (nor loads the parser)
         )
 
-        _, report = build_graph(lists, base=base, store=store, progress=True, ntriples=ntriples, numbering=numbering)
+        _, report = build_graph(
+            lists, base=base, store=store, progress=True, ntriples=ntriples, numbering=numbering, roles=roles
+        )
         for problem in report.problems:
             print(problem, file=sys.stderr)
         return report

@@ -28,9 +28,11 @@ from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSp
 from bibgraph.graph.site.conceptindex import PAPER_ORDER, ConceptFigures, concept_index
 from bibgraph.graph.site.homeupdate import home_counts
 from bibgraph.graph.site.pagedata import charts, concept_tree, dataset_summary, histogram_bins
-from bibgraph.graph.site.roles import roles_of
+from bibgraph.graph.site.roles import Roles
 from bibgraph.graph.site.search import FILE_NAME
 from bibgraph.graph.stores.store import GraphStore, OxigraphGraphStore
+
+RolesMaker = Callable[[GraphStore, Any], Roles | None]  # a store and its incidence -> the roles kept beside it
 
 ORDER_CHUNK = 1000  # papers per kept piece of a concept's paper order (a page reads one piece, or two)
 CONCEPT_FIGURES = f"concept figures, papers by {PAPER_ORDER}"  # the page value of every concept's figures
@@ -87,7 +89,7 @@ def derive(
     exports: tuple[NetworkSpec, ...] | None = None,
     maps: Callable[[NetworkSpec], bool] | None = None,
     base: str | None = None,
-    roles: bool = True,
+    roles: "RolesMaker | None" = None,
 ) -> None:
     """Derive into ``version``'s ``derived/`` files what the site serves of it, keeping what is kept already (an
     add's extended incidence and updated concept figures); ``max_view_nodes``: the authors a map draws; ``exports``:
@@ -95,8 +97,9 @@ def derive(
     download that asks, :mod:`.wholeexports`); ``maps``: which default maps are derived here, unless kept (every one
     when None); the others are as the caller left them, kept or derived by the first request that shows one
     (``web/maps/cache.py``, with the same functions); ``base``: the dataset's base IRI, under which the default
-    maps' drawings are kept (none when None); ``roles``: keep the authorships' positions (:mod:`~..site.roles`:
-    a read of every authorship, which an add does not pay: its version's pages ask the store for them)."""
+    maps' drawings are kept (none when None); ``roles``: how the authorships' positions (:mod:`~..site.roles`) are
+    made, given the store and its incidence (None from it: none kept; none asked: an add keeps them itself, from the
+    previous version's, :mod:`~..site.rolesupdate`)."""
     store = OxigraphGraphStore.disk(version / STORE, read_only=True)
     try:
         _derive(store, DerivedFiles.unpublished(version), max_view_nodes, exports, maps, base, roles)
@@ -112,7 +115,7 @@ def _derive(
     exports: tuple[NetworkSpec, ...] | None = None,
     maps: Callable[[NetworkSpec], bool] | None = None,
     base: str | None = None,
-    roles: bool = True,
+    roles: "RolesMaker | None" = None,
 ) -> None:
     from bibgraph.graph.networks import (
         engine,  # numpy, scipy, igraph: loaded by a build, never by this module's importers
@@ -132,8 +135,8 @@ def _derive(
     if not (files.directory / FILE_NAME).exists():
         build_search_index(store, files.directory / FILE_NAME, incidence)
     derive_exports(files.directory, incidence, DEFAULT_EXPORTS if exports is None else exports, files.sync)
-    if roles and not (files.directory / file_name(derived_key("roles"))).exists():
-        found = roles_of(store, incidence)  # the profiles' positions (None: the store holds what they cannot say)
+    if roles is not None and not (files.directory / file_name(derived_key("roles"))).exists():
+        found = roles(store, incidence)  # the profiles' positions (None: the arrays cannot say what the store holds)
         if found is not None:
             files.save(derived_key("roles"), found)
 

@@ -29,6 +29,8 @@ from bibgraph.graph.rdf.ntriples import literal as _literal
 from bibgraph.graph.rdf.ntriples import typed as _typed
 from bibgraph.graph.rdf.vocab import BG, SCHEMA
 from bibgraph.graph.serving.memory import release_free_memory
+from bibgraph.graph.site.roles import Roles
+from bibgraph.graph.site.rolesbuild import roles_of_persons
 
 if TYPE_CHECKING:  # the resolver reads paper ids from here
     from bibgraph.graph.identity.extend import Resolver
@@ -141,6 +143,10 @@ class Catalogue:
     resolve: "Resolver | None" = None
     retired: dict[str, str] = field(default_factory=dict)  # an add: new forms' keys joined into a person's
     _papers: int | None = None  # a build's papers, counted when ``sources`` is let go (at ``closing``)
+    # A build for a dataset: the authorships' positions and lists' lengths (graph/site/roles.py), made once the
+    # persons are decided (``roles``: None when they cannot be kept).
+    keep_roles: bool = False
+    roles: Roles | None = None
 
     def key(self, name: str, record: Record) -> str:
         """The person key ``name`` on ``record`` is written under."""
@@ -225,6 +231,8 @@ class Catalogue:
         self.numbering = assigned.numbering
         numbered = Counter(base for key, base in zip(assigned.keys, assigned.bases, strict=True) if key != base)
         self.shared = sum(count for count in numbered.values() if count > 1)  # a number one holder keeps: no
+        if self.keep_roles:  # before the persons' lines: the store's last blocks are not loading yet
+            self.roles = roles_of_persons(identity.order, persons.starts, persons.of.array, assigned.keys, iris.paper)
         yield from person_lines(persons, identity, iris, assigned)
 
     def closing(self, iris: Iris) -> Iterator[str]:

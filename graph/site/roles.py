@@ -3,10 +3,12 @@
 An author's page shows each paper's role (sole, first, last, middle): the author's position on it and the length of
 its list. The incidence holds who wrote what but not where in the list: the profile asked the store
 (``author_paper_roles.rq``) for every paper of the author, 2-4 s on a cold store at a million papers (2,793 papers)
-and 4.3 s through the Oxigraph server. A build keeps them here (:func:`keep_roles`): a position per authorship in
-the incidence's by-author order, a list length per paper; and the papers the incidence leaves out (no named author),
-so the papers' sitemaps are listed without walking the store. Read back only while it is the incidence's
-(:func:`matches`): a version whose incidence an add extended keeps none, and its pages ask the store as before.
+and 4.3 s through the Oxigraph server. A dataset keeps them here: a position per authorship in the incidence's
+by-author order, a list length per paper; and the papers the incidence leaves out (no named author), so the papers'
+sitemaps are listed without walking the store. A build makes them from its own pass (:mod:`.rolesbuild`: the
+records' list lengths and the persons it decided), an add from the previous version's and what it wrote
+(:mod:`.rolesupdate`); :func:`roles_of` reads them from a store, for a build that loads dumps (no records to read).
+All three end in :func:`of_rows`. Read back only while they are the incidence's (:func:`matches`).
 """
 
 import bisect
@@ -46,21 +48,66 @@ class Roles:
 def fingerprint(incidence: "Incidence") -> int:
     """A checksum of the incidence's authors' papers (their numbers and order): :class:`Roles` are read only with
     the incidence they were made from."""
-    value = zlib.crc32(incidence.author_ptr.tobytes())
-    value = zlib.crc32(incidence.author_papers.tobytes(), value)
-    return zlib.crc32(str((len(incidence.papers), len(incidence.authors))).encode(), value)
+    return pairs_fingerprint(incidence.author_ptr, incidence.author_papers, len(incidence.papers))
+
+
+def pairs_fingerprint(author_ptr: "np.ndarray", author_papers: "np.ndarray", papers: int) -> int:
+    """:func:`fingerprint` of an incidence with these authors' papers (``author_papers`` as the incidence holds it,
+    ``int32``) and ``papers`` papers: a build checks its own pairs against the incidence read from its store."""
+    value = zlib.crc32(author_ptr.tobytes())
+    value = zlib.crc32(author_papers.tobytes(), value)
+    return zlib.crc32(str((papers, len(author_ptr) - 1)).encode(), value)
 
 
 def matches(roles: Roles, incidence: "Incidence") -> bool:
     return roles.fingerprint == fingerprint(incidence) and len(roles.listed) == len(incidence.papers)
 
 
-def roles_of(store: GraphStore, incidence: "Incidence") -> Roles | None:
-    """The roles of ``store``'s authorships, aligned with its ``incidence``; None when the store holds what these
-    arrays cannot say as ``author_paper_roles.rq`` would (an authorship of a named author whose paper the incidence
-    does not pair with them, a paper with two list lengths, an author listed over :data:`MAX_REPEATS` times on one
-    paper): its pages then ask the store. Three triple patterns joined (about 3x the incidence's creator pass)."""
+def of_rows(
+    author_ptr: "np.ndarray",
+    author_papers: "np.ndarray",
+    keys: "np.ndarray",
+    positions: "np.ndarray",
+    listed: "np.ndarray",
+    others: "Strings",
+) -> Roles | None:
+    """The roles of the authorships ``keys`` (``author * papers + paper`` of each, numbers of the incidence whose
+    authors' papers are ``author_ptr`` and ``author_papers``) at ``positions``, the rows sorted by key then position;
+    ``listed`` per paper (-1: none). None when these arrays cannot say what ``author_paper_roles.rq`` would: an
+    authorship whose pair the incidence lacks, an author listed over :data:`MAX_REPEATS` times on one paper, a
+    position or length past ``int32``. The one constructor: the build's, an add's and the store's rows end here."""
     import numpy as np
+
+    width = max(len(listed), 1)
+    owners = np.repeat(np.arange(len(author_ptr) - 1, dtype=np.int64), np.diff(author_ptr))
+    pairs = owners * width + author_papers
+    at = np.minimum(np.searchsorted(pairs, keys), max(len(pairs) - 1, 0))
+    if len(keys) and (not len(pairs) or not np.array_equal(pairs[at], keys)):
+        return None
+    repeats = np.bincount(at, minlength=len(pairs))
+    if (
+        repeats.max(initial=0) > MAX_REPEATS
+        or not -(2**31) <= positions.min(initial=0) <= positions.max(initial=0) < 2**31
+        or not -1 <= listed.min(initial=0) <= listed.max(initial=0) < 2**31
+    ):
+        return None
+    return Roles(
+        repeats.astype(np.uint8),
+        positions.astype(np.int32),
+        listed.astype(np.int32),
+        others,
+        pairs_fingerprint(author_ptr, author_papers, len(listed)),
+    )
+
+
+def roles_of(store: GraphStore, incidence: "Incidence") -> Roles | None:
+    """The roles of ``store``'s authorships, aligned with its ``incidence``, read by three queries (about 3x the
+    incidence's creator pass: 343.6 CPU-s at a million papers): for a store loaded from dumps, whose build read no
+    records. None when the store holds what these arrays cannot say (:func:`of_rows`; and a paper with two list
+    lengths, or one below 0): its pages then ask the store."""
+    import numpy as np
+
+    from bibgraph.graph.networks.incidence import Strings
 
     paper_ids = {iri: number for number, iri in enumerate(incidence.papers)}
     author_ids = {iri: number for number, iri in enumerate(incidence.authors)}
@@ -83,28 +130,8 @@ def roles_of(store: GraphStore, incidence: "Incidence") -> Roles | None:
     del paper_ids, author_ids
     found = np.frombuffer(rows, dtype=np.int64).reshape(-1, 3)
     found = found[np.lexsort((found[:, 2], found[:, 1], found[:, 0]))]
-    width = max(len(incidence.papers), 1)
-    owners = np.repeat(np.arange(len(incidence.authors), dtype=np.int64), np.diff(incidence.author_ptr))
-    pairs = owners * width + incidence.author_papers
-    keys = found[:, 0] * width + found[:, 1]
-    at = np.minimum(np.searchsorted(pairs, keys), max(len(pairs) - 1, 0))
-    if len(keys) and (not len(pairs) or not np.array_equal(pairs[at], keys)):
-        return None
-    repeats = np.bincount(at, minlength=len(pairs))
-    if (
-        repeats.max(initial=0) > MAX_REPEATS
-        or not -(2**31) <= found[:, 2].min(initial=0) <= found[:, 2].max(initial=0) < 2**31
-    ):
-        return None
-    from bibgraph.graph.networks.incidence import Strings
-
-    return Roles(
-        repeats.astype(np.uint8),
-        found[:, 2].astype(np.int32),
-        listed.astype(np.int32),
-        Strings.of(sorted(others)),
-        fingerprint(incidence),
-    )
+    keys = found[:, 0] * max(len(incidence.papers), 1) + found[:, 1]
+    return of_rows(incidence.author_ptr, incidence.author_papers, keys, found[:, 2], listed, Strings.of(sorted(others)))
 
 
 def authorships(roles: Roles, incidence: "Incidence", author: int) -> list[tuple[int, int, int]]:

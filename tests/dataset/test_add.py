@@ -51,7 +51,7 @@ def test_build_then_add_is_a_build_of_all_the_lists(drawn: list, cut: int, secon
     cut, second = sorted((min(cut, len(drawn) - 1), min(max(second, cut), len(drawn))))
     pieces = [drawn[:cut], drawn[cut:second], drawn[second:]]
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
-        patch.setattr(versionwrite, "derive", lambda version, base, previous=None: None)  # the dumps only
+        patch.setattr(versionwrite, "derive", lambda version, base, previous=None, roles=None: None)  # the dumps only
         root = Path(tmp)
         lists = [root / f"l{i}" for i in range(3)]
         for number, (directory, part) in enumerate(zip(lists, pieces, strict=True)):

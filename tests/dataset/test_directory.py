@@ -484,7 +484,7 @@ def test_the_streamed_dumps_hold_the_store_each_triple_once(tmp_path: Path, monk
         "论文检索\n\nSocial Aspects · Fairness\n\nAda Quill, Bert Lee, Ada Quill\n\nA paper listing an author twice.\n",
         encoding="utf-8",
     )
-    monkeypatch.setattr(versionwrite, "derive", lambda version, base, previous=None: None)
+    monkeypatch.setattr(versionwrite, "derive", lambda version, base, previous=None, roles=None: None)
     version, _ = versionwrite.build_dataset([lists], tmp_path / "dataset", BASE)
     store = ox.Store.read_only(str(version / "store"))
     twice = f"""PREFIX bg: <{BG}> PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX foaf: <http://xmlns.com/foaf/0.1/>

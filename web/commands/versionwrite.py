@@ -39,6 +39,7 @@ from bibgraph.graph.dataset.directory import (
 from bibgraph.graph.dataset.dumps import complete_streamed_dumps, streamed_ntriples, write_dataset_dumps
 from bibgraph.graph.dataset.dumpsegments import continued_segments
 from bibgraph.graph.dataset.opener import COMPLETE_MARKER, fill, is_dump
+from bibgraph.graph.dataset.sitedata import RolesMaker
 from bibgraph.graph.dataset.void import void_quads
 from bibgraph.graph.identity import numbering
 from bibgraph.graph.networks.incidence import Incidence, incidence_of, incidence_part  # numpy, scipy: a build needs
@@ -48,6 +49,7 @@ from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.site.conceptupdate import updated_index
 from bibgraph.graph.site.homeupdate import Written, updated_home
+from bibgraph.graph.site.roles import Roles, matches, roles_of
 from bibgraph.graph.site.search import FILE_NAME, SearchIndexError
 from bibgraph.graph.site.searchbuild import update_search_index
 from bibgraph.graph.site.searchlayers import layers, open_search
@@ -78,6 +80,7 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
         published = numbering.read(served / numbering.FILE_NAME)
     with new_version(root, base) as (version, manifest):
         store = OxigraphGraphStore.disk(version / STORE)
+        roles: RolesMaker = roles_of  # a dump loaded: no records to read them from, the store is asked
         if any(is_dump(path) for path in inputs):  # what a dump holds is not streamed: dumped from the store
             report = fill(store, inputs, base) or BuildReport()
             report.triples = report.triples or store.triple_count()  # dumps alone: none counted (an add starts here)
@@ -85,15 +88,23 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
             manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
         else:  # the N-Triples dump written as the data streams into the store
             with streamed_ntriples(version / DUMPS) as ntriples:
-                report = fill(store, inputs, base, ntriples, numbering=published) or BuildReport()
+                report = fill(store, inputs, base, ntriples, numbering=published, roles=True) or BuildReport()
             manifest["dumps"] = complete_streamed_dumps(version / DUMPS, void_quads(store, Iris(base)))
+            roles = _kept_if_matching(report.roles)
         if report.numbering is not None:  # the person keys published: a rebuild into this dataset keeps them
             report.numbering.write(version / numbering.FILE_NAME)
         counts = {name: getattr(report, name) for name in COUNTS}
         store.close()
         del store  # the last reference: RocksDB's files are released before the derivation opens them read-only
-        _complete(version, manifest, counts, sorted(str(path) for path in inputs))
+        report.roles = None  # held by ``roles`` until derived: the report goes back to the caller
+        _complete(version, manifest, counts, sorted(str(path) for path in inputs), roles=roles)
     return root / manifest["name"], report
+
+
+def _kept_if_matching(roles: Roles | None) -> RolesMaker:
+    """The build's own roles (:mod:`~bibgraph.graph.site.rolesbuild`), kept when they are the incidence's read
+    from its store (:func:`~bibgraph.graph.site.roles.matches`): a store that says otherwise keeps none."""
+    return lambda store, incidence: roles if roles is not None and matches(roles, incidence) else None
 
 
 def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
@@ -190,18 +201,20 @@ def _complete(
     counts: dict[str, int],
     inputs: list[str],
     previous: Added | None = None,
+    roles: RolesMaker | None = None,
 ) -> None:
     """Mark the filled store (closed by the caller, its dumps written) complete, derive the views' data, and fill in
-    the manifest; ``previous``, after an add, is what :func:`derive` needs of it. The callers drop their handle of the
-    written store first: with it still open, a read-only open of the same store once failed under load on a table
+    the manifest; ``previous``, after an add, is what :func:`derive` needs of it; ``roles``, after a build, how its
+    authorships' positions are made (:func:`~bibgraph.graph.dataset.sitedata.derive`). The callers drop their handle
+    of the written store first: with it still open, a read-only open of the same store once failed under load on a table
     file gone (compaction of the open handle, presumably)."""
     release_free_memory()  # a cycle still holding the written store released; the build's pages back to the system
     (version / STORE / COMPLETE_MARKER).write_text("complete\n", encoding="utf-8")
     manifest["counts"], manifest["inputs"] = counts, inputs
-    derive(version, manifest["base"], previous=previous)
+    derive(version, manifest["base"], previous=previous, roles=roles)
 
 
-def derive(version: Path, base: str, previous: Added | None = None) -> None:
+def derive(version: Path, base: str, previous: Added | None = None, roles: RolesMaker | None = roles_of) -> None:
     """Derive the views' costly data of ``version`` (base IRI ``base``) into its ``derived/`` files, by the domain.
 
     ``previous``, after an add, is the version this one extends and what was added:
@@ -210,7 +223,9 @@ def derive(version: Path, base: str, previous: Added | None = None) -> None:
     the search index (:func:`~bibgraph.graph.site.searchbuild.update_search_index`), both counting the touched
     authors' papers from that incidence. The default maps of the areas and subareas no added paper reaches are kept
     (:func:`_keep_unreached_maps`), those it reaches are left to the first request that shows one
-    (:func:`whole_graph_map`); the other derived data is derived again from the incidence and the store.
+    (:func:`whole_graph_map`); the other derived data is derived again from the incidence and the store. ``roles``
+    (a build): how the roles are made (:func:`~bibgraph.graph.dataset.sitedata.derive`; read from the store when
+    not told).
     """
     (version / DERIVED).mkdir(exist_ok=True)
     max_view_nodes = int(resolve({"BIBGRAPH_BASE": base})["MAX_VIEW_NODES"])
@@ -237,9 +252,9 @@ def derive(version: Path, base: str, previous: Added | None = None) -> None:
             gc.collect()  # release RocksDB's files before the derivation opens the store
     try:
         if previous is None:
-            sitedata.derive(version, max_view_nodes, base=base)
+            sitedata.derive(version, max_view_nodes, base=base, roles=roles)
         else:
-            sitedata.derive(version, max_view_nodes, ADDED_EXPORTS, whole_graph_map, base, roles=False)
+            sitedata.derive(version, max_view_nodes, ADDED_EXPORTS, whole_graph_map, base)
     except Exception as error:  # any failure: the version is not published, and the user is told why
         raise DeriveError(f"deriving the views' data of {version} failed: {error}") from error
 
