@@ -50,6 +50,7 @@ from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.site.conceptupdate import updated_index
 from bibgraph.graph.site.homeupdate import Written, updated_home
 from bibgraph.graph.site.roles import Roles, matches, roles_of
+from bibgraph.graph.site.rolesupdate import AddedAuthorships, updated_roles
 from bibgraph.graph.site.search import FILE_NAME, SearchIndexError
 from bibgraph.graph.site.searchbuild import update_search_index
 from bibgraph.graph.site.searchlayers import layers, open_search
@@ -139,11 +140,13 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
         additions = OxigraphGraphStore.memory()  # what the views' incidence reads of the added triples
         touched: set[str] = set()  # the papers of the records read: each record adds a source to its paper
         written = Written()  # what the home figures count of the added triples
+        authorships = AddedAuthorships()  # what the roles read of them
 
         def keep(quads: list[ox.Quad]) -> None:
             additions.store.extend(incidence_part(quads))
             touched.update(papers_read(quads))
             written.observe(quads)
+            authorships.observe(quads)
 
         if "dumps" in before:
             number = int(manifest["name"].split("-")[1])
@@ -168,7 +171,7 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
             manifest,
             counts,
             sorted([*before["inputs"], *(str(path) for path in inputs)]),
-            Added(served, additions, touched, written),
+            Added(served, additions, touched, written, authorships),
         )
     return root / manifest["name"], report
 
@@ -187,12 +190,14 @@ def _check_extended(served: Path, manifest: dict[str, Any]) -> None:
 class Added:
     """What :func:`derive` needs of an add: the version added to, the part of the added triples the incidence reads
     (:func:`~bibgraph.graph.networks.incidence.incidence_part`), the papers a record was read of
-    (:func:`~bibgraph.graph.dataset.add.papers_read`), what the home figures count of the added triples."""
+    (:func:`~bibgraph.graph.dataset.add.papers_read`), what the home figures and the roles read of the added
+    triples."""
 
     served: Path
     additions: OxigraphGraphStore
     papers: set[str]
     written: Written
+    authorships: AddedAuthorships
 
 
 def _complete(
@@ -223,7 +228,8 @@ def derive(version: Path, base: str, previous: Added | None = None, roles: Roles
     the search index (:func:`~bibgraph.graph.site.searchbuild.update_search_index`), both counting the touched
     authors' papers from that incidence. The default maps of the areas and subareas no added paper reaches are kept
     (:func:`_keep_unreached_maps`), those it reaches are left to the first request that shows one
-    (:func:`whole_graph_map`); the other derived data is derived again from the incidence and the store. ``roles``
+    (:func:`whole_graph_map`); the roles are the previous version's updated with the added authorships
+    (:func:`_update_roles`); the other derived data is derived again from the incidence and the store. ``roles``
     (a build): how the roles are made (:func:`~bibgraph.graph.dataset.sitedata.derive`; read from the store when
     not told).
     """
@@ -245,6 +251,7 @@ def derive(version: Path, base: str, previous: Added | None = None, roles: Roles
             _update_concept_index(version, served, additions, store, incidence, kept)
             if incidences is not None:
                 _update_home(version, served, previous, *incidences)
+                _update_roles(version, served, previous, *incidences)
             if kept:  # else (an index from before it was a file): built whole
                 update_search_index(store, kept, version / DERIVED, previous.papers, incidence)
         finally:
@@ -338,6 +345,18 @@ def _update_home(version: Path, served: Path, added: Added, before: Incidence, i
         updated = updated_home(previous, added.written, before, incidence, added.additions.store, figures)
         if updated is not None:
             after.save(home, updated)
+
+
+def _update_roles(version: Path, served: Path, added: Added, before: Incidence, incidence: Incidence) -> None:
+    """Keep the roles of ``version`` as the previous version's updated with the added authorships
+    (:func:`~bibgraph.graph.site.rolesupdate.updated_roles`), when it kept them. Else (or when the added triples do
+    not account for what is new to the incidence) it keeps none: its pages ask the store, no read of every
+    authorship is paid here."""
+    kept, previous = _served_files(served).load(derived_key("roles"))
+    if kept:
+        updated = updated_roles(previous, before, incidence, added.authorships)
+        if updated is not None:
+            DerivedFiles.unpublished(version).save(derived_key("roles"), updated)
 
 
 def _update_concept_index(
