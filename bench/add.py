@@ -59,6 +59,7 @@ def main() -> None:
     stages.wrap(versionwrite, "merged", "    of which merging the added pairs into its arrays")
     stages.wrap(versionwrite, "_update_home", "  of which the home page's figures (updated)")
     stages.wrap(versionwrite, "_update_concept_index", "  of which the concept index (updated)")
+    stages.wrap(versionwrite, "_update_roles", "  of which the roles (updated; none kept before session 17)")
     stages.wrap(conceptupdate, "updated_index", "    of which the update (the rest: writing the order pieces)")
     stages.wrap(conceptupdate, "_new_in_concepts", "      of which finding the papers new to each concept")
     stages.wrap(conceptupdate, "_creators", "      of which their creators")
