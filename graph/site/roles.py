@@ -79,12 +79,15 @@ def of_rows(
     import numpy as np
 
     width = max(len(listed), 1)
-    owners = np.repeat(np.arange(len(author_ptr) - 1, dtype=np.int64), np.diff(author_ptr))
-    pairs = owners * width + author_papers
-    at = np.minimum(np.searchsorted(pairs, keys), max(len(pairs) - 1, 0))
+    pairs = np.repeat(np.arange(len(author_ptr) - 1, dtype=np.int64), np.diff(author_ptr))  # each pair's author
+    pairs *= width  # then its key, in place (a million papers: 4.4M pairs, 36 MB a copy)
+    pairs += author_papers
+    at = np.searchsorted(pairs, keys)
+    np.minimum(at, max(len(pairs) - 1, 0), out=at)
     if len(keys) and (not len(pairs) or not np.array_equal(pairs[at], keys)):
         return None
     repeats = np.bincount(at, minlength=len(pairs))
+    del at, pairs
     if (
         repeats.max(initial=0) > MAX_REPEATS
         or not -(2**31) <= positions.min(initial=0) <= positions.max(initial=0) < 2**31
