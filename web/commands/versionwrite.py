@@ -49,8 +49,8 @@ from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.site.conceptupdate import updated_index
 from bibgraph.graph.site.homeupdate import Written, updated_home
 from bibgraph.graph.site.search import FILE_NAME, SearchIndexError
-from bibgraph.graph.site.searchbuild import update_search_index
 from bibgraph.graph.site.searchlayers import layers, open_search
+from bibgraph.graph.site.searchupdate import update_search_index
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.web.settings import resolve
 
@@ -114,8 +114,9 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
     served = current_version(root)
     before = read_manifest(served)
     base = before["base"]
-    _check_extended(served, before)
+    checked = _check_extended(served, before)
     with new_version(root, base) as (version, manifest):
+        manifest["stats"] = checked  # the search layers as they were when checked: the next add need not hash them
         try:
             original = OxigraphGraphStore.disk(served / STORE, read_only=True)
         except (OSError, RuntimeError) as error:  # RocksDB's own words on a damaged store, in one line
@@ -162,14 +163,17 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
     return root / manifest["name"], report
 
 
-def _check_extended(served: Path, manifest: dict[str, Any]) -> None:
+def _check_extended(served: Path, manifest: dict[str, Any]) -> dict[str, list[int]]:
     """Refuse to extend a damaged version (:class:`DatasetDamaged`): an add copied what it found, and a new version's
     manifest then recorded its own checksums of what the damage gave. Its files are all there, none a link, none
     in ``derived/`` the manifest does not name (no file hashed: the derived values it reads are checked as they are
-    read, the files it hard-links keep the checksums recorded); its person map, read whole, is hashed."""
+    read, the files it hard-links keep the checksums recorded); its person map, read whole, is hashed; its search
+    layers (read by the concept placement and the index's update) are checked unless hashed already and not written
+    since (:func:`checked_files`). What the layers were when checked."""
     check_opened(served, hashed=False)
     if (served / numbering.FILE_NAME).exists():
         check_file(served, numbering.FILE_NAME, manifest["checksums"])
+    return checked_files(served, layers(served / DERIVED)) if (served / DERIVED / FILE_NAME).exists() else {}
 
 
 @dataclass(frozen=True)
@@ -207,7 +211,7 @@ def derive(version: Path, base: str, previous: Added | None = None) -> None:
     ``previous``, after an add, is the version this one extends and what was added:
     the previous incidence is extended with it (:func:`~bibgraph.graph.networks.incidencemerge.merged`) instead of read
     again from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`) and
-    the search index (:func:`~bibgraph.graph.site.searchbuild.update_search_index`), both counting the touched
+    the search index (:func:`~bibgraph.graph.site.searchupdate.update_search_index`), both counting the touched
     authors' papers from that incidence. The default maps of the areas and subareas no added paper reaches are kept
     (:func:`_keep_unreached_maps`), those it reaches are left to the first request that shows one
     (:func:`whole_graph_map`); the other derived data is derived again from the incidence and the store.
@@ -225,8 +229,8 @@ def derive(version: Path, base: str, previous: Added | None = None) -> None:
             else:
                 incidence = incidences[1]
                 _keep_unreached_maps(version, served, additions, *incidences, max_view_nodes)
-            # Read by the placement and the update below, so checked first (once: ~1.7 CPU-s for 2 GB at 1M).
-            kept = checked_files(served, layers(served / DERIVED)) if (served / DERIVED / FILE_NAME).exists() else []
+            # Read by the placement and the update below: checked by _check_extended before the add began.
+            kept = layers(served / DERIVED) if (served / DERIVED / FILE_NAME).exists() else []
             _update_concept_index(version, served, additions, store, incidence, kept)
             if incidences is not None:
                 _update_home(version, served, previous, *incidences)
