@@ -45,7 +45,8 @@ def main() -> None:
     if args.no_derive:
         versionwrite.derive = lambda version, base, previous=None: None
     stages = Stages()
-    stages.wrap(versionwrite, "_check_extended", "the version extended checked (its person map hashed)")
+    stages.wrap(versionwrite, "_check_extended", "the version extended checked")
+    stages.wrap(versionwrite, "checked_files", "  of which its search layers and person map hashed (if not recorded)")
     stages.wrap(numbering, "read", "the person map read")
     stages.wrap(versionwrite, "add_lists", "add lists (parse, look up, write, append to dumps, VoID)")
     stages.wrap(getattr(void, "VoidCounts", None), "observe", "  of which VoID statistics (updated)")
@@ -59,7 +60,6 @@ def main() -> None:
     stages.wrap(directory, "checksums", "checksums")
     stages.wrap(directory, "_sync_tree", "fsync")
     stages.wrap(versionwrite, "derive", "derive")
-    stages.wrap(versionwrite, "checked_files", "  of which the previous search layers hashed")
     stages.wrap(versionwrite, "_extend_incidence", "  of which the incidence (extended, saved)")
     stages.wrap(versionwrite, "merged", "    of which merging the added pairs into its arrays")
     stages.wrap(versionwrite, "_update_home", "  of which the home page's figures (updated)")

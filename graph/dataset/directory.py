@@ -43,6 +43,7 @@ STORE, DUMPS, DERIVED = "store", "dumps", "derived"
 # Derived files read on disk a page at a time, never whole into memory, and large (2 GB of search index at a million
 # papers): hashed before their first use (:func:`check_file`), like the dumps, not at every open.
 READ_ON_DISK = re.compile(rf"{DERIVED}/search(-[0-9]{{6}})?\.sqlite")  # the search index's layers (one per add)
+HASHED_ONCE = re.compile(rf"{READ_ON_DISK.pattern}|persons(\.[0-9]{{6}})?\.json")  # what an add reads: .hashedonce
 KEPT_VERSIONS = 2  # the one served and the one before it (a server may still be reading it)
 
 
@@ -359,8 +360,8 @@ def _new_version(root: Path, base: str) -> Iterator[tuple[Path, dict[str, Any]]]
         hashed: set[str] = set()
         manifest["checksums"] = checksums(building, previous, hashed)
         trusted = {**(read_manifest(previous).get("stats", {}) if previous else {}), **manifest.get("stats", {})}
-        large = [name for name in manifest["checksums"] if READ_ON_DISK.fullmatch(name)]
-        manifest["stats"] = hashedonce.recorded(building, large, hashed, trusted)
+        once = [name for name in manifest["checksums"] if HASHED_ONCE.fullmatch(name)]
+        manifest["stats"] = hashedonce.recorded(building, once, hashed, trusted)
         write_bytes_atomically(building / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True).encode() + b"\n")
         _sync_tree(building)
         os.rename(building, target / name)

@@ -1,10 +1,11 @@
-"""Large files of a dataset hashed once, not at every add: what a version's manifest records of each when it was
-hashed (``stats``: inode, size, modification time in nanoseconds).
+"""Files an add reads hashed once, not at every add: what a version's manifest records of each when it was hashed
+(``stats``: inode, size, modification time in nanoseconds). They are the search index's layers and the person map's
+files (``directory.HASHED_ONCE``).
 
-A version never writes a file of an earlier version (versions share them as hard links), so a search layer an add
-hashed against its checksum (or a version hashed when it was written) and that still has the inode, size and
-modification time it had then was not written since: the next add reads it without hashing its 2 GB again
-(1.7 CPU-s at a million papers, at every add). A file written in place since has another time (a flipped bit written
+A version never writes a file of an earlier version (versions share them as hard links), so a file an add hashed
+against its checksum (or a version hashed when it was written) and that still has the inode, size and modification
+time it had then was not written since: the next add reads it without hashing it again (the search index alone is
+2 GB at a million papers: 1.7 CPU-s at every add). A file written in place since has another time (a flipped bit written
 by any program, a copy: another inode) and is hashed again, and refused if it differs. What this does not see: a
 change that keeps the time (the disk's own decay, or a writer that sets the time back); ``bibgraph check`` and a
 server's check before it first reads the index hash the whole file whatever is recorded.
