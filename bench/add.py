@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.stages import Stages
+from bench.stages import Stages, io_bytes
 
 
 def main() -> None:
@@ -36,7 +36,8 @@ def main() -> None:
     if args.compare:
         compare(args.dataset, args.files)
         return
-    from bibgraph.graph.dataset import add, directory, dumps, sitedata, void, wholeexports
+    from bibgraph.graph.dataset import add, derived, directory, dumps, sitedata, void, wholeexports
+    from bibgraph.graph.identity import numbering
     from bibgraph.graph.site import conceptupdate
     from bibgraph.web import pages
     from bibgraph.web.commands import versionwrite
@@ -44,6 +45,9 @@ def main() -> None:
     if args.no_derive:
         versionwrite.derive = lambda version, base, previous=None, roles=None: None
     stages = Stages()
+    stages.wrap(versionwrite, "_check_extended", "the version extended checked")
+    stages.wrap(versionwrite, "checked_files", "  of which its search layers and person map hashed (if not recorded)")
+    stages.wrap(numbering, "read", "the person map read")
     stages.wrap(versionwrite, "add_lists", "add lists (parse, look up, write, append to dumps, VoID)")
     stages.wrap(getattr(void, "VoidCounts", None), "observe", "  of which VoID statistics (updated)")
     stages.wrap(getattr(dumps, "Segments", None), "append", "  of which appending to the dumps")
@@ -52,6 +56,7 @@ def main() -> None:
     stages.wrap(versionwrite, "write_dump", "write the dumps whole (a checkout before the dumps were continued)")
     stages.wrap(add, "_replace_void", "  of which VoID statistics (counted again: that checkout)")
     stages.wrap(versionwrite, "update_search_index", "search index (updated; within the derive from h28a on)")
+    stages.wrap(numbering.Numbering, "write", "the person map written")
     stages.wrap(directory, "checksums", "checksums")
     stages.wrap(directory, "_sync_tree", "fsync")
     stages.wrap(versionwrite, "derive", "derive")
@@ -74,6 +79,8 @@ def main() -> None:
     stages.wrap(sitedata, "home_figures", "  of which the home page's figures")
     stages.wrap(sitedata, "_derive_exports", "  of which the whole networks' exports")
     stages.wrap(wholeexports, "derive", "  of which the whole networks' exports")
+    stages.wrap(sitedata, "derive", "  of which the rest (sitedata.derive: the topic network and maps, whole graph's)")
+    stages.wrap(derived.DerivedFiles, "save", "  across the derive: derived values written")
     if args.full_concepts:
         versionwrite._update_concept_index = lambda *_: None
     if args.whole_dumps:
@@ -81,12 +88,13 @@ def main() -> None:
         versionwrite.read_manifest = lambda version: {k: v for k, v in original(version).items() if k != "dumps"}
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu = usage.ru_utime + usage.ru_stime
+    since = io_bytes()
     start = time.perf_counter()
     version, report = versionwrite.add_to_dataset(args.dataset, args.files)
     total = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(f"{version}: {report.summary()}")
-    print(stages.table(total, usage.ru_utime + usage.ru_stime - cpu))
+    print(stages.table(total, usage.ru_utime + usage.ru_stime - cpu, since))
     print(
         f"CPU {usage.ru_utime + usage.ru_stime - cpu:.1f} s (this process; a child making the whole networks' exports"
         " not counted),"

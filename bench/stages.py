@@ -3,7 +3,10 @@
 Each stage also counts the process's CPU time (every thread: the store's loader threads too), what a busy shared
 machine distorts least, and notes the process's peak RSS when it ends: the peak only grows, so the first stage
 whose figure is close to the final peak is the one that set it. Beside it, the resident memory when the stage
-last ended (what it left alive: a stage's peak hides what the one before it let go).
+last ended (what it left alive: a stage's peak hides what the one before it let go), and the bytes the process
+read and wrote in it (Linux's ``/proc/self/io``: ``rchar``, every byte read by a system call, the page cache's
+too; ``write_bytes``, what it gave the storage to write): a stage whose bytes grow with the dataset, not with
+what is added, stands out.
 """
 
 import inspect
@@ -27,6 +30,8 @@ class Stages:
         self.peak_mb: dict[str, float] = {}
         self.peak_before_mb: dict[str, float] = {}
         self.now_mb: dict[str, float] = {}
+        self.read: dict[str, int] = {}
+        self.written: dict[str, int] = {}
         self._restore: list[tuple[object, str, Any]] = []
 
     def wrap(self, owner: object, name: str, label: str) -> None:
@@ -37,8 +42,7 @@ class Stages:
         original: Callable[..., Any] | None = getattr(owner, name, None)
         if original is None:
             return
-        self.seconds.setdefault(label, 0.0)
-        self.cpu.setdefault(label, 0.0)
+        self._declare(label)
 
         def timed(*args: Any, **kwargs: Any) -> Any:
             if label not in self.peak_before_mb:  # a stage's first call: the start of its phase
@@ -71,10 +75,16 @@ class Stages:
                 self._note(label, start)
             yield item
 
-    def _note(self, label: str, start: tuple[float, float]) -> None:
-        wall, cpu = _now()
+    def _declare(self, label: str) -> None:
+        for figures in (self.seconds, self.cpu, self.read, self.written):
+            figures.setdefault(label, 0)
+
+    def _note(self, label: str, start: tuple[float, float, int, int]) -> None:
+        wall, cpu, read, written = _now()
         self.seconds[label] += wall - start[0]
         self.cpu[label] += cpu - start[1]
+        self.read[label] += read - start[2]
+        self.written[label] += written - start[3]
         self.peak_mb[label] = _peak_mb()
         self.now_mb[label] = _resident_mb()
 
@@ -90,8 +100,7 @@ class Stages:
 
     @contextmanager
     def stage(self, label: str) -> Iterator[None]:
-        self.seconds.setdefault(label, 0.0)
-        self.cpu.setdefault(label, 0.0)
+        self._declare(label)
         start = _now()
         try:
             yield
@@ -103,25 +112,44 @@ class Stages:
             setattr(owner, name, original)
         self._restore.clear()
 
-    def table(self, total: float, total_cpu: float = float("nan")) -> str:
+    def table(self, total: float, total_cpu: float = float("nan"), since: tuple[int, int] = (0, 0)) -> str:
+        """The stages' figures as a Markdown table; ``since``: the process's bytes read and written (``_io()``) when
+        the measured run started, for the total's."""
         rows = [
-            "| stage | seconds | share | CPU s | CPU share | peak MB at its start | at its end | RSS MB at its end |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            "| stage | seconds | share | CPU s | CPU share | peak MB at its start | at its end | RSS MB at its end"
+            " | MB read | MB written |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         rows += [
             f"| {label} | {seconds:.1f} | {seconds / total:.0%} | {self.cpu[label]:.1f} |"
             f" {self.cpu[label] / total_cpu:.0%} |"
             f" {self.peak_before_mb.get(label, float('nan')):,.0f} | {self.peak_mb.get(label, float('nan')):,.0f} |"
-            f" {self.now_mb.get(label, float('nan')):,.0f} |"
+            f" {self.now_mb.get(label, float('nan')):,.0f} | {self.read[label] / 1e6:,.1f} |"
+            f" {self.written[label] / 1e6:,.1f} |"
             for label, seconds in self.seconds.items()
         ]
-        end = f"| total | {total:.1f} | 100% | {total_cpu:.1f} | 100% | | {_peak_mb():,.0f} | {_resident_mb():,.0f} |"
+        read, written = (now - then for now, then in zip(io_bytes(), since, strict=True))
+        end = (
+            f"| total | {total:.1f} | 100% | {total_cpu:.1f} | 100% | | {_peak_mb():,.0f} | {_resident_mb():,.0f} |"
+            f" {read / 1e6:,.1f} | {written / 1e6:,.1f} |"
+        )
         return "\n".join([*rows, end])
 
 
-def _now() -> tuple[float, float]:
-    """Wall time and the process's CPU time (all its threads)."""
-    return time.perf_counter(), time.process_time()
+def _now() -> tuple[float, float, int, int]:
+    """Wall time, the process's CPU time (all its threads), the bytes it read and wrote (:func:`io_bytes`)."""
+    return time.perf_counter(), time.process_time(), *io_bytes()
+
+
+def io_bytes() -> tuple[int, int]:
+    """The bytes this process read (``rchar``) and gave the storage to write (``write_bytes``) so far, every thread
+    (Linux's ``/proc/self/io``; zeros elsewhere)."""
+    try:
+        with open("/proc/self/io", encoding="ascii") as io:
+            fields = dict(line.split(": ") for line in io.read().splitlines())
+    except OSError:
+        return 0, 0
+    return int(fields["rchar"]), int(fields["write_bytes"])
 
 
 def _peak_mb() -> float:

@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from bibgraph.graph.dataset import hashedonce
 from bibgraph.graph.stores.atomic import remove_stale_temporaries, temporary_name, write_bytes_atomically
 
 FORMAT = "bibgraph-dataset"
@@ -42,6 +43,7 @@ STORE, DUMPS, DERIVED = "store", "dumps", "derived"
 # Derived files read on disk a page at a time, never whole into memory, and large (2 GB of search index at a million
 # papers): hashed before their first use (:func:`check_file`), like the dumps, not at every open.
 READ_ON_DISK = re.compile(rf"{DERIVED}/search(-[0-9]{{6}})?\.sqlite")  # the search index's layers (one per add)
+HASHED_ONCE = re.compile(rf"{READ_ON_DISK.pattern}|persons(\.[0-9]{{6}})?\.json")  # what an add reads: .hashedonce
 KEPT_VERSIONS = 2  # the one served and the one before it (a server may still be reading it)
 
 
@@ -195,6 +197,8 @@ def _misshapen(manifest: dict[str, Any]) -> str | None:
         return "no counts"
     if not strings(manifest.get("checksums")):
         return "no checksums"
+    if not hashedonce.well_formed(manifest.get("stats", {})):
+        return "stats that are not a file's inode, size and time"
     if not isinstance(manifest.get("inputs", []), list):
         return "no list of inputs"
     dumps = manifest.get("dumps", {})
@@ -203,15 +207,15 @@ def _misshapen(manifest: dict[str, Any]) -> str | None:
     return None
 
 
-def checksums(version: Path, previous: Path | None = None) -> dict[str, str]:
+def checksums(version: Path, previous: Path | None = None, hashed: set[str] | None = None) -> dict[str, str]:
     """SHA-256 of every file of a version but the manifest and RocksDB's diagnostic logs (``LOG``,
     ``LOG.old.*``: rewritten whenever the store is opened, even read-only), by path relative to it.
 
     A file that is a hard link to the same file of ``previous`` keeps the checksum ``previous``'s manifest
     records: an added version shares the files that did not change (its store is a checkpoint of the one before,
     whose table files RocksDB never changes; its dumps' earlier segments; its derived values kept), and no file of
-    a published version is ever written again. So an add does not read the whole store or dumps again.
-    """
+    a published version is ever written again. So an add does not read the whole store or dumps again (``hashed``:
+    given the names of the files hashed here)."""
     known: dict[str, str] = read_manifest(previous)["checksums"] if previous else {}
     sums = {}
     for path in sorted(version.rglob("*")):
@@ -220,6 +224,8 @@ def checksums(version: Path, previous: Path | None = None) -> dict[str, str]:
             sums[name] = known[name]
         elif path.is_file() and path.name != MANIFEST and not path.name.startswith("LOG"):
             sums[name] = file_digest(path)
+            if hashed is not None:
+                hashed.add(name)
     return sums
 
 
@@ -297,15 +303,18 @@ def check_file(version: Path, name: str, recorded: dict[str, str] | None = None)
         )
 
 
-def checked_files(version: Path, paths: list[Path]) -> list[Path]:
-    """``paths`` (files of ``version``), each checked against its manifest's checksum (:func:`check_file`) before
-    anyone reads it: an add reads the search index's layers of the version it extends (and links them into the new
-    one) and they are not hashed when a version is opened (:data:`READ_ON_DISK`), so a damaged layer was read
-    unchecked into the new layer."""
-    recorded: dict[str, str] = read_manifest(version)["checksums"]
+def checked_files(version: Path, paths: list[Path]) -> dict[str, hashedonce.Stat]:
+    """Check ``paths`` (files of ``version``: the search layers an add reads, not hashed at an open) against its
+    manifest's checksums before they are read (a damaged layer was read into the new one); one its ``stats`` record
+    as it is now was hashed already and not written since (:mod:`.hashedonce`). Each file's stat when checked."""
+    manifest = read_manifest(version)
+    found = {}
     for path in paths:
-        check_file(version, path.relative_to(version).as_posix(), recorded)
-    return paths
+        name = path.relative_to(version).as_posix()
+        found[name] = hashedonce.stat_of(path)  # before it is read: a write meanwhile is seen next time
+        if not hashedonce.unchanged(manifest.get("stats", {}), name, path):
+            check_file(version, name, manifest["checksums"])
+    return found
 
 
 def file_digest(path: Path) -> str:
@@ -348,7 +357,11 @@ def _new_version(root: Path, base: str) -> Iterator[tuple[Path, dict[str, Any]]]
     try:
         yield building, manifest
         manifest["built"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        manifest["checksums"] = checksums(building, previous)
+        hashed: set[str] = set()
+        manifest["checksums"] = checksums(building, previous, hashed)
+        trusted = {**(read_manifest(previous).get("stats", {}) if previous else {}), **manifest.get("stats", {})}
+        once = [name for name in manifest["checksums"] if HASHED_ONCE.fullmatch(name)]
+        manifest["stats"] = hashedonce.recorded(building, once, hashed, trusted)
         write_bytes_atomically(building / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True).encode() + b"\n")
         _sync_tree(building)
         os.rename(building, target / name)

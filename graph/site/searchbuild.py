@@ -1,6 +1,6 @@
 """Writing the search index of a store (read by :mod:`.search`): its texts from SPARQL rows streamed from the store
-in batches, its authors' names and papers per area from the store's incidence (arrays), or, after ``add``, as a copy
-of the previous version's index with what the added lists brought.
+in batches, its authors' names and papers per area from the store's incidence (arrays); after ``add``, a layer of
+what the added lists brought over the previous version's files (:func:`write_layer`, placed by :mod:`.searchupdate`).
 
 Only rows flow through here, never a whole list of documents: the build's memory does not grow with the
 corpus (the texts wait in a temporary SQLite table, on disk, to be grouped per item and numbered in IRI order)."""
@@ -12,17 +12,17 @@ import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing
-from itertools import chain, groupby
+from itertools import groupby
 from pathlib import Path
 from typing import TypeVar
 
 from bibgraph.graph.ingest.names import normalise
 from bibgraph.graph.networks.incidence import Incidence, incidence_of
-from bibgraph.graph.site.authorcounts import area_counts, every_area_count
+from bibgraph.graph.site.authorcounts import every_area_count
 from bibgraph.graph.site.search import AUTHORS_END, FORMAT, KINDS, SearchIndexError, kind_range, open_index, words
-from bibgraph.graph.site.searchlayers import MAX_LAYERS, layer_name, masked_numbers
+from bibgraph.graph.site.searchlayers import masked_numbers
 from bibgraph.graph.sparql.queries import Term, bind, named_query
-from bibgraph.graph.stores.atomic import link_file, remove_stale_temporaries, temporary_name
+from bibgraph.graph.stores.atomic import remove_stale_temporaries, temporary_name
 from bibgraph.graph.stores.store import GraphStore
 
 T = TypeVar("T")
@@ -134,7 +134,9 @@ def _batches(rows: Iterable[T], size: int = BATCH) -> Iterator[list[T]]:
         yield batch
 
 
-def _add_documents(db: sqlite3.Connection, documents: Iterable[Document], numbers: dict[str, int]) -> None:
+def _add_documents(
+    db: sqlite3.Connection, documents: Iterable[Document], numbers: dict[str, int], bodies: bool = False
+) -> None:
     """Index ``documents`` once all their rows are in, each kind in IRI order: an item's number (its rowid) must not
     depend on the order a store lists its rows in, since a broad query's bounded ranking reads papers by number
     (:meth:`~.search.SearchIndex._page`): Virtuoso lists them in another order than the embedded store did, and an
@@ -148,20 +150,26 @@ def _add_documents(db: sqlite3.Connection, documents: Iterable[Document], number
     )
     for kind, same_kind in groupby(grouped, key=lambda row: row[1]):
         for batch in _batches((iri, body, title, json.loads(bodies)) for iri, _, body, title, bodies in same_kind):
-            _insert_items(db, kind, batch, numbers)
+            _insert_items(db, kind, batch, numbers, bodies)
     papers = db.execute(
         "SELECT iri, group_concat(body, ' '), min(title) FROM texts WHERE kind = 'paper' GROUP BY iri ORDER BY iri"
     )
     no_spellings: list[str] | None = None
     for in_order in _batches((iri, body, title, no_spellings) for iri, body, title in papers):
-        _insert_items(db, "paper", in_order, numbers)
+        _insert_items(db, "paper", in_order, numbers, bodies)
 
 
 def _insert_items(
-    db: sqlite3.Connection, kind: str, items: list[tuple[str, str, str, list[str] | None]], numbers: dict[str, int]
+    db: sqlite3.Connection,
+    kind: str,
+    items: list[tuple[str, str, str, list[str] | None]],
+    numbers: dict[str, int],
+    bodies: bool = False,
 ) -> None:
     """Insert items of ``kind``: (IRI, words, title, an author's spellings); authors and areas keep their
-    words (``body``) so that ``add`` can delete them from the contentless full-text table."""
+    words (``body``), and so do the papers of an add's layer (``bodies``): the full-text table holds no text, and
+    layers are merged from what they keep (:mod:`.searchmerge`; a build's papers are never merged, and their words
+    would double its file)."""
     if not items:
         return
     low, _ = kind_range(kind)
@@ -173,7 +181,7 @@ def _insert_items(
         db.executemany(
             "INSERT INTO items (id, iri, title, title_key, body) VALUES (?, ?, ?, ?, ?)",
             [
-                (rowid, iri, title, title.casefold(), None if kind == "paper" else body)
+                (rowid, iri, title, title.casefold(), None if kind == "paper" and not bodies else body)
                 for rowid, iri, body, title, _ in rows
             ],
         )
@@ -208,12 +216,19 @@ def _add_names(db: sqlite3.Connection, names: Iterable[str]) -> None:
         db.executemany("INSERT OR IGNORE INTO names VALUES (?, ?)", batch)
 
 
-def _fill(db: sqlite3.Connection, documents: Iterable[Document], facts: Iterable[Fact], names: Iterable[str]) -> None:
-    """Add items, authors' facts and autocomplete names to an open index (new items numbered after its last)."""
+def _fill(
+    db: sqlite3.Connection,
+    documents: Iterable[Document],
+    facts: Iterable[Fact],
+    names: Iterable[str],
+    bodies: bool = False,
+) -> None:
+    """Add items, authors' facts and autocomplete names to an open index (new items numbered after its last);
+    ``bodies``: every item keeps its words (an add's layer)."""
     db.execute("CREATE TEMP TABLE texts (iri TEXT, kind TEXT, body TEXT, title TEXT)")
     db.execute("CREATE TEMP TABLE facts (author TEXT, area TEXT, papers INTEGER)")
     numbers = json.loads(db.execute("SELECT value FROM meta WHERE key = 'numbers'").fetchone()[0])
-    _add_documents(db, documents, numbers)
+    _add_documents(db, documents, numbers, bodies)
     _add_facts(db, facts)
     _add_names(db, names)
     db.execute("UPDATE meta SET value = ? WHERE key = 'numbers'", (json.dumps(numbers),))
@@ -257,42 +272,6 @@ def build_search_index(store: GraphStore, path: Path, incidence: Incidence | Non
     write_index(path, store_documents(store), every_area_count(incidence), incidence.names)
 
 
-def update_search_index(
-    store: GraphStore, previous: Sequence[Path], directory: Path, papers: Iterable[str], incidence: "Incidence"
-) -> None:
-    """Give the version whose ``derived/`` is ``directory`` the search index of the version before (its layer files
-    ``previous``, :func:`~.searchlayers.layers`) plus what an add wrote into ``store``: the earlier layers are hard
-    links (never written again) and one new layer holds what the add brought (:func:`write_layer`). ``papers`` are
-    those it read a record of (:func:`~.add.papers_read`: new ones, and those seen again, maybe under a new area).
-    They are indexed if new, every author of one of them is indexed again (new, or with a new spelling, paper count
-    or area) in place of the earlier entry, and new areas are indexed. The work is proportional to what was added; a
-    paper already indexed keeps its entry (a record seen again changes no text). The authors' papers per area are
-    counted from ``incidence``, that of ``store`` (:func:`~.authorcounts.area_counts`). Past
-    :data:`~.searchlayers.MAX_LAYERS` layers the index is written whole again, in one file."""
-    if len(previous) >= MAX_LAYERS:
-        build_search_index(store, directory / layer_name(0), incidence)
-        return
-    for number, path in enumerate(previous):
-        link_file(path, directory / layer_name(number))
-    papers = sorted(set(papers))
-    authors = sorted({str(r["author"]) for r in _rows(store, "paper_creators", "paper", papers)})
-    concepts = [
-        (str(r["item"]), str(r["kind"]), str(r["text"]), str(r["title"]))
-        for r in _rows(store, "search_concepts", "", None)
-    ]
-    kept = {iri for _, iri in masked_numbers(previous, papers + [c[0] for c in concepts])}
-    fresh = (row for row in store_documents(store, papers + authors) if row[0] not in kept)
-    documents = chain((c for c in concepts if c[0] not in kept), fresh)
-    write_layer(
-        previous,
-        directory / layer_name(len(previous)),
-        authors,
-        documents,
-        area_counts(incidence, authors),
-        store_names(store, authors),
-    )
-
-
 def write_layer(
     previous: Sequence[Path],
     path: Path,
@@ -314,7 +293,7 @@ def write_layer(
             db.execute("CREATE TABLE removed (id INTEGER PRIMARY KEY)")
             db.executemany("INSERT INTO removed VALUES (?)", removed)
             db.execute("INSERT INTO meta VALUES ('numbers', ?)", (numbers,))
-            _fill(db, documents, facts, names)
+            _fill(db, documents, facts, names, bodies=True)
             db.execute("INSERT INTO words (words) VALUES ('optimize')")
             db.commit()
         _publish(temporary, path)

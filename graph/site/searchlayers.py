@@ -3,7 +3,8 @@
 An add writes only what it adds (:func:`~.searchbuild.write_layer`): its new papers and areas, the authors it touched
 (indexed again, with their new spellings, paper counts and areas), and the numbers of the earlier items those
 replace (``removed``). Earlier files are never written again, so versions share them as hard links: a version's own
-disk is its layer, not a copy of the whole index (202 MB at 100,000 papers).
+disk is its layer, not a copy of the whole index (202 MB at 100,000 papers). At :data:`MAX_LAYERS` files the next add
+merges the newest add layers into one first (:mod:`.searchupdate`), never the build's file.
 
 Answers equal those of one index of the same items (:class:`~.search.SearchIndex`), the BM25 scores included: each
 layer's FTS5 ``bm25()`` uses that layer's statistics, so a layer's score of one query word is turned back into what
@@ -41,7 +42,7 @@ from bibgraph.graph.site.search import (
 )
 
 LAYER = re.compile(r"search(?:-(?P<number>[0-9]{6}))?\.sqlite")  # search.sqlite, then search-000001.sqlite, ...
-MAX_LAYERS = 10  # SQLite attaches at most 10 files to a connection: the next add writes the index whole again
+MAX_LAYERS = 10  # SQLite attaches at most 10 files to a connection: the next add merges add layers (.searchupdate)
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
 
 

@@ -128,7 +128,7 @@ def _one_line(answer: subprocess.CompletedProcess[str], code: int, *named: str) 
     assert all(name in said for name in named), said
 
 
-FIELDS = st.sampled_from(["base", "counts", "checksums", "inputs", "dumps", "format", "version"])
+FIELDS = st.sampled_from(["base", "counts", "checksums", "inputs", "dumps", "format", "version", "stats"])
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
@@ -161,9 +161,13 @@ def test_a_manifest_of_any_shape_is_read_or_refused_in_one_error(
     for entry in manifest.get("dumps", {}).values():
         for name, size in entry.get("segments", []):
             assert "/" not in name and name not in (".", "..") and size >= 0
+    for name, stat in manifest.get("stats", {}).items():  # what an add compares with a file's os.stat
+        assert isinstance(name, str) and len(stat) == 3 and all(type(n) is int for n in stat)
 
 
-@pytest.mark.parametrize("damage", ["a JSON list", "checksums a list", "no base", "a segment outside dumps/"])
+@pytest.mark.parametrize(
+    "damage", ["a JSON list", "checksums a list", "no base", "a segment outside dumps/", "stats not a file's stat"]
+)
 def test_a_misshapen_manifest_is_one_line_and_exit_2_in_every_command(dataset: Path, damage: str) -> None:
     path = current_version(dataset) / MANIFEST
     manifest = json.loads(path.read_text(encoding="utf-8"))
@@ -173,6 +177,8 @@ def test_a_misshapen_manifest_is_one_line_and_exit_2_in_every_command(dataset: P
         manifest["checksums"] = sorted(manifest["checksums"])
     elif damage == "no base":
         del manifest["base"]
+    elif damage == "stats not a file's stat":
+        manifest["stats"] = {"derived/search.sqlite": [1, 2]}
     else:
         manifest["dumps"]["bibgraph.nt"]["segments"] = [["../../manifest.json", 10]]
     path.write_text(json.dumps(manifest), encoding="utf-8")

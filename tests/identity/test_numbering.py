@@ -2,8 +2,10 @@
 same lists: every IRI of the first version names the same person (its papers), or answers as a merge
 (``owl:sameAs`` the survivor) or a split (the name's disambiguation page) does."""
 
+import shutil
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +16,7 @@ from bibgraph.graph.ingest.parse import parse_file
 from bibgraph.graph.ingest.records import paper_id
 from bibgraph.graph.rdf.vocab import sparql_prologue
 from bibgraph.graph.stores.store import OxigraphGraphStore
+from bibgraph.web.commands import versionwrite
 from bibgraph.web.commands.versionwrite import add_to_dataset, build_dataset
 from tests.conftest import BASE
 from tests.identity.test_pagedata import LIST
@@ -147,3 +150,71 @@ def test_a_dataset_built_from_its_dump_writes_the_same_person_map(tmp_path: Path
     loaded = numbering.read(current_version(tmp_path / "second") / numbering.FILE_NAME)
     assert original.keys and original.numbers  # the two Wei Wangs and the joined Schölkopf
     assert loaded.to_json() == original.to_json()
+
+
+KEYS = ["wei-wang", "wei-wang-0001", "wei-wang-0002", "ola-nordmann", "li-na"]
+mention = st.builds(lambda paper, position: f"p{paper}#{position}", st.integers(0, 20), st.integers(0, 3))
+operation = st.one_of(
+    st.tuples(st.just("record"), st.sampled_from(KEYS), mention),
+    st.tuples(st.just("mint"), st.sampled_from(KEYS[:1] + KEYS[3:]), mention),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(KEYS), st.lists(mention, max_size=3), max_size=4),
+    st.dictionaries(st.sampled_from(["wei-wang", "li-na"]), st.integers(1, 3)),
+    st.lists(st.lists(operation, max_size=6), min_size=1, max_size=4),
+)
+def test_a_map_read_as_the_builds_file_and_each_adds_changes_is_the_map_written_whole(
+    tmp_path_factory: pytest.TempPathFactory, keys: dict[str, list[str]], numbers: dict[str, int], adds: list
+) -> None:
+    """Rule: the build's file, then one file per add holding what it recorded and numbered (``since`` its mark),
+    read in order, is the map the adds left in memory (what was written whole before): keys, authorships, numbers."""
+    version = tmp_path_factory.mktemp("version")
+    published = Numbering(keys=keys, numbers=dict(numbers))
+    published.write(version / numbering.FILE_NAME)
+    for number, operations in enumerate(adds, 2):
+        mark = published.mark()
+        for kind, key, at in operations:
+            if kind == "mint":  # as an add numbers a name (extend.Resolver._mint), then records its authorship
+                published.numbers[key] = published.numbers.get(key, 0) + 1
+                key = f"{key}-{published.numbers[key]:04d}"
+                published.added.setdefault(key, [])
+            published.record(key, at)
+        published.since(mark).write(version / numbering.delta_name(number))
+    assert numbering.files(version)[0] == numbering.FILE_NAME and len(numbering.files(version)) == len(adds) + 1
+    assert numbering.read_version(version).to_json() == published.to_json()
+
+
+def test_an_add_writes_only_what_it_changed_of_the_person_map(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two adds: each version's person map is the build's file and the earlier adds' (hard links, never written
+    again) and one small file of its own; read together, the map an add writing it whole gives (same lists, a copy
+    of the dataset, the old way), which a rebuild into the dataset then reads."""
+    lists, more = tmp_path / "lists", tmp_path / "more"
+    lists.mkdir()
+    more.mkdir()
+    (lists / "list.txt").write_text(LIST, encoding="utf-8")
+    root, whole = tmp_path / "dataset", tmp_path / "whole"
+    build_dataset([lists], root, BASE)
+    shutil.copytree(root, whole, symlinks=True)
+    built = (current_version(root) / numbering.FILE_NAME).stat()
+    added = []
+    for n in range(2):
+        text = f"论文检索\n\nGeology · Volcanoes\n\nWei Wang, Ola Nordmann, Kari Nordmann\n\nLava flows {n}.\n"
+        added.append(more / f"more{n}.txt")
+        added[-1].write_text(text, encoding="utf-8")
+        add_to_dataset(root, [added[-1]])
+        version = current_version(root)
+        assert (version / numbering.FILE_NAME).stat().st_ino == built.st_ino
+        assert numbering.files(version) == [numbering.FILE_NAME, *(numbering.delta_name(k + 2) for k in range(n + 1))]
+        assert (version / numbering.delta_name(n + 2)).stat().st_size < built.st_size
+    monkeypatch.setattr(
+        versionwrite,
+        "_keep_person_map",
+        lambda _, version, published, *__: published.write(version / numbering.FILE_NAME),
+    )
+    for path in added:
+        add_to_dataset(whole, [path])
+    expected = numbering.read(current_version(whole) / numbering.FILE_NAME)
+    assert expected.added and numbering.read_version(current_version(root)).to_json() == expected.to_json()

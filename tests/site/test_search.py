@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from bibgraph.graph.dataset.directory import DERIVED, current_version
 from bibgraph.graph.ingest.names import normalise
-from bibgraph.graph.site import search, searchbuild
+from bibgraph.graph.site import search, searchbuild, searchupdate
 from bibgraph.graph.site.search import FILE_NAME, SCORE_DIGITS, Hit, SearchIndex, SearchIndexError, fold, words
 from bibgraph.graph.site.searchbuild import write_index
 from bibgraph.graph.site.searchlayers import layers, open_search
@@ -373,7 +373,7 @@ def test_add_indexes_only_what_it_wrote_even_from_a_list_named_like_an_older_one
         asked.extend(items or ["every item"])
         return documents(store, items)
 
-    with patch.object(searchbuild, "store_documents", recorded):
+    with patch.object(searchupdate, "store_documents", recorded):  # what an add's layer asks the store
         assert main(["add", str(root), str(more)]) == 0
     after = open_search(layers(current_version(root) / DERIVED))
     [paper] = [hit.iri for hit in after.search("glimmerfen").hits]

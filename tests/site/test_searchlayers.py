@@ -9,12 +9,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.dataset.directory import DERIVED, KEPT_VERSIONS, current_version, verify
+from bibgraph.graph.dataset import directory
+from bibgraph.graph.dataset.directory import DERIVED, KEPT_VERSIONS, current_version, read_manifest, verify
+from bibgraph.graph.identity import numbering
 from bibgraph.graph.ingest.names import normalise
 from bibgraph.graph.site import search
 from bibgraph.graph.site.search import Hit, SearchIndex, SearchIndexError, _match, query_terms, words
 from bibgraph.graph.site.searchbuild import write_index, write_layer
 from bibgraph.graph.site.searchlayers import LayeredIndex, layer_name, layers, open_search
+from bibgraph.graph.site.searchupdate import merge_layers
 from bibgraph.seeds import seed_directory
 from bibgraph.web.commands.cli import main
 from tests.conftest import BASE, make_app
@@ -67,12 +70,12 @@ def _whole(documents: Documents, facts: Facts, names: list[str], adds: list) -> 
 
 
 @st.composite
-def histories(draw: st.DrawFn) -> tuple[Documents, Facts, list[str], list]:
+def histories(draw: st.DrawFn, least: int = 1) -> tuple[Documents, Facts, list[str], list]:
     documents, facts = draw(corpora())
     names = [title for _, kind, _, title in documents if kind == "author"]
     adds: list = []
     seen = documents
-    for number in range(draw(st.integers(1, 3))):
+    for number in range(draw(st.integers(least, 3))):
         added = draw(additions(seen, 100 * (number + 1)))
         adds.append(added)
         seen = seen + added[0]
@@ -87,10 +90,39 @@ def test_layers_answer_as_one_index_of_the_same_items(tmp_path: Path, data: st.D
     documents, facts, names, adds = data.draw(histories())
     case = tmp_path / f"case{len(list(tmp_path.iterdir()))}"
     paths = _layered(case, documents, facts, names, adds)
-    whole_path = case / "whole.sqlite"
+    assert layers(case) == paths
+    _answers_as_whole(data, paths, case / "whole.sqlite", documents, facts, names, adds)
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_merged_add_layers_answer_as_one_index_of_the_same_items(tmp_path: Path, data: st.DataObject) -> None:
+    """Differential: the newest add layers (any number of them, two or more adds) merged into one file answer as
+    the layers they replace, so as one index of the final items: hits, counts, scores to the bit, autocomplete."""
+    documents, facts, names, adds = data.draw(histories(least=2))
+    case = tmp_path / f"case{len(list(tmp_path.iterdir()))}"
+    paths = _layered(case, documents, facts, names, adds)
+    start = data.draw(st.integers(1, len(paths) - 2))
+    merged = case / "merged" / layer_name(start)
+    merged.parent.mkdir()
+    merge_layers(paths[start:], merged)
+    assert layer_name(start) != paths[-1].name  # replaced two files or more by one
+    _answers_as_whole(data, [*paths[:start], merged], case / "whole.sqlite", documents, facts, names, adds)
+
+
+def _answers_as_whole(
+    data: st.DataObject,
+    paths: list[Path],
+    whole_path: Path,
+    documents: Documents,
+    facts: Facts,
+    names: list,
+    adds: list,
+) -> None:
+    """The index of the files ``paths`` answers as one index of everything added (written at ``whole_path``)."""
     write_index(whole_path, *_whole(documents, facts, names, adds))
     layered, whole = open_search(paths), SearchIndex(whole_path)
-    assert isinstance(layered, LayeredIndex) and layers(case) == paths
+    assert isinstance(layered, LayeredIndex)
     vocabulary = documents + [row for add in adds for row in add[0]]
     iris = [*sorted({row[0] for row in vocabulary}), "p:never-indexed"]
     assert layered.titles(iris) == whole.titles(iris)  # a profile's labels: an added paper's, a renamed author's
@@ -253,3 +285,69 @@ def test_statistics_past_one_byte_are_read_as_fts5_wrote_them(tmp_path: Path) ->
         assert _layered_scores(layered, query) == _scores(tmp_path / "whole.sqlite", query), query
         assert layered.search(query, 0, 500) == SearchIndex(tmp_path / "whole.sqlite").search(query, 0, 500)
     layered.close()
+
+
+def test_adds_past_the_attach_limit_merge_their_layers_never_the_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At MAX_LAYERS files an add merges the newest add layers into one (the build's file stays a hard link, never
+    written again) instead of writing the whole index again from the store; the answers are a build of all lists'."""
+    monkeypatch.setattr("bibgraph.graph.site.searchupdate.MAX_LAYERS", 3)
+    first = sorted(seed_directory().glob("*.txt"))[0]
+    area = [line for line in first.read_text(encoding="utf-8").splitlines() if line.strip()][1]
+    root, lists = tmp_path / "dataset", tmp_path / "lists"
+    lists.mkdir()
+    assert main(["build", str(first), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    monkeypatch.setattr("bibgraph.graph.site.searchupdate.build_search_index", None)  # no add writes it whole
+    built = (current_version(root) / DERIVED / layer_name(0)).stat().st_ino
+    added = [_more(lists, number, area) for number in range(1, 6)]
+    for path in added:
+        assert main(["add", str(root), str(path)]) == 0
+        kept = layers(current_version(root) / DERIVED)
+        assert len(kept) <= 3 and kept[0].stat().st_ino == built
+    assert len(kept) == 3 and verify(current_version(root)) == []
+    whole = tmp_path / "whole"
+    assert main(["build", str(first), *map(str, added), "--dataset", str(whole), "--base", BASE, "--quiet"]) == 0
+    layered = open_search(kept)
+    rebuilt = SearchIndex(current_version(whole) / DERIVED / layer_name(0))
+    for query in ("glimmerfen", "quorra", "tamsin oduya", "estimates", "learning", "a", "e", "qu"):
+        assert layered.search(query, 0, 10_000) == rebuilt.search(query, 0, 10_000), query
+        assert layered.counts(query) == rebuilt.counts(query), query
+    assert layered.author_names("qu", 10) == rebuilt.author_names("qu", 10)
+    layered.close()
+    rebuilt.close()
+
+
+def test_an_add_hashes_no_layer_hashed_before_and_not_written_since(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The layers an add reads are checked against their checksums unless the manifest records them as they were
+    when hashed (inode, size, time): the build's file and each add's layer are hashed when written, never again by
+    a later add (the whole 2 GB index at a million papers was hashed at every add). One written in place since (a
+    flipped bit) has another time: hashed, and the add refused."""
+    first = sorted(seed_directory().glob("*.txt"))[0]
+    area = [line for line in first.read_text(encoding="utf-8").splitlines() if line.strip()][1]
+    root = tmp_path / "dataset"
+    assert main(["build", str(first), "--dataset", str(root), "--base", BASE, "--quiet"]) == 0
+    hashed: list[Path] = []
+    digest = directory.file_digest
+
+    def spied(path: Path) -> str:
+        hashed.append(path)
+        return digest(path)
+
+    monkeypatch.setattr(directory, "file_digest", spied)
+    for number in (1, 2):
+        served = current_version(root)
+        hashed.clear()
+        assert main(["add", str(root), str(_more(tmp_path, number, area))]) == 0
+        assert [p for p in hashed if served in p.parents] == []  # the layers and the person map read unhashed
+        version = current_version(root)
+        read_once = {f"{DERIVED}/{p.name}" for p in layers(version / DERIVED)} | set(numbering.files(version))
+        assert set(read_manifest(version)["stats"]) == read_once  # the person map's files too
+    layer = current_version(root) / DERIVED / layer_name(1)
+    data = bytearray(layer.read_bytes())
+    data[-100] ^= 1
+    layer.write_bytes(bytes(data))
+    assert main(["add", str(root), str(_more(tmp_path, 3, area))]) == 1
+    assert layer in hashed

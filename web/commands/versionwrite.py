@@ -27,7 +27,6 @@ from bibgraph.graph.dataset.directory import (
     DUMPS,
     STORE,
     DatasetDamaged,
-    check_file,
     check_opened,
     checked_files,
     current_version,
@@ -52,8 +51,9 @@ from bibgraph.graph.site.homeupdate import Written, updated_home
 from bibgraph.graph.site.roles import Roles, matches, roles_of
 from bibgraph.graph.site.rolesupdate import AddedAuthorships, updated_roles
 from bibgraph.graph.site.search import FILE_NAME, SearchIndexError
-from bibgraph.graph.site.searchbuild import update_search_index
 from bibgraph.graph.site.searchlayers import layers, open_search
+from bibgraph.graph.site.searchupdate import update_search_index
+from bibgraph.graph.stores.atomic import link_file
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.web.settings import resolve
 
@@ -76,9 +76,8 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
     published = None
     if is_dataset(root):  # its person map, read whole: as built
         served = current_version(root)
-        if (served / numbering.FILE_NAME).exists():
-            check_file(served, numbering.FILE_NAME)
-        published = numbering.read(served / numbering.FILE_NAME)
+        checked_files(served, [served / name for name in numbering.files(served)])
+        published = numbering.read_version(served)
     with new_version(root, base) as (version, manifest):
         store = OxigraphGraphStore.disk(version / STORE)
         roles: RolesMaker = roles_of  # a dump loaded: no records to read them from, the store is asked
@@ -126,8 +125,9 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
     served = current_version(root)
     before = read_manifest(served)
     base = before["base"]
-    _check_extended(served, before)
+    checked = _check_extended(served, before)
     with new_version(root, base) as (version, manifest):
+        manifest["stats"] = checked  # the files hashed once as they were when checked: the next add need not hash them
         try:
             original = OxigraphGraphStore.disk(served / STORE, read_only=True)
         except (OSError, RuntimeError) as error:  # RocksDB's own words on a damaged store, in one line
@@ -136,7 +136,8 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
         original.store.backup(version / STORE)
         del original  # read-only: nothing to flush
         store = OxigraphGraphStore.disk(version / STORE)
-        published = numbering.read(served / numbering.FILE_NAME)
+        published = numbering.read_version(served)
+        mark = published.mark()  # what this add records and numbers is written alone
         additions = OxigraphGraphStore.memory()  # what the views' incidence reads of the added triples
         touched: set[str] = set()  # the papers of the records read: each record adds a source to its paper
         written = Written()  # what the home figures count of the added triples
@@ -148,8 +149,8 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
             written.observe(quads)
             authorships.observe(quads)
 
+        number = int(manifest["name"].split("-")[1])
         if "dumps" in before:
-            number = int(manifest["name"].split("-")[1])
             with continued_segments(served / DUMPS, version / DUMPS, before["dumps"], number) as dumps:
 
                 def write(quads: list[ox.Quad]) -> None:
@@ -161,7 +162,7 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
         else:  # a version from before the dumps were continued: written whole this once
             report = add_lists(store, inputs, base, added=keep, numbering=published)
             manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
-        published.write(version / numbering.FILE_NAME)  # with the added authorships of the keys it follows
+        _keep_person_map(served, version, published, mark, number)
         counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
         counts["concepts"], counts["triples"] = report.concepts, report.triples
         store.close()
@@ -176,14 +177,31 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
     return root / manifest["name"], report
 
 
-def _check_extended(served: Path, manifest: dict[str, Any]) -> None:
+def _check_extended(served: Path, manifest: dict[str, Any]) -> dict[str, list[int]]:
     """Refuse to extend a damaged version (:class:`DatasetDamaged`): an add copied what it found, and a new version's
     manifest then recorded its own checksums of what the damage gave. Its files are all there, none a link, none
     in ``derived/`` the manifest does not name (no file hashed: the derived values it reads are checked as they are
-    read, the files it hard-links keep the checksums recorded); its person map, read whole, is hashed."""
+    read, the files it hard-links keep the checksums recorded); its person map's files and search layers (read
+    whole, and by the concept placement and the index's update) are checked unless hashed already and not written
+    since (:func:`checked_files`). What those files were when checked."""
     check_opened(served, hashed=False)
-    if (served / numbering.FILE_NAME).exists():
-        check_file(served, numbering.FILE_NAME, manifest["checksums"])
+    search = layers(served / DERIVED) if (served / DERIVED / FILE_NAME).exists() else []
+    return checked_files(served, [*(served / name for name in numbering.files(served)), *search])
+
+
+def _keep_person_map(
+    served: Path, version: Path, published: numbering.Numbering, mark: tuple[Any, Any], number: int
+) -> None:
+    """The person map of ``version``: the files of ``served``'s (hard links, never written again) and one more with
+    what the add recorded and numbered since ``mark`` (:mod:`~bibgraph.graph.identity.numbering`); written whole
+    when ``served`` has none (a version from before there was one)."""
+    kept = numbering.files(served)
+    if not kept:
+        published.write(version / numbering.FILE_NAME)
+        return
+    for name in kept:
+        link_file(served / name, version / name)
+    published.since(mark).write(version / numbering.delta_name(number))
 
 
 @dataclass(frozen=True)
@@ -225,7 +243,7 @@ def derive(version: Path, base: str, previous: Added | None = None, roles: Roles
     ``previous``, after an add, is the version this one extends and what was added:
     the previous incidence is extended with it (:func:`~bibgraph.graph.networks.incidencemerge.merged`) instead of read
     again from the whole store, and so are the concepts' figures and paper orders (:func:`_update_concept_index`) and
-    the search index (:func:`~bibgraph.graph.site.searchbuild.update_search_index`), both counting the touched
+    the search index (:func:`~bibgraph.graph.site.searchupdate.update_search_index`), both counting the touched
     authors' papers from that incidence. The default maps of the areas and subareas no added paper reaches are kept
     (:func:`_keep_unreached_maps`), those it reaches are left to the first request that shows one
     (:func:`whole_graph_map`); the roles are the previous version's updated with the added authorships
@@ -246,8 +264,8 @@ def derive(version: Path, base: str, previous: Added | None = None, roles: Roles
             else:
                 incidence = incidences[1]
                 _keep_unreached_maps(version, served, additions, *incidences, max_view_nodes)
-            # Read by the placement and the update below, so checked first (once: ~1.7 CPU-s for 2 GB at 1M).
-            kept = checked_files(served, layers(served / DERIVED)) if (served / DERIVED / FILE_NAME).exists() else []
+            # Read by the placement and the update below: checked by _check_extended before the add began.
+            kept = layers(served / DERIVED) if (served / DERIVED / FILE_NAME).exists() else []
             _update_concept_index(version, served, additions, store, incidence, kept)
             if incidences is not None:
                 _update_home(version, served, previous, *incidences)
