@@ -9,21 +9,26 @@ of the last key asked again (its body a file sent), and the load. Any checkout's
 directory (``OTHER/.venv/bin/python -m bench.downloads first DIR``: the setting is ignored by a checkout without
 it). ``python -m bench.downloads size --synthetic 1000000 --like DATASET``: the CPU of
 :func:`bibgraph.graph.networks.engine.size` (what decides the place) on an incidence of N papers shaped like the
-dataset's (:func:`bench.derive.synthetic`).
+dataset's (:func:`bench.derive.synthetic`). ``python -m bench.downloads memory DATASET --bounds 0 1000``: a served
+dataset's process tree (PSS) after ``--keys`` distinct downloads of each kind, per bound.
 """
 
 import argparse
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
+from bench.servers import free_port, stop, wait_for_http
 from bibgraph.graph.networks import engine
 from bibgraph.graph.networks.filters import Filters
 from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
 from bibgraph.web.app import create_app
+from bibgraph.web.maps.gate import tree_pss
 
 AREA = "area/applications"  # an area of bench.generate's corpora
 DOWNLOADS = {
@@ -64,6 +69,27 @@ def first(dataset: Path, bound: int, keys: int) -> None:
         app.extensions["bibgraph"].close()
 
 
+def memory(dataset: Path, bound: int, keys: int) -> None:
+    """``bibgraph serve DATASET`` with the bound: the process tree's PSS after a map of the area (the engine loaded),
+    then after ``keys`` distinct downloads of each of :data:`DOWNLOADS` (MB), and the load."""
+    port = free_port()
+    server = f"http://127.0.0.1:{port}"
+    command = [str(Path(sys.executable).parent / "bibgraph"), "serve", str(dataset), "--port", str(port)]
+    command += ["--download-in-process-authors", str(bound)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        wait_for_http(f"{server}/health", process, timeout=600)
+        urllib.request.urlopen(f"{server}/graph/coauthors?area={AREA}&min_papers=3", timeout=600).read()
+        before = tree_pss(process.pid) / 2**20
+        for key in range(keys):
+            for path in DOWNLOADS.values():
+                urllib.request.urlopen(f"{server}{path}&resolution={1.1 + key / 10:.1f}", timeout=600).read()
+        after = tree_pss(process.pid) / 2**20
+        print(f"| {bound} | {before:.0f} | {after:.0f} | {after / before:.2f} | {os.getloadavg()[0]:.1f} |", flush=True)
+    finally:
+        stop(process, timeout=20)
+
+
 def size(papers: int, like: Path) -> None:
     # bench.derive reads this checkout's dataset modules: an older checkout running ``first`` need not have them
     from bench.derive import kept_incidence, synthetic
@@ -95,12 +121,24 @@ def main() -> None:
     firsts.add_argument("--bounds", type=int, nargs="+", default=[0, 1000])
     firsts.add_argument("--rounds", type=int, default=2)
     firsts.add_argument("--keys", type=int, default=20)
+    memories = commands.add_parser("memory", help="a server's PSS after distinct filtered downloads, per bound")
+    memories.add_argument("dataset", type=Path)
+    memories.add_argument("--bounds", type=int, nargs="+", default=[0, 1000])
+    memories.add_argument("--rounds", type=int, default=2)
+    memories.add_argument("--keys", type=int, default=20)
     sizes = commands.add_parser("size", help="engine.size's CPU on a synthetic incidence")
     sizes.add_argument("--synthetic", type=int, required=True)
     sizes.add_argument("--like", type=Path, required=True)
     args = parser.parse_args()
     if args.command == "size":
         size(args.synthetic, args.like)
+        return
+    if args.command == "memory":
+        print("| DOWNLOAD_IN_PROCESS_AUTHORS | PSS after a map (MB) | after the downloads (MB) | ratio | load |")
+        print("|---:|---:|---:|---:|---:|")
+        for _ in range(args.rounds):
+            for bound in args.bounds:
+                memory(args.dataset, bound, args.keys)
         return
     print(f"{sys.executable} {args.dataset}")
     columns = "wall s | web CPU s | child CPU s | CPU s | again, CPU ms | load"
