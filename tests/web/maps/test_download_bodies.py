@@ -94,9 +94,9 @@ def test_a_small_download_past_its_deadline_stops_after_its_stage_and_keeps_no_b
     client = app.test_client()
     assert client.get("/graph/coauthors.json?min_papers=1").status_code == 200
     kept, timeout = bodies(app), app.config["NETWORK_TIMEOUT"]
-    app.config["NETWORK_TIMEOUT"] = 0.2
+    app.config["NETWORK_TIMEOUT"] = 2.0  # (not less: the turn and a look at the tree's memory come first, under load)
     late = threading.Event()
-    ran = stages(monkeypatch, lambda: late.wait(0.5))  # the network ends 0.5 s in: past the deadline
+    ran = stages(monkeypatch, lambda: late.wait(2.5))  # the network ends 2.5 s in: past the deadline
     try:
         answer = client.get(WHOLE)
         assert answer.status_code == 503 and "deadline" in answer.get_data(as_text=True)
