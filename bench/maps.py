@@ -84,6 +84,8 @@ def map_paths(area: str, sub: str, author: str, other: str) -> dict[str, str]:
         "topic map (precomputed)": "/graph/topics",
         "topic map, all subareas (precomputed)": "/graph/topics?subareas=all",
         "download: area map, min 3 papers, VOSviewer": f"/graph/coauthors.vosviewer?area={area}&min_papers=3",
+        "download: top 500, fractional, node-link JSON": "/graph/coauthors.json?top=500&weighting=fractional",
+        "download: subarea map, GEXF": f"/graph/coauthors.gexf?subarea={sub}",
         "download: topic network GraphML": "/graph/topics.graphml",
         "path between the two top authors": f"/graph/path?from={quote(author)}&to={quote(other)}",
     }

@@ -110,6 +110,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MAP_DERIVATIONS", 2, "maps, ego networks, exports and paths computed at once (0: no limit)"),
     Setting("MAP_WAITING", 8, "map computations waiting for a turn at most; one more gets 503 (0: no cap)"),
     Setting("MAP_WAIT", 30.0, "seconds a map computation waits for its turn before 503 with Retry-After"),
+    Setting(
+        "DOWNLOAD_IN_PROCESS_AUTHORS",
+        1000,
+        "a network download of at most this many authors (and 20 author pairs each) is computed in the web process;"
+        " a larger one in a child process that exits (0: every one with an author)",
+    ),
     Setting("MAP_CACHE_BYTES", 128 * 1024 * 1024, "derived maps kept in memory, estimated bytes (the incidence apart)"),
     Setting(
         "MEMORY_BUDGET",

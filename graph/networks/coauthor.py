@@ -17,10 +17,9 @@ from bibgraph.graph.networks.filters import Filters
 from bibgraph.graph.networks.incidence import Incidence, ranges
 
 
-def ranked_authors(inc: Incidence, filters: Filters, inside: np.ndarray | None) -> tuple[np.ndarray, int, np.ndarray]:
-    """The authors a map draws (most papers first, then IRI), how many pass every filter but the cap,
-    and the paper counts they are ranked by."""
-    counts = inc.paper_counts(inside)
+def _candidates(inc: Incidence, filters: Filters, counts: np.ndarray) -> tuple[np.ndarray, int]:
+    """The authors that may be drawn (every one as prolific as the ``top``-th, ties included: a superset of the
+    drawn ones, unordered) and how many pass every filter but the cap."""
     if filters.authors is None:
         candidates = np.flatnonzero(counts >= max(filters.min_papers, 1))
     else:
@@ -32,9 +31,35 @@ def ranked_authors(inc: Incidence, filters: Filters, inside: np.ndarray | None) 
         # only the authors at least as prolific as the N-th are sorted
         threshold = np.partition(counts[candidates], eligible - filters.top)[eligible - filters.top]
         candidates = candidates[counts[candidates] >= threshold]
+    return candidates, eligible
+
+
+def ranked_authors(inc: Incidence, filters: Filters, inside: np.ndarray | None) -> tuple[np.ndarray, int, np.ndarray]:
+    """The authors a map draws (most papers first, then IRI), how many pass every filter but the cap,
+    and the paper counts they are ranked by."""
+    counts = inc.paper_counts(inside)
+    candidates, eligible = _candidates(inc, filters, counts)
     order = np.lexsort((candidates, -counts[candidates]))
     chosen = candidates[order]
     return (chosen if filters.top is None else chosen[: filters.top]), eligible, counts
+
+
+def extent(inc: Incidence, filters: Filters) -> tuple[int, int]:
+    """How large the network of ``filters`` is at most, known before anything of it is made: its authors (all that
+    pass the filters; ``community`` needs the network, so it is not counted) and a bound on its links (the author
+    pairs of its papers, a pair once for each paper they share). Passes over the authorships, no sort and no pair:
+    what decides whether a download is small enough for the web process (``web/maps/bodies.py``)."""
+    inside = inc.scope(filters)
+    counts = inc.paper_counts(inside)
+    candidates, eligible = _candidates(inc, filters, counts)
+    kept = np.zeros(len(inc.authors), dtype=bool)
+    kept[candidates] = True
+    mine = kept[inc.ap_author]
+    if inside is not None:
+        mine &= inside[inc.ap_paper]
+    per_paper = np.bincount(inc.ap_paper[mine], minlength=len(inc.papers)).astype(np.int64)
+    authors = eligible if filters.top is None else min(filters.top, eligible)
+    return authors, int((per_paper * (per_paper - 1) // 2).sum())
 
 
 def coauthor_network(inc: Incidence, filters: Filters) -> nx.Graph:

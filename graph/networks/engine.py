@@ -12,7 +12,7 @@ from typing import Any
 import networkx as nx
 
 from bibgraph.graph.networks import analytics
-from bibgraph.graph.networks.coauthor import coauthor_degrees, coauthor_network, collaboration, joint_papers
+from bibgraph.graph.networks.coauthor import coauthor_degrees, coauthor_network, collaboration, extent, joint_papers
 from bibgraph.graph.networks.ego import ego_network
 from bibgraph.graph.networks.exports import network_syntax
 from bibgraph.graph.networks.incidence import Incidence
@@ -21,7 +21,7 @@ from bibgraph.graph.networks.spec import COAUTHORS, EGO, RELATED_PER_TOPIC, TOPI
 from bibgraph.graph.networks.topic import topic_map, topic_network
 
 Positions = dict[str, tuple[float, float]]
-__all__ = ["coauthor_degrees", "exported", "network", "positions", "summary"]
+__all__ = ["coauthor_degrees", "exported", "network", "positions", "size", "summary"]
 
 
 def network(inc: Incidence, spec: NetworkSpec) -> nx.Graph:
@@ -35,6 +35,17 @@ def network(inc: Incidence, spec: NetworkSpec) -> nx.Graph:
     if spec.kind == EGO and spec.ego is not None:
         return ego_network(inc, *spec.ego)
     raise ValueError(f"unknown network kind {spec.kind!r}")
+
+
+def size(inc: Incidence, spec: NetworkSpec) -> tuple[int, int]:
+    """At most how many nodes and links the network of ``spec`` (a co-author or topic network) has, known before it
+    is computed: its nodes, and a bound on its links (:func:`.coauthor.extent`; a topic network's every pair)."""
+    if spec.kind == COAUTHORS:
+        return extent(inc, spec.filters)
+    if spec.kind == TOPICS:
+        nodes = len({c.concept for c in inc.concepts} | {c.area for c in inc.concepts})
+        return nodes, nodes * (nodes - 1) // 2
+    raise ValueError(f"no size known before computing a network of kind {spec.kind!r}")
 
 
 def positions(spec: NetworkSpec, drawn: nx.Graph) -> Positions:

@@ -101,9 +101,14 @@ def test_a_failed_view_is_derived_again(app, monkeypatch) -> None:
     client = app.test_client()
     with pytest.raises(ZeroDivisionError):
         client.get("/graph/coauthors?min_joint=3&top=77")
-    with pytest.raises(ForkedFailed, match="division by zero"):  # a download's body: made in a child process
+    with pytest.raises(ZeroDivisionError):  # a small download's body: made in the web process, as a map
         client.get("/graph/coauthors.json?min_joint=3&top=77")
+    monkeypatch.setitem(app.config, "DOWNLOAD_IN_PROCESS_AUTHORS", 0)
+    with pytest.raises(ForkedFailed, match="division by zero"):  # a large one's: made in a child process
+        client.get("/graph/coauthors.gexf?min_joint=3&top=77")
     monkeypatch.setattr(engine, "coauthor_network", real)
+    assert client.get("/graph/coauthors.gexf?min_joint=3&top=77").status_code == 200
+    monkeypatch.setitem(app.config, "DOWNLOAD_IN_PROCESS_AUTHORS", 1000)
     assert client.get("/graph/coauthors.json?min_joint=3&top=77").status_code == 200
     assert client.get("/graph/coauthors?min_joint=3&top=77").status_code == 200
 

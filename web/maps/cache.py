@@ -32,7 +32,6 @@ from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.site.roles import Roles, matches
 from bibgraph.graph.site.search import FILE_NAME, SearchIndex, SearchIndexError
 from bibgraph.graph.site.searchlayers import layers, open_search
-from bibgraph.graph.stores.atomic import write_atomically
 from bibgraph.graph.stores.store import GraphStore
 from bibgraph.web.enginedumps import engine_folder
 from bibgraph.web.graphstore import get_store
@@ -129,7 +128,7 @@ class NetworkCache(ValueCache):
         kept = self.derived is not None and (self.derived.directory / file_name(derived_key("network", spec))).is_file()
         return self._get(
             derived_key("network", spec),
-            lambda: _engine().network(self.incidence(), spec),
+            lambda: network_engine().network(self.incidence(), spec),
             None if kept else self.incidence,
         )
 
@@ -138,14 +137,14 @@ class NetworkCache(ValueCache):
 
     def coauthor_degrees(self) -> Counter[int]:
         """How many authors have each number of distinct co-authors (the home page's chart)."""
-        degrees: Counter[int] = _engine().coauthor_degrees(self.incidence())
+        degrees: Counter[int] = network_engine().coauthor_degrees(self.incidence())
         return degrees
 
     def positions(self, spec: NetworkSpec) -> dict[str, tuple[float, float]]:
         """The layout of the network of ``spec`` (:func:`bibgraph.graph.networks.engine.positions`)."""
         return self._get(
             derived_key("layout", spec),
-            lambda: _engine().positions(spec, self.network(spec)),
+            lambda: network_engine().positions(spec, self.network(spec)),
             lambda: self.network(spec),
         )
 
@@ -153,28 +152,15 @@ class NetworkCache(ValueCache):
         """The analytics beside the co-author map of ``spec`` (:func:`bibgraph.graph.networks.engine.summary`)."""
         return self._get(
             derived_key("summary", spec),
-            lambda: _engine().summary(self.incidence(), spec, self.network(spec)),
+            lambda: network_engine().summary(self.incidence(), spec, self.network(spec)),
             lambda: self.network(spec),
         )
 
-    def export(self, spec: NetworkSpec, fmt: str, weight: str, path: Path) -> None:
-        """Write the file of format ``fmt`` of the network of ``spec`` to ``path`` (atomically), computed in a child
-        process that then exits (:mod:`bibgraph.graph.serving.forked`): a whole network, its layout and its body
-        took ~95 MB at 10k papers that the web process kept after each distinct download. A turn at the gate like
-        a map's; the child is killed once the client goes (:class:`ClientGone`) or at ``NETWORK_TIMEOUT`` (503); its
-        failure is :class:`~bibgraph.graph.serving.forked.ForkedFailed` with its message (a 500, as in this process)."""
-        engine, incidence = _engine(), self.incidence()  # imported and read here: the child only computes
-
-        def work() -> None:
-            write_atomically(path, lambda out: out.write(engine.exported(incidence, spec, fmt, weight)[1]))
-
-        self.forked(work, path)
-
     def forked(self, work: Callable[[], None], path: Path) -> None:
-        """Run ``work``, which writes the download's body ``path``, in a child process in this client's turn at the
-        gate: killed once the client goes (:class:`ClientGone`), once the process tree holds more than the memory
-        budget allows a running computation (:meth:`~.gate.DerivationGate.over_hard`, 503), or at ``NETWORK_TIMEOUT``
-        (503)."""
+        """Run ``work``, which writes a download's body ``path`` (a large network's, ``web/maps/bodies.py``; a dump's
+        gzip), in a child process in this client's turn at the gate: killed once the client goes (:class:`ClientGone`),
+        once the process tree holds more than the memory budget allows a running computation
+        (:meth:`~.gate.DerivationGate.over_hard`, 503), or at ``NETWORK_TIMEOUT`` (503)."""
         gate = self.gate
         with self.derivation():
             try:
@@ -430,7 +416,7 @@ def site_value(max_view_nodes: int) -> Callable[[tuple[Hashable, ...]], bool]:
     return site
 
 
-def _engine() -> ModuleType:
+def network_engine() -> ModuleType:
     """The network engine, imported at its first use: numpy, scipy and igraph cost ~1 s, which a server's start
     does not wait for."""
     from bibgraph.graph.networks import engine

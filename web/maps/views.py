@@ -38,6 +38,7 @@ from bibgraph.web.maps.args import (
     weight_of_links,
     whole_number,
 )
+from bibgraph.web.maps.bodies import write_body
 from bibgraph.web.maps.cache import networks
 
 EGO_TOP = 25  # co-authors an ego map draws by default (the ones with most joint papers)
@@ -328,8 +329,8 @@ def download(kind: str, fmt: str) -> Response:
         key = repr((str(current_app.config["BIBGRAPH_STORE"]), kind, syntax.name, spec, weight))
         path = networks().file(  # identical downloads at once: one makes the body, the others wait for it
             ("body", key),  # a file of its own (network_body), never a derived value: no derived_key, no data format
-            lambda: network_body(key, syntax.suffix, lambda body: networks().export(spec, syntax.name, weight, body)),
-            networks().incidence,  # all the child computing the body needs from this process
+            lambda: network_body(key, syntax.suffix, lambda to: write_body(networks(), spec, syntax.name, weight, to)),
+            networks().incidence,  # what the body's size is read from (and all a child computing it needs)
         )
     response = send_file(path, mimetype=f"{syntax.media_type}; charset=utf-8", conditional=True, etag=True, max_age=0)
     response.headers["Content-Disposition"] = f'attachment; filename="bibgraph-{kind}.{syntax.suffix}"'

@@ -49,7 +49,9 @@ def metric(client: Any, name: str, label: str = "") -> float:
 
 @pytest.fixture
 def app() -> Iterator[Flask]:
-    application = make_app(MAP_DERIVATIONS=2, MAP_WAITING=8, MAP_WAIT=60.0)
+    """Every network download with an author computed in a child (``DOWNLOAD_IN_PROCESS_AUTHORS`` 0: the seeds'
+    networks are small); the same checks for a download computed in the web process: test_download_bodies.py."""
+    application = make_app(MAP_DERIVATIONS=2, MAP_WAITING=8, MAP_WAIT=60.0, DOWNLOAD_IN_PROCESS_AUTHORS=0)
     yield application
     application.extensions["bibgraph"].close()
 
@@ -163,7 +165,7 @@ def test_a_live_download_whose_client_closed_its_socket_stops_and_the_next_reque
     """The app served by waitress as ``serve`` does: a client asks for a whole-network download and closes its
     socket while the network is computed (in a child, kept busy): the child is killed, the slot is free within
     seconds, and the next request is answered."""
-    application = make_app(MAP_DERIVATIONS=2, MAP_WAITING=8, MAP_WAIT=60.0)
+    application = make_app(MAP_DERIVATIONS=2, MAP_WAITING=8, MAP_WAIT=60.0, DOWNLOAD_IN_PROCESS_AUTHORS=0)
     stages = tmp_path / "stages"
     server = create_server(application, host="127.0.0.1", port=0, **waitress_options(resolve()))
     port = server.socket.getsockname()[1]  # type: ignore[union-attr]
@@ -433,8 +435,8 @@ def test_over_the_budget_the_client_whose_work_holds_the_memory_is_refused_first
 
 
 def test_a_whole_network_download_leaves_no_network_in_the_web_process(app: Flask) -> None:
-    """A download's network, layout and body are made in a child process that exits: the web process keeps the
-    body's file name, nothing of the network (it kept each distinct one: ~95 MB at 10k papers)."""
+    """A large download's network, layout and body are made in a child process that exits: the web process keeps
+    the body's file name, nothing of the network (it kept each distinct one: ~95 MB at 10k papers)."""
     client = app.test_client()
     assert client.get("/graph/coauthors.json?min_papers=1").status_code == 200  # the incidence, read once
     with app.app_context():

@@ -264,7 +264,7 @@ def test_a_client_over_its_share_of_derivations_gets_429_and_others_are_served(m
         running, first = in_threads([lambda: greedy.get("/graph/coauthors?min_papers=2")])  # held in this process
         assert fake.started.acquire(timeout=60)
         for fresh in ("/graph/coauthors.gexf?min_papers=3", "/graph/coauthors?min_joint=3", "/graph/path?from=a&to=b"):
-            # (a download's body is made in a child process, the turn held here while it runs: the same share)
+            # (a download's body, made here or in a child, holds a turn in this process while it runs: the same share)
             refused = greedy.get(fresh)
             assert refused.status_code == 429 and refused.headers["Retry-After"] == "5", fresh
         other, second = in_threads([lambda: client_at(app, 3).get("/graph/coauthors?min_papers=4")])

@@ -122,7 +122,7 @@ def test_identical_work_is_waited_for_and_distinct_work_stays_bounded(
             cache.gate.finish()  # type: ignore[union-attr]
     outcomes: dict[int, Any] = {}
     threads = []
-    with tempfile.TemporaryDirectory() as files, patch("bibgraph.web.maps.cache._engine", stages.engine):
+    with tempfile.TemporaryDirectory() as files, patch("bibgraph.web.maps.cache.network_engine", stages.engine):
         for index, (who, work, variant, after) in enumerate(asked):
             call = partial(request, cache, variant, work, Path(files))
             thread = threading.Thread(target=run, args=(app, cache, who, call, outcomes, index), daemon=True)
@@ -168,7 +168,7 @@ def test_a_follower_whose_client_goes_stops_waiting() -> None:
 
     engine = SimpleNamespace(network=slow_network, positions=stages.engine().positions, summary=None)
     environ = {"REMOTE_ADDR": "a", "waitress.client_disconnected": gone.is_set}
-    with patch("bibgraph.web.maps.cache._engine", lambda: engine):
+    with patch("bibgraph.web.maps.cache.network_engine", lambda: engine):
         first = threading.Thread(target=run, args=(app, cache, "a", lambda: cache.network(0), outcomes, 0))  # type: ignore[arg-type]
         first.start()
         assert leader_in.wait(30)
@@ -200,7 +200,7 @@ def test_a_follower_that_waited_is_not_counted_as_refused() -> None:
     cache = Cache(gate=gate)
     cache.stages = stages
     outcomes: dict[int, Any] = {}
-    with tempfile.TemporaryDirectory() as files, patch("bibgraph.web.maps.cache._engine", stages.engine):
+    with tempfile.TemporaryDirectory() as files, patch("bibgraph.web.maps.cache.network_engine", stages.engine):
         calls = [partial(request, cache, variant, 0, Path(files)) for variant in ("data", "page", "data")]
         tabs = [threading.Thread(target=run, args=(app, cache, "a", call, outcomes, n)) for n, call in enumerate(calls)]
         for tab in tabs:
