@@ -21,7 +21,7 @@ from bibgraph.graph.site.pagedata import (
     paper_page,
     resource_description,
 )
-from bibgraph.graph.site.profile import author_profile, coauthors_from
+from bibgraph.graph.site.profile import areas_from, author_profile, coauthors_from
 from bibgraph.graph.sparql.queries import bind, integer, named_query
 from bibgraph.web.errors import error_response
 from bibgraph.web.graphstore import get_store
@@ -139,8 +139,9 @@ def _author(iri: str) -> str | None:
     profile = author_profile(get_store(), iri, incidence, titles, roles=cache.kept_roles())
     identity = identity_of(get_store(), iri)
     top = partial(_top_coauthors, incidence) if incidence is not None else None
+    areas = partial(areas_from, incidence) if incidence is not None else None
     if profile is None:
-        shared = holders(get_store(), iri, top)  # a name several persons share: its disambiguation page
+        shared = holders(get_store(), iri, top, areas)  # a name several persons share: its disambiguation page
         if not shared:
             return None
         return render_template("disambiguation.html", title=shared[0].name, holders=shared, **_context(iri))
@@ -160,7 +161,7 @@ def _author(iri: str) -> str | None:
         last_shown=last_shown,
         page_url=lambda n: f"?page={n}",
         identity=identity,
-        sharing=holders(get_store(), identity.shared, top) if identity.shared else [],
+        sharing=holders(get_store(), identity.shared, top, areas) if identity.shared else [],
         coauthors_query=url_for("sparql.endpoint") + "#" + urlencode({"query": coauthors_query}),
         **{**_context(iri), "canonical": public_url(iri) + (f"?page={page}" if page > 1 else "")},
     )
