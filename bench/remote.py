@@ -216,6 +216,7 @@ def publish_watched(dataset: Path, target: Target, reader: RemoteGraphStore, bat
     finally:
         done.set()
         thread.join()
+    seen.append(reader.triple_count())  # the last poll may have come before the switch: what a reader reads now
     print(f"publish: {report.summary()}; load {os.getloadavg()}")
     print(f"a reader polling the count during it ({len(seen)} polls) saw: {sorted(set(seen))}", flush=True)
 
