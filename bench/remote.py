@@ -36,6 +36,7 @@ import numpy as np
 
 from bench.generate import write_lists
 from bench.oxigraphserver import oxigraph_server
+from bench.samesearch import compare_search
 from bench.servers import bibgraph_process, kept_top_authors
 from bench.virtuoso import virtuoso
 from bibgraph.graph.dataset import directory
@@ -246,58 +247,6 @@ def serve_figures(
     for mode in modes:
         args = ["--store", store, "--base", base] + (["--published", str(dataset)] if mode == "dataset" else [])
         serve_one(args, scratch / f"serve-{mode}.log", profile_and_concept, pages_only=pages_only, dumps_only=dumps)
-
-
-def compare_search(dataset: Path, endpoint: str | None, scratch: Path, count: int, seed: int = 26) -> None:
-    """Build the search index through the engine (what ``serve --store sparql:`` without ``--published`` does at the
-    first search; kept from an earlier run when ``endpoint`` is None) and from the dataset's embedded store, both by
-    this code (the dataset's own index may come from an older build: its numbering then differs), and compare their
-    answers on ``count`` generated queries: a name, a name's first word, one or two title words, a word's prefix;
-    every hit (IRI, kind, title, papers, areas, tier) of the first two pages, the totals, and the autocomplete."""
-    import random
-    import sqlite3
-
-    from bibgraph.graph.site.search import SearchIndex
-    from bibgraph.graph.site.searchbuild import build_search_index
-
-    version = directory.current_version(dataset)
-    built, embedded = scratch / "engine-search.sqlite", scratch / "embedded-search.sqlite"
-    sources: list[tuple[Path, GraphStore, str]] = [
-        (embedded, OxigraphGraphStore.disk(version / "store", read_only=True), "the embedded store")
-    ]
-    if endpoint is not None:
-        remote = RemoteGraphStore(f"{endpoint}?default-graph-uri=urn:bibgraph:bench", timeout=3600)
-        sources.append((built, remote, "the engine"))
-    for path, store, name in sources:
-        path.unlink(missing_ok=True)
-        _, seconds = timed(lambda: build_search_index(store, path))  # noqa: B023 (called at once)
-        print(f"search index built from {name}: {seconds:.1f} s, {path.stat().st_size / 1e6:.1f} MB", flush=True)
-    with sqlite3.connect(f"file:{embedded}?mode=ro", uri=True) as db:
-        titles = [row[0] for row in db.execute("SELECT title FROM items ORDER BY id")]
-    chosen = random.Random(seed)
-    queries: list[str] = []
-    while len(queries) < count:
-        words = [word for word in chosen.choice(titles).split() if word.isalpha()] or ["Wang"]
-        shape = len(queries) % 5
-        if shape == 0:
-            queries.append(" ".join(words[:3]))
-        elif shape == 1:
-            queries.append(words[0])
-        elif shape == 2:
-            queries.append(" ".join(chosen.sample(words, min(2, len(words)))))
-        elif shape == 3:
-            queries.append(words[-1][: max(2, len(words[-1]) // 2)])
-        else:
-            queries.append(chosen.choice(words))
-    theirs, ours = SearchIndex(built), SearchIndex(embedded)
-    differ = []
-    for query in queries:
-        a = [theirs.search(query, offset, 20) for offset in (0, 20)] + [theirs.author_names(query)]
-        b = [ours.search(query, offset, 20) for offset in (0, 20)] + [ours.author_names(query)]
-        if a != b:
-            differ.append(query)
-    alike = len(queries) - len(differ)
-    print(f"{len(queries)} generated queries: {alike} answered alike, {len(differ)} differ: {differ[:10]}")
 
 
 def settle(pid: int, idle: float = 0.05, seconds: float = 1.0, most: float = 120.0) -> None:
