@@ -2,7 +2,9 @@
 ``bench.remote --serve DATASET --oxigraph DIR``: the second engine of issue 26, beside Virtuoso.
 
 A 1M-paper dataset is loaded into it once (``bibgraph publish``, or ``oxigraph load --graph V`` then the pointer
-written by :func:`point`), then served again and again, cold when asked: its files dropped from the page cache."""
+written by :func:`point`), then served again and again, cold when asked: its files dropped from the page cache. Or
+no load at all: a copy of the dataset's own store (its ``.sst`` files hard links), the pointer written into it with
+``--in-place`` (readers then read its default graph: ``remote.IN_PLACE``), served by ``oxigraph serve-read-only``."""
 
 import contextlib
 import os
@@ -14,7 +16,7 @@ from pathlib import Path
 from bench.servers import free_port, stop, wait_for_http
 from bibgraph.graph.engines.client import Deadline, Session
 from bibgraph.graph.engines.publish import Engine, Target, dataset_content
-from bibgraph.graph.stores.remote import CURRENT
+from bibgraph.graph.stores.remote import CURRENT, IN_PLACE
 
 
 def evict(directory: Path) -> None:
@@ -30,13 +32,15 @@ def evict(directory: Path) -> None:
 
 
 @contextlib.contextmanager
-def oxigraph_server(location: Path, cold: bool = False) -> Iterator[str]:
-    """``oxigraph serve`` on ``location`` (read-write: a publish may follow); yields its base URL (``/query``,
-    ``/update``, ``/store`` beside it)."""
+def oxigraph_server(location: Path, cold: bool = False, read_only: bool = False) -> Iterator[str]:
+    """``oxigraph serve`` on ``location`` (read-write: a publish may follow; ``read_only``: ``serve-read-only``,
+    which writes nothing into the store); yields its base URL (``/query``, and ``/update``, ``/store`` if
+    read-write)."""
     if cold:
         evict(location)
     port = free_port()
-    command = [str(Path(sys.executable).parent / "oxigraph"), "serve", "--location", str(location)]
+    serve = "serve-read-only" if read_only else "serve"
+    command = [str(Path(sys.executable).parent / "oxigraph"), serve, "--location", str(location)]
     process = subprocess.Popen(
         [*command, "--bind", f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
     )
@@ -64,7 +68,7 @@ if __name__ == "__main__":
 
     parser = argparse.ArgumentParser(description=point.__doc__)
     parser.add_argument("location", type=Path, help="the Oxigraph server's store (no server running on it)")
-    parser.add_argument("version", help="the graph loaded (oxigraph load --graph VERSION)")
+    parser.add_argument("version", help="the graph loaded (oxigraph load --graph VERSION), or in-place")
     parser.add_argument("dataset", type=Path, help="the dataset it was loaded from (its current version)")
     parser.add_argument("--graph", help="the graph readers read (default: the dataset's base IRI)")
     args = parser.parse_args()
@@ -72,5 +76,6 @@ if __name__ == "__main__":
 
     current = directory.current_version(args.dataset)
     with oxigraph_server(args.location) as url:
-        point(url, args.graph or directory.read_manifest(current)["base"], args.version, current / directory.STORE)
-        print(f"readers of the pointer now read <{args.version}>")
+        version = IN_PLACE if args.version == "in-place" else args.version
+        point(url, args.graph or directory.read_manifest(current)["base"], version, current / directory.STORE)
+        print(f"readers of the pointer now read <{version}>")

@@ -36,6 +36,7 @@ import numpy as np
 
 from bench.generate import write_lists
 from bench.oxigraphserver import oxigraph_server
+from bench.samesearch import compare_search
 from bench.servers import bibgraph_process, kept_top_authors
 from bench.virtuoso import virtuoso
 from bibgraph.graph.dataset import directory
@@ -143,22 +144,20 @@ def get(url: str) -> tuple[int, float, int]:
 
 
 def made_in_the_background(url: str) -> tuple[int, float, int]:
-    """A dump made in the background (``sparql:`` store, no published dataset): the first GET (503 and Retry-After
-    said), then HEADs (which start nothing) until it is written, then a GET: the status, seconds and bytes."""
+    """A dump made in the background (``sparql:`` store, no published dataset), or the published dataset's dump
+    checked against its manifest before its first send: GETs 2 s apart while they answer 503 (with Retry-After; a
+    HEAD says 200 for a dataset's dump not checked yet), the last one read through: the status, seconds and bytes."""
     started = time.perf_counter()
-    first = get(url)
-    print(f"first GET {url}: {first[0]} in {first[1]:.3f} s", flush=True)
     while True:
-        try:
-            with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=60):
-                break
-        except urllib.error.HTTPError as error:
-            if error.code != 503:
-                return error.code, time.perf_counter() - started, 0
+        status, seconds, size = get(url)
+        if status != 503:
+            break
+        if time.perf_counter() - started < seconds + 1:
+            print(f"first GET {url}: {status} in {seconds:.3f} s", flush=True)
         time.sleep(2)
-    status, seconds, size = get(url)
-    print(f"made after {time.perf_counter() - started - seconds:.1f} s, then sent in {seconds:.1f} s", flush=True)
-    return status, time.perf_counter() - started, size
+    total = time.perf_counter() - started
+    print(f"ready after {total - seconds:.1f} s, then sent in {seconds:.1f} s", flush=True)
+    return status, total, size
 
 
 def download_memory(
@@ -218,6 +217,7 @@ def publish_watched(dataset: Path, target: Target, reader: RemoteGraphStore, bat
     finally:
         done.set()
         thread.join()
+    seen.append(reader.triple_count())  # the last poll may have come before the switch: what a reader reads now
     print(f"publish: {report.summary()}; load {os.getloadavg()}")
     print(f"a reader polling the count during it ({len(seen)} polls) saw: {sorted(set(seen))}", flush=True)
 
@@ -247,58 +247,6 @@ def serve_figures(
     for mode in modes:
         args = ["--store", store, "--base", base] + (["--published", str(dataset)] if mode == "dataset" else [])
         serve_one(args, scratch / f"serve-{mode}.log", profile_and_concept, pages_only=pages_only, dumps_only=dumps)
-
-
-def compare_search(dataset: Path, endpoint: str | None, scratch: Path, count: int, seed: int = 26) -> None:
-    """Build the search index through the engine (what ``serve --store sparql:`` without ``--published`` does at the
-    first search; kept from an earlier run when ``endpoint`` is None) and from the dataset's embedded store, both by
-    this code (the dataset's own index may come from an older build: its numbering then differs), and compare their
-    answers on ``count`` generated queries: a name, a name's first word, one or two title words, a word's prefix;
-    every hit (IRI, kind, title, papers, areas, tier) of the first two pages, the totals, and the autocomplete."""
-    import random
-    import sqlite3
-
-    from bibgraph.graph.site.search import SearchIndex
-    from bibgraph.graph.site.searchbuild import build_search_index
-
-    version = directory.current_version(dataset)
-    built, embedded = scratch / "engine-search.sqlite", scratch / "embedded-search.sqlite"
-    sources: list[tuple[Path, GraphStore, str]] = [
-        (embedded, OxigraphGraphStore.disk(version / "store", read_only=True), "the embedded store")
-    ]
-    if endpoint is not None:
-        remote = RemoteGraphStore(f"{endpoint}?default-graph-uri=urn:bibgraph:bench", timeout=3600)
-        sources.append((built, remote, "the engine"))
-    for path, store, name in sources:
-        path.unlink(missing_ok=True)
-        _, seconds = timed(lambda: build_search_index(store, path))  # noqa: B023 (called at once)
-        print(f"search index built from {name}: {seconds:.1f} s, {path.stat().st_size / 1e6:.1f} MB", flush=True)
-    with sqlite3.connect(f"file:{embedded}?mode=ro", uri=True) as db:
-        titles = [row[0] for row in db.execute("SELECT title FROM items ORDER BY id")]
-    chosen = random.Random(seed)
-    queries: list[str] = []
-    while len(queries) < count:
-        words = [word for word in chosen.choice(titles).split() if word.isalpha()] or ["Wang"]
-        shape = len(queries) % 5
-        if shape == 0:
-            queries.append(" ".join(words[:3]))
-        elif shape == 1:
-            queries.append(words[0])
-        elif shape == 2:
-            queries.append(" ".join(chosen.sample(words, min(2, len(words)))))
-        elif shape == 3:
-            queries.append(words[-1][: max(2, len(words[-1]) // 2)])
-        else:
-            queries.append(chosen.choice(words))
-    theirs, ours = SearchIndex(built), SearchIndex(embedded)
-    differ = []
-    for query in queries:
-        a = [theirs.search(query, offset, 20) for offset in (0, 20)] + [theirs.author_names(query)]
-        b = [ours.search(query, offset, 20) for offset in (0, 20)] + [ours.author_names(query)]
-        if a != b:
-            differ.append(query)
-    alike = len(queries) - len(differ)
-    print(f"{len(queries)} generated queries: {alike} answered alike, {len(differ)} differ: {differ[:10]}")
 
 
 def settle(pid: int, idle: float = 0.05, seconds: float = 1.0, most: float = 120.0) -> None:
@@ -347,9 +295,8 @@ def serve_one(
             return
         exports = () if dumps_only else exports
         downloads = ["/download/bibgraph.nt", "/download/bibgraph.ttl"]
-        engine = "--published" not in args
-        for path in [*downloads, *exports]:
-            fetch = made_in_the_background if engine and path in downloads else get
+        for path in [*downloads, *exports]:  # a dataset's dump is checked before its first send (503 meanwhile)
+            fetch = made_in_the_background if path in downloads else get
             (status, seconds, size), before, peak = download_memory(site + path, process.pid, fetch)
             print(
                 f"{path}: {status}, {size / 1e6:.1f} MB in {seconds:.1f} s; web process PSS"
@@ -377,7 +324,8 @@ def main() -> None:
         "--oxigraph",
         type=Path,
         metavar="DIR",
-        help="with --serve: the Oxigraph server on this store (loaded already, its pointer the dataset's base IRI)",
+        help="with --serve: the Oxigraph server (read-only) on this store, loaded already, its pointer the dataset's"
+        " base IRI (bench.oxigraphserver: a version graph, or the dataset's own store in place)",
     )
     parser.add_argument("--compare-search", type=int, metavar="N", help="with --serve: compare N searches instead")
     parser.add_argument(
@@ -392,7 +340,7 @@ def main() -> None:
         scratch = args.scratch or Path(stack.enter_context(tempfile.TemporaryDirectory()))
         scratch.mkdir(parents=True, exist_ok=True)
         if args.serve is not None and args.oxigraph is not None:
-            server = stack.enter_context(oxigraph_server(args.oxigraph, cold=args.cold))
+            server = stack.enter_context(oxigraph_server(args.oxigraph, cold=args.cold, read_only=True))
             base = directory.read_manifest(directory.current_version(args.serve))["base"]
             figures = (args.serve, f"{server}/query", server, scratch, args.batch, True, args.modes)
             serve_figures(*figures, args.pages, args.dumps, graph=base)

@@ -7,7 +7,7 @@ import subprocess
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from bench.servers import free_port, stop
@@ -26,7 +26,7 @@ TransactionFile = {dir}/virtuoso-temp.trx
 [Parameters]
 ServerPort = 127.0.0.1:{sql_port}
 DisableUnixSocket = 1
-DirsAllowed = ., {dir}
+DirsAllowed = ., {dir}{allowed}
 NumberOfBuffers = {buffers}
 MaxDirtyBuffers = {dirty}
 CheckpointInterval = 0
@@ -50,6 +50,7 @@ def virtuoso(
     max_rows: int = 1_000_000,
     max_seconds: int = 30,
     cold: bool = False,
+    allowed: Sequence[Path] = (),
 ) -> Iterator[str]:
     """Start Virtuoso in ``directory``, load ``dump`` (Turtle, if any) into one graph; yield the SPARQL endpoint URL.
 
@@ -58,7 +59,8 @@ def virtuoso(
     ``max_rows`` and ``max_seconds`` bound every SPARQL answer (Virtuoso cuts larger results short).
     ``cold``: its database files are dropped from the system's page cache before it starts (its own cache starts
     empty anyway), so the first queries read from the disk, as after a reboot. It checkpoints before it stops, so
-    the next start need not replay what was loaded (the log of a 100k-paper publish: minutes).
+    the next start need not replay what was loaded (the log of a 100k-paper publish: minutes). ``allowed``: more
+    directories it may read files from (a bulk load's). Its SQL port is in ``virtuoso.ini``: :func:`sql_port`.
     """
     sql_port, http_port = free_port(), free_port()
     ini = directory / "virtuoso.ini"
@@ -72,6 +74,7 @@ def virtuoso(
             dirty=buffers * 3 // 5,
             max_rows=max_rows,
             max_seconds=max_seconds,
+            allowed="".join(f", {path}" for path in allowed),
         )
     )
     if dump is not None:
@@ -83,17 +86,23 @@ def virtuoso(
     )
     endpoint = f"http://127.0.0.1:{http_port}/sparql"
     try:
-        _isql(sql_port, "status();", wait=900)  # a database loaded without checkpoints replays its log first
+        isql(sql_port, "status();", wait=900)  # a database loaded without checkpoints replays its log first
         if dump is not None:
             load = f"DB.DBA.TTLP_MT(file_to_string_output('{directory}/dump.ttl'), '', '{GRAPH}', 0); checkpoint;"
-            _isql(sql_port, load)
+            isql(sql_port, load)
         query = urllib.parse.urlencode({"query": "ASK { ?s ?p ?o }"})
         _wait_http(f"{endpoint}?{query}")
         yield endpoint
         with contextlib.suppress(RuntimeError, subprocess.SubprocessError):
-            _isql(sql_port, "checkpoint;")
+            isql(sql_port, "checkpoint;")
     finally:
         stop(process, timeout=20)
+
+
+def sql_port(directory: Path) -> int:
+    """The SQL port of the Virtuoso :func:`virtuoso` started in ``directory`` (its ``[Parameters] ServerPort``)."""
+    parameters = (directory / "virtuoso.ini").read_text().split("[Parameters]")[1]
+    return int(parameters.split("ServerPort = 127.0.0.1:")[1].split()[0])
 
 
 def evict(directory: Path) -> None:
@@ -107,14 +116,16 @@ def evict(directory: Path) -> None:
             os.close(descriptor)
 
 
-def _isql(port: int, statement: str, wait: float = 0) -> None:
+def isql(port: int, statement: str, wait: float = 0, timeout: float = 120) -> None:
+    """Run ``statement`` through Virtuoso's SQL port, again until ``wait`` seconds pass if it fails; ``timeout``
+    bounds one run (a bulk load's ``rdf_loader_run()`` takes minutes)."""
     deadline = time.monotonic() + wait
     while True:
         done = subprocess.run(
             ["isql-vt", f"127.0.0.1:{port}", "dba", "dba", f"exec={statement}"],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=timeout,
         )
         if done.returncode == 0 and "Error" not in done.stdout + done.stderr:
             return

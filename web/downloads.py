@@ -133,11 +133,11 @@ def _from_engine() -> bool:
 def _engine_dump(name: str) -> tuple[Path, bytes]:
     """The dump ``name`` of the engine's version read now and its checksum, made in the background
     (:mod:`~bibgraph.web.enginedumps`; :class:`~bibgraph.web.enginedumps.DumpPending` until it is written)."""
-    from bibgraph.graph.stores.remote import read_version
+    from bibgraph.graph.stores.remote import pinned_endpoint, read_version
 
     version: str | None = get_store().run(read_version)
     folder = _root(current_app) / enginedumps.engine_folder(version) if version else _directory(current_app)
-    endpoint = enginedumps.pinned_endpoint(str(current_app.config["BIBGRAPH_STORE"]).removeprefix("sparql:"), version)
+    endpoint = pinned_endpoint(str(current_app.config["BIBGRAPH_STORE"]).removeprefix("sparql:"), version)
     plan = _plan(name, folder, endpoint)
     digest = enginedumps.request(plan, float(current_app.config["DUMP_TIMEOUT"]), request.method != "HEAD")
     return plan.path, digest

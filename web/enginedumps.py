@@ -22,7 +22,6 @@ import logging
 import shutil
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,14 +207,3 @@ def _checksummed(plan: Plan) -> None:
     plan.make(path)
     digest = file_digest(path)
     write_atomically(path.with_name(path.name + SUM_SUFFIX), lambda out: out.write(digest.encode()))
-
-
-def pinned_endpoint(url: str, version: str | None) -> str:
-    """The endpoint ``url`` reading the version graph ``version`` itself (not the pointer that names it now), so a
-    publish during the dump does not mix two versions."""
-    if version is None:
-        return url
-    parts = urllib.parse.urlsplit(url)
-    kept = [(name, value) for name, value in urllib.parse.parse_qsl(parts.query) if name != "default-graph-uri"]
-    query = urllib.parse.urlencode([("default-graph-uri", version), *kept])
-    return urllib.parse.urlunsplit(parts._replace(query=query))

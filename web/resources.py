@@ -4,7 +4,7 @@ clients (content negotiation, or a ``.ttl``/``.nt``/``.jsonld``/``.rdf`` suffix)
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
@@ -21,7 +21,7 @@ from bibgraph.graph.site.pagedata import (
     paper_page,
     resource_description,
 )
-from bibgraph.graph.site.profile import author_profile
+from bibgraph.graph.site.profile import areas_from, author_profile, coauthors_from
 from bibgraph.graph.sparql.queries import bind, integer, named_query
 from bibgraph.web.errors import error_response
 from bibgraph.web.graphstore import get_store
@@ -30,6 +30,9 @@ from bibgraph.web.maps.cache import networks
 from bibgraph.web.negotiation import NotAcceptable, choose_graph
 from bibgraph.web.pages import concept_figures, concept_papers, page_number
 from bibgraph.web.text import abstract_html
+
+if TYPE_CHECKING:
+    from bibgraph.graph.networks.incidence import Incidence
 
 blueprint = Blueprint("resources", __name__)
 _BY_SUFFIX = {syntax.suffix: syntax for syntax in RDF_SYNTAXES}
@@ -132,10 +135,13 @@ def _subject_papers(concept: str, count: int) -> list[str] | None:
 def _author(iri: str) -> str | None:
     cache = networks()  # a dataset's kept incidence and search index answer what an engine would read from cold pages
     titles = cache.search_index().titles if cache.kept_search_index() else None
-    profile = author_profile(get_store(), iri, cache.kept_incidence(), titles, roles=cache.kept_roles())
+    incidence = cache.kept_incidence()
+    profile = author_profile(get_store(), iri, incidence, titles, roles=cache.kept_roles())
     identity = identity_of(get_store(), iri)
+    top = partial(_top_coauthors, incidence) if incidence is not None else None
+    areas = partial(areas_from, incidence) if incidence is not None else None
     if profile is None:
-        shared = holders(get_store(), iri)  # a name several persons share: its disambiguation page
+        shared = holders(get_store(), iri, top, areas)  # a name several persons share: its disambiguation page
         if not shared:
             return None
         return render_template("disambiguation.html", title=shared[0].name, holders=shared, **_context(iri))
@@ -155,10 +161,16 @@ def _author(iri: str) -> str | None:
         last_shown=last_shown,
         page_url=lambda n: f"?page={n}",
         identity=identity,
-        sharing=holders(get_store(), identity.shared) if identity.shared else [],
+        sharing=holders(get_store(), identity.shared, top, areas) if identity.shared else [],
         coauthors_query=url_for("sparql.endpoint") + "#" + urlencode({"query": coauthors_query}),
         **{**_context(iri), "canonical": public_url(iri) + (f"?page={page}" if page > 1 else "")},
     )
+
+
+def _top_coauthors(incidence: "Incidence", person: str, count: int) -> list[str] | None:
+    """The names of a person's ``count`` first co-authors in the kept incidence (None: not in it)."""
+    found = coauthors_from(incidence, person, count)
+    return [coauthor.name for coauthor in found[0]] if found is not None else None
 
 
 def _concept(iri: str) -> str | None:

@@ -257,3 +257,20 @@ def coauthors_from(incidence: "Incidence", iri: str, shown: int = COAUTHORS_SHOW
     folded = {name: fold(name) for name in {name for name, _, _ in named}}
     named.sort(key=lambda item: (-item[2], folded[item[0]], item[0], item[1]))
     return [Coauthor(incidence.authors[c], name, n) for name, c, n in named[: max(shown, 0)]], count
+
+
+def areas_from(incidence: "Incidence", iri: str) -> list[str] | None:
+    """The labels of the areas of the author's papers' subjects, sorted, from the incidence (None: not in it): what
+    ``shared_name_areas.rq`` gives a shared name's holder (1.3 s on a cold Virtuoso at 100k for 919 papers)."""
+    import numpy as np
+
+    from bibgraph.graph.networks.incidence import ranges
+
+    author = incidence.author_id(iri)
+    if author is None:
+        return None
+    papers = np.unique(incidence.papers_of(np.array([author])))
+    firsts = incidence.pc_paper.searchsorted(papers, side="left")
+    lasts = incidence.pc_paper.searchsorted(papers, side="right")
+    concepts = (incidence.concepts[int(c)] for c in np.unique(incidence.pc_concept[ranges(firsts, lasts - firsts)]))
+    return sorted({c.label if c.area == c.concept else c.area_label for c in concepts})

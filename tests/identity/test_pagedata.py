@@ -1,14 +1,18 @@
 """Persons in the graph and on the site: a shared name's numbered persons and its disambiguation page,
 a joined form's IRI as owl:sameAs and 301, the profile's "N people share this name"."""
 
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from bibgraph.graph.dataset.build import build_graph
+from bibgraph.graph.identity.pagedata import holders
 from bibgraph.graph.ingest.names import person_key
+from bibgraph.graph.networks.incidence import incidence_of
 from bibgraph.graph.rdf.validate import validate
 from bibgraph.graph.rdf.vocab import sparql_prologue
+from bibgraph.graph.site.profile import areas_from
 from tests.conftest import BASE, make_app
 
 HTML = {"Accept": "text/html"}
@@ -190,3 +194,28 @@ def test_add_never_joins_a_common_short_form_to_a_longer_one(tmp_path: Path) -> 
 
     assert names("Another study.") == {"Xiang Li", "Bob Helper"}
     assert names("Deep study.") == {"Yoshua J. Bengio", "Aaron Courville"}
+
+
+def test_a_holder_with_a_paper_of_no_subject_keeps_its_areas(tmp_path: Path) -> None:
+    """A paper listed before any heading has no subject: its holder's other papers still give their areas (an
+    OPTIONAL's unbound label made the whole GROUP_CONCAT unbound on Oxigraph, and the page showed none)."""
+    unheaded = "Wei Wang, Wei Li, Qiang Wang\n\nEnzyme kinetics of protein folding, listed before any heading.\n\n"
+    (tmp_path / "list.txt").write_text(LIST.replace("论文检索\n\n", "论文检索\n\n" + unheaded, 1), encoding="utf-8")
+    store, _ = build_graph([tmp_path], base=BASE, progress=False)
+    shared = f"{BASE}author/{person_key('Wei Wang')}"
+    found = [(holder.papers, holder.areas) for holder in holders(store, shared)]
+    assert found == [(2, ["Biology"]), (1, ["Astronomy"])]
+    incidence = incidence_of(store)  # a dataset's kept incidence gives the same areas, the store not asked them
+    kept = holders(store, shared, kept_areas=partial(areas_from, incidence))
+    assert [(holder.papers, holder.areas) for holder in kept] == found
+
+
+def test_holders_take_their_top_coauthors_from_what_is_kept(built: Path) -> None:
+    """Given a kept source (a dataset's incidence), a holder's co-authors are its answer; where it has none (None),
+    the store's co-author list answers, as without it."""
+    store, _ = build_graph([built], base=BASE, progress=False)
+    shared = f"{BASE}author/{person_key('Wei Wang')}"
+    asked = holders(store, shared)
+    kept = holders(store, shared, lambda person, count: None if person.endswith("1") else [person[-4:]] * count)
+    assert [holder.coauthors for holder in kept] == [asked[0].coauthors, ["0002"] * 3]
+    assert [holder.coauthors for holder in asked] == [["Jun Wang", "Wei Li"], ["Min Wang", "Wei Zhang"]]

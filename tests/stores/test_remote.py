@@ -5,6 +5,7 @@ view read back through the remote store, must equal what the embedded store give
 """
 
 import gzip
+import io
 import json
 import os
 import shutil
@@ -23,7 +24,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.oxigraphserver import oxigraph_server, point
 from bench.servers import free_port, stop, wait_for_http
+from bibgraph.graph.dataset.directory import current_version, identified_manifest
 from bibgraph.graph.dataset.dumps import write_dump
 from bibgraph.graph.dataset.opener import build_disk_store
 from bibgraph.graph.engines.client import Deadline, Session
@@ -34,7 +37,7 @@ from bibgraph.graph.rdf.formats import rdf_syntax
 from bibgraph.graph.site import search, searchbuild
 from bibgraph.graph.site.search import SearchIndexError
 from bibgraph.graph.stores import remote as remote_store
-from bibgraph.graph.stores.remote import CONTENT, RemoteGraphStore, pointer_graph
+from bibgraph.graph.stores.remote import CONTENT, IN_PLACE, RemoteGraphStore, pinned_endpoint, pointer_graph
 from bibgraph.seeds import seed_directory
 from bibgraph.web.commands.cli import main
 from tests import network_oracle as oracle
@@ -324,6 +327,31 @@ def oxigraph_published(tmp_path_factory, seed_nt: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
+def oxigraph_in_place(tmp_path_factory, seed_dataset: Path) -> Iterator[str]:
+    """The seed dataset's own store served in place by ``oxigraph serve-read-only`` (a copy of it, its pointer
+    written once by ``bench.oxigraphserver --in-place``: nothing loaded); the endpoint that reads it."""
+    location = Path(shutil.copytree(current_version(seed_dataset) / "store", tmp_path_factory.mktemp("in-place") / "s"))
+    with oxigraph_server(location) as server:
+        point(server, PUBLISHED, IN_PLACE, current_version(seed_dataset) / "store")
+    with oxigraph_server(location, read_only=True) as server:
+        yield f"{server}/query?default-graph-uri={urllib.parse.quote(PUBLISHED)}"
+
+
+def test_a_store_served_in_place_is_read_through_its_pointer(oxigraph_in_place, seed_dataset, seed_store) -> None:
+    """The pointer names the engine's default graph: the data alone (not the pointer graph), with the dataset's
+    identity, and a dump pinned to that version holds the embedded store's triples."""
+    remote = RemoteGraphStore(oxigraph_in_place)
+    assert remote.published() == (IN_PLACE, identified_manifest(current_version(seed_dataset))[1])
+    assert remote.triple_count() == seed_store.triple_count()
+    pinned = RemoteGraphStore(pinned_endpoint(oxigraph_in_place, IN_PLACE))
+    assert "default-graph-uri" not in pinned_endpoint(oxigraph_in_place, IN_PLACE)
+    local, far = io.BytesIO(), io.BytesIO()
+    seed_store.dump(local, rdf_syntax("nt"))
+    pinned.dump(far, rdf_syntax("nt"))
+    assert set(far.getvalue().splitlines()) == set(local.getvalue().splitlines())
+
+
+@pytest.fixture(scope="module")
 def dataset_published(virtuoso_endpoint: str, graph_store_url: str, seed_dataset: Path) -> str:
     """The seed dataset published into Virtuoso (its root: the version graph's name carries the version's)."""
     publish(seed_dataset, _target(graph_store_url, DATASET_GRAPH), batch=5000)
@@ -331,13 +359,16 @@ def dataset_published(virtuoso_endpoint: str, graph_store_url: str, seed_dataset
 
 
 @pytest.fixture(
-    scope="module", params=[pytest.param("virtuoso", marks=VIRTUOSO), "oxigraph", pytest.param("", marks=VIRTUOSO)]
+    scope="module",
+    params=[pytest.param("virtuoso", marks=VIRTUOSO), "oxigraph", pytest.param("", marks=VIRTUOSO), "in-place"],
 )
 def remote_client(request):
-    """The app over each engine the seeds were published into: Virtuoso, and the Oxigraph server; and over
-    Virtuoso with the published dataset given (``--published DIR``: its derived figures read, not computed)."""
-    if not request.param:
-        endpoint, dataset = request.getfixturevalue("dataset_published"), request.getfixturevalue("seed_dataset")
+    """The app over each engine the seeds were published into: Virtuoso, and the Oxigraph server; over Virtuoso
+    with the published dataset given (``--published DIR``: its derived figures read, not computed); and over the
+    dataset's own store served in place by the Oxigraph server, the dataset given."""
+    if request.param in ("", "in-place"):
+        served = "dataset_published" if not request.param else "oxigraph_in_place"
+        endpoint, dataset = request.getfixturevalue(served), request.getfixturevalue("seed_dataset")
         application = make_app(BIBGRAPH_STORE=f"sparql:{endpoint}", PUBLISHED=str(dataset))
     else:
         endpoint = request.getfixturevalue("published" if request.param == "virtuoso" else "oxigraph_published")
