@@ -39,8 +39,13 @@ def _chunked(columns: tuple[np.ndarray, ...]) -> Iterator[tuple[Any, ...]]:
 
 
 class WholeCoauthors:
-    """The whole co-author network as arrays: authors (incidence numbers) in rank order, links (a < b) with their
-    full and fractional weights and cut flags, each author's community and areas."""
+    """The whole co-author network as arrays: authors (incidence numbers) in rank order, links with their full and
+    fractional weights and cut flags held once, in the order networkx lists them (``first``: the earlier node in
+    rank order; ``second``: the other), each author's community and areas.
+
+    The links are held compact (ends and weights as 32-bit integers) and in one order only: each format reads them
+    as they are, a chunk at a time, and the VOSviewer map sorts an index of them (at a million papers, 10M links:
+    the link arrays and every format's sorted copies of them held ~0.7 GB above what a format needs)."""
 
     def __init__(self, inc: Incidence, resolution: float = 1.0) -> None:
         self.inc = inc
@@ -49,21 +54,42 @@ class WholeCoauthors:
         kept[self.chosen] = True
         mine = kept[inc.ap_author]
         papers, authors = inc.ap_paper[mine], inc.ap_author[mine]
-        self.a, self.b, self.weight, self.fractional, self.cut = joint_links(
-            papers, authors, np.diff(inc.paper_ptr), inc.truncated
-        )
-        self.rank = np.full(len(inc.authors), -1, dtype=np.int64)
-        self.rank[self.chosen] = np.arange(len(self.chosen))
-        self.community = self._communities(kept, resolution)
+        del mine
         self.cut_author = np.zeros(len(inc.authors), dtype=bool)
         self.cut_author[authors[inc.truncated[papers]]] = True
         self.area_ptr, self.area_rank, self.area_labels = self._areas(papers, authors)
+        a, b, weight, fractional, cut = joint_links(papers, authors, np.diff(inc.paper_ptr), inc.truncated)
+        del papers, authors
+        a, b, weight = a.astype(np.int32), b.astype(np.int32), weight.astype(np.int32)  # authors, papers < 2**31
+        self.rank = np.full(len(inc.authors), -1, dtype=np.int64)
+        self.rank[self.chosen] = np.arange(len(self.chosen))
+        self.community = self._communities(kept, a, b, weight, resolution)
+        order = self._networkx_order(a, b)
+        earlier = np.where(self.rank[a] < self.rank[b], a, b)
+        b += a  # the other end: the sum of both less the earlier (in place: no third array of ends)
+        b -= earlier
+        del a
+        self.first, self.second = earlier[order], b[order]
+        del earlier, b
+        self.weight, self.fractional, self.cut = weight[order], fractional[order], cut[order]
 
-    def _communities(self, kept: np.ndarray, resolution: float) -> np.ndarray:
+    def _networkx_order(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The links' order as networkx lists them: by their earlier node (rank order), then the other (IRI order);
+        one key a link, sorted (no lexsort's copies of two keys)."""
+        rank_a, rank_b = self.rank[a], self.rank[b]
+        key = np.minimum(rank_a, rank_b)
+        key *= len(self.rank)
+        key += np.where(rank_a < rank_b, b, a)
+        del rank_a, rank_b
+        return np.argsort(key)
+
+    def _communities(
+        self, kept: np.ndarray, a: np.ndarray, b: np.ndarray, weight: np.ndarray, resolution: float
+    ) -> np.ndarray:
         """Each author's community, as :func:`.communities.assign_communities` numbers it: igraph's Leiden on the
         authors in IRI order (incidence order) and the links in that order, seeded; largest first, then least IRI."""
         number = np.cumsum(kept) - 1  # an author's place in IRI order among the kept
-        membership = leiden(int(kept.sum()), self.a, self.b, self.weight.astype(np.float64), resolution, number=number)
+        membership = leiden(int(kept.sum()), a, b, weight.astype(np.float64), resolution, number=number)
         by_iri = np.flatnonzero(kept)
         sizes = np.bincount(membership)
         least = np.full(len(sizes), len(kept), dtype=np.int64)
@@ -105,13 +131,6 @@ class WholeCoauthors:
                 },
             )
 
-    def _links_in_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The links as networkx lists them: by their earlier node (rank order), then the other (IRI order)."""
-        earlier = np.where(self.rank[self.a] < self.rank[self.b], self.a, self.b)
-        other = np.where(earlier == self.a, self.b, self.a)
-        order = np.lexsort((other, self.rank[earlier]))
-        return earlier[order], other[order], order
-
     def edges(self) -> Iterator[tuple[str, str, dict[str, object]]]:
         """The links and their attributes (``weight``, ``fractional``, ``lower_bound``), in networkx's order."""
         for x, y, w, f, c in self._edge_rows():
@@ -119,9 +138,8 @@ class WholeCoauthors:
 
     def _edge_rows(self) -> Iterator[tuple[str, str, int, float, bool]]:
         """The links as rows (IRIs, weight, fractional, lower bound), in networkx's order."""
-        first, second, order = self._links_in_order()
         iri = self.inc.authors
-        columns = (first, second, self.weight[order], self.fractional[order], self.cut[order])
+        columns = (self.first, self.second, self.weight, self.fractional, self.cut)
         last, name = -1, ""
         for x, y, w, f, c in _chunked(columns):
             if x != last:  # the links of one node come together: its IRI decoded once
@@ -131,15 +149,15 @@ class WholeCoauthors:
     def edge_columns(self) -> EdgeColumns:
         """The links for the XML writers' fixed-schema path (their fractional weights are finite sums of shares)."""
         schema = (("weight", int), ("fractional", float), ("lower_bound", bool))
-        return EdgeColumns(self._edge_rows, schema, len(self.a))
+        return EdgeColumns(self._edge_rows, schema, len(self.first))
 
     def vosviewer(self, out: _Utf8, weight: str = "weight") -> None:
         """The VOSviewer map, without coordinates: items in IRI order, each link from its earlier node."""
         strengths = {"weight": self.weight, "fractional": self.fractional}[weight]
-        first, second, order = self._links_in_order()
+        first, second = self.first, self.second
         number = np.cumsum(self.rank >= 0)  # an author's VOSviewer id: its place in IRI order, from 1
         integral = weight == "weight"
-        degree, total = self._strengths(first, second, strengths[order], integral)
+        degree, total = self._strengths(first, second, strengths, integral)
         inc = self.inc
 
         def items() -> Iterator[dict[str, object]]:
@@ -157,10 +175,21 @@ class WholeCoauthors:
                     strength,
                 )
 
-        source, target = number[first], number[second]
-        link_order = np.lexsort((target, source))
-        links = _chunked((source[link_order], target[link_order], strengths[order][link_order]))
-        write_vosviewer(items(), links, out)
+        key = first.astype(np.int64)  # ids grow with incidence numbers: links by (source, target) id
+        key *= len(self.rank)
+        key += second
+        link_order = np.argsort(key)
+        del key
+        write_vosviewer(items(), self._gathered(link_order, number, strengths), out)
+
+    def _gathered(
+        self, order: np.ndarray, number: np.ndarray, strengths: np.ndarray
+    ) -> Iterator[tuple[int, int, object]]:
+        """The links' VOSviewer ids and strengths in ``order``, gathered a chunk at a time (no reordered copy of
+        every column)."""
+        for start in range(0, len(order), CHUNK):
+            rows = order[start : start + CHUNK]
+            yield from _chunked((number[self.first[rows]], number[self.second[rows]], strengths[rows]))
 
     def _strengths(
         self, first: np.ndarray, second: np.ndarray, values: np.ndarray, integral: bool
