@@ -8,10 +8,15 @@ name's unassigned papers), has no known gold person: it stays in the lists (its 
 evidence) but is not scored. The lists carry no identifier; the gold goes to a separate file, one
 line per record in list order, ``?`` for an unknown person.
 
-    python -m bench.acl_lists GIT_DIR OUT_DIR 2020.acl 2021.emnlp ...
+    python -m bench.acl_lists GIT_DIR OUT_DIR 2020.acl 2021.emnlp P19 ...
+    python -m bench.acl_lists GIT_DIR OUT_DIR --with-ids-before 2023   # every collection naming a person by id
 
 reads ``data/xml/*.xml`` at ``HEAD`` of an Anthology git directory (``fetch github:acl-org/acl-anthology``
-or a fork small enough to fetch) and writes ``OUT_DIR/<collection>.txt.gz`` and ``<collection>.gold.gz``.
+or a fork small enough to fetch) and writes ``OUT_DIR/<name>.txt.gz`` and ``<name>.gold.gz``, ``<name>`` the
+collection's id with its year in front when the id does not start with it (``P19`` -> ``2019.P19``): the bench
+tells its held-out part by that name. ``--with-ids-before YEAR`` converts every collection before ``YEAR`` whose
+XML names a person by ``<author id=...>`` (only those can hold two gold persons of one name: the homonyms), and
+skips a collection whose file the snapshot lacks (a fetched snapshot leaves out its largest files).
 """
 
 import gzip
@@ -94,6 +99,41 @@ def convert(xml_text: str, collection: str, index: dict[str, list[str]], catch_a
     return "\n".join(out), "\n".join(gold) + "\n"
 
 
+_OLD_ID = re.compile(r"^[A-Z](\d\d)$")  # P19, W15, J80: the Anthology's ids before 2020
+
+
+def year_of(collection: str) -> int:
+    """The collection's year: written first in ids since 2020, two digits after a letter before."""
+    if collection[:4].isdigit():
+        return int(collection[:4])
+    found = _OLD_ID.match(collection)
+    if not found:
+        raise ValueError(f"not an Anthology collection id: {collection}")
+    two = int(found.group(1))
+    return 1900 + two if two >= 50 else 2000 + two
+
+
+def list_name(collection: str) -> str:
+    """The converted list's name: the year first, so names sort by year (``P19`` -> ``2019.P19``)."""
+    return collection if collection[:4].isdigit() else f"{year_of(collection)}.{collection}"
+
+
+def with_ids(git_dir: Path, before: int) -> list[str]:
+    """Collections before ``before`` whose XML at HEAD names a person by id."""
+    found = subprocess.run(
+        ["git", "-C", str(git_dir), "grep", "-l", "<author id=", "HEAD", "--", "data/xml/*.xml"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    collections = sorted(Path(path.partition(":")[2]).stem for path in found)
+    return [c for c in collections if (c[:4].isdigit() or _OLD_ID.match(c)) and year_of(c) < before]
+
+
+def _present(git_dir: Path, path: str) -> bool:
+    found = subprocess.run(["git", "-C", str(git_dir), "cat-file", "-e", f"HEAD:{path}"], capture_output=True)
+    return found.returncode == 0
+
+
 def _git_show(git_dir: Path, path: str) -> str:
     return subprocess.run(
         ["git", "-C", str(git_dir), "show", f"HEAD:{path}"], check=True, capture_output=True, text=True
@@ -102,15 +142,19 @@ def _git_show(git_dir: Path, path: str) -> str:
 
 def main(argv: list[str]) -> None:
     git_dir, out_dir, collections = Path(argv[0]), Path(argv[1]), argv[2:]
+    if collections[:1] == ["--with-ids-before"]:
+        collections = with_ids(git_dir, int(collections[1])) + collections[2:]
     out_dir.mkdir(parents=True, exist_ok=True)
     index, catch_all = name_index(_git_show(git_dir, "data/yaml/name_variants.yaml"))
     for collection in collections:
+        if not _present(git_dir, f"data/xml/{collection}.xml"):
+            print(collection, "not in this snapshot: skipped")
+            continue
         text, gold = convert(_git_show(git_dir, f"data/xml/{collection}.xml"), collection, index, catch_all)
-        (out_dir / f"{collection}.txt.gz").write_bytes(gzip.compress(text.encode(), mtime=0))
-        (out_dir / f"{collection}.gold.gz").write_bytes(gzip.compress(gold.encode(), mtime=0))
-        print(
-            collection, gold.count("\n"), "records", sum(len(g.split("\t")) for g in gold.splitlines()), "authorships"
-        )
+        name = list_name(collection)
+        (out_dir / f"{name}.txt.gz").write_bytes(gzip.compress(text.encode(), mtime=0))
+        (out_dir / f"{name}.gold.gz").write_bytes(gzip.compress(gold.encode(), mtime=0))
+        print(name, gold.count("\n"), "records", sum(len(g.split("\t")) for g in gold.splitlines()), "authorships")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,21 @@
+"""The bench's converted lists are named so that the held-out part is told by name (``bench.identity``)."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bench.acl_lists import list_name, year_of
+from bench.identity import HELD_OUT_FROM
+
+
+@given(st.sampled_from("CDEIJKLNPQSTWY"), st.integers(0, 99))
+def test_an_old_id_is_named_by_its_year(letter: str, two: int) -> None:
+    collection = f"{letter}{two:02d}"
+    year = 1900 + two if two >= 50 else 2000 + two
+    assert year_of(collection) == year
+    assert list_name(collection) == f"{year}.{collection}"
+    assert (list_name(collection) >= HELD_OUT_FROM) == (year >= int(HELD_OUT_FROM))
+
+
+def test_a_new_id_keeps_its_name() -> None:
+    assert list_name("2022.findings") == "2022.findings"
+    assert year_of("2025.naacl") == 2025
