@@ -190,7 +190,7 @@ def test_a_failed_build_leaves_the_served_version(seed_dataset: Path, tmp_path: 
     root = Path(shutil.copytree(seed_dataset, tmp_path / "dataset", symlinks=True))  # as a build of the seeds left it
     before = os.readlink(root / POINTER)
 
-    def crash(version: Path, base: str, previous: Path | None = None) -> None:
+    def crash(version: Path, base: str, previous: Path | None = None, **options: object) -> None:
         (version / DERIVED / "half-written").write_bytes(b"...")
         raise OSError(28, "No space left on device")
 
@@ -382,8 +382,8 @@ def test_a_failed_add_leaves_the_served_version_and_readers_never_see_half(datas
     try:
         original = versionwrite.derive
 
-        def crash(version: Path, base: str, previous: Path | None = None) -> None:
-            original(version, base, previous)
+        def crash(version: Path, base: str, previous: Path | None = None, **options: object) -> None:
+            original(version, base, previous, **options)
             raise KeyboardInterrupt  # as if killed once everything but the switch was written
 
         monkeypatch.setattr(versionwrite, "derive", crash)
