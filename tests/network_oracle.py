@@ -26,6 +26,7 @@ from bibgraph.graph.networks.topic import add_related, add_strongest, ordered
 from bibgraph.graph.rdf.vocab import sparql_prologue
 from bibgraph.graph.sparql.queries import integer
 from bibgraph.graph.stores.store import GraphStore
+from tests.conftest import BASE
 
 # Papers and their authors, with the data every network view filters on: one row per (paper, author, subject).
 AUTHORSHIPS = (
@@ -297,3 +298,20 @@ def filter_parameters(
     # every filter a user sets is drawn here: a filter added without the differential tests is a failure, not a gap
     assert set(optional) == {f.name for f in user_filters()} | {"weighting"}
     return st.fixed_dictionaries({}, optional=optional)
+
+
+def filters_of(parameters: dict[str, str]) -> Filters:
+    """What the parameters :func:`filter_parameters` draws mean, stated independently of the app's parsing."""
+
+    def number(name: str) -> int | None:
+        return int(parameters[name]) if name in parameters else None
+
+    return Filters(
+        area=BASE + parameters["area"] if "area" in parameters else None,
+        subarea=BASE + parameters["subarea"] if "subarea" in parameters else None,
+        min_papers=number("min_papers") or 1,
+        min_joint=number("min_joint") or 1,
+        top=number("top"),
+        community=number("community"),
+        resolution=float(parameters.get("resolution", "1.0")),
+    )

@@ -15,9 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.networks import Filters
 from tests.conftest import BASE
-from tests.network_oracle import authorships, coauthor_network, concept_slugs, filter_parameters
+from tests.network_oracle import authorships, coauthor_network, concept_slugs, filter_parameters, filters_of
 
 FORMATS = ("graphml", "gexf", "json", "vosviewer")
 
@@ -32,23 +31,6 @@ def concepts(rows) -> tuple[list[str], list[str]]:
     """The areas and subareas, and one of each that does not exist."""
     areas, subareas = concept_slugs(rows, BASE)
     return [*areas, "area/nonexistent"], [*subareas, "area/nonexistent/none"]
-
-
-def _filters(parameters: dict[str, str]) -> Filters:
-    """What the parameters mean, stated independently of the app's parsing."""
-
-    def number(name: str) -> int | None:
-        return int(parameters[name]) if name in parameters else None
-
-    return Filters(
-        area=BASE + parameters["area"] if "area" in parameters else None,
-        subarea=BASE + parameters["subarea"] if "subarea" in parameters else None,
-        min_papers=number("min_papers") or 1,
-        min_joint=number("min_joint") or 1,
-        top=number("top"),
-        community=number("community"),
-        resolution=float(parameters.get("resolution", "1.0")),
-    )
 
 
 def _edges(network: nx.Graph) -> dict[frozenset[str], tuple[float, float]]:
@@ -95,7 +77,7 @@ def check_download(fmt: str, body: bytes, expected: nx.Graph, weighting: str) ->
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_downloads_are_the_network_of_their_own_filters(app, rows, concepts, data) -> None:
+def test_downloads_are_the_network_of_their_ownfilters_of(app, rows, concepts, data) -> None:
     client = app.test_client()
     requests = data.draw(
         st.lists(
@@ -110,7 +92,7 @@ def test_downloads_are_the_network_of_their_own_filters(app, rows, concepts, dat
         response = client.get(url)
         assert response.status_code == 200, url
         if fmt != "view":
-            expected = coauthor_network(rows, _filters(parameters))
+            expected = coauthor_network(rows, filters_of(parameters))
             check_download(fmt, response.data, expected, parameters.get("weighting", "full"))
 
 
@@ -127,7 +109,7 @@ def test_empty_downloads_are_valid_empty_files(client, rows, query: str, fmt: st
     response = client.get(f"/graph/coauthors.{fmt}?{query}")
     assert response.status_code == 200
     parameters = dict(urllib.parse.parse_qsl(query))
-    expected = coauthor_network(rows, _filters(parameters))
+    expected = coauthor_network(rows, filters_of(parameters))
     assert expected.number_of_edges() == 0
     check_download(fmt, response.data, expected, "full")
 

@@ -12,7 +12,7 @@ from bibgraph.graph.networks import Filters, engine
 from bibgraph.graph.networks.incidence import Incidence, incidence_of
 from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 from tests.conftest import BASE
-from tests.network_oracle import Authorship, authorships, concept_slugs, filter_parameters
+from tests.network_oracle import Authorship, authorships, concept_slugs, filter_parameters, filters_of
 
 
 @pytest.fixture(scope="module")
@@ -23,21 +23,6 @@ def rows(seed_store) -> list[Authorship]:
 @pytest.fixture(scope="module")
 def incidence(seed_store) -> Incidence:
     return incidence_of(seed_store)
-
-
-def _filters(parameters: dict[str, str]) -> Filters:
-    def number(name: str) -> int | None:
-        return int(parameters[name]) if name in parameters else None
-
-    return Filters(
-        area=BASE + parameters["area"] if "area" in parameters else None,
-        subarea=BASE + parameters["subarea"] if "subarea" in parameters else None,
-        min_papers=number("min_papers") or 1,
-        min_joint=number("min_joint") or 1,
-        top=number("top"),
-        community=number("community"),
-        resolution=float(parameters.get("resolution", "1.0")),
-    )
 
 
 def _counted(rows: list[Authorship], filters: Filters) -> tuple[int, int, int]:
@@ -69,7 +54,7 @@ def test_the_size_bounds_the_network_and_is_its_pairs_without_a_cap(rows, incide
     @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
     @given(filter_parameters(*concepts, top=250, communities=12))
     def check(parameters: dict[str, str]) -> None:
-        filters = _filters(parameters)
+        filters = filters_of(parameters)
         nodes, links = engine.size(incidence, NetworkSpec(COAUTHORS, filters))
         network = engine.network(incidence, NetworkSpec(COAUTHORS, filters))
         authors, pairs, eligible = _counted(rows, filters)
