@@ -4,7 +4,6 @@ IRIs stay the dataset's base IRI in both modes."""
 
 import json
 import re
-import threading
 import urllib.request
 import xml.etree.ElementTree as ET
 
@@ -12,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rdflib import Graph, Namespace, URIRef
-from waitress.server import create_server
 
 from bibgraph.web.server import waitress_options
 from tests.conftest import BASE
+from tests.loopback import waitress_serving
 
 SD = Namespace("http://www.w3.org/ns/sparql-service-description#")
 VOID = Namespace("http://rdfs.org/ns/void#")
@@ -169,18 +168,11 @@ def test_untrusted_headers_leave_every_answer_byte_for_byte(client, host, prefix
 
 def test_waitress_keeps_the_headers_proxyfix_reads(proxied):
     """Waitress clears X-Forwarded-* it does not trust; with PROXY_HOPS it must leave them to ProxyFix."""
-    options = waitress_options(proxied.config)
-    server = create_server(proxied, host="127.0.0.1", port=0, **options)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        port = server.effective_port  # type: ignore[union-attr]
-        request = urllib.request.Request(f"http://127.0.0.1:{port}/robots.txt", headers=PROXY)
+    with waitress_serving(proxied, **waitress_options(proxied.config)) as server:
+        request = urllib.request.Request(f"http://127.0.0.1:{server.effective_port}/robots.txt", headers=PROXY)
         with urllib.request.urlopen(request, timeout=30) as response:
             text = response.read().decode()
-        assert f"Sitemap: {PUBLIC}sitemap.xml" in text and "Disallow: /bib/sparql" in text
-    finally:
-        server.close()
+    assert f"Sitemap: {PUBLIC}sitemap.xml" in text and "Disallow: /bib/sparql" in text
 
 
 def test_waitress_options_with_a_trusted_proxy_address_and_hops():

@@ -18,7 +18,6 @@ import pytest
 from flask import Flask
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from waitress.server import create_server
 
 from bench.servers import bibgraph_process
 from bibgraph.graph.networks.filters import Filters
@@ -38,6 +37,7 @@ from bibgraph.web.maps.gate import client_gone as the_client_is_gone
 from bibgraph.web.server import waitress_options
 from bibgraph.web.settings import resolve
 from tests.conftest import make_app
+from tests.loopback import waitress_serving
 
 
 def metric(client: Any, name: str, label: str = "") -> float:
@@ -146,17 +146,11 @@ def test_the_server_tells_a_request_its_client_closed_the_connection() -> None:
             time.sleep(0.05)
         return "never gone"
 
-    server = create_server(application, host="127.0.0.1", port=0, **waitress_options(resolve()))
-    port = server.socket.getsockname()[1]  # type: ignore[union-attr]
-    running = threading.Thread(target=server.run, daemon=True)
-    running.start()
-    try:
-        with socket.create_connection(("127.0.0.1", port)) as connection:
+    with waitress_serving(application, **waitress_options(resolve())) as server:
+        with socket.create_connection(("127.0.0.1", server.effective_port)) as connection:
             connection.sendall(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
             time.sleep(0.5)
         assert seen.wait(5), "the request never saw its client leave"
-    finally:
-        server.close()
 
 
 def test_a_live_download_whose_client_closed_its_socket_stops_and_the_next_request_is_served(
@@ -167,30 +161,30 @@ def test_a_live_download_whose_client_closed_its_socket_stops_and_the_next_reque
     seconds, and the next request is answered."""
     application = make_app(MAP_DERIVATIONS=2, MAP_WAITING=8, MAP_WAIT=60.0, DOWNLOAD_IN_PROCESS_AUTHORS=0)
     stages = tmp_path / "stages"
-    server = create_server(application, host="127.0.0.1", port=0, **waitress_options(resolve()))
-    port = server.socket.getsockname()[1]  # type: ignore[union-attr]
-    threading.Thread(target=server.run, daemon=True).start()
     gate: DerivationGate = application.extensions[GATE]
     try:
-        with socket.create_connection(("127.0.0.1", port)) as warm:  # the incidence, read once
-            warm.sendall(b"GET /graph/coauthors.json?min_papers=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            assert b" 200 " in warm.makefile("rb").readline()
-        slow_in_the_child(monkeypatch, stages)
-        with socket.create_connection(("127.0.0.1", port)) as leaving:
-            leaving.sendall(b"GET /graph/coauthors.vosviewer?min_papers=2&resolution=2.5 HTTP/1.1\r\nHost: x\r\n\r\n")
-            deadline = time.monotonic() + 30
-            while not stages.exists() and time.monotonic() < deadline:
-                time.sleep(0.02)
-        closed = time.monotonic()
-        while gate.state()["running"] and time.monotonic() < closed + 30:
-            time.sleep(0.05)
-        assert gate.state()["running"] == 0 and time.monotonic() - closed < 5 and gate.refused[GONE] == 1
-        assert not Path(f"/proc/{int(stages.read_text().split()[0])}").exists()  # the child: killed and reaped
-        with socket.create_connection(("127.0.0.1", port)) as after:
-            after.sendall(b"GET /graph/coauthors?min_papers=3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            assert b" 200 " in after.makefile("rb").readline()
+        with waitress_serving(application, **waitress_options(resolve())) as server:
+            port = server.effective_port
+            with socket.create_connection(("127.0.0.1", port)) as warm:  # the incidence, read once
+                warm.sendall(b"GET /graph/coauthors.json?min_papers=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                assert b" 200 " in warm.makefile("rb").readline()
+            slow_in_the_child(monkeypatch, stages)
+            with socket.create_connection(("127.0.0.1", port)) as leaving:
+                leaving.sendall(
+                    b"GET /graph/coauthors.vosviewer?min_papers=2&resolution=2.5 HTTP/1.1\r\nHost: x\r\n\r\n"
+                )
+                deadline = time.monotonic() + 30
+                while not stages.exists() and time.monotonic() < deadline:
+                    time.sleep(0.02)
+            closed = time.monotonic()
+            while gate.state()["running"] and time.monotonic() < closed + 30:
+                time.sleep(0.05)
+            assert gate.state()["running"] == 0 and time.monotonic() - closed < 5 and gate.refused[GONE] == 1
+            assert not Path(f"/proc/{int(stages.read_text().split()[0])}").exists()  # the child: killed and reaped
+            with socket.create_connection(("127.0.0.1", port)) as after:
+                after.sendall(b"GET /graph/coauthors?min_papers=3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                assert b" 200 " in after.makefile("rb").readline()
     finally:
-        server.close()
         application.extensions["bibgraph"].close()
 
 
@@ -205,30 +199,26 @@ def test_reading_ahead_keeps_pipelining_safe() -> None:
         served.append(name)
         return name
 
-    server = create_server(application, host="127.0.0.1", port=0, **waitress_options(resolve()))
-    port = server.socket.getsockname()[1]  # type: ignore[union-attr]
-    threading.Thread(target=server.run, daemon=True).start()
-
-    def exchange(raw: bytes) -> bytes:
+    def exchange(port: int, raw: bytes) -> bytes:
         # No half-close: on the client's EOF waitress may close before it answers a request it already read (a
         # flake, 1 in 25 runs on a loaded machine); the last request asks the server to close instead.
         with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
             connection.sendall(raw)
             return b"".join(iter(lambda: connection.recv(65536), b""))
 
-    try:
+    with waitress_serving(application, **waitress_options(resolve())) as server:
         answer = exchange(
-            b"GET /one HTTP/1.1\r\nHost: x\r\n\r\nGET /two HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            server.effective_port,
+            b"GET /one HTTP/1.1\r\nHost: x\r\n\r\nGET /two HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
         )
         assert answer.count(b"HTTP/1.1 200") == 2 and answer.index(b"one") < answer.index(b"two")
         answer = exchange(
+            server.effective_port,
             b"GET /three HTTP/1.1\r\nHost: x\r\nContent-Length: z\r\n\r\n"
-            b"GET /four HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            b"GET /four HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
         )
         assert answer.startswith(b"HTTP/1.1 400") and b"HTTP/1.1 200" not in answer
         assert served == ["one", "two"]
-    finally:
-        server.close()
 
 
 def rss_of_tree(pid: int) -> int:
@@ -345,34 +335,34 @@ def test_a_sparql_query_whose_client_closed_its_socket_is_stopped_and_its_share_
 
     application = make_app(QUERY_TIMEOUT=60.0, CLIENT_QUERIES=1)
     pool = application.extensions["bibgraph"].pool
-    server = create_server(application, host="127.0.0.1", port=0, **waitress_options(resolve()))
-    port = server.socket.getsockname()[1]  # type: ignore[union-attr]
-    threading.Thread(target=server.run, daemon=True).start()
     accept = "Accept: application/sparql-results+json"
     try:
-        worker = pool.worker_pid
-        with socket.create_connection(("127.0.0.1", port)) as leaving:
-            query = urllib.parse.quote(SLOW)
-            leaving.sendall(f"GET /sparql?query={query} HTTP/1.1\r\nHost: x\r\n{accept}\r\n\r\n".encode())
-            deadline = time.monotonic() + 30
-            while not pool.gate.state()["running"] and time.monotonic() < deadline:
-                time.sleep(0.02)
-            assert pool.gate.state()["running"] == 1
-            time.sleep(0.5)
-        closed = time.monotonic()
-        while (pool.gate.state()["running"] or pool.worker_pid == worker) and time.monotonic() < closed + 30:
-            time.sleep(0.05)
-        assert pool.gate.state() == {"running": 0, "waiting": 0, "clients": pool.gate.state()["clients"]}
-        assert time.monotonic() - closed < 5 and pool.worker_pid != worker
-        assert pool.stats()["client_left_stops"] == 1
-        assert not os.path.exists(f"/proc/{worker}/stat") or "Z" in Path(f"/proc/{worker}/stat").read_text().split()[2]
-        cheap = urllib.parse.quote("ASK { ?s ?p ?o }")
-        with socket.create_connection(("127.0.0.1", port)) as after:  # the same client: its share is back
-            ask = f"GET /sparql?query={cheap} HTTP/1.1\r\nHost: x\r\n{accept}\r\nConnection: close\r\n\r\n"
-            after.sendall(ask.encode())
-            assert b" 200 " in after.makefile("rb").readline()
+        with waitress_serving(application, **waitress_options(resolve())) as server:
+            port = server.effective_port
+            worker = pool.worker_pid
+            with socket.create_connection(("127.0.0.1", port)) as leaving:
+                query = urllib.parse.quote(SLOW)
+                leaving.sendall(f"GET /sparql?query={query} HTTP/1.1\r\nHost: x\r\n{accept}\r\n\r\n".encode())
+                deadline = time.monotonic() + 30
+                while not pool.gate.state()["running"] and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                assert pool.gate.state()["running"] == 1
+                time.sleep(0.5)
+            closed = time.monotonic()
+            while (pool.gate.state()["running"] or pool.worker_pid == worker) and time.monotonic() < closed + 30:
+                time.sleep(0.05)
+            assert pool.gate.state() == {"running": 0, "waiting": 0, "clients": pool.gate.state()["clients"]}
+            assert time.monotonic() - closed < 5 and pool.worker_pid != worker
+            assert pool.stats()["client_left_stops"] == 1
+            assert (
+                not os.path.exists(f"/proc/{worker}/stat") or "Z" in Path(f"/proc/{worker}/stat").read_text().split()[2]
+            )
+            cheap = urllib.parse.quote("ASK { ?s ?p ?o }")
+            with socket.create_connection(("127.0.0.1", port)) as after:  # the same client: its share is back
+                ask = f"GET /sparql?query={cheap} HTTP/1.1\r\nHost: x\r\n{accept}\r\nConnection: close\r\n\r\n"
+                after.sendall(ask.encode())
+                assert b" 200 " in after.makefile("rb").readline()
     finally:
-        server.close()
         application.extensions["bibgraph"].close()
 
 
