@@ -39,15 +39,16 @@ OPTION_ALIASES = {"QUERY_TIMEOUT": ("--timeout",), "SPARQL_UNSANDBOXED": ("--uns
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    lists = _lists(args.inputs)  # before the imports: inputs that hold no list are refused in a fraction of a second
     if args.dataset:
-        return _build_dataset(args)
+        return _build_dataset(args, lists)
     # imported here, not at the top: `serve` never builds, and the build pulls in the name parser
     from bibgraph.graph.dataset.build import build_graph
     from bibgraph.graph.dataset.dumps import write_dump
 
     syntax = rdf_syntax(args.format)
     try:
-        store, report = build_graph(_lists(args.inputs), base=args.base, progress=not args.quiet)
+        store, report = build_graph(lists, base=args.base, progress=not args.quiet)
     except ValueError as error:
         return _usage_error(str(error))
     try:
@@ -63,12 +64,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     return EXIT_PROBLEMS if _strict_failure(args.strict, report) else EXIT_OK
 
 
-def _build_dataset(args: argparse.Namespace) -> int:
+def _build_dataset(args: argparse.Namespace, lists: list[Path]) -> int:
     from bibgraph.web.commands.versionwrite import build_dataset
 
-    report = _write_dataset(
-        args, lambda: build_dataset(_lists(args.inputs), Path(args.dataset), args.base), "wrote dataset"
-    )
+    report = _write_dataset(args, lambda: build_dataset(lists, Path(args.dataset), args.base), "wrote dataset")
     if isinstance(report, int):
         return report
     if not args.quiet:
@@ -127,10 +126,11 @@ def _strict_failure(checks: frozenset[str], report: "BuildReport") -> bool:
 
 def cmd_authors(args: argparse.Namespace) -> int:
     """Suspected homonyms and variant pairs with their evidence, largest first (where a curator looks)."""
+    lists = _lists(args.inputs)  # before the identity's imports (scikit-learn): a refusal is quick
     from bibgraph.graph.identity.suspects import report_lines, suspects
 
     try:
-        homonyms, pairs = suspects(_lists(args.inputs))
+        homonyms, pairs = suspects(lists)
     except ValueError as error:
         return _usage_error(str(error))
     for line in report_lines(homonyms, pairs, args.limit):
@@ -139,6 +139,9 @@ def cmd_authors(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    opened = _opened_dataset(args)  # before the web stack's imports: what cannot be served is refused at once
+    if isinstance(opened, int):
+        return opened
     from bibgraph.graph.serving.memory import limit_arenas
 
     limit_arenas()  # before any thread: the heaps each web thread would take keep their peaks (memory.py)
@@ -146,9 +149,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from bibgraph.web.logs import configure as configure_logging
     from bibgraph.web.server import AddressUnusable, check_address, serve
 
-    opened = _opened_dataset(args)
-    if isinstance(opened, int):
-        return opened
     # options given on the command line win over BIBGRAPH_... variables, which win over the defaults
     given = {setting.name: getattr(args, setting.name) for setting in SETTINGS if setting.name != "BIBGRAPH_INPUTS"}
     config = {name: value for name, value in given.items() if value is not None}
@@ -208,9 +208,10 @@ def _opened_dataset(args: argparse.Namespace) -> int | None:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
+    lists = _lists(args.inputs)  # before the imports: inputs that hold no list are refused in a fraction of a second
     from bibgraph.web.commands.versionwrite import add_to_dataset
 
-    report = _write_dataset(args, lambda: add_to_dataset(Path(args.dataset), _lists(args.inputs)), "added to")
+    report = _write_dataset(args, lambda: add_to_dataset(Path(args.dataset), lists), "added to")
     if isinstance(report, int):
         return report
     return EXIT_PROBLEMS if args.strict and report.problems else EXIT_OK
