@@ -1,6 +1,7 @@
 """Differential, on a generated dataset: a network download computed in the web process (its network small enough,
 ``web/maps/bodies.py``) and the same download computed in a child process are the same bytes, and both are the file
-``bibgraph export-graph`` writes, for generated filter sets, every format, both network kinds."""
+``bibgraph export-graph`` writes, for generated filter sets, every format, both network kinds. The command reads
+a dataset built once from the same lists (the site reads the lists): one graph, whichever way it was read."""
 
 import urllib.parse
 from collections.abc import Iterator
@@ -35,6 +36,14 @@ def concepts(lists: Path) -> tuple[list[str], list[str]]:
 
 
 @pytest.fixture(scope="module")
+def dataset(lists: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The lists built once as a dataset, which each ``export-graph`` opens rather than parsing the lists again."""
+    built = tmp_path_factory.mktemp("dataset") / "generated"
+    assert main(["build", str(lists), "--dataset", str(built), "--base", BASE, "--quiet"]) == 0
+    return built
+
+
+@pytest.fixture(scope="module")
 def clients(lists: Path) -> Iterator[tuple[FlaskClient, FlaskClient]]:
     """The generated lists served twice: every download in the web process, and every one with an author in a
     child process."""
@@ -45,14 +54,14 @@ def clients(lists: Path) -> Iterator[tuple[FlaskClient, FlaskClient]]:
         yield here.test_client(), child.test_client()
 
 
-def _command(lists: Path, out: Path, kind: str, fmt: str, parameters: dict[str, str]) -> bytes:
+def _command(dataset: Path, out: Path, kind: str, fmt: str, parameters: dict[str, str]) -> bytes:
     options = [f"--{name.replace('_', '-')}={value}" for name, value in parameters.items()]
-    command = ["export-graph", str(lists), "--kind", kind, "--format", fmt, "--base", BASE, "--out", str(out)]
+    command = ["export-graph", str(dataset), "--kind", kind, "--format", fmt, "--base", BASE, "--out", str(out)]
     assert main([*command, *options]) == 0
     return out.read_bytes()
 
 
-def test_a_download_in_the_web_process_is_the_childs_and_the_commands(clients, concepts, lists, tmp_path) -> None:
+def test_a_download_in_the_web_process_is_the_childs_and_the_commands(clients, concepts, dataset, tmp_path) -> None:
     here, child = clients
 
     @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
@@ -61,12 +70,12 @@ def test_a_download_in_the_web_process_is_the_childs_and_the_commands(clients, c
         path = f"/graph/coauthors.{fmt}?{urllib.parse.urlencode(parameters)}"
         mine, theirs = here.get(path), child.get(path)
         assert mine.status_code == theirs.status_code == 200
-        assert mine.data == theirs.data == _command(lists, tmp_path / f"out.{fmt}", "coauthors", fmt, parameters)
+        assert mine.data == theirs.data == _command(dataset, tmp_path / f"out.{fmt}", "coauthors", fmt, parameters)
 
     check()
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_the_topic_network_too(clients, lists, tmp_path, fmt: str) -> None:
+def test_the_topic_network_too(clients, dataset, tmp_path, fmt: str) -> None:
     here, child = (client.get(f"/graph/topics.{fmt}") for client in clients)
-    assert here.data == child.data == _command(lists, tmp_path / f"out.{fmt}", "topics", fmt, {})
+    assert here.data == child.data == _command(dataset, tmp_path / f"out.{fmt}", "topics", fmt, {})
