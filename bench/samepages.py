@@ -26,6 +26,8 @@ from bench.virtuoso import virtuoso
 from bench.virtuosoload import GRAPH
 from bibgraph.graph.dataset import directory
 
+START = 1800  # seconds a server may take to answer: d1m's embedded store opened in over 60 s (load 17)
+
 
 def fetch(url: str) -> tuple[int, str, int, float]:
     """Status, SHA-256, length and seconds of one GET."""
@@ -63,7 +65,7 @@ def pages(dataset: Path) -> list[str]:
 
 def answers(args: list[str], paths: list[str], port: int, log: Path) -> dict[str, tuple[int, str, int, float]]:
     """Each path's answer from ``bibgraph serve ARGS`` (the start's warm-up waited for)."""
-    with bibgraph_process(args, log, port) as (site, _):
+    with bibgraph_process(args, log, port, timeout=START) as (site, _):
         while "GET /graph/topics " not in log.read_text(errors="replace"):
             time.sleep(0.2)
         return {path: fetch(site + path) for path in paths}

@@ -60,10 +60,14 @@ def bibgraph_server(args: Sequence[str], log: Path, port: int | None = None) -> 
 
 @contextlib.contextmanager
 def bibgraph_process(
-    args: Sequence[str], log: Path, port: int | None = None, ready: str = "/sparql?query=ASK%7B%7D"
+    args: Sequence[str],
+    log: Path,
+    port: int | None = None,
+    ready: str = "/sparql?query=ASK%7B%7D",
+    timeout: float = 60,
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """As :func:`bibgraph_server`, with the web process as well (its pid is the server's, for /proc); ready once
-    the path ``ready`` answers."""
+    the path ``ready`` answers, within ``timeout`` seconds (a 1M-paper dataset's store opens in minutes, cold)."""
     port = port or free_port()
     command = [
         sys.executable,
@@ -80,7 +84,7 @@ def bibgraph_process(
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
         try:
             base = f"http://127.0.0.1:{port}"
-            wait_for_http(base + ready, process)
+            wait_for_http(base + ready, process, timeout)
             yield base, process
         finally:
             stop(process)

@@ -16,14 +16,18 @@ included, checked before anything is sent): a site given the dataset (``--publis
 only when that identity is the one the engine holds, never on a name alone.
 """
 
+import contextlib
 import json
+import queue
+import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
+from typing import TypeVar
 
 import pyoxigraph as ox
 
@@ -46,6 +50,7 @@ DEFAULT_BATCH = 100_000  # triples per request: ~15 MB of N-Triples, a few secon
 DEFAULT_TIMEOUT = 6 * 3600.0  # seconds for a whole publish
 PREVIOUS, STAGING, DROPPING = PUBLISH_NS + "previous", PUBLISH_NS + "staging", PUBLISH_NS + "dropping"
 __all__ = ["PASSWORD_ENV", "PublishError", "Target", "clean", "publish", "resolve_source"]
+T = TypeVar("T")
 
 
 class PublishError(Exception):
@@ -164,6 +169,45 @@ def batches(triples: Iterable[ox.Triple], size: int) -> Iterator[bytes]:
         body = ox.serialize(chunk, format=ox.RdfFormat.N_TRIPLES)
         assert body is not None  # no output file given: the bytes are returned
         yield body
+
+
+def prefetched(items: Iterable[T]) -> Generator[T, None, None]:
+    """``items`` made in a thread one ahead of the consumer: the next batch is read from the store and written as
+    N-Triples while the engine loads this one. At 1M papers each took about 2 CPU-s a batch; one after the other,
+    a publish ran at the sum of the two. An error reaches the consumer in the item's place; a consumer that stops
+    (the engine refused, Ctrl-C) closes this and the thread stops at its next item."""
+    ready: queue.Queue[tuple[bool, object]] = queue.Queue(maxsize=1)
+    stopped = threading.Event()
+
+    def put(entry: tuple[bool, object]) -> bool:
+        while not stopped.is_set():
+            with contextlib.suppress(queue.Full):
+                ready.put(entry, timeout=0.1)
+                return True
+        return False
+
+    def make() -> None:
+        try:
+            for item in items:
+                if not put((True, item)):
+                    return
+        except BaseException as error:  # told to the consumer, which raises it
+            put((False, error))
+            return
+        put((False, None))
+
+    thread = threading.Thread(target=make, name="bibgraph-publish-prefetch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            more, value = ready.get()
+            if not more:
+                if isinstance(value, BaseException):
+                    raise value
+                return
+            yield value  # type: ignore[misc]  # an item of ``items``
+    finally:
+        stopped.set()
 
 
 def _iri(value: str) -> str:
@@ -335,10 +379,11 @@ def publish(
         raise PublishError(f"{error}; nothing was loaded, readers still read what they read") from error
     sent = number = loaded = 0
     try:
-        for number, body in enumerate(batches(source_triples(path), batch), start=1):
-            engine.load(staging, body)
-            sent, loaded = sent + body.count(b"\n"), number
-            say(f"batch {number}: {sent} triples sent ({sent / (time.monotonic() - started):,.0f} triples/s)")
+        with contextlib.closing(prefetched(batches(source_triples(path), batch))) as bodies:
+            for number, body in enumerate(bodies, start=1):
+                engine.load(staging, body)
+                sent, loaded = sent + body.count(b"\n"), number
+                say(f"batch {number}: {sent} triples sent ({sent / (time.monotonic() - started):,.0f} triples/s)")
         remote = engine.count(staging)
         duplicates_possible = is_dump(path)  # a store holds each triple once; a dump may repeat lines
         if remote > sent or (remote < sent and not duplicates_possible) or (sent and not remote):
