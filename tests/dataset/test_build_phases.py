@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bibgraph.graph.dataset import build
-from bibgraph.graph.dataset.buildphases import PhaseFailed, in_child
+from bibgraph.graph.dataset.childprocess import PhaseFailed, in_child
 from bibgraph.graph.dataset.directory import current_version
 from bibgraph.seeds import seed_directory
 from bibgraph.web.commands import versionwrite
@@ -138,3 +138,25 @@ def test_an_error_that_cannot_be_sent_back_is_a_phase_failure_with_its_message()
 def test_a_phase_value_comes_back_whole() -> None:
     value = {"triples": 3142, "dumps": {"bibgraph.nt": {"data_bytes": 10}}}
     assert in_child(dict, value) == value
+
+
+def test_the_whole_exports_made_in_a_child_are_the_bytes_made_in_process(
+    built: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """Above ``LAID_OUT_MAX_NODES`` authors the whole exports run in a process holding the kept incidence alone; the
+    threshold lowered so the seeds' go there too, the in-process path barred."""
+    from bibgraph.graph.dataset import sitedata
+
+    def not_here(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the whole exports were made in the build's own process")
+
+    monkeypatch.setattr(sitedata, "LAID_OUT_MAX_NODES", 0)
+    monkeypatch.setattr(sitedata, "derive_exports", not_here)
+    version, _ = versionwrite.build_dataset([seed_directory()], tmp_path / "data", BASE)
+    before, after = current_version(built) / "derived", version / "derived"
+    names = sorted(path.name for path in before.iterdir())
+    assert sum(name.endswith((".graphml", ".gexf")) for name in names) == 4  # co-author and topic networks
+    assert sorted(path.name for path in after.iterdir()) == names
+    for name in names:  # every derived file, the exports among them, the same bytes
+        assert (after / name).read_bytes() == (before / name).read_bytes(), name
+    assert _phase_children() == []

@@ -21,7 +21,8 @@ from rdflib import FOAF
 from bibgraph.graph.dataset import sitedata
 from bibgraph.graph.dataset.add import add_lists, papers_read
 from bibgraph.graph.dataset.build import BuildReport
-from bibgraph.graph.dataset.buildphases import describe, in_child, load_dumps, load_lists
+from bibgraph.graph.dataset.buildphases import describe, load_dumps, load_lists
+from bibgraph.graph.dataset.childprocess import in_child
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
 from bibgraph.graph.dataset.directory import (
     DERIVED,
