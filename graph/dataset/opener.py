@@ -48,11 +48,13 @@ def fill(
     ntriples: BinaryIO | None = None,
     numbering: "Numbering | None" = None,
     roles: bool = False,
+    describe: bool = True,
 ) -> "BuildReport | None":
     """Load dumps as they are and build the paper lists among ``inputs`` into ``store``.
 
     ``ntriples`` receives the built data as N-Triples (:func:`build_graph`); give it only for inputs
-    without dumps (what a loaded dump holds is not copied there). ``numbering``, ``roles``: see :func:`build_graph`.
+    without dumps (what a loaded dump holds is not copied there). ``numbering``, ``roles``, ``describe``: see
+    :func:`build_graph`.
     """
     dumps = [path for path in inputs if is_dump(path)]
     lists = [path for path in inputs if not is_dump(path)]
@@ -69,7 +71,14 @@ def fill(
         )
 
         _, report = build_graph(
-            lists, base=base, store=store, progress=True, ntriples=ntriples, numbering=numbering, roles=roles
+            lists,
+            base=base,
+            store=store,
+            progress=True,
+            ntriples=ntriples,
+            numbering=numbering,
+            roles=roles,
+            describe=describe,
         )
         for problem in report.problems:
             print(problem, file=sys.stderr)

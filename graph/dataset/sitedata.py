@@ -18,11 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bibgraph.graph.dataset.childprocess import in_child
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name, keeper
 from bibgraph.graph.dataset.directory import STORE
-from bibgraph.graph.dataset.wholeexports import DEFAULT_EXPORTS
+from bibgraph.graph.dataset.wholeexports import DEFAULT_EXPORTS, derive_kept
 from bibgraph.graph.dataset.wholeexports import derive as derive_exports
 from bibgraph.graph.networks import AREA, Filters
+from bibgraph.graph.networks.exports import LAID_OUT_MAX_NODES
 from bibgraph.graph.networks.filters import drawn
 from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
 from bibgraph.graph.site.conceptindex import PAPER_ORDER, ConceptFigures, concept_index
@@ -134,7 +136,11 @@ def _derive(
     kept(derived_key("page", None, HOME), lambda: home_figures(store, engine.coauthor_degrees(incidence), figures))
     if not (files.directory / FILE_NAME).exists():
         build_search_index(store, files.directory / FILE_NAME, incidence)
-    derive_exports(files.directory, incidence, DEFAULT_EXPORTS if exports is None else exports, files.sync)
+    specs = DEFAULT_EXPORTS if exports is None else exports
+    if files.writable and DEFAULT_EXPORTS[0] in specs and len(incidence.authors) > LAID_OUT_MAX_NODES:
+        in_child(derive_kept, files.directory, specs, files.sync)  # the links and Leiden beside the incidence alone
+    else:
+        derive_exports(files.directory, incidence, specs, files.sync)
     if roles is not None and not (files.directory / file_name(derived_key("roles"))).exists():
         found = roles(store, incidence)  # the profiles' positions (None: the arrays cannot say what the store holds)
         if found is not None:

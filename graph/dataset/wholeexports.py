@@ -68,3 +68,13 @@ def derive(
 
             write_bytes_atomically(paths[name], network_syntax(name).export(network, positions, weight="weight"), sync)
         del network
+
+
+def derive_kept(directory: Path, specs: tuple[NetworkSpec, ...], sync: bool) -> None:
+    """:func:`derive` from the incidence kept in ``directory`` (a version being built): what a build runs in a
+    process of its own (:func:`~bibgraph.graph.dataset.childprocess.in_child`), which then holds the incidence and
+    the whole co-author network's links and communities alone (at a million papers, +1.4 GB over the incidence)."""
+    found, incidence = DerivedFiles(directory).load(derived_key("incidence"))
+    if not found:
+        raise FileNotFoundError(f"{directory} keeps no incidence to export the whole networks from")
+    derive(directory, incidence, specs, sync)

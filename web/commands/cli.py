@@ -80,6 +80,7 @@ def _write_dataset(
     args: argparse.Namespace, write: Callable[[], tuple[Path, "BuildReport"]], done: str
 ) -> "BuildReport | int":
     """Run a dataset write (build or add) and say how it went: its report, or the exit status of its failure."""
+    from bibgraph.graph.dataset.childprocess import PhaseFailed
     from bibgraph.graph.dataset.derived import DamagedFile
     from bibgraph.graph.dataset.directory import DatasetBusy, DatasetDamaged, DatasetError
     from bibgraph.web.commands.versionwrite import DeriveError
@@ -95,7 +96,7 @@ def _write_dataset(
         return EXIT_PROBLEMS
     except (ValueError, DatasetError) as error:
         return _usage_error(str(error))
-    except DeriveError as error:
+    except (DeriveError, PhaseFailed) as error:
         print(f"bibgraph: error: {error}; the dataset is unchanged", file=sys.stderr)
         return EXIT_PROBLEMS
     except OSError as error:

@@ -21,6 +21,8 @@ from rdflib import FOAF
 from bibgraph.graph.dataset import sitedata
 from bibgraph.graph.dataset.add import add_lists, papers_read
 from bibgraph.graph.dataset.build import BuildReport
+from bibgraph.graph.dataset.buildphases import describe, load_dumps, load_lists
+from bibgraph.graph.dataset.childprocess import in_child
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
 from bibgraph.graph.dataset.directory import (
     DERIVED,
@@ -35,9 +37,9 @@ from bibgraph.graph.dataset.directory import (
     read_manifest,
     writing,
 )
-from bibgraph.graph.dataset.dumps import complete_streamed_dumps, streamed_ntriples, write_dataset_dumps
+from bibgraph.graph.dataset.dumps import write_dataset_dumps
 from bibgraph.graph.dataset.dumpsegments import continued_segments
-from bibgraph.graph.dataset.opener import COMPLETE_MARKER, fill, is_dump
+from bibgraph.graph.dataset.opener import COMPLETE_MARKER, is_dump
 from bibgraph.graph.dataset.sitedata import RolesMaker
 from bibgraph.graph.dataset.void import void_quads
 from bibgraph.graph.identity import numbering
@@ -72,30 +74,22 @@ class DeriveError(RuntimeError):
 
 
 def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, BuildReport]:
-    """Build ``inputs`` into a new version of the dataset ``root`` and switch to it; the version and the report."""
-    published = None
-    if is_dataset(root):  # its person map, read whole: as built
+    """Build ``inputs`` into a new version of the dataset ``root`` and switch to it; the version and the report
+    (without its person map: written into the version). The store's filling and its description each run in a child
+    process that exits (:mod:`~bibgraph.graph.dataset.buildphases`), so the derive starts with neither's memory."""
+    served = None
+    if is_dataset(root):  # its person map, read whole by the load's child: as built
         served = current_version(root)
         checked_files(served, [served / name for name in numbering.files(served)])
-        published = numbering.read_version(served)
-    with new_version(root, base) as (version, manifest):
-        store = OxigraphGraphStore.disk(version / STORE)
+    with new_version(root, base) as (version, manifest):  # each phase in a child that exits (buildphases)
         roles: RolesMaker = roles_of  # a dump loaded: no records to read them from, the store is asked
         if any(is_dump(path) for path in inputs):  # what a dump holds is not streamed: dumped from the store
-            report = fill(store, inputs, base) or BuildReport()
-            report.triples = report.triples or store.triple_count()  # dumps alone: none counted (an add starts here)
-            report.numbering = numbering.of_store(store)  # the persons the loaded graph publishes
-            manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
-        else:  # the N-Triples dump written as the data streams into the store
-            with streamed_ntriples(version / DUMPS) as ntriples:
-                report = fill(store, inputs, base, ntriples, numbering=published, roles=True) or BuildReport()
-            manifest["dumps"] = complete_streamed_dumps(version / DUMPS, void_quads(store, Iris(base)))
+            report, manifest["dumps"] = in_child(load_dumps, version, list(inputs), base)
+        else:  # the N-Triples dump written as the data streams into the store, then the store described
+            report = in_child(load_lists, version, list(inputs), base, served)
+            report.triples, manifest["dumps"] = in_child(describe, version, base)
             roles = _kept_if_matching(report.roles)
-        if report.numbering is not None:  # the person keys published: a rebuild into this dataset keeps them
-            report.numbering.write(version / numbering.FILE_NAME)
         counts = {name: getattr(report, name) for name in COUNTS}
-        store.close()
-        del store  # the last reference: RocksDB's files are released before the derivation opens them read-only
         report.roles = None  # held by ``roles`` until derived: the report goes back to the caller
         _complete(version, manifest, counts, sorted(str(path) for path in inputs), roles=roles)
     return root / manifest["name"], report
