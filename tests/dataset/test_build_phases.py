@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bibgraph.graph.dataset import build
+from bibgraph.graph.dataset import build, childprocess
 from bibgraph.graph.dataset.childprocess import PhaseFailed, in_child
 from bibgraph.graph.dataset.directory import current_version
 from bibgraph.seeds import seed_directory
@@ -49,6 +49,7 @@ def test_the_load_and_the_counts_run_in_processes_that_have_exited_when_the_deri
         seen.append(_phase_children())
         real_derive(*args, **kwargs)  # type: ignore[arg-type]
 
+    monkeypatch.setattr(childprocess, "CHILDREN_FROM_BYTES", 0)  # the seeds are small: in children all the same
     monkeypatch.setattr(build, "build_graph", not_here)  # the parse and load
     monkeypatch.setattr(build, "engine_counts", not_here)  # the VoID counts
     monkeypatch.setattr(versionwrite, "derive", derive)
@@ -66,19 +67,42 @@ def test_the_load_and_the_counts_run_in_processes_that_have_exited_when_the_deri
     assert (version / "derived").is_dir()
 
 
+def _files(version: Path) -> dict[str, bytes]:
+    """What a version holds but its store (RocksDB's files differ from run to run) and its manifest (its name)."""
+    return {
+        str(path.relative_to(version)): path.read_bytes()
+        for path in sorted(version.rglob("*"))
+        if path.is_file() and "store" not in path.relative_to(version).parts and path.name != "manifest.json"
+    }
+
+
+def test_small_inputs_build_in_process_and_the_same_dataset_as_in_children(
+    built: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """Below :data:`~childprocess.CHILDREN_FROM_BYTES` no phase starts an interpreter; above it the same files."""
+    started: list[object] = []
+    monkeypatch.setattr(childprocess, "in_child", lambda work, *args: started.append(work) or work(*args))
+    here, _ = versionwrite.build_dataset([seed_directory()], tmp_path / "here", BASE)
+    assert started == []
+    assert _files(here) == _files(current_version(built)) != {}  # built in children (module fixture, below)
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A dataset of the seeds, built once: each test below rebuilds a copy of it."""
+    """A dataset of the seeds, built once with its phases in children: each test below rebuilds a copy of it."""
     root = tmp_path_factory.mktemp("built") / "data"
-    versionwrite.build_dataset([seed_directory()], root, BASE)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(childprocess, "CHILDREN_FROM_BYTES", 0)
+        versionwrite.build_dataset([seed_directory()], root, BASE)
     return root
 
 
 @pytest.mark.parametrize("phase", [1, 2])
 def test_a_phase_whose_process_dies_leaves_no_version_and_the_dataset_as_it_was(
-    built: Path, tmp_path: Path, capsys, phase: int
+    built: Path, tmp_path: Path, capsys, monkeypatch, phase: int
 ) -> None:
     """The load's process (1) or the counts' (2) killed (as by the kernel's OOM killer) while it runs."""
+    monkeypatch.setattr(childprocess, "CHILDREN_FROM_BYTES", 0)
     root = tmp_path / "data"
     shutil.copytree(built, root, symlinks=True)
     served = current_version(root)

@@ -18,11 +18,10 @@ import numpy as np
 import pyoxigraph as ox
 from rdflib import FOAF
 
-from bibgraph.graph.dataset import sitedata
+from bibgraph.graph.dataset import childprocess, sitedata
 from bibgraph.graph.dataset.add import add_lists, papers_read
 from bibgraph.graph.dataset.build import BuildReport
 from bibgraph.graph.dataset.buildphases import describe, load_dumps, load_lists
-from bibgraph.graph.dataset.childprocess import in_child
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
 from bibgraph.graph.dataset.directory import (
     DERIVED,
@@ -43,6 +42,7 @@ from bibgraph.graph.dataset.opener import COMPLETE_MARKER, is_dump
 from bibgraph.graph.dataset.sitedata import RolesMaker
 from bibgraph.graph.dataset.void import void_quads
 from bibgraph.graph.identity import numbering
+from bibgraph.graph.ingest.inputs import find_input_files
 from bibgraph.graph.networks.incidence import Incidence, incidence_of, incidence_part  # numpy, scipy: a build needs
 from bibgraph.graph.networks.incidencemerge import merged
 from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
@@ -81,13 +81,14 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
     if is_dataset(root):  # its person map, read whole by the load's child: as built
         served = current_version(root)
         checked_files(served, [served / name for name in numbering.files(served)])
-    with new_version(root, base) as (version, manifest):  # each phase in a child that exits (buildphases)
+    run = childprocess.phase_runner(sum(path.stat().st_size for path, _ in find_input_files(inputs)))
+    with new_version(root, base) as (version, manifest):  # large inputs: each phase in a child that exits
         roles: RolesMaker = roles_of  # a dump loaded: no records to read them from, the store is asked
         if any(is_dump(path) for path in inputs):  # what a dump holds is not streamed: dumped from the store
-            report, manifest["dumps"] = in_child(load_dumps, version, list(inputs), base)
+            report, manifest["dumps"] = run(load_dumps, version, list(inputs), base)
         else:  # the N-Triples dump written as the data streams into the store, then the store described
-            report = in_child(load_lists, version, list(inputs), base, served)
-            report.triples, manifest["dumps"] = in_child(describe, version, base)
+            report = run(load_lists, version, list(inputs), base, served)
+            report.triples, manifest["dumps"] = run(describe, version, base)
             roles = _kept_if_matching(report.roles)
         counts = {name: getattr(report, name) for name in COUNTS}
         report.roles = None  # held by ``roles`` until derived: the report goes back to the caller
