@@ -258,6 +258,7 @@ def derive(version: Path, base: str, previous: Added | None = None, roles: Roles
     """
     (version / DERIVED).mkdir(exist_ok=True)
     max_view_nodes = int(resolve({"BIBGRAPH_BASE": base})["MAX_VIEW_NODES"])
+    incidence = None  # an add's, kept: handed to sitedata.derive
     if previous is not None:
         served, additions = previous.served, previous.additions
         store = OxigraphGraphStore.disk(version / STORE, read_only=True)  # opened once for the updates
@@ -284,7 +285,7 @@ def derive(version: Path, base: str, previous: Added | None = None, roles: Roles
         if previous is None:
             sitedata.derive(version, max_view_nodes, base=base, roles=roles)
         else:
-            sitedata.derive(version, max_view_nodes, ADDED_EXPORTS, whole_graph_map, base)
+            sitedata.derive(version, max_view_nodes, ADDED_EXPORTS, whole_graph_map, base, incidence=incidence)
     except Exception as error:  # any failure: the version is not published, and the user is told why
         raise DeriveError(f"deriving the views' data of {version} failed: {error}") from error
 
