@@ -145,6 +145,8 @@ def _tagged(value: Any) -> Any:
     if value is None or kind in (str, int, float, bool):
         return value
     if kind is list:
+        if all(type(item) is str for item in value):  # a paper order's piece: 2 million calls a million papers
+            return value
         return [_tagged(item) for item in value]
     if kind is tuple:
         return {TUPLE: [_tagged(item) for item in value]}

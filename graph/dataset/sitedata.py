@@ -92,6 +92,7 @@ def derive(
     maps: Callable[[NetworkSpec], bool] | None = None,
     base: str | None = None,
     roles: "RolesMaker | None" = None,
+    incidence: Any = None,
 ) -> None:
     """Derive into ``version``'s ``derived/`` files what the site serves of it, keeping what is kept already (an
     add's extended incidence and updated concept figures); ``max_view_nodes``: the authors a map draws; ``exports``:
@@ -101,10 +102,11 @@ def derive(
     (``web/maps/cache.py``, with the same functions); ``base``: the dataset's base IRI, under which the default
     maps' drawings are kept (none when None); ``roles``: how the authorships' positions (:mod:`~..site.roles`) are
     made, given the store and its incidence (None from it: none kept; none asked: an add keeps them itself, from the
-    previous version's, :mod:`~..site.rolesupdate`)."""
+    previous version's, :mod:`~..site.rolesupdate`); ``incidence``: the one kept already (an add's, extended in
+    memory: not read back, 203 MB at a million papers)."""
     store = OxigraphGraphStore.disk(version / STORE, read_only=True)
     try:
-        _derive(store, DerivedFiles.unpublished(version), max_view_nodes, exports, maps, base, roles)
+        _derive(store, DerivedFiles.unpublished(version), max_view_nodes, exports, maps, base, roles, incidence)
     finally:
         del store  # read-only: nothing to flush
         gc.collect()  # RocksDB's files released before a server opens the store
@@ -118,6 +120,7 @@ def _derive(
     maps: Callable[[NetworkSpec], bool] | None = None,
     base: str | None = None,
     roles: "RolesMaker | None" = None,
+    incidence: Any = None,
 ) -> None:
     from bibgraph.graph.networks import (
         engine,  # numpy, scipy, igraph: loaded by a build, never by this module's importers
@@ -126,7 +129,8 @@ def _derive(
     from bibgraph.graph.site.searchbuild import build_search_index
 
     kept = keeper(files)
-    incidence = kept(derived_key("incidence"), lambda: incidence_of(store))
+    if incidence is None:
+        incidence = kept(derived_key("incidence"), lambda: incidence_of(store))
     whole = NetworkSpec(TOPICS)
     topics = kept(derived_key("network", whole), lambda: engine.network(incidence, whole))
     for spec in default_maps(topics, max_view_nodes):

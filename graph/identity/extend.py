@@ -12,8 +12,9 @@ and their co-authors' persons are looked up, so the cost follows what is added.
 """
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 
 import pyoxigraph as ox
 from rdflib import RDF
@@ -129,8 +130,15 @@ class Resolver:
         return min(self.bearers.get(given, (0, 0))[0], self.bearers.get(family, (0, 0))[1]) >= COMMON_PARTS
 
 
-def resolver(store: GraphStore, iris: Iris, records: Iterable[Record]) -> Resolver:
-    """The :class:`Resolver` of the added ``records``: what the store holds of their names."""
+# The papers and co-authors' names (normalised) of persons, by IRI (those of no paper left out): the store's, or
+# the same figures read from elsewhere (an add's previous incidence: ``graph/dataset/add.py``).
+Coauthors = Callable[[list[str]], dict[str, tuple[int, frozenset[str]]]]
+
+
+def resolver(store: GraphStore, iris: Iris, records: Iterable[Record], coauthors: Coauthors | None = None) -> Resolver:
+    """The :class:`Resolver` of the added ``records``: what the store holds of their names; ``coauthors``, the
+    shared names' persons' papers and co-authors' names (:func:`holder_coauthors` when not given: asked of the
+    store, whose rows grow with those persons' papers: 2.5 CPU-s for 500 names at a million papers)."""
     records = list(records)
     forms = {name for record in records for name in record.authors}
     keys = {person_key(name) for name in forms}
@@ -138,18 +146,25 @@ def resolver(store: GraphStore, iris: Iris, records: Iterable[Record]) -> Resolv
     persons: set[str] = set()
     near: dict[str, dict[str, str]] = defaultdict(dict)
     nodes = [iris.person(key) for key in sorted(keys)]
+    holders_of: dict[str, list[str]] = defaultdict(list)  # a shared name's key -> its persons' IRIs
     for start in range(0, len(nodes), 500):
         query = bind(named_query("added_name_persons").text, node=nodes[start : start + 500])
         for row in store.select(query):
             key = str(row["node"]).rsplit("/", 1)[1]
-            entry = known.setdefault(key, _Known())
             if row.get("survivor"):
-                entry.survivor = str(row["survivor"]).rsplit("/", 1)[1]
+                known.setdefault(key, _Known()).survivor = str(row["survivor"]).rsplit("/", 1)[1]
             elif row.get("holder"):
-                names = frozenset(normalise(n) for n in str(row.get("conames") or "").split("\x1f") if n)
-                entry.holders.append((str(row["holder"]).rsplit("/", 1)[1], integer(row["papers"]), names))
+                holders_of[key].append(str(row["holder"]))
         for row in store.select(bind(named_query("added_name_is_person").text, node=nodes[start : start + 500])):
             persons.add(str(row["node"]).rsplit("/", 1)[1])
+    figures = (coauthors or partial(holder_coauthors, store))(
+        sorted({iri for iri_list in holders_of.values() for iri in iri_list})
+    )
+    for key, holders in holders_of.items():
+        for iri in holders:
+            if iri in figures:  # a person of no paper is no holder to go to
+                papers, names = figures[iri]
+                known.setdefault(key, _Known()).holders.append((iri.rsplit("/", 1)[1], papers, names))
     # The persons a name wrote with are read only by a new form's co-authors on its paper (Resolver._variant): for
     # the others (at 100,000 papers, every author of 1,000 papers: 171,000 rows, 7.6 CPU-s) they are not looked up.
     new = {key for key in keys if key not in known and key not in persons}
@@ -178,6 +193,16 @@ def resolver(store: GraphStore, iris: Iris, records: Iterable[Record]) -> Resolv
         for row in store.select(bind(named_query("added_name_commonness").text, part=chunk)):
             found.bearers[str(row["part"])] = (integer(row["givens"]), integer(row["families"]))
     _plan(found, records, store, iris)
+    return found
+
+
+def holder_coauthors(store: GraphStore, holders: list[str]) -> dict[str, tuple[int, frozenset[str]]]:
+    """Each of ``holders`` (person IRIs) with a paper: its papers and its co-authors' names, normalised."""
+    found: dict[str, tuple[int, frozenset[str]]] = {}
+    for start in range(0, len(holders), 500):
+        for row in store.select(bind(named_query("added_holder_coauthors").text, holder=holders[start : start + 500])):
+            names = frozenset(normalise(n) for n in str(row.get("conames") or "").split("\x1f") if n)
+            found[str(row["holder"])] = (integer(row["papers"]), names)
     return found
 
 

@@ -73,7 +73,19 @@ class KeptOrder(Sequence[str]):
         return self.pieces[number][offset]
 
     def between(self, start: int, end: int) -> list[str]:
-        return [self[index] for index in range(start, end)]
+        """The order from ``start`` to ``end``, a piece's slice at a time (an item at a time was 1.9 million calls,
+        ~3 CPU-s of an add at a million papers, where the orders are rewritten from their first new paper)."""
+        found: list[str] = []
+        while start < end:
+            number, offset = divmod(start, self.chunk)
+            if number not in self.pieces:
+                self.pieces[number] = self.piece(number)
+            part = self.pieces[number][offset : offset + end - start]
+            if not part:
+                raise IndexError(f"the kept order ends before {end} (piece {number} holds {offset} or fewer)")
+            found += part
+            start += len(part)
+        return found
 
 
 def updated_index(

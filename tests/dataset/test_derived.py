@@ -3,6 +3,7 @@
 import ast
 import hashlib
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -227,3 +228,18 @@ def test_a_kept_file_is_read_as_json_reads_it(value) -> None:
 
     text = json.dumps(value, ensure_ascii=False).encode("utf-8")
     assert repr(_loads(text)) == repr(json.loads(text))
+
+
+def test_an_incidence_given_to_the_derive_is_neither_read_back_nor_kept_again(dataset: Path, tmp_path: Path) -> None:
+    """An add hands sitedata.derive the incidence it extended and kept already: the derive makes its values from
+    that one (the topic network here), and reads no incidence file (none is there) nor derives one from the store."""
+    version = (dataset / "current").resolve()
+    kept, incidence = DerivedFiles(version / "derived").load(derived_key("incidence"))
+    assert kept
+    again = tmp_path / "again"
+    shutil.copytree(version / "store", again / "store")
+    (again / "derived").mkdir()
+    sitedata.derive(again, 50, exports=(), maps=lambda spec: False, incidence=incidence)
+    topics = file_name(derived_key("network", NetworkSpec(TOPICS)))
+    assert not (again / "derived" / file_name(derived_key("incidence"))).exists()
+    assert (again / "derived" / topics).read_bytes() == (version / "derived" / topics).read_bytes()

@@ -19,7 +19,7 @@ import pyoxigraph as ox
 from rdflib import FOAF
 
 from bibgraph.graph.dataset import childprocess, sitedata
-from bibgraph.graph.dataset.add import add_lists, papers_read
+from bibgraph.graph.dataset.add import add_lists, incidence_coauthors, papers_read
 from bibgraph.graph.dataset.build import BuildReport
 from bibgraph.graph.dataset.buildphases import describe, load_dumps, load_lists
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
@@ -132,6 +132,9 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
         del original  # read-only: nothing to flush
         store = OxigraphGraphStore.disk(version / STORE)
         published = numbering.read_version(served)
+        kept, previous = _served_files(served).load(derived_key("incidence"))  # extended by the derive
+        previous = previous if kept else None
+        coauthors = incidence_coauthors(previous) if previous is not None else None  # else: the store is asked
         mark = published.mark()  # what this add records and numbers is written alone
         additions = OxigraphGraphStore.memory()  # what the views' incidence reads of the added triples
         touched: set[str] = set()  # the papers of the records read: each record adds a source to its paper
@@ -152,10 +155,11 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
                     dumps.append(quads)
                     keep(quads)
 
-                report = add_lists(store, inputs, base, write, published, before["counts"].get("triples"))
+                triples = before["counts"].get("triples")
+                report = add_lists(store, inputs, base, write, published, triples, coauthors)
                 manifest["dumps"] = dumps.finish(void_quads(store, Iris(base)))
         else:  # a version from before the dumps were continued: written whole this once
-            report = add_lists(store, inputs, base, added=keep, numbering=published)
+            report = add_lists(store, inputs, base, added=keep, numbering=published, coauthors=coauthors)
             manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
         _keep_person_map(served, version, published, mark, number)
         counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
@@ -167,7 +171,7 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
             manifest,
             counts,
             sorted([*before["inputs"], *(str(path) for path in inputs)]),
-            Added(served, additions, touched, written, authorships),
+            Added(served, additions, touched, written, authorships, previous),
         )
     return root / manifest["name"], report
 
@@ -204,13 +208,14 @@ class Added:
     """What :func:`derive` needs of an add: the version added to, the part of the added triples the incidence reads
     (:func:`~bibgraph.graph.networks.incidence.incidence_part`), the papers a record was read of
     (:func:`~bibgraph.graph.dataset.add.papers_read`), what the home figures and the roles read of the added
-    triples."""
+    triples, and the incidence the version added to kept (read once: the add's look-ups read it too)."""
 
     served: Path
     additions: OxigraphGraphStore
     papers: set[str]
     written: Written
     authorships: AddedAuthorships
+    incidence: Incidence | None = None
 
 
 def _complete(
@@ -248,11 +253,12 @@ def derive(version: Path, base: str, previous: Added | None = None, roles: Roles
     """
     (version / DERIVED).mkdir(exist_ok=True)
     max_view_nodes = int(resolve({"BIBGRAPH_BASE": base})["MAX_VIEW_NODES"])
+    incidence = None  # an add's, kept: handed to sitedata.derive
     if previous is not None:
         served, additions = previous.served, previous.additions
         store = OxigraphGraphStore.disk(version / STORE, read_only=True)  # opened once for the updates
         try:
-            incidences = _extend_incidence(version, served, additions, store)
+            incidences = _extend_incidence(version, previous.incidence, additions, store)
             if incidences is None:  # read from the whole store, as sitedata.derive would, and kept for it
                 incidence = incidence_of(store)
                 DerivedFiles.unpublished(version).save(derived_key("incidence"), incidence)
@@ -274,23 +280,21 @@ def derive(version: Path, base: str, previous: Added | None = None, roles: Roles
         if previous is None:
             sitedata.derive(version, max_view_nodes, base=base, roles=roles)
         else:
-            sitedata.derive(version, max_view_nodes, ADDED_EXPORTS, whole_graph_map, base)
+            sitedata.derive(version, max_view_nodes, ADDED_EXPORTS, whole_graph_map, base, incidence=incidence)
     except Exception as error:  # any failure: the version is not published, and the user is told why
         raise DeriveError(f"deriving the views' data of {version} failed: {error}") from error
 
 
 def _extend_incidence(
-    version: Path, served: Path, additions: OxigraphGraphStore, store: OxigraphGraphStore
+    version: Path, before: Incidence | None, additions: OxigraphGraphStore, store: OxigraphGraphStore
 ) -> tuple[Incidence, Incidence] | None:
-    """Keep the incidence of ``version`` (its ``store``) as the previous version's extended by ``additions`` (when it
-    kept one: merged into its arrays, :func:`~bibgraph.graph.networks.incidencemerge.merged`, else, in the one case
-    the merge does not take, read from the whole store); the previous incidence and this one."""
-    key = derived_key("incidence")
-    kept, before = _served_files(served).load(key)
-    if not kept:  # derived from the whole store by the app, as by a build
+    """Keep the incidence of ``version`` (its ``store``) as the previous version's, ``before``, extended by
+    ``additions`` (when it kept one: merged into its arrays, :func:`~bibgraph.graph.networks.incidencemerge.merged`,
+    else, in the one case the merge does not take, read from the whole store); the previous incidence and this one."""
+    if before is None:  # derived from the whole store by the app, as by a build
         return None
     incidence = merged(before, additions, store) or incidence_of(store)
-    DerivedFiles.unpublished(version).save(key, incidence)
+    DerivedFiles.unpublished(version).save(derived_key("incidence"), incidence)
     return before, incidence
 
 
