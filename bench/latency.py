@@ -24,6 +24,7 @@ nothing was reported.
 """
 
 import argparse
+import json
 import math
 import os
 import statistics
@@ -48,13 +49,18 @@ PAPERS = "SELECT (COUNT(?p) AS ?n) WHERE { ?p a <https://schema.org/ScholarlyArt
 # the least prolific author of one paper, when the dataset keeps no incidence to take the median from
 TYPICAL_AUTHOR = """SELECT ?a (COUNT(?q) AS ?n) WHERE { ?p <http://purl.org/dc/terms/creator> ?a .
   ?q <http://purl.org/dc/terms/creator> ?a } GROUP BY ?a ORDER BY ?n ?a LIMIT 1"""
+NAME = "SELECT ?n WHERE { ?a <http://xmlns.com/foaf/0.1/name> ?n } LIMIT 1"
+KNOWN = "SELECT ?t WHERE { ?a a ?t } LIMIT 1"
+# the most prolific person of a name: a checkout that decides persons at build time splits one IRI of another
+NAMED = """SELECT ?a (COUNT(?p) AS ?n) WHERE { ?a <http://xmlns.com/foaf/0.1/name> ?name .
+  ?p <http://purl.org/dc/terms/creator> ?a } GROUP BY ?a ORDER BY DESC(?n) ?a LIMIT 1"""
 
 
-def paths(server: str, dataset: Path) -> dict[str, str]:
+def paths(server: str, dataset: Path, people: dict[str, str]) -> dict[str, str]:
     """Every page and map to ask, found through the server's own endpoint (an IRI's path is its page's path); the
     two most prolific authors and a typical one from the incidence the dataset keeps, if it does (a GROUP BY over
     every creator is slow at a million papers), the counts of authors and papers from its manifest if it has them
-    (a COUNT(DISTINCT) over every creator is too)."""
+    (a COUNT(DISTINCT) over every creator is too). ``people`` gets each author's name, by IRI."""
     endpoint = f"{server}/sparql"
     version = dataset_version(dataset) if dataset.is_dir() else None
     kept, typical = kept_authors(version) if version else ([], [])
@@ -74,6 +80,8 @@ def paths(server: str, dataset: Path) -> dict[str, str]:
     last_papers = -(-papers_count // SITEMAP_LIMIT)
     pages[f"sitemap, papers {last_papers}"] = f"/sitemap-papers-{last_papers}.xml"
     maps = map_paths(area.lstrip("/"), subarea.lstrip("/"), author, other)
+    for iri in (top[0][0], top[1][0], typical[0]):
+        people[iri] = select(endpoint, NAME.replace("?a", f"<{iri}>"))[0][0]
     return {**{f"page {name}": path for name, path in pages.items()}, **{f"map {k}": v for k, v in maps.items()}}
 
 
@@ -87,10 +95,25 @@ def timed(url: str, failures: list[str]) -> float:
         return math.nan
 
 
-def run(python: str, dataset: Path, only: list[str], failures: list[str], asked: dict[str, str]) -> dict[str, float]:
+def same_people(server: str, asked: dict[str, str], people: dict[str, str]) -> dict[str, str]:
+    """``asked`` with each author this server does not know (by IRI) replaced by its most prolific person of the
+    same name: the dataset before persons were decided at build time has one IRI where a later one has several."""
+    endpoint = f"{server}/sparql"
+    for iri, name in people.items():
+        if select(endpoint, KNOWN.replace("?a", f"<{iri}>")):
+            continue
+        found = urllib.parse.urlsplit(select(endpoint, NAMED.replace("?name", json.dumps(name)))[0][0]).path
+        asked = {key: value.replace(urllib.parse.urlsplit(iri).path, found) for key, value in asked.items()}
+    return asked
+
+
+def run(
+    python: str, dataset: Path, only: list[str], failures: list[str], asked: dict[str, str], people: dict[str, str]
+) -> dict[str, float]:
     """One server run: seconds until ready, then every path first and again; the PSS of its process tree once
     every path was asked twice, and its peak. The paths are found at the first run that gets ``asked`` empty
-    and kept in it for the next runs given the same dict."""
+    and kept in it for the next runs given the same dict (``people``: their authors' names, for
+    :func:`same_people`)."""
     port = free_port()
     server = f"http://127.0.0.1:{port}"
     command = [str(Path(python).parent / "bibgraph"), "serve", str(dataset), "--port", str(port)]
@@ -102,8 +125,8 @@ def run(python: str, dataset: Path, only: list[str], failures: list[str], asked:
         wait_for_http(f"{server}/health", process, timeout=600)
         figures = {"ready: /health answers (s)": time.perf_counter() - started}
         figures["server PSS when ready (MB)"] = tree_pss(process.pid) / 2**20
-        asked.update(asked or paths(server, dataset))
-        for name, path in asked.items():
+        asked.update(asked or paths(server, dataset, people))
+        for name, path in same_people(server, asked, people).items():
             if only and not name.startswith(tuple(only)):
                 continue
             figures[f"{name}: first"] = timed(server + path, failures)
@@ -130,11 +153,11 @@ def main() -> None:
     load = os.getloadavg()
     failures: list[str] = []
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in servers}
-    shared: dict[str, str] = {}
-    asked = {name: shared if args.same_paths else {} for name in servers}
+    shared: tuple[dict[str, str], dict[str, str]] = ({}, {})
+    asked = {name: shared if args.same_paths else ({}, {}) for name in servers}
     for round_ in range(args.rounds):
         for name, (python, dataset) in servers.items() if round_ % 2 == 0 else reversed(servers.items()):
-            runs[name].append(run(python, dataset, args.only, failures, asked[name]))
+            runs[name].append(run(python, dataset, args.only, failures, *asked[name]))
             print(f"round {round_ + 1}: {name} done (load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
     other = f"; other: {' '.join(args.against)}" if args.against else ""
     other += ", the paths found on this server" if args.same_paths and args.against else ""
