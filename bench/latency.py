@@ -10,11 +10,11 @@ author), and every map of :func:`bench.maps.map_paths` twice: "first" is the fir
 most prolific authors, a paper, the biggest subarea and its area) are found through the server's own ``/sparql``
 before anything is timed, once per server; with ``--same-paths`` once, on this server, and asked of the other too:
 two datasets built from the same corpus mint the same IRIs, an older checkout keeps no incidence to find the top
-authors in, and at a million papers the GROUP BY that would find them takes over 600 s (the rows then name the same
-author, subarea and counts for both). Only the command line and HTTP are used, so any checkout of the project can
-be measured; the table gives the median of the rounds for each server, the ratio of this checkout's to the
-other's, the server's ready time and peak PSS (the process tree), and the load average at the start and end of
-the run.
+authors in, and at a million papers the GROUP BY that would find them takes over 600 s (an author the other does
+not know by IRI is asked as its most prolific person of that name: :func:`same_people`). Only the command line
+and HTTP are used, so any checkout of the project can be measured; the table gives the median of the rounds for
+each server, the ratio of this checkout's to the other's, the server's ready time and peak PSS (the process tree),
+and the load average at the start and end of the run.
 
 Without ``--against``, one server alone (``python -m bench.latency /work/data/d1m --rounds 1``): at a million
 papers there may be no other checkout's dataset to pair with. ``--only "page home" map`` asks only the paths whose
