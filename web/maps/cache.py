@@ -243,9 +243,10 @@ class NetworkCache(ValueCache):
     def page(self, name: str, make: Callable[[], T]) -> T:
         """Figures of a page that read the whole graph (the home page's charts), computed once; ones the dataset
         keeps are read without the incidence (the home page's first request waited 1.2 s for it at 100k papers)."""
-        key = derived_key("page", None, name)
-        kept = self.derived is not None and (self.derived.directory / file_name(key)).is_file()
-        return self._get(key, make, None if kept else self.incidence)
+        kept = (
+            self.derived is not None and (self.derived.directory / file_name(derived_key("page", None, name))).is_file()
+        )
+        return self._get(derived_key("page", None, name), make, None if kept else self.incidence)
 
     def view(
         self,
