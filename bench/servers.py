@@ -93,12 +93,20 @@ def bibgraph_process(
 def kept_top_authors(version: Path) -> list[list[str]]:
     """The two most prolific authors (IRI, papers) from the incidence the dataset keeps, if it keeps one: at a
     million papers the Oxigraph server's GROUP BY over every creator took over 600 s on this loaded machine."""
+    return kept_authors(version)[0]
+
+
+def kept_authors(version: Path) -> tuple[list[list[str]], list[str]]:
+    """The two most prolific authors and a typical one (the median of papers per author, the first such by
+    index), each as (IRI, papers), from the incidence the dataset keeps; ``([], [])`` if it keeps none."""
     from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
     from bibgraph.graph.dataset.directory import DERIVED
 
     kept, incidence = DerivedFiles(version / DERIVED).load(derived_key("incidence"))
     if not kept:
-        return []
+        return [], []
     counts = np.diff(incidence.author_ptr)
-    ranked = np.lexsort((np.arange(len(counts)), -counts))[:2]
-    return [[incidence.authors[int(a)], str(int(counts[a]))] for a in ranked]
+    ranked = np.lexsort((np.arange(len(counts)), -counts))
+    typical = int(ranked[len(ranked) // 2])
+    top = [[incidence.authors[int(a)], str(int(counts[a]))] for a in ranked[:2]]
+    return top, [incidence.authors[typical], str(int(counts[typical]))]
