@@ -15,7 +15,7 @@ import subprocess
 import sys
 import traceback
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from bibgraph.graph.serving.memory import c_library
 
@@ -32,17 +32,23 @@ class PhaseFailed(RuntimeError):
     """A phase's child ended without an answer (killed, out of memory) or with an error that cannot be sent back."""
 
 
-def in_process(work: Callable[..., T], *args: object) -> T:
+class PhaseRunner(Protocol):
+    """:func:`in_child` or :func:`in_process`: ``work(*args)``'s value, wherever it ran."""
+
+    def __call__(self, work: Callable[..., T], /, *args: object) -> T: ...
+
+
+def in_process(work: Callable[..., T], /, *args: object) -> T:
     """``work(*args)`` here: :func:`in_child`'s stand-in for inputs too small to need a process of their own."""
     return work(*args)
 
 
-def phase_runner(input_bytes: int) -> Callable[..., object]:
+def phase_runner(input_bytes: int) -> PhaseRunner:
     """:func:`in_child` for inputs of :data:`CHILDREN_FROM_BYTES` or more, else :func:`in_process`."""
     return in_child if input_bytes >= CHILDREN_FROM_BYTES else in_process
 
 
-def in_child(work: Callable[..., T], *args: object) -> T:
+def in_child(work: Callable[..., T], /, *args: object) -> T:
     """``work(*args)`` run in a child process started for it; its value, or its exception raised here. The child's
     memory goes back to the system when it exits; the parent waits for it (and kills it if the wait is interrupted,
     Ctrl-C). The child is a new interpreter, not a fork: a process that has opened a RocksDB store keeps its
