@@ -119,6 +119,7 @@ DEFERRED = {  # (module, what it imports inside a function): the rest of the pac
     ("bibgraph.graph.dataset.wholeexports", "bibgraph.graph.networks"),  # the engine, as sitedata
     ("bibgraph.graph.dataset.wholeexports", "bibgraph.graph.networks.wholecoauthors"),
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.site.searchbuild"),
+    ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.site.conceptbuild"),  # a build's concept figures (numpy)
     ("bibgraph.graph.site.roles", "numpy"),  # the profiles' kept positions: read by the pages, made by a build
     ("bibgraph.graph.site.roles", "bibgraph.graph.networks.incidence"),
     ("bibgraph.graph.site.homeupdate", "numpy"),  # sitedata's (loaded by the pages): the home figures an add updates

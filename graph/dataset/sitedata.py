@@ -14,7 +14,7 @@ first request.
 
 import gc
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +47,15 @@ def order_piece_key(iri: str, piece: int) -> tuple[Any, ...]:
 
 
 def concept_figures(
-    store: GraphStore, keep: Callable[[tuple[Any, ...], list[str]], None] | None = None
+    store: GraphStore,
+    keep: Callable[[tuple[Any, ...], list[str]], None] | None = None,
+    index: Iterable[tuple[ConceptFigures, list[str]]] | None = None,
 ) -> dict[str, ConceptFigures]:
     """Every area's and subarea's figures; ``keep`` (a dataset being built) is given each piece of every concept's
-    paper order (``ORDER_CHUNK`` papers), so that no page sorts an area."""
+    paper order (``ORDER_CHUNK`` papers), so that no page sorts an area. ``index``: the figures and orders, when
+    not asked of the store concept by concept (a build's, counted from its incidence: :mod:`~..site.conceptbuild`)."""
     figures = {}
-    for concept, order in concept_index(store):
+    for concept, order in concept_index(store) if index is None else index:
         figures[concept.iri] = concept
         if keep is not None:
             for start in range(0, max(1, len(order)), ORDER_CHUNK):
@@ -126,6 +129,7 @@ def _derive(
         engine,  # numpy, scipy, igraph: loaded by a build, never by this module's importers
     )
     from bibgraph.graph.networks.incidence import incidence_of
+    from bibgraph.graph.site.conceptbuild import concept_index_of
     from bibgraph.graph.site.searchbuild import build_search_index
 
     kept = keeper(files)
@@ -136,7 +140,10 @@ def _derive(
     for spec in default_maps(topics, max_view_nodes):
         if maps is None or maps(spec):
             _derive_map(spec, incidence, kept, base)
-    figures = kept(derived_key("page", None, CONCEPT_FIGURES), lambda: concept_figures(store, files.save))
+    figures = kept(
+        derived_key("page", None, CONCEPT_FIGURES),
+        lambda: concept_figures(store, files.save, concept_index_of(store, incidence)),
+    )
     kept(derived_key("page", None, HOME), lambda: home_figures(store, engine.coauthor_degrees(incidence), figures))
     if not (files.directory / FILE_NAME).exists():
         build_search_index(store, files.directory / FILE_NAME, incidence)
