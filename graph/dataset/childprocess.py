@@ -62,10 +62,12 @@ def in_child(work: Callable[..., T], /, *args: object) -> T:
         )
     finally:
         os.close(writer)
-    with os.fdopen(reader, "rb") as answers:
+    given = child.stdin
+    assert given is not None  # stdin=PIPE
+    with open(reader, "rb") as answers:  # the pipe's read end, closed with the block
         try:
             try:
-                with child.stdin or open(os.devnull, "wb") as given:
+                with given:
                     given.write(pickle.dumps((work, args), protocol=pickle.HIGHEST_PROTOCOL))
             except BrokenPipeError:  # the child died before it read its work: told by its status below
                 pass
