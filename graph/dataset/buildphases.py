@@ -3,7 +3,7 @@
 At a million papers the parse, identity and load left ~1.0 GB resident in the build's process (the catalogue's
 and RocksDB's pages, glibc's heap) when the VoID counts began (their hash sets: +1.2 GB) and when the derive began
 (the whole co-author exports: +1.5 GB): the whole build peaked at 3.1 GB. Each phase here runs in a child started
-for it (:func:`~bibgraph.graph.dataset.childprocess.in_child`): the store is filled and closed by one
+for it (:func:`~bibgraph.graph.serving.childprocess.in_child`): the store is filled and closed by one
 (:func:`load_lists`), counted and described by another (:func:`describe`), and the derive that follows runs in a
 process that never held either. What a child hands back is small: the report, the roles' arrays, the dumps' ends.
 """

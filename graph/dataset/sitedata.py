@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from bibgraph.graph.dataset.childprocess import in_child
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name, keeper
 from bibgraph.graph.dataset.directory import STORE
 from bibgraph.graph.dataset.wholeexports import DEFAULT_EXPORTS, derive_kept
@@ -27,6 +26,7 @@ from bibgraph.graph.networks import AREA, Filters
 from bibgraph.graph.networks.exports import LAID_OUT_MAX_NODES
 from bibgraph.graph.networks.filters import drawn
 from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
+from bibgraph.graph.serving.childprocess import in_child
 from bibgraph.graph.site.conceptindex import PAPER_ORDER, ConceptFigures, concept_index
 from bibgraph.graph.site.homeupdate import home_counts
 from bibgraph.graph.site.pagedata import charts, concept_tree, dataset_summary, histogram_bins

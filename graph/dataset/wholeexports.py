@@ -72,7 +72,7 @@ def derive(
 
 def derive_kept(directory: Path, specs: tuple[NetworkSpec, ...], sync: bool) -> None:
     """:func:`derive` from the incidence kept in ``directory`` (a version being built): what a build runs in a
-    process of its own (:func:`~bibgraph.graph.dataset.childprocess.in_child`), which then holds the incidence and
+    process of its own (:func:`~bibgraph.graph.serving.childprocess.in_child`), which then holds the incidence and
     the whole co-author network's links and communities alone (at a million papers, +1.4 GB over the incidence)."""
     found, incidence = DerivedFiles(directory).load(derived_key("incidence"))
     if not found:

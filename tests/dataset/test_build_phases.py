@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bibgraph.graph.dataset import build, childprocess
-from bibgraph.graph.dataset.childprocess import PhaseFailed, in_child
+from bibgraph.graph.dataset import build
 from bibgraph.graph.dataset.directory import current_version
+from bibgraph.graph.serving import childprocess
+from bibgraph.graph.serving.childprocess import PhaseFailed, in_child
 from bibgraph.seeds import seed_directory
 from bibgraph.web.commands import versionwrite
 from bibgraph.web.commands.cli import main

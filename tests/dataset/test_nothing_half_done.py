@@ -133,7 +133,7 @@ NOT_FOR_READERS = {
     "yet published",
     ("graph/serving/worker.py", "mkstemp"): "a private answer spool, read only by the request that made it",
     ("graph/serving/worker.py", "fdopen"): "that spool opened for writing",
-    ("graph/dataset/childprocess.py", "fdopen"): "a build phase's answer, written to the pipe its parent reads",
+    ("graph/serving/childprocess.py", "fdopen"): "a build phase's answer, written to the pipe its parent reads",
     ("graph/serving/sandbox.py", "open"): "the kernel's uid/gid maps (/proc/self/...), not a file on disk",
     ("graph/site/searchbuild.py", "rename"): "the search index, written by SQLite under atomic.py's temporary name,"
     " fsynced and moved into place as atomic.py moves a file",

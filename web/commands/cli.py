@@ -80,9 +80,9 @@ def _write_dataset(
     args: argparse.Namespace, write: Callable[[], tuple[Path, "BuildReport"]], done: str
 ) -> "BuildReport | int":
     """Run a dataset write (build or add) and say how it went: its report, or the exit status of its failure."""
-    from bibgraph.graph.dataset.childprocess import PhaseFailed
     from bibgraph.graph.dataset.derived import DamagedFile
     from bibgraph.graph.dataset.directory import DatasetBusy, DatasetDamaged, DatasetError
+    from bibgraph.graph.serving.childprocess import PhaseFailed
     from bibgraph.web.commands.versionwrite import DeriveError
 
     try:

@@ -18,7 +18,7 @@ import numpy as np
 import pyoxigraph as ox
 from rdflib import FOAF
 
-from bibgraph.graph.dataset import childprocess, sitedata
+from bibgraph.graph.dataset import sitedata
 from bibgraph.graph.dataset.add import add_lists, incidence_coauthors, papers_read
 from bibgraph.graph.dataset.build import BuildReport
 from bibgraph.graph.dataset.buildphases import describe, load_dumps, load_lists
@@ -47,6 +47,7 @@ from bibgraph.graph.networks.incidence import Incidence, incidence_of, incidence
 from bibgraph.graph.networks.incidencemerge import merged
 from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 from bibgraph.graph.rdf.iris import Iris
+from bibgraph.graph.serving import childprocess
 from bibgraph.graph.serving.memory import release_free_memory
 from bibgraph.graph.site.conceptupdate import updated_index
 from bibgraph.graph.site.homeupdate import Written, updated_home

@@ -20,7 +20,7 @@ from typing import Protocol, TypeVar
 from bibgraph.graph.serving.memory import c_library
 
 T = TypeVar("T")
-CHILD_MAIN = "from bibgraph.graph.dataset.childprocess import serve_child; serve_child"
+CHILD_MAIN = "from bibgraph.graph.serving.childprocess import serve_child; serve_child"
 PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h): the child is killed when the build's process dies
 CHILDREN_FROM_BYTES = 32 * 2**20
 """Paper lists of this many bytes or more have a build's phases run in children (:func:`phase_runner`). Below it
