@@ -16,7 +16,7 @@ import gc
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name, keeper
 from bibgraph.graph.dataset.directory import STORE
@@ -33,6 +33,9 @@ from bibgraph.graph.site.pagedata import charts, concept_tree, dataset_summary, 
 from bibgraph.graph.site.roles import Roles
 from bibgraph.graph.site.search import FILE_NAME
 from bibgraph.graph.stores.store import GraphStore, OxigraphGraphStore
+
+if TYPE_CHECKING:  # numpy and scipy: loaded by a build, never by this module's importers
+    from bibgraph.graph.networks.incidence import Incidence
 
 RolesMaker = Callable[[GraphStore, Any], Roles | None]  # a store and its incidence -> the roles kept beside it
 
@@ -95,7 +98,7 @@ def derive(
     maps: Callable[[NetworkSpec], bool] | None = None,
     base: str | None = None,
     roles: "RolesMaker | None" = None,
-    incidence: Any = None,
+    incidence: "Incidence | None" = None,
 ) -> None:
     """Derive into ``version``'s ``derived/`` files what the site serves of it, keeping what is kept already (an
     add's extended incidence and updated concept figures); ``max_view_nodes``: the authors a map draws; ``exports``:
@@ -123,7 +126,7 @@ def _derive(
     maps: Callable[[NetworkSpec], bool] | None = None,
     base: str | None = None,
     roles: "RolesMaker | None" = None,
-    incidence: Any = None,
+    incidence: "Incidence | None" = None,
 ) -> None:
     from bibgraph.graph.networks import (
         engine,  # numpy, scipy, igraph: loaded by a build, never by this module's importers
