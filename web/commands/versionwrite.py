@@ -76,9 +76,9 @@ class DeriveError(RuntimeError):
 
 def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, BuildReport]:
     """Build ``inputs`` into a new version of the dataset ``root`` and switch to it; the version and the report
-    (without its person map: written into the version). For large inputs the store's filling and its description each
-    run in a child process that exits (:mod:`~bibgraph.graph.dataset.buildphases`, :func:`~bibgraph.graph.serving.
-    childprocess.phase_runner`), so the derive starts with neither's memory; small ones run here."""
+    (without its person map: written into the version). For large inputs the store's filling and its description
+    each run in a child process that exits (:mod:`~bibgraph.graph.dataset.buildphases`,
+    :func:`~.childprocess.phase_runner`), so the derive starts with neither's memory; small ones run here."""
     served = None
     if is_dataset(root):  # its person map, read whole by the load's child: as built
         served = current_version(root)
