@@ -32,9 +32,27 @@ import yaml
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 
 
+# Latin letters NFKD does not decompose, read as the Anthology's slugify (python-slugify, unidecode) reads them;
+# dropping them made ``Aßenmacher`` ``aenmacher`` beside ``assenmacher``: one person as two gold ids, a false homonym
+_LETTERS = str.maketrans(
+    {
+        "ł": "l",
+        "ø": "o",
+        "đ": "d",
+        "ð": "d",
+        "þ": "th",
+        "æ": "ae",
+        "œ": "oe",
+        "\u0131": "i",
+        "ħ": "h",
+    }
+)
+
+
 def slug(text: str) -> str:
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
-    return _NOT_SLUG.sub("-", folded).strip("-")
+    """The Anthology's id of a name without an entry: casefolded (``ß`` is ``ss``), accents and marks dropped."""
+    folded = unicodedata.normalize("NFKD", text.casefold().translate(_LETTERS))
+    return _NOT_SLUG.sub("-", folded.encode("ascii", "ignore").decode("ascii")).strip("-")
 
 
 def _text(node: ET.Element | None) -> str:

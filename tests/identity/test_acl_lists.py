@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.acl_lists import list_name, year_of
+from bench.acl_lists import list_name, slug, year_of
 from bench.identity import HELD_OUT_FROM
 
 
@@ -19,3 +19,9 @@ def test_an_old_id_is_named_by_its_year(letter: str, two: int) -> None:
 def test_a_new_id_keeps_its_name() -> None:
     assert list_name("2022.findings") == "2022.findings"
     assert year_of("2025.naacl") == 2025
+
+
+@given(st.text(alphabet="aßłøæœ\u0131ASŁØÆŒI Đđ-", max_size=12))
+def test_the_case_of_a_name_never_changes_its_id(text: str) -> None:
+    assert slug(text) == slug(text.upper()) == slug(text.lower())
+    assert slug("Matthias Aßenmacher") == slug("Matthias Assenmacher") == "matthias-assenmacher"
