@@ -14,6 +14,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pyoxigraph
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -295,8 +296,6 @@ def test_a_failed_write_closes_its_store_before_removing_its_version(dataset: Pa
     frames held it, RocksDB's threads still wrote into the directory being removed, and under load a refused add
     left its ``.part`` directory behind. Checked where the removal starts: the store opens (RocksDB refuses a
     second open of a store this process holds)."""
-    import pyoxigraph
-
     opened: list[str] = []
     remove = shutil.rmtree
 
