@@ -107,7 +107,8 @@ def _context(iri: str) -> dict:
 
 def _paper(iri: str) -> str | None:
     cache = networks()  # the papers by co-authors from the kept incidence: no join over the authors' collaboration
-    titles = cache.search_index().titles if cache.kept_search_index() else None
+    index = cache.checked_search_index()
+    titles = index.titles if index is not None else None
     paper = paper_page(get_store(), iri, _subject_papers, cache.kept_incidence(), titles)
     if paper is None:
         return None
@@ -134,7 +135,8 @@ def _subject_papers(concept: str, count: int) -> list[str] | None:
 
 def _author(iri: str) -> str | None:
     cache = networks()  # a dataset's kept incidence and search index answer what an engine would read from cold pages
-    titles = cache.search_index().titles if cache.kept_search_index() else None
+    index = cache.checked_search_index()
+    titles = index.titles if index is not None else None
     incidence = cache.kept_incidence()
     profile = author_profile(get_store(), iri, incidence, titles, roles=cache.kept_roles())
     identity = identity_of(get_store(), iri)

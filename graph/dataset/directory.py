@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bibgraph.graph.dataset import hashedonce
-from bibgraph.graph.stores.atomic import remove_stale_temporaries, temporary_name, write_bytes_atomically
+from bibgraph.graph.stores.atomic import remove_failed, remove_stale_temporaries, temporary_name, write_bytes_atomically
 
 FORMAT = "bibgraph-dataset"
 FORMAT_VERSION = 1
@@ -370,8 +370,8 @@ def _new_version(root: Path, base: str) -> Iterator[tuple[Path, dict[str, Any]]]
             if root.exists():  # an empty directory given as DIR
                 root.rmdir()
             os.rename(target, root)
-    except BaseException:
-        shutil.rmtree(building, ignore_errors=True)
+    except BaseException as error:
+        remove_failed(building, error)
         if fresh:
             shutil.rmtree(target, ignore_errors=True)
         raise

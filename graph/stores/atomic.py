@@ -7,11 +7,13 @@ killed (stale: removed) from one being written right now (kept).
 """
 
 import errno
+import gc
 import os
 import re
 import secrets
 import shutil
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -119,3 +121,17 @@ def link_file(source: Path, target: Path) -> None:
 def _copy(source: Path, out: BinaryIO) -> None:
     with source.open("rb") as data:
         shutil.copyfileobj(data, out, 1 << 20)
+
+
+def remove_failed(directory: Path, error: BaseException) -> None:
+    """Remove ``directory``, left half-written by the work that raised ``error``, once the ended frames ``error``
+    passed through let go of what they hold: a store being written among them closes with its last reference, and
+    until then RocksDB's threads write into the directory being removed (a refused add left its ``.part``)."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        traceback.clear_frames(cause.__traceback__)
+        cause = cause.__cause__ or cause.__context__
+    gc.collect()
+    shutil.rmtree(directory, ignore_errors=True)

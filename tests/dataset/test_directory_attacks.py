@@ -14,12 +14,13 @@ import sys
 import threading
 from pathlib import Path
 
+import pyoxigraph
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.dataset import directory, sitedata
-from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name
+from bibgraph.graph.dataset import buildphases, directory, sitedata
+from bibgraph.graph.dataset.derived import DamagedFile, DerivedFiles, derived_key, file_name
 from bibgraph.graph.dataset.directory import (
     DERIVED,
     DUMPS,
@@ -267,3 +268,64 @@ def test_a_version_without_its_store_is_a_damaged_dataset_not_a_usage_error(data
     """``stats DIR`` whose version lost its ``store/`` said "neither a bibgraph dataset nor one of its versions" (2)."""
     shutil.rmtree(current_version(dataset) / STORE)
     _one_line(_bibgraph("stats", str(dataset)), 1, STORE)
+
+
+def _interrupted(*args, **kwargs):  # type: ignore[no-untyped-def]
+    """add_lists that writes its lists, then fails (a disk full, a bug, Ctrl-C: whatever stops an add midway)."""
+    real(*args, **kwargs)
+    raise KeyboardInterrupt
+
+
+real = versionwrite.add_lists
+
+
+def _build_interrupted(*args, **kwargs):  # type: ignore[no-untyped-def]
+    """A build's fill that writes its lists into the store, then fails."""
+    real_fill(*args, **kwargs)
+    raise KeyboardInterrupt
+
+
+real_fill = buildphases.fill
+
+
+@pytest.mark.parametrize(
+    "failure", ["a damaged incidence", "a failure while the lists are written", "a rebuild failing after its fill"]
+)
+def test_a_failed_write_closes_its_store_before_removing_its_version(dataset: Path, monkeypatch, failure) -> None:  # type: ignore[no-untyped-def]
+    """The half-written version is removed only once the store written into it is closed: while an exception's
+    frames held it, RocksDB's threads still wrote into the directory being removed, and under load a refused add
+    left its ``.part`` directory behind. Checked where the removal starts: the store opens (RocksDB refuses a
+    second open of a store this process holds)."""
+    opened: list[str] = []
+    remove = shutil.rmtree
+
+    def removing(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if (Path(path) / STORE).is_dir():
+            try:
+                pyoxigraph.Store(str(Path(path) / STORE))
+            except OSError as error:
+                opened.append(str(error))
+            else:
+                opened.append("")
+        return remove(path, *args, **kwargs)
+
+    if failure == "a damaged incidence":
+        _flip(current_version(dataset) / DERIVED / file_name(derived_key("incidence")))
+        expected: type[BaseException] = DamagedFile
+    elif failure == "a failure while the lists are written":
+        monkeypatch.setattr(versionwrite, "add_lists", _interrupted)
+        expected = KeyboardInterrupt
+    else:
+        monkeypatch.setattr(buildphases, "fill", _build_interrupted)
+        expected = KeyboardInterrupt
+    before = sorted(p.name for p in dataset.iterdir())
+    base = json.loads((current_version(dataset) / MANIFEST).read_text(encoding="utf-8"))["base"]
+    monkeypatch.setattr(shutil, "rmtree", removing)
+    with pytest.raises(expected):
+        if failure.startswith("a rebuild"):
+            versionwrite.build_dataset([SEED_FILES[1]], dataset, base)
+        else:
+            versionwrite.add_to_dataset(dataset, [SEED_FILES[1]])
+    monkeypatch.undo()
+    assert opened == [""]  # the version's store was removed once, closed
+    assert sorted(p.name for p in dataset.iterdir()) == before

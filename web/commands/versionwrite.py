@@ -125,57 +125,63 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
     checked = _check_extended(served, before)
     with new_version(root, base) as (version, manifest):
         manifest["stats"] = checked  # the files hashed once as they were when checked: the next add need not hash them
-        try:
-            original = OxigraphGraphStore.disk(served / STORE, read_only=True)
-        except (OSError, RuntimeError) as error:  # RocksDB's own words on a damaged store, in one line
-            first = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise DatasetDamaged(f"{served / STORE}: cannot open the store ({first}); run `bibgraph check`") from None
-        original.store.backup(version / STORE)
-        del original  # read-only: nothing to flush
-        store = OxigraphGraphStore.disk(version / STORE)
-        published = numbering.read_version(served)
-        kept, previous = _served_files(served).load(derived_key("incidence"))  # extended by the derive
-        previous = previous if kept else None
-        coauthors = incidence_coauthors(previous) if previous is not None else None  # else: the store is asked
-        mark = published.mark()  # what this add records and numbers is written alone
-        additions = OxigraphGraphStore.memory()  # what the views' incidence reads of the added triples
-        touched: set[str] = set()  # the papers of the records read: each record adds a source to its paper
-        written = Written()  # what the home figures count of the added triples
-        authorships = AddedAuthorships()  # what the roles read of them
-
-        def keep(quads: list[ox.Quad]) -> None:
-            additions.store.extend(incidence_part(quads))
-            touched.update(papers_read(quads))
-            written.observe(quads)
-            authorships.observe(quads)
-
-        number = int(manifest["name"].split("-")[1])
-        if "dumps" in before:
-            with continued_segments(served / DUMPS, version / DUMPS, before["dumps"], number) as dumps:
-
-                def write(quads: list[ox.Quad]) -> None:
-                    dumps.append(quads)
-                    keep(quads)
-
-                triples = before["counts"].get("triples")
-                report = add_lists(store, inputs, base, write, published, triples, coauthors)
-                manifest["dumps"] = dumps.finish(void_quads(store, Iris(base)))
-        else:  # a version from before the dumps were continued: written whole this once
-            report = add_lists(store, inputs, base, added=keep, numbering=published, coauthors=coauthors)
-            manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
-        _keep_person_map(served, version, published, mark, number)
-        counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
-        counts["concepts"], counts["triples"] = report.concepts, report.triples
-        store.close()
-        del store  # the last reference: RocksDB's files are released before the derivation opens them read-only
-        _complete(
-            version,
-            manifest,
-            counts,
-            sorted([*before["inputs"], *(str(path) for path in inputs)]),
-            Added(served, additions, touched, written, authorships, previous),
-        )
+        # in a function of its own: the store it writes is then held by no frame still running when a refusal
+        # leaves this block, and is closed before the half-written version is removed (new_version)
+        counts, added, report = _fill(version, manifest, served, before, inputs)
+        _complete(version, manifest, counts, sorted([*before["inputs"], *(str(path) for path in inputs)]), added)
     return root / manifest["name"], report
+
+
+def _fill(
+    version: Path, manifest: dict[str, Any], served: Path, before: dict[str, Any], inputs: Sequence[Path]
+) -> tuple[dict[str, int], "Added", BuildReport]:
+    """Write the version an add makes of ``served`` (``before``, its manifest) and ``inputs``: the store, the dumps,
+    the person map; its counts, what the derive needs of it, and the add's report."""
+    base = before["base"]
+    try:
+        original = OxigraphGraphStore.disk(served / STORE, read_only=True)
+    except (OSError, RuntimeError) as error:  # RocksDB's own words on a damaged store, in one line
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise DatasetDamaged(f"{served / STORE}: cannot open the store ({first}); run `bibgraph check`") from None
+    original.store.backup(version / STORE)
+    del original  # read-only: nothing to flush
+    store = OxigraphGraphStore.disk(version / STORE)
+    published = numbering.read_version(served)
+    kept, previous = _served_files(served).load(derived_key("incidence"))  # extended by the derive
+    previous = previous if kept else None
+    coauthors = incidence_coauthors(previous) if previous is not None else None  # else: the store is asked
+    mark = published.mark()  # what this add records and numbers is written alone
+    additions = OxigraphGraphStore.memory()  # what the views' incidence reads of the added triples
+    touched: set[str] = set()  # the papers of the records read: each record adds a source to its paper
+    written = Written()  # what the home figures count of the added triples
+    authorships = AddedAuthorships()  # what the roles read of them
+
+    def keep(quads: list[ox.Quad]) -> None:
+        additions.store.extend(incidence_part(quads))
+        touched.update(papers_read(quads))
+        written.observe(quads)
+        authorships.observe(quads)
+
+    number = int(manifest["name"].split("-")[1])
+    if "dumps" in before:
+        with continued_segments(served / DUMPS, version / DUMPS, before["dumps"], number) as dumps:
+
+            def write(quads: list[ox.Quad]) -> None:
+                dumps.append(quads)
+                keep(quads)
+
+            triples = before["counts"].get("triples")
+            report = add_lists(store, inputs, base, write, published, triples, coauthors)
+            manifest["dumps"] = dumps.finish(void_quads(store, Iris(base)))
+    else:  # a version from before the dumps were continued: written whole this once
+        report = add_lists(store, inputs, base, added=keep, numbering=published, coauthors=coauthors)
+        manifest["dumps"] = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
+    _keep_person_map(served, version, published, mark, number)
+    counts = {name: before["counts"][name] + getattr(report, name) for name in COUNTS}
+    counts["concepts"], counts["triples"] = report.concepts, report.triples
+    store.close()
+    del store  # the last reference: RocksDB's files are released before the derivation opens them read-only
+    return counts, Added(served, additions, touched, written, authorships, previous), report
 
 
 def _check_extended(served: Path, manifest: dict[str, Any]) -> dict[str, list[int]]:

@@ -33,7 +33,21 @@ def swipe(page: Page, x: float, y: float, dx: float, dy: float, fingers: int = 1
     for step in range(1, 11):
         cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": points(step / 10)})
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
-    page.wait_for_timeout(700)  # a fling settles (a tap during one stops it instead of clicking, as on a phone)
+    settle(page)
+
+
+def settle(page: Page) -> None:
+    """Wait until a swipe's fling has stopped: a tap during one stops it instead of clicking, as on a phone. A
+    fixed 700 ms was too short on a busy machine (two test workers): the tap then fell in the fling."""
+    still, last = 0, None
+    for _ in range(100):  # 15 s at most
+        page.wait_for_timeout(150)
+        now = page.evaluate("() => [window.scrollX, window.scrollY]")
+        still = still + 1 if now == last else 0
+        last = now
+        if still == 3:
+            return
+    raise AssertionError("the page was still scrolling 15 s after the swipe")
 
 
 def view(page: Page) -> dict:
