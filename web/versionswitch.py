@@ -41,12 +41,14 @@ CHECK_SECONDS = 1.0
 # keep its import lock held for ever in the forked child (a query worker then hangs on that import: seen once in
 # CI, the switch never completed). Importing them in the switching thread first waits for any such import to
 # finish and leaves none to start.
-# The views' share (numpy, scipy, igraph) is loaded by ``serve``'s warm-up once it listens (web/server.py).
+# The views' share (numpy, scipy, igraph) is loaded by ``serve``'s warm-up once it listens (web/server.py). Not the
+# build's modules (``bibgraph.graph.dataset.build``, sklearn, nameparser: 800 modules): no request of a served dataset
+# imports them, and they were 1.3 of the first switch's 2.0 CPU-s at a million papers, paid while the add's version
+# waited (issue 28).
 VIEW_IMPORTS = ("bibgraph.graph.networks.engine",)
 FIRST_USE_IMPORTS = (
     *VIEW_IMPORTS,
     "bibgraph.graph.site.searchbuild",
-    "bibgraph.graph.dataset.build",
     "rdflib.plugins.sparql.parser",
     "oxrdflib",
     "bibgraph.graph.stores.remote",
