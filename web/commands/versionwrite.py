@@ -132,9 +132,11 @@ def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
             raise DatasetDamaged(f"{served / STORE}: cannot open the store ({first}); run `bibgraph check`") from None
         original.store.backup(version / STORE)
         del original  # read-only: nothing to flush
-        store = OxigraphGraphStore.disk(version / STORE)
         published = numbering.read_version(served)
+        # before the new store is opened: a damaged incidence refused once it was open left it to write its files
+        # again into the removed version on exit (a ``.v-….part`` directory left in DIR)
         kept, previous = _served_files(served).load(derived_key("incidence"))  # extended by the derive
+        store = OxigraphGraphStore.disk(version / STORE)
         previous = previous if kept else None
         coauthors = incidence_coauthors(previous) if previous is not None else None  # else: the store is asked
         mark = published.mark()  # what this add records and numbers is written alone
