@@ -1,10 +1,10 @@
 """Serving a dataset directory: the version served, and switching to a new one without dropping requests.
 
-``bibgraph add`` (or a new build) switches the dataset's ``current`` pointer. The app looks at the
-pointer at most once a second (a ``readlink``, on the request path); when it names another version, a
-thread opens that version's store in a new query pool and then swaps it in, with the version's derived
-data, in one step. Requests keep being answered by the old pool meanwhile, and those that already hold
-it finish on it: it is closed once it has had no call in flight for :data:`IDLE_BEFORE_RETIRING` seconds (at most
+``bibgraph add`` (or a new build) switches the dataset's ``current`` pointer. The app looks at the pointer at most once
+a second (a ``readlink``, on the request path, and in ``serve`` a thread of its own: :func:`watch`); when it names
+another version, a thread opens that version's store in a new query pool and then swaps it in, with the version's
+derived data, in one step. Requests keep being answered by the old pool meanwhile, and those that already hold it finish
+on it: it is closed once it has had no call in flight for :data:`IDLE_BEFORE_RETIRING` seconds (at most
 ``NETWORK_TIMEOUT``, the longest any call may run).
 
 A version that cannot be switched to (a damaged file, a pointer leaving ``DIR``, another base IRI) is refused:
@@ -34,18 +34,21 @@ from bibgraph.web.maps import cache
 
 ROOT, VERSION = "BIBGRAPH_DATASET_ROOT", "BIBGRAPH_DATASET_VERSION"  # app config (not settings)
 EXTENSION = "bibgraph-versions"  # app.extensions: the :class:`Switches` of a served dataset
+WATCHER = "bibgraph-version-watcher"  # app.extensions: the :class:`Watcher` of a served dataset directory
 CHECK_SECONDS = 1.0
 # What requests import on first use, so that ``serve`` starts fast (tests/web/commands/test_startup.py). A switch forks
 # the new pool's zygote from this process while requests run; a module another thread is importing at that moment would
 # keep its import lock held for ever in the forked child (a query worker then hangs on that import: seen once in
 # CI, the switch never completed). Importing them in the switching thread first waits for any such import to
 # finish and leaves none to start.
-# The views' share (numpy, scipy, igraph) is loaded by ``serve``'s warm-up once it listens (web/server.py).
+# The views' share (numpy, scipy, igraph) is loaded by ``serve``'s warm-up once it listens (web/server.py). Not the
+# build's modules (``bibgraph.graph.dataset.build``, sklearn, nameparser: 800 modules): no request of a served dataset
+# imports them, and they were 1.3 of the first switch's 2.0 CPU-s at a million papers, paid while the add's version
+# waited (issue 28).
 VIEW_IMPORTS = ("bibgraph.graph.networks.engine",)
 FIRST_USE_IMPORTS = (
     *VIEW_IMPORTS,
     "bibgraph.graph.site.searchbuild",
-    "bibgraph.graph.dataset.build",
     "rdflib.plugins.sparql.parser",
     "oxrdflib",
     "bibgraph.graph.stores.remote",
@@ -67,7 +70,22 @@ def init_app(app: Flask) -> None:
     if is_dataset(given):
         app.config[ROOT] = str(given)
         watcher = Watcher(app, given, version.name)
+        app.extensions[WATCHER] = watcher
         app.before_request(watcher.check)
+
+
+def watch(app: Flask) -> threading.Thread | None:
+    """Look at the pointer of the dataset directory ``app`` serves every :data:`CHECK_SECONDS` in a thread, not only
+    when a request comes (``serve`` calls it; None: no dataset directory). An add publishes its version before it
+    returns (at a million papers it removed the oldest version and exited 8 s after its pointer moved); an idle server
+    began to switch only at the first request after, and answered it and those of the next 2 to 12 s from the version
+    before (issue 28)."""
+    watcher: Watcher | None = app.extensions.get(WATCHER)
+    if watcher is None:
+        return None
+    thread = threading.Thread(target=watcher.watch, name="bibgraph-version-watcher", daemon=True)
+    thread.start()
+    return thread
 
 
 @dataclass
@@ -117,6 +135,18 @@ class Watcher:
         self._lock = threading.Lock()  # one switch at a time
         self._tick = threading.Lock()  # one look at the pointer at a time (two requests at once started two switches)
         self._unreadable: str | None = None  # why the pointer cannot be read, while it cannot (reported once)
+        self._stopped = threading.Event()
+
+    def watch(self) -> None:
+        """:meth:`check` every :data:`CHECK_SECONDS` until :meth:`stop`."""
+        while not self._stopped.wait(CHECK_SECONDS):
+            try:
+                self.check()
+            except Exception:  # e.g. no thread to start: said, and looked at again next time
+                self.app.logger.exception("cannot look at the dataset's pointer")
+
+    def stop(self) -> None:
+        self._stopped.set()
 
     def check(self) -> None:
         with self._tick:

@@ -1,6 +1,7 @@
 """Red team (issue 25): a dataset's pointer that cannot be read (removed, or replaced by a directory or a file) was
 passed over in silence by a running server: no log line, nothing on ``/health`` or ``/metrics``. It is a switch
-that cannot be made: the version served stays, and the refusal is logged and shown until the pointer is readable."""
+that cannot be made: the version served stays, and the refusal is logged and shown until the pointer is readable.
+Issue 28: a server that got no request went on serving the version before an add until a request came."""
 
 import os
 import shutil
@@ -9,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from bench.servers import bibgraph_server
 from bibgraph.graph.dataset.directory import POINTER, current_version
 from bibgraph.web import versionswitch
-from tests.conftest import make_app
+from bibgraph.web.commands.cli import main
+from tests.conftest import SEED_FILES, make_app
 
 
 @pytest.mark.parametrize("pointer", ["removed", "a directory", "a file"])
@@ -108,3 +111,47 @@ def test_a_version_overtaken_while_it_is_opened_is_no_refusal(dataset: Path, mon
         assert client.get("/health").get_json()["dataset"]["refused"] is None
     finally:
         app.extensions["bibgraph"].close()
+
+
+def _wait_for(condition, seconds: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "not within the time"
+        time.sleep(0.1)
+
+
+def test_a_watched_dataset_switches_to_an_add_without_any_request(
+    dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(versionswitch, "CHECK_SECONDS", 0.1)
+    app = make_app(BIBGRAPH_STORE=f"dataset:{dataset}")
+    thread = versionswitch.watch(app)
+    switches: versionswitch.Switches = app.extensions[versionswitch.EXTENSION]
+    try:
+        assert thread is not None and thread.is_alive()
+        assert main(["add", str(dataset), str(SEED_FILES[1])]) == 0
+        newest = current_version(dataset).name
+        _wait_for(lambda: switches.served == newest)  # no request was made
+        assert (switches.succeeded, switches.failed, switches.refused) == (1, 0, None)
+    finally:
+        app.extensions[versionswitch.WATCHER].stop()
+        app.extensions["bibgraph"].close()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+
+
+def test_nothing_is_watched_but_a_dataset_directory(dataset: Path) -> None:
+    app = make_app(BIBGRAPH_STORE=f"dataset:{current_version(dataset)}")  # a version: no pointer to follow
+    try:
+        assert versionswitch.watch(app) is None
+    finally:
+        app.extensions["bibgraph"].close()
+
+
+def test_serve_switches_to_an_add_with_no_request_after_it(dataset: Path, tmp_path: Path) -> None:
+    """``bibgraph serve DIR`` watches the pointer itself: its log says it serves the add's version, asked nothing."""
+    log = tmp_path / "serve.log"
+    with bibgraph_server([str(dataset)], log):
+        assert main(["add", str(dataset), str(SEED_FILES[1])]) == 0
+        newest = current_version(dataset).name
+        _wait_for(lambda: f"now serving dataset version {dataset.absolute() / newest}" in log.read_text("utf-8"))

@@ -149,6 +149,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from bibgraph.web.app import create_app
     from bibgraph.web.logs import configure as configure_logging
     from bibgraph.web.server import AddressUnusable, check_address, serve
+    from bibgraph.web.versionswitch import watch
 
     # options given on the command line win over BIBGRAPH_... variables, which win over the defaults
     given = {setting.name: getattr(args, setting.name) for setting in SETTINGS if setting.name != "BIBGRAPH_INPUTS"}
@@ -181,6 +182,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         where = f" ({error.filename})" if error.filename else ""
         print(f"bibgraph: error: cannot prepare the store: {error.strerror or error}{where}", file=sys.stderr)
         return EXIT_PROBLEMS
+    watch(app)  # a dataset directory: switch to an add's version when it is published, not at a request after
     try:
         serve(app, app.config["HOST"], app.config["PORT"])
     except AddressUnusable as error:  # taken while the graph was built
