@@ -198,46 +198,53 @@ class NetworkCache(ValueCache):
         """The search index (and the author autocomplete's names): a dataset's file, opened read-only (built
         into it while the dataset is built); served without a dataset (or from a dataset built before the index
         was kept), a temporary file built at first use."""
+        index = self._made_once(wait=True)
+        assert index is not None  # waited for
+        return index
 
-        def make() -> SearchIndex:
-            if self.derived is not None and self.kept_search_index():
-                kept = layers(self.derived.directory)  # the build's file, then one per add (hard links)
-                for path in kept:
-                    expected = self.derived.checksums.get(path.name)
-                    if self.derived.checksums and file_digest(path) != expected:  # read on disk: checked at first use
-                        raise SearchIndexError(  # (or the start's warm-up), not at each open (2 GB at 1M papers)
-                            f"{path}: differs from the checksum of the manifest (damaged or changed since it was"
-                            " built): restore the dataset or build it again"
-                        )
-                return open_search(kept)
-            # only when the index is built (numpy and the incidence, which it imports)
-            from bibgraph.graph.site.searchbuild import build_search_index, temporary_index
-
-            if self.derived is not None and self.derived.writable:
-                path = self.derived.directory / FILE_NAME
-            else:  # no dataset, or one built before the index was kept: built once per server
-                path = temporary_index()
-                atexit.register(path.unlink, missing_ok=True)
-            build_search_index(self._store(), path)
-            return SearchIndex(path)
-
-        # kept apart from the LRU (a temporary index is costly to build again) and from the dataset's derived files
-        with self._search_lock:
+    def _made_once(self, wait: bool) -> SearchIndex | None:
+        """The index, made by the first asker (:meth:`_make_search_index`); kept apart from the LRU (a temporary
+        index is costly to build again) and from the dataset's derived files. Not ``wait``: None while another
+        thread is making it."""
+        if not self._search_lock.acquire(blocking=wait):
+            return None
+        try:
             if self._search is None:
-                self._search = make()
+                self._search = self._make_search_index()
             return self._search
+        finally:
+            self._search_lock.release()
+
+    def _make_search_index(self) -> SearchIndex:
+        if self.derived is not None and self.kept_search_index():
+            kept = layers(self.derived.directory)  # the build's file, then one per add (hard links)
+            for path in kept:
+                expected = self.derived.checksums.get(path.name)
+                if self.derived.checksums and file_digest(path) != expected:  # read on disk: checked at first use
+                    raise SearchIndexError(  # (or the start's warm-up), not at each open (2 GB at 1M papers)
+                        f"{path}: differs from the checksum of the manifest (damaged or changed since it was"
+                        " built): restore the dataset or build it again"
+                    )
+            return open_search(kept)
+        # only when the index is built (numpy and the incidence, which it imports)
+        from bibgraph.graph.site.searchbuild import build_search_index, temporary_index
+
+        if self.derived is not None and self.derived.writable:
+            path = self.derived.directory / FILE_NAME
+        else:  # no dataset, or one built before the index was kept: built once per server
+            path = temporary_index()
+            atexit.register(path.unlink, missing_ok=True)
+        build_search_index(self._store(), path)
+        return SearchIndex(path)
 
     def checked_search_index(self) -> SearchIndex | None:
         """The kept search index once checked against the manifest, for labels a page can also ask the store for;
-        None while another thread (the start's warm-up) is checking it: a page's first request then labels its
-        papers from the store instead of waiting for a whole-file checksum (2.6 s at 100k papers, 9 s at 1M). Opened
-        and checked here when nobody has started to (no warm-up: a build, a test client)."""
-        if self._search is not None or not self.kept_search_index():
-            return self._search
-        if not self._search_lock.acquire(blocking=False):
+        None when the dataset keeps none, or while another thread (the start's warm-up) is checking it: a page's
+        first request then labels its papers from the store instead of waiting for a whole-file checksum (2.6 s at
+        100k papers, 9 s at 1M). Opened and checked here when nobody has started to (no warm-up: a test client)."""
+        if not self.kept_search_index():
             return None
-        self._search_lock.release()
-        return self.search_index()
+        return self._made_once(wait=False)
 
     def kept_search_index(self) -> bool:
         """Whether the search index is a file the dataset (served, or published into the engine) keeps."""
