@@ -1,5 +1,5 @@
 """The Oxigraph server (``oxigraph serve``, PyPI's ``oxigraph``) on loopback over a store already loaded, for
-``bench.remote --serve DATASET --oxigraph DIR``: the second engine of issue 26, beside Virtuoso.
+``bench.engines.remote --serve DATASET --oxigraph DIR``: the second engine of issue 26, beside Virtuoso.
 
 A 1M-paper dataset is loaded into it once (``bibgraph publish``, or ``oxigraph load --graph V`` then the pointer
 written by :func:`point`), then served again and again, cold when asked: its files dropped from the page cache. Or

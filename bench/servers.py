@@ -47,7 +47,7 @@ def wait_for_http(url: str, process: subprocess.Popen, timeout: float = 60) -> N
             with urllib.request.urlopen(url, timeout=2):
                 return
         except OSError:
-            time.sleep(0.05)  # fine enough for bench.serve's ready time
+            time.sleep(0.05)  # fine enough for bench.serving.serve's ready time
     raise TimeoutError(f"{url} did not answer within {timeout} s")
 
 

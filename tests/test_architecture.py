@@ -45,3 +45,21 @@ def test_every_package_folder_is_installed() -> None:
             folder = init.parent.relative_to(ROOT / top)
             package = ".".join([name, *folder.parts]) if folder.parts else name
             assert package in listed, f"{package} is missing from [tool.setuptools] packages"
+
+
+def test_no_folder_holds_more_than_twenty_modules_nor_a_module_more_than_450_lines() -> None:
+    """The layout rule of issue 24: a folder of code is read in one sitting, a module in one screenful of scrolling
+    (tests are held to the folder rule only: a module of cases for one behaviour may run long)."""
+    crowded = {
+        str(folder.relative_to(ROOT)): count
+        for top in ("graph", "web", "bench", "tests")
+        for folder in [ROOT / top, *(path for path in (ROOT / top).rglob("*") if path.is_dir())]
+        if "__pycache__" not in folder.parts and (count := len(list(folder.glob("*.py")))) > 20
+    }
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for top in ("graph", "web", "bench")
+        for path in (ROOT / top).rglob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 450
+    }
+    assert (crowded, long) == ({}, {})

@@ -2,7 +2,7 @@
 
 S2AND's shape, small: a pairwise probability that two authorships of one name are one person (a
 logistic model over the evidence of :mod:`~bibgraph.graph.identity.features` and how common the name is,
-its weights fitted on held-apart real lists by ``bench.identity --fit``), then average-linkage
+its weights fitted on held-apart real lists by ``bench.persons.identity --fit``), then average-linkage
 clustering (scikit-learn) within the name, cut at even odds. A name seen once is one person, and a rare
 name is never split (the model's prior says so; the split also needs two authorships that disagree).
 Then forms of one block that :func:`~bibgraph.graph.identity.keys.compatible` allows are joined when
@@ -32,7 +32,8 @@ COMMON_PARTS = 10  # a name whose given and family names both start this many na
 # likely several people's, and only some of them the longer form's (``bibgraph authors`` lists the pair)
 MAX_GROUP = 400  # authorships of one name compared pairwise at most (beyond: kept as one person, for now)
 # A name at least this common (Frequency.expected; ``Yang Liu`` 0.71 in ACL 2020-22) is split further by co-author
-# communities: groups of papers sharing co-authors within, none between. Chosen on the dev part of bench.identity
+# communities: groups of papers sharing co-authors within, none between. Chosen on the dev part of
+# bench.persons.identity
 # (thresholds 0.2-0.6, sizes 2-3: the best homonym F1 with overall F1 >= 0.99, then the best overall F1).
 COMMUNITY_COMMON = 0.6
 COMMUNITY_MODULARITY = 0.3  # a co-author component is cut into communities this much more linked within than between
@@ -40,7 +41,7 @@ COMMUNITY_SIZE = 2  # a community of this many authorships at least is a person 
 # sharing no co-author with the others says nothing of who wrote it) stay with the largest: no split without evidence
 # A paper of a name at least this common leaves its person only on evidence of difference against every other paper
 # of that person: no co-author shared, none at two hops, another area, and abstracts less alike than APART_COSINE.
-# Chosen on the dev part of bench.identity (cosine 0.05-0.25, sizes 5-40, commonness 0.4-1, area / subarea / no
+# Chosen on the dev part of bench.persons.identity (cosine 0.05-0.25, sizes 5-40, commonness 0.4-1, area / subarea / no
 # concept as sameness: the best dev homonym F1, then the best dev overall F1, then the fewest splits).
 APART_COMMON = 0.6
 APART_MAX = 20  # a person of more authorships than this is not searched for such papers (a prolific person's field)

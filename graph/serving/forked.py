@@ -2,7 +2,7 @@
 
 A whole-network download at 10,000 papers builds an 18,000-author networkx graph, its communities and layout, and
 writes its body: ~95 MB that the web process kept after every distinct one (glibc keeps a heap's freed pages;
-the map cache kept the graph), from 149 MB after the default map to 439 MB after three (bench/abuse.py costly).
+the map cache kept the graph), from 149 MB after the default map to 439 MB after three (bench/serving/abuse.py costly).
 :func:`run_forked` runs such work in a child forked from the web process: the child sees the parent's values (the
 incidence) copy-on-write, writes its result to a file (data, never a pickle) and exits; the parent keeps nothing.
 

@@ -30,7 +30,7 @@ def limit_arenas(arenas: int = ARENAS) -> bool:
     glibc gives each thread that allocates at once a heap of its own (up to 8 per core), and a heap's freed pages
     stay with it: a whole-network computation in one web thread after another left each heap holding its peak. At
     10k papers the server's process tree went from 296 to 617 MB PSS over 20 distinct whole-network computations
-    (2.25x); with two heaps it stayed at 360-414 MB (1.30x), the computations as fast (bench/abuse.py costly).
+    (2.25x); with two heaps it stayed at 360-414 MB (1.30x), the computations as fast (bench/serving/abuse.py costly).
     """
     libc = c_library()
     if libc is None or "MALLOC_ARENA_MAX" in os.environ or not hasattr(libc, "mallopt"):

@@ -1,6 +1,6 @@
 """A generated corpus mixing every author-line class of issue 10: no record lost, every repair reported.
 
-The same check at 50,000 records is ``python -m bench.names --records 50000`` (on demand).
+The same check at 50,000 records is ``python -m bench.persons.names --records 50000`` (on demand).
 """
 
 import io
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.generate import CLASSES, Expected, write_corpus, write_lists
-from bench.names import check
+from bench.persons.names import check
 from bibgraph.graph.dataset.build import build_graph
 from bibgraph.graph.rdf.vocab import sparql_prologue
 from bibgraph.graph.stores.store import OxigraphGraphStore

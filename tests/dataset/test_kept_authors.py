@@ -1,4 +1,4 @@
-"""The authors bench.latency asks pages of, read from the incidence a dataset keeps (no GROUP BY over every
+"""The authors bench.serving.latency asks pages of, read from the incidence a dataset keeps (no GROUP BY over every
 creator, which takes over 600 s at a million papers): the two most prolific and a typical one."""
 
 import statistics

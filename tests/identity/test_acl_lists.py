@@ -1,10 +1,10 @@
-"""The bench's converted lists are named so that the held-out part is told by name (``bench.identity``)."""
+"""The bench's converted lists are named so that the held-out part is told by name (``bench.persons.identity``)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.acl_lists import list_name, slug, year_of
-from bench.identity import HELD_OUT_FROM
+from bench.persons.acl_lists import list_name, slug, year_of
+from bench.persons.identity import HELD_OUT_FROM
 
 
 @given(st.sampled_from("CDEIJKLNPQSTWY"), st.integers(0, 99))

@@ -1,11 +1,11 @@
-"""The homonym ceiling's bounds (bench.homonym_ceiling): a co-author component is never cut, and the oracle merges
-components by their gold person."""
+"""The homonym ceiling's bounds (bench.persons.homonym_ceiling): a co-author component is never cut, and the oracle
+merges components by their gold person."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.homonym_ceiling import Part, components, observable_merge, oracle_merge, partition
-from bench.identity import Mention, bcubed
+from bench.persons.homonym_ceiling import Part, components, observable_merge, oracle_merge, partition
+from bench.persons.identity import Mention, bcubed
 from bibgraph.graph.ingest.records import Record
 
 NAMES = ["Wei Wang", "Ada Quill", "Bo Li", "Jun Sato", "Eva Berg"]

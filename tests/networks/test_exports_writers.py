@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.exports import flat
+from bench.networks.exports import flat
 from bibgraph.graph.networks import exports
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from("\t\n&<>\"'"), max_size=12)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.service_queries import assemble, oxigraph_runs, pieces
+from bench.engines.service_queries import assemble, oxigraph_runs, pieces
 from bibgraph.graph.serving.worker import serialise
 from bibgraph.graph.sparql import guard
 from bibgraph.graph.sparql.guard import MAX_COST, CheckedQuery, QueryForbidden, QueryRefused, check_query

@@ -331,7 +331,7 @@ def test_a_sparql_query_whose_client_closed_its_socket_is_stopped_and_its_share_
     share of the query threads is given back, and its next query is answered."""
     import urllib.parse
 
-    from bench.abuse import SLOW
+    from bench.serving.abuse import SLOW
 
     application = make_app(QUERY_TIMEOUT=60.0, CLIENT_QUERIES=1)
     pool = application.extensions["bibgraph"].pool

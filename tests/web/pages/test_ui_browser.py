@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser
 
-from bench.screenshots import RESULTS_QUERY
 from bench.servers import bibgraph_server
+from bench.serving.screenshots import RESULTS_QUERY
 from bibgraph.graph.site.pagedata import TreeArea, histogram_bins
 from tests.conftest import BASE
 

@@ -1,0 +1,1 @@
+"""The network algorithms and writers against networkx's own (communities, layouts, exports)."""

@@ -1,0 +1,1 @@
+"""Person identity against gold: real lists with person identifiers, their conversion and the ceilings."""
