@@ -128,10 +128,25 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test that uses the Virtuoso fixture carries the ``virtuoso`` marker (``-m "not virtuoso"`` skips them)."""
+    """Every test that uses the Virtuoso fixture carries the ``virtuoso`` marker (``-m "not virtuoso"`` skips them).
+
+    With ``-n 2 --dist loadgroup`` (the README's command) tests that share a costly fixture run on one worker, so it
+    is made once: the Virtuoso tests together (one Virtuoso, not one per worker), and the tests of a module that has
+    a module-scoped fixture (a server, a browser, a dataset) together. Every other test goes to whichever worker is
+    free; xdist sends the largest groups first."""
     for item in items:
         if "virtuoso_endpoint" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.virtuoso)
+            item.add_marker(pytest.mark.xdist_group("virtuoso"))
+        elif _has_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+def _has_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(
+        definition.scope == "module" for definitions in info.name2fixturedefs.values() for definition in definitions
+    )
 
 
 @pytest.fixture(scope="session")
