@@ -1,5 +1,6 @@
 """docs/architecture.md stays true: every module it names exists, and the README links it."""
 
+import ast
 import re
 import tomllib
 from pathlib import Path
@@ -63,3 +64,17 @@ def test_no_folder_holds_more_than_twenty_modules_nor_a_module_more_than_450_lin
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 450
     }
     assert (crowded, long) == ({}, {})
+
+
+def test_no_module_of_the_package_imports_another_modules_private_name() -> None:
+    """A name two modules share is public in the module that defines it: a leading underscore says "only here"."""
+    private = {
+        f"{path.relative_to(ROOT)}:{node.lineno} {alias.name}"
+        for top in ("graph", "web")
+        for path in (ROOT / top).rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("bibgraph")
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    }
+    assert private == set()

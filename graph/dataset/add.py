@@ -17,7 +17,7 @@ import numpy as np
 import pyoxigraph as ox
 from rdflib import PROV
 
-from bibgraph.graph.dataset.build import BuildReport, _unpublishable
+from bibgraph.graph.dataset.build import BuildReport, record_unpublishable
 from bibgraph.graph.dataset.triples import Catalogue
 from bibgraph.graph.dataset.void import recorded_counts, void_lines, void_quads
 from bibgraph.graph.identity.extend import Coauthors, resolver
@@ -88,7 +88,7 @@ def add_lists(
         found, trouble = parse_file(path, name, frozenset(known))
         problems.extend(trouble)
         for record in found:
-            trouble_text = _unpublishable(record)
+            trouble_text = record_unpublishable(record)
             if trouble_text:
                 problems.append(Problem(record.source, record.line, trouble_text))
             else:

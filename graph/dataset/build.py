@@ -183,7 +183,7 @@ def _graph_lines(
             found, trouble = parse_file(path, name, known_areas)
             problems.extend(trouble)
             for record in found:
-                why = _unpublishable(record)
+                why = record_unpublishable(record)
                 if why:
                     problems.append(Problem(record.source, record.line, why))
                     continue
@@ -326,7 +326,7 @@ def _texts(pieces: Iterable[str], limit: int = CHUNK_CHARS) -> Iterator[str]:
     yield "".join(batch)
 
 
-def _unpublishable(record: Record) -> str | None:
+def record_unpublishable(record: Record) -> str | None:
     """What in ``record`` no dump could carry; such a record is reported and left out, alone."""
     fields = {"area": record.area, "subarea": record.subarea, "abstract": record.abstract, "source": record.source}
     fields |= {f"author {n}": name for n, name in enumerate(record.authors, 1)}

@@ -34,11 +34,11 @@ if TYPE_CHECKING:
 
 COMPLETE_MARKER = "bibgraph-store-complete"  # written last: a store directory without it is half-built
 LARGE_GRAPH_TRIPLES = 1_000_000  # above this, suggest the disk store (100k records: 1.2 GB on disk, 3.8 GB in memory)
-_DUMP_SUFFIXES = {f".{syntax.suffix}": syntax for syntax in RDF_SYNTAXES} | {".json": rdf_syntax("jsonld")}
+DUMP_SUFFIXES = {f".{syntax.suffix}": syntax for syntax in RDF_SYNTAXES} | {".json": rdf_syntax("jsonld")}
 
 
 def is_dump(path: Path) -> bool:
-    return path.is_file() and path.suffix.lower() in _DUMP_SUFFIXES
+    return path.is_file() and path.suffix.lower() in DUMP_SUFFIXES
 
 
 def fill(
@@ -61,7 +61,7 @@ def fill(
     for path in dumps:
         try:
             store.store.bulk_load(
-                path=str(path), format=_DUMP_SUFFIXES[path.suffix.lower()].oxigraph, to_graph=ox.DefaultGraph()
+                path=str(path), format=DUMP_SUFFIXES[path.suffix.lower()].oxigraph, to_graph=ox.DefaultGraph()
             )
         except (SyntaxError, OSError) as error:  # a bad dump is refused in one line, never served half-loaded
             raise ValueError(f"{path}: cannot load this dump: {error}") from error

@@ -32,7 +32,7 @@ from typing import TypeVar
 import pyoxigraph as ox
 
 from bibgraph.graph.dataset import directory
-from bibgraph.graph.dataset.opener import _DUMP_SUFFIXES, COMPLETE_MARKER, is_dump
+from bibgraph.graph.dataset.opener import COMPLETE_MARKER, DUMP_SUFFIXES, is_dump
 from bibgraph.graph.engines.client import (
     PASSWORD_ENV,
     Credentials,
@@ -135,7 +135,7 @@ def resolve_source(source: Path) -> Path:
     if source.is_dir() and (source / directory.STORE / COMPLETE_MARKER).is_file():  # a dataset version
         return source / directory.STORE
     raise PublishError(
-        f"{source}: not a dump ({', '.join(sorted(_DUMP_SUFFIXES))}), a dataset, nor a complete bibgraph store"
+        f"{source}: not a dump ({', '.join(sorted(DUMP_SUFFIXES))}), a dataset, nor a complete bibgraph store"
     )
 
 
@@ -143,7 +143,7 @@ def source_triples(source: Path) -> Iterator[ox.Triple]:
     """The triples of ``source`` (see :func:`resolve_source`), streamed."""
     source = resolve_source(source)
     if is_dump(source):
-        syntax = _DUMP_SUFFIXES[source.suffix.lower()]
+        syntax = DUMP_SUFFIXES[source.suffix.lower()]
         try:
             for quad in ox.parse(path=str(source), format=syntax.oxigraph):
                 yield quad.triple

@@ -60,7 +60,7 @@ def _text(value: object) -> str:
     return str(value)
 
 
-class _Utf8:
+class Utf8:
     """A text document as UTF-8 bytes, encoded piece by piece as written into ``out`` (a file: the whole co-author
     network's GraphML is gigabytes at a million papers; by default held in memory): a ``StringIO``'s text (two or
     four bytes a character once one name is not Latin-1) and then its encoded copy held the document 3-5 times."""
@@ -72,10 +72,10 @@ class _Utf8:
         self.out.write(text.encode("utf-8"))
 
 
-def _bytes(write: Callable[[_Utf8], None]) -> bytes:
+def _bytes(write: Callable[[Utf8], None]) -> bytes:
     """What ``write`` writes, as bytes."""
     out = io.BytesIO()
-    write(_Utf8(out))
+    write(Utf8(out))
     return out.getvalue()
 
 
@@ -107,7 +107,7 @@ def graphml(network: nx.Graph) -> bytes:
     return _bytes(lambda out: write_graphml(*_nx_rows(network), out))
 
 
-def write_graphml(nodes: NodeRows, edges: EdgeRows, out: _Utf8, columns: EdgeColumns | None = None) -> None:
+def write_graphml(nodes: NodeRows, edges: EdgeRows, out: Utf8, columns: EdgeColumns | None = None) -> None:
     """:func:`graphml` of the rows ``nodes`` and ``edges`` give (each read twice: the keys, then the elements); the
     links from ``columns`` instead, when given."""
     keys: dict[tuple[str, str, str], str] = {}  # (name, type, scope) -> id, in order of first use, as networkx
@@ -175,7 +175,7 @@ def gexf(network: nx.Graph) -> bytes:
     return _bytes(lambda out: write_gexf(*_nx_rows(network), out))
 
 
-def write_gexf(nodes: NodeRows, edges: EdgeRows, out: _Utf8, columns: EdgeColumns | None = None) -> None:
+def write_gexf(nodes: NodeRows, edges: EdgeRows, out: Utf8, columns: EdgeColumns | None = None) -> None:
     """:func:`gexf` of the rows ``nodes`` and ``edges`` give (each read twice); the links from ``columns`` instead,
     when given."""
     ids: dict[tuple[str, str], tuple[str, str]] = {}  # (class, title) -> (id, type), first type wins, as networkx
@@ -256,7 +256,7 @@ def _write_gexf_columns(
         write(fill(quoted, quoteattr(str(b)), edge, *([values[at]] if weighted else []), *shown))
 
 
-def _json(out: _Utf8, fields: dict[str, object], lists: dict[str, Iterable[object]], within: str | None = None) -> None:
+def _json(out: Utf8, fields: dict[str, object], lists: dict[str, Iterable[object]], within: str | None = None) -> None:
     """A JSON object of ``fields`` and then ``lists`` (the value of a key ``within`` an outer object, if given),
     written item by item (one item a line) with the C encoder: ``json.dumps(..., indent=...)`` takes Python's own
     encoder and builds the whole text from a whole tree."""
@@ -277,7 +277,7 @@ def node_link(network: nx.Graph) -> bytes:
     return _bytes(lambda out: write_node_link(*_nx_rows(network), out))
 
 
-def write_node_link(nodes: NodeRows, edges: EdgeRows, out: _Utf8) -> None:
+def write_node_link(nodes: NodeRows, edges: EdgeRows, out: Utf8) -> None:
     """:func:`node_link` of the rows ``nodes`` and ``edges`` give."""
     items = ({**dict(_items(data)), "id": node} for node, data in nodes())
     links = ({**{k: v for k, v in data.items() if v is not None}, "source": a, "target": b} for a, b, data in edges())
@@ -330,7 +330,7 @@ def vosviewer_item(
     }
 
 
-def write_vosviewer(items: Iterable[dict[str, object]], links: Iterable[tuple[int, int, object]], out: _Utf8) -> None:
+def write_vosviewer(items: Iterable[dict[str, object]], links: Iterable[tuple[int, int, object]], out: Utf8) -> None:
     """A VOSviewer map of ``items`` (:func:`vosviewer_item`, in id order) and ``links`` (ids and strength, in order)."""
     rows = ({"source_id": a, "target_id": b, "strength": value} for a, b, value in links)
     _json(out, {}, {"items": items, "links": rows}, within="network")

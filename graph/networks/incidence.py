@@ -43,7 +43,7 @@ class Strings(Sequence[str]):
     @classmethod
     def of(cls, strings: Iterable[str]) -> "Strings":
         texts = list(strings)
-        prefix = _shared_prefix(texts)
+        prefix = shared_prefix(texts)
         encoded = [text[len(prefix) :].encode("utf-8") for text in texts]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(data) for data in encoded], out=offsets[1:])
@@ -74,7 +74,7 @@ class Strings(Sequence[str]):
         return index if index < len(self) and self[index] == text else None
 
 
-def _shared_prefix(texts: list[str]) -> str:
+def shared_prefix(texts: list[str]) -> str:
     """The longest prefix of every text: that of the least and the greatest, which share the least."""
     if not texts:
         return ""
@@ -197,25 +197,25 @@ class _Reader:
     def read(self, store: GraphStore, labels: GraphStore) -> None:
         """Add the papers of ``store``; concepts are labelled from ``labels``."""
         paper_ids, author_ids, names, ap = self.paper_ids, self.author_ids, self.names, self.ap
-        for row in _rows(store, "incidence_creators"):
+        for row in named_rows(store, "incidence_creators"):
             ap.append(paper_ids.setdefault(str(row["paper"]), len(paper_ids)))
             ap.append(author_ids.setdefault(str(row["author"]), len(author_ids)))
         names += [None] * (len(author_ids) - len(names))
-        for row in _rows(store, "incidence_names"):
+        for row in named_rows(store, "incidence_names"):
             a = author_ids.get(str(row["author"]))
             if a is not None and names[a] is None:
                 names[a] = str(row["name"])
-        for row in _rows(store, "incidence_truncated"):
+        for row in named_rows(store, "incidence_truncated"):
             p = paper_ids.get(str(row["paper"]))
             if p is not None:
                 self.truncated.add(p)
         labelled: defaultdict[str, list[Concept]] = defaultdict(list)
-        for row in _rows(labels, "incidence_concepts"):
+        for row in named_rows(labels, "incidence_concepts"):
             concept = str(row["concept"])
             labelled[concept].append(
                 Concept(concept, str(row["conceptLabel"]), str(row["area"]), str(row["areaLabel"]))
             )
-        for row in _rows(store, "incidence_subjects"):
+        for row in named_rows(store, "incidence_subjects"):
             p = paper_ids.get(str(row["paper"]))
             if p is None:
                 continue
@@ -229,7 +229,7 @@ class _Reader:
         return _arrays(self.author_ids, self.names, self.paper_ids, truncated, self.concept_ids, self.ap, self.pc)
 
 
-def _rows(store: GraphStore, name: str) -> Iterator[dict]:
+def named_rows(store: GraphStore, name: str) -> Iterator[dict]:
     return store.iter_select(named_query(name).text)
 
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import pyoxigraph as ox
 
-from bibgraph.graph.networks.incidence import Concept, Incidence, Strings, _rows, _shared_prefix, concept_order
+from bibgraph.graph.networks.incidence import Concept, Incidence, Strings, concept_order, named_rows, shared_prefix
 from bibgraph.graph.sparql.queries import bind, named_query
 from bibgraph.graph.stores.store import GraphStore
 
@@ -35,8 +35,8 @@ def merged(previous: Incidence, added: GraphStore, store: GraphStore) -> Inciden
     Besides the added rows, the store is asked about the authors new to the incidence (their names, and their
     papers: a person named only now brings papers an earlier add wrote) and about the papers new to it (their
     subjects and cut lists): bounded by what is new, as the rows of ``added`` are."""
-    creators = {(str(row["paper"]), str(row["author"])) for row in _rows(added, "incidence_creators")}
-    unknown = {author for _, author in creators} | {str(row["author"]) for row in _rows(added, "incidence_names")}
+    creators = {(str(row["paper"]), str(row["author"])) for row in named_rows(added, "incidence_creators")}
+    unknown = {author for _, author in creators} | {str(row["author"]) for row in named_rows(added, "incidence_names")}
     unknown = {author for author in unknown if previous.authors.find(author) is None}
     named: dict[str, str] = {}
     for row in _bound(store, "incidence_names", author=sorted(unknown)):
@@ -47,14 +47,14 @@ def merged(previous: Incidence, added: GraphStore, store: GraphStore) -> Inciden
     )
     pairs = sorted((paper, author) for paper, author in creators if author in named or author not in unknown)
     new_papers = sorted({paper for paper, _ in pairs if previous.papers.find(paper) is None})
-    subjects = {(str(row["paper"]), str(row["concept"])) for row in _rows(added, "incidence_subjects")}
+    subjects = {(str(row["paper"]), str(row["concept"])) for row in named_rows(added, "incidence_subjects")}
     subjects.update((str(r["paper"]), str(r["concept"])) for r in _bound(store, "incidence_subjects", paper=new_papers))
-    cut = {str(row["paper"]) for row in _rows(added, "incidence_truncated")}
+    cut = {str(row["paper"]) for row in named_rows(added, "incidence_truncated")}
     cut.update(str(row["paper"]) for row in _bound(store, "incidence_truncated", paper=new_papers))
-    before_authors, before_papers = _reprefixed(previous.authors, fresh), _reprefixed(previous.papers, new_papers)
+    before_authors, before_papers = reprefixed(previous.authors, fresh), reprefixed(previous.papers, new_papers)
     author_places, paper_places = _places(before_authors, fresh), _places(before_papers, new_papers)
-    authors = _inserted(before_authors, author_places, fresh)
-    papers = _inserted(before_papers, paper_places, new_papers)
+    authors = inserted(before_authors, author_places, fresh)
+    papers = inserted(before_papers, paper_places, new_papers)
     author_moved = _moved(len(previous.authors), author_places)
     paper_moved = _moved(len(previous.papers), paper_places)
     truncated = np.insert(previous.truncated, paper_places, False)
@@ -89,8 +89,8 @@ def merged(previous: Incidence, added: GraphStore, store: GraphStore) -> Inciden
     )
     return Incidence(
         authors=authors,
-        names=_inserted(
-            _reprefixed(previous.names, [named[iri] for iri in fresh]), author_places, [named[iri] for iri in fresh]
+        names=inserted(
+            reprefixed(previous.names, [named[iri] for iri in fresh]), author_places, [named[iri] for iri in fresh]
         ),
         papers=papers,
         truncated=truncated,
@@ -135,9 +135,9 @@ def _places(strings: Strings, iris: list[str]) -> np.ndarray:
     return np.array([bisect.bisect_left(strings, iri) for iri in iris], dtype=np.int64)
 
 
-def _reprefixed(strings: Strings, texts: list[str]) -> Strings:
+def reprefixed(strings: Strings, texts: list[str]) -> Strings:
     """``strings`` held under the prefix they share with ``texts`` too (shorter when one of these lacks theirs)."""
-    prefix = _shared_prefix([strings.prefix, *texts]) if len(strings) else ""
+    prefix = shared_prefix([strings.prefix, *texts]) if len(strings) else ""
     extra = np.frombuffer(strings.prefix[len(prefix) :].encode("utf-8"), dtype=np.uint8)
     if not len(extra):
         return strings
@@ -146,7 +146,7 @@ def _reprefixed(strings: Strings, texts: list[str]) -> Strings:
     return Strings(blob, strings.offsets + len(extra) * np.arange(len(strings) + 1), prefix)
 
 
-def _inserted(strings: Strings, places: np.ndarray, texts: list[str]) -> Strings:
+def inserted(strings: Strings, places: np.ndarray, texts: list[str]) -> Strings:
     """``strings`` with ``texts[k]`` inserted before index ``places[k]`` (both in order)."""
     encoded = [text[len(strings.prefix) :].encode("utf-8") for text in texts]
     lengths = np.diff(strings.offsets)

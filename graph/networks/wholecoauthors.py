@@ -18,7 +18,7 @@ from bibgraph.graph.networks.coauthor import joint_links, ranked_authors
 from bibgraph.graph.networks.communities import leiden
 from bibgraph.graph.networks.exports import (
     EdgeColumns,
-    _Utf8,
+    Utf8,
     vosviewer_item,
     write_gexf,
     write_graphml,
@@ -151,7 +151,7 @@ class WholeCoauthors:
         schema = (("weight", int), ("fractional", float), ("lower_bound", bool))
         return EdgeColumns(self._edge_rows, schema, len(self.first))
 
-    def vosviewer(self, out: _Utf8, weight: str = "weight") -> None:
+    def vosviewer(self, out: Utf8, weight: str = "weight") -> None:
         """The VOSviewer map, without coordinates: items in IRI order, each link from its earlier node."""
         strengths = {"weight": self.weight, "fractional": self.fractional}[weight]
         first, second = self.first, self.second
@@ -212,8 +212,8 @@ class WholeCoauthors:
     def write(self, fmt: str, out: BinaryIO, weight: str = "weight") -> None:
         """The export of format ``fmt`` (a syntax's name) into the file ``out``."""
         if fmt == "vosviewer":
-            self.vosviewer(_Utf8(out), weight)
+            self.vosviewer(Utf8(out), weight)
         elif fmt in ("graphml", "gexf"):
-            XML_WRITERS[fmt](self.nodes, self.edges, _Utf8(out), self.edge_columns())
+            XML_WRITERS[fmt](self.nodes, self.edges, Utf8(out), self.edge_columns())
         else:
-            write_node_link(self.nodes, self.edges, _Utf8(out))
+            write_node_link(self.nodes, self.edges, Utf8(out))

@@ -20,7 +20,7 @@ import numpy as np
 import pyoxigraph as ox
 
 from bibgraph.graph.networks.incidence import Incidence, Strings
-from bibgraph.graph.networks.incidencemerge import _inserted, _reprefixed
+from bibgraph.graph.networks.incidencemerge import inserted, reprefixed
 from bibgraph.graph.rdf.vocab import BG, PROV, RDF, SCHEMA
 from bibgraph.graph.site.roles import Roles, matches, of_rows
 
@@ -162,5 +162,5 @@ def _others(previous: Roles, incidence: Incidence, added: AddedAuthorships) -> S
     fresh = sorted({paper for paper in added.papers if all(strings.find(paper) is None for strings in held)})
     if not fresh:
         return previous.others
-    others = _reprefixed(previous.others, fresh)
-    return _inserted(others, np.array([bisect.bisect_left(others, paper) for paper in fresh], dtype=np.int64), fresh)
+    others = reprefixed(previous.others, fresh)
+    return inserted(others, np.array([bisect.bisect_left(others, paper) for paper in fresh], dtype=np.int64), fresh)

@@ -46,13 +46,13 @@ KINDS = tuple(KIND_ORDER)
 FILE_NAME = "search.sqlite"  # in a dataset version's ``derived/``
 FORMAT = "bibgraph-search 1"
 RANKED = 20_000  # matches of one kind ranked in full; a broader query's work is bounded (see SearchIndex._page)
-_KIND_BITS = 40  # an item's rowid is its kind's number << 40 | its number: a kind is one rowid range
-AUTHORS_END = 1 << _KIND_BITS  # authors' rowids are below
+KIND_BITS = 40  # an item's rowid is its kind's number << 40 | its number: a kind is one rowid range
+AUTHORS_END = 1 << KIND_BITS  # authors' rowids are below
 KEPT_QUERIES = 512  # recent queries whose counts and result pages an open index keeps
 SCORE_DIGITS = 9  # BM25 scores equal to this many significant digits tie (then: by title)
 # BM25 sums made in different orders (a long item with many matches, a short one with few) can be equal but for
 # the last bit; such a tie must not decide the order before the title does
-_RANK_SCORE = f"CAST(printf('%.{SCORE_DIGITS - 1}e', m.score) AS REAL)"
+RANK_SCORE = f"CAST(printf('%.{SCORE_DIGITS - 1}e', m.score) AS REAL)"
 MAX_QUERY_WORDS = 10  # distinct words a query is matched with: the work of a search grows with their number
 
 
@@ -102,9 +102,9 @@ class Results:
     total: int
 
 
-_WHOLE = "WHERE spelling_words MATCH :whole"
+WHOLE = "WHERE spelling_words MATCH :whole"
 _TIER = f"""CASE WHEN m.id IN (SELECT item FROM spellings WHERE name = :spelling) THEN 0
-    WHEN m.id IN (SELECT s.item FROM spelling_words JOIN spellings s ON s.id = spelling_words.rowid {_WHOLE})
+    WHEN m.id IN (SELECT s.item FROM spelling_words JOIN spellings s ON s.id = spelling_words.rowid {WHOLE})
     THEN 1 ELSE 2 END"""  # an author's tier: see the module's docstring
 
 
@@ -116,19 +116,19 @@ def query_terms(terms: list[str]) -> list[str]:
     return list(dict.fromkeys(terms))[:MAX_QUERY_WORDS]
 
 
-def _tiers(terms: list[str]) -> dict[str, str]:
+def tiers(terms: list[str]) -> dict[str, str]:
     """The values :data:`_TIER` reads: the query as a spelling, and its words as whole words."""
     return {"spelling": " ".join(terms), "whole": " ".join(f'"{term}"' for term in query_terms(terms))}
 
 
-def _match(terms: list[str]) -> str:
+def fts_query(terms: list[str]) -> str:
     """The FTS5 query: every word a prefix (words are runs of ``\\w``: nothing to quote)."""
     return " ".join(f'"{term}"*' for term in query_terms(terms))
 
 
 def kind_range(kind: str) -> tuple[int, int]:
     number = KIND_ORDER[kind]
-    return number << _KIND_BITS, ((number + 1) << _KIND_BITS) - 1
+    return number << KIND_BITS, ((number + 1) << KIND_BITS) - 1
 
 
 TITLES_AT_ONCE = 500  # IRIs per query of :meth:`SearchIndex.titles` (SQLite allows 32,766 parameters)
@@ -141,7 +141,7 @@ class SearchIndex:
         self.path = path
         self._local = threading.local()
         with closing(open_index(path)) as connection:  # a missing or damaged file is told now, not at a search
-            _check(connection, path)
+            check(connection, path)
         # The file never changes while open: the counts and result pages of recent queries are kept (a broad query's
         # count pass reads every match: 0.8 s for "learning" at a million papers), keyed by the words matched.
         self._counted = functools.lru_cache(maxsize=KEPT_QUERIES)(self._count)
@@ -165,8 +165,8 @@ class SearchIndex:
                 lambda: (
                     self._connection()
                     .execute(
-                        f"SELECT rowid >> {_KIND_BITS} AS kind, count(*) FROM words WHERE words MATCH ? GROUP BY kind",
-                        (_match(terms),),
+                        f"SELECT rowid >> {KIND_BITS} AS kind, count(*) FROM words WHERE words MATCH ? GROUP BY kind",
+                        (fts_query(terms),),
                     )
                     .fetchall()
                 )
@@ -216,7 +216,7 @@ class SearchIndex:
                 """SELECT i.iri, i.title, i.papers, i.areas, 2 FROM items i WHERE i.id IN (
                 SELECT rowid FROM words WHERE words MATCH :match AND rowid BETWEEN :low AND :high
                 ORDER BY rowid DESC LIMIT :limit OFFSET :offset) ORDER BY i.id DESC""",
-                {"match": _match(terms), "limit": limit - len(hits), "offset": start},
+                {"match": fts_query(terms), "limit": limit - len(hits), "offset": start},
             )
         return hits
 
@@ -229,18 +229,18 @@ class SearchIndex:
             FROM (SELECT rowid AS id, bm25(words) AS score FROM words
                   WHERE words MATCH :match AND rowid BETWEEN :low AND :high {window}) AS m
             JOIN items i ON i.id = m.id
-            ORDER BY tier, coalesce(i.papers, 0) DESC, {_RANK_SCORE}, i.title_key, i.iri
+            ORDER BY tier, coalesce(i.papers, 0) DESC, {RANK_SCORE}, i.title_key, i.iri
             LIMIT :limit OFFSET :offset""",
-            {**_tiers(terms), "match": _match(terms), "limit": limit, "offset": offset},
+            {**tiers(terms), "match": fts_query(terms), "limit": limit, "offset": offset},
         )
 
     def _authors_in_order(self, terms: list[str], offset: int, limit: int, count: int) -> list[Hit]:
         """Matching authors by (tier, papers, name): each tier read in that order from the index of authors
         by papers, a row kept when it is in the tier (the set of matches made once), until the page is full."""
         db = self._connection()
-        values = {**_tiers(terms), "match": _match(terms)}
+        values = {**tiers(terms), "match": fts_query(terms)}
         exact = f"SELECT item FROM spellings WHERE name = :spelling AND item < {AUTHORS_END}"
-        whole = f"SELECT s.item FROM spelling_words JOIN spellings s ON s.id = spelling_words.rowid {_WHOLE}"
+        whole = f"SELECT s.item FROM spelling_words JOIN spellings s ON s.id = spelling_words.rowid {WHOLE}"
         first = db.execute(f"SELECT count(DISTINCT item) FROM ({exact})", values).fetchone()[0]
         second = db.execute(f"SELECT count(DISTINCT item) FROM ({whole}) WHERE item NOT IN ({exact})", values)
         sizes = (first, second.fetchone()[0])
@@ -323,7 +323,7 @@ def open_index(path: Path) -> sqlite3.Connection:
         raise SearchIndexError(f"{path}: the search index cannot be opened: {error}") from error
 
 
-def _check(connection: sqlite3.Connection, path: Path) -> None:
+def check(connection: sqlite3.Connection, path: Path) -> None:
     try:
         found = connection.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
         connection.execute("SELECT rowid FROM words WHERE words MATCH 'a*' LIMIT 1").fetchone()

@@ -33,7 +33,7 @@ TEMPORARY_INDEX = re.compile(re.escape(TEMPORARY_PREFIX) + r"(?P<pid>[0-9]+)-(?P
 # The texts to search, one kind per query (``graph/sparql/queries/search_papers.rq`` says why not one UNION)
 DOCUMENT_QUERIES = ("search_author_names", "search_author_spellings", "search_areas", "search_papers")
 
-_SCHEMA = f"""
+SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE items (id INTEGER PRIMARY KEY, iri TEXT NOT NULL UNIQUE, title TEXT NOT NULL, title_key TEXT NOT NULL,
                     papers INTEGER, areas TEXT NOT NULL DEFAULT '[]', body TEXT);
@@ -58,15 +58,15 @@ def write_index(path: Path, documents: Iterable[Document], facts: Iterable[Fact]
     ``facts`` give authors' papers and areas (most papers first) shown beside them; ``names`` are the
     names the author autocomplete searches. Everything is streamed in batches through a temporary table
     (an author's spellings come in several rows; items are numbered in IRI order, whatever the store's)."""
-    temporary = _temporary(path)
+    temporary = temporary_path(path)
     try:
-        with closing(_writing(temporary)) as db:
-            db.executescript(_SCHEMA)
+        with closing(open_for_writing(temporary)) as db:
+            db.executescript(SCHEMA)
             db.execute("INSERT INTO meta VALUES ('numbers', ?)", (json.dumps(dict.fromkeys(KINDS, 0)),))
             _fill(db, documents, facts, names)
             db.execute("INSERT INTO words (words) VALUES ('optimize')")  # one b-tree: the fastest to read
             db.commit()
-        _publish(temporary, path)
+        publish_file(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
 
@@ -100,7 +100,7 @@ def _running(pid: int, start: int) -> bool:
     return pid == os.getpid() or _started(pid) == start
 
 
-def _writing(temporary: Path) -> sqlite3.Connection:
+def open_for_writing(temporary: Path) -> sqlite3.Connection:
     """A connection to write a temporary index file: no journal (a failed write leaves only a temporary
     file, removed), a 64 MB page cache for the full-text table's merges."""
     db = sqlite3.connect(temporary)
@@ -110,13 +110,13 @@ def _writing(temporary: Path) -> sqlite3.Connection:
     return db
 
 
-def _temporary(path: Path) -> Path:
+def temporary_path(path: Path) -> Path:
     """A temporary name beside ``path``, as :mod:`.atomic` names them (a killed writer's is removed later)."""
     remove_stale_temporaries(path.parent)
     return temporary_name(path)
 
 
-def _publish(temporary: Path, path: Path) -> None:
+def publish_file(temporary: Path, path: Path) -> None:
     """Move the complete index file into place, durably (SQLite wrote it without syncing)."""
     with temporary.open("rb") as written:
         os.fsync(written.fileno())
@@ -239,7 +239,7 @@ def _blocks(values: Sequence[T]) -> Iterator[Sequence[T]]:
         yield values[start : start + VALUES_BATCH]
 
 
-def _rows(store: GraphStore, name: str, variable: str, values: Sequence[Term] | None) -> Iterator[dict]:
+def bound_rows(store: GraphStore, name: str, variable: str, values: Sequence[Term] | None) -> Iterator[dict]:
     """The rows of the named query, for all items or (``values``) bound to some, a block at a time."""
     query = named_query(name).text
     for block in [query] if values is None else (bind(query, **{variable: b}) for b in _blocks(values)):
@@ -249,7 +249,7 @@ def _rows(store: GraphStore, name: str, variable: str, values: Sequence[Term] | 
 def store_documents(store: GraphStore, items: Sequence[str] | None = None) -> Iterator[Document]:
     """(IRI, kind, text, title) of everything the search box looks in (or of ``items`` only)."""
     for name in DOCUMENT_QUERIES:
-        for r in _rows(store, name, "item", items):
+        for r in bound_rows(store, name, "item", items):
             yield str(r["item"]), str(r["kind"]), str(r["text"]), str(r["title"])
 
 
@@ -257,7 +257,7 @@ def store_names(store: GraphStore, authors: Sequence[str]) -> Iterator[str]:
     """The names of ``authors`` (creators of papers): what the autocomplete searches. Each author's name is looked up
     alone: the query of every author (``author_names.rq``) walked each given author's authorships and their papers
     (1.7 of an add's 28.5 CPU-s at 100,000 papers, for 1,839 authors)."""
-    for r in _rows(store, "named_authors", "author", authors):
+    for r in bound_rows(store, "named_authors", "author", authors):
         yield str(r["name"])
 
 
@@ -286,17 +286,17 @@ def write_layer(
     with closing(open_index(previous[-1])) as last:
         numbers = last.execute("SELECT value FROM meta WHERE key = 'numbers'").fetchone()[0]
     removed = [(rowid,) for rowid, _ in masked_numbers(previous, sorted(set(replaced)))]
-    temporary = _temporary(path)
+    temporary = temporary_path(path)
     try:
-        with closing(_writing(temporary)) as db:
-            db.executescript(_SCHEMA)
+        with closing(open_for_writing(temporary)) as db:
+            db.executescript(SCHEMA)
             db.execute("CREATE TABLE removed (id INTEGER PRIMARY KEY)")
             db.executemany("INSERT INTO removed VALUES (?)", removed)
             db.execute("INSERT INTO meta VALUES ('numbers', ?)", (numbers,))
             _fill(db, documents, facts, names, bodies=True)
             db.execute("INSERT INTO words (words) VALUES ('optimize')")
             db.commit()
-        _publish(temporary, path)
+        publish_file(temporary, path)
     except sqlite3.DatabaseError as error:
         raise SearchIndexError(f"{path}: the search index layer cannot be written: {error}") from error
     finally:

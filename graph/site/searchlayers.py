@@ -24,21 +24,21 @@ from itertools import chain
 from pathlib import Path
 
 from bibgraph.graph.site.search import (
-    _KIND_BITS,
-    _RANK_SCORE,
-    _WHOLE,
     AUTHORS_END,
+    KIND_BITS,
+    RANK_SCORE,
     RANKED,
     TITLES_AT_ONCE,
+    WHOLE,
     Hit,
     SearchIndex,
     SearchIndexError,
-    _check,
-    _match,
-    _tiers,
+    check,
+    fts_query,
     kind_range,
     open_index,
     query_terms,
+    tiers,
 )
 
 LAYER = re.compile(r"search(?:-(?P<number>[0-9]{6}))?\.sqlite")  # search.sqlite, then search-000001.sqlite, ...
@@ -84,7 +84,7 @@ class LayeredIndex(SearchIndex):
         self.paths = list(paths)
         for path in self.paths:
             with closing(open_index(path)) as connection:
-                _check(connection, path)
+                check(connection, path)
         super().__init__(self.paths[0])
         db = self._connection()
         self._schemas = [f"l{i}" for i in range(len(self.paths))]
@@ -155,10 +155,10 @@ class LayeredIndex(SearchIndex):
         found = [0, 0, 0]
         if key:
             sql = (
-                f"SELECT rowid >> {_KIND_BITS} AS kind, count(*) FROM {{s}}.words WHERE words MATCH ?"
+                f"SELECT rowid >> {KIND_BITS} AS kind, count(*) FROM {{s}}.words WHERE words MATCH ?"
                 " AND rowid NOT IN temp.masked GROUP BY kind"
             )
-            for kind, count in self._read(lambda: list(self._each(sql, (_match(list(key)),)))):
+            for kind, count in self._read(lambda: list(self._each(sql, (fts_query(list(key)),)))):
                 found[kind] += count
         return tuple(found)
 
@@ -180,7 +180,7 @@ class LayeredIndex(SearchIndex):
             "SELECT rowid FROM {s}.words WHERE words MATCH ? AND rowid BETWEEN ? AND ?"
             " AND rowid NOT IN temp.masked ORDER BY rowid DESC LIMIT ?"
         )
-        rows = self._each(sql, (_match(terms), low, high, limit))
+        rows = self._each(sql, (fts_query(terms), low, high, limit))
         return sorted((rowid for (rowid,) in rows), reverse=True)[:limit]
 
     def _ranked_page(self, kind: str, terms: list[str], offset: int, limit: int, windowed: bool) -> list[Hit]:
@@ -190,9 +190,9 @@ class LayeredIndex(SearchIndex):
         if windowed:
             ids = self._newest(kind, terms, RANKED)
         else:
-            ids = [rowid for (rowid,) in self._each(sql, (_match(terms), low, high))]
+            ids = [rowid for (rowid,) in self._each(sql, (fts_query(terms), low, high))]
         scores = self._scores(ids, query_terms(terms))
-        return self._items(kind, list(scores), "", {**_tiers(terms), "limit": limit, "offset": offset}, scores)
+        return self._items(kind, list(scores), "", {**tiers(terms), "limit": limit, "offset": offset}, scores)
 
     def _scores(self, ids: list[int], terms: list[str]) -> dict[int, float]:
         """BM25 of each item over all layers, as FTS5 scores it in one index (see the module's docstring)."""
@@ -248,7 +248,7 @@ class LayeredIndex(SearchIndex):
             db.executemany("INSERT INTO temp.wanted VALUES (?)", ((rowid,) for rowid in ids))
         tier = (
             f"CASE WHEN i.id IN (SELECT item FROM {{s}}.spellings WHERE name = :spelling) THEN 0 WHEN i.id IN"
-            f" (SELECT t.item FROM {{s}}.spelling_words JOIN {{s}}.spellings t ON t.id = spelling_words.rowid {_WHOLE})"
+            f" (SELECT t.item FROM {{s}}.spelling_words JOIN {{s}}.spellings t ON t.id = spelling_words.rowid {WHOLE})"
             " THEN 1 ELSE 2 END"
             if kind == "author" and scores is not None
             else "2"
@@ -262,7 +262,7 @@ class LayeredIndex(SearchIndex):
         if scores is not None:
             db.executemany("UPDATE temp.hits SET score = ? WHERE id = ?", ((s, rowid) for rowid, s in scores.items()))
             order = (
-                f"ORDER BY h.tier, coalesce(h.papers, 0) DESC, {_RANK_SCORE.replace('m.score', 'h.score')},"
+                f"ORDER BY h.tier, coalesce(h.papers, 0) DESC, {RANK_SCORE.replace('m.score', 'h.score')},"
                 " h.title_key, h.iri LIMIT :limit OFFSET :offset"
             )
         rows = db.execute(f"SELECT h.iri, h.title, h.papers, h.areas, h.tier FROM temp.hits h {order}", values)
@@ -276,11 +276,9 @@ class LayeredIndex(SearchIndex):
 
     def _authors_in_order(self, terms: list[str], offset: int, limit: int, count: int) -> list[Hit]:
         """As :meth:`.SearchIndex._authors_in_order`, each tier's rows read in order from every layer and merged."""
-        values = {**_tiers(terms), "match": _match(terms)}
+        values = {**tiers(terms), "match": fts_query(terms)}
         exact = f"SELECT item FROM {{s}}.spellings WHERE name = :spelling AND item < {AUTHORS_END}"
-        whole = (
-            f"SELECT t.item FROM {{s}}.spelling_words JOIN {{s}}.spellings t ON t.id = spelling_words.rowid {_WHOLE}"
-        )
+        whole = f"SELECT t.item FROM {{s}}.spelling_words JOIN {{s}}.spellings t ON t.id = spelling_words.rowid {WHOLE}"
         members = (
             f"i.id IN ({exact})",
             f"i.id IN ({whole}) AND i.id NOT IN ({exact})",

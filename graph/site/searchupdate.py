@@ -20,14 +20,14 @@ from bibgraph.graph.networks.incidence import Incidence
 from bibgraph.graph.site.authorcounts import area_counts
 from bibgraph.graph.site.search import SearchIndexError, open_index
 from bibgraph.graph.site.searchbuild import (
-    _SCHEMA,
-    _publish,
-    _rows,
-    _temporary,
-    _writing,
+    SCHEMA,
+    bound_rows,
     build_search_index,
+    open_for_writing,
+    publish_file,
     store_documents,
     store_names,
+    temporary_path,
     write_layer,
 )
 from bibgraph.graph.site.searchlayers import MAX_LAYERS, layer_name, masked_numbers
@@ -59,10 +59,10 @@ def update_search_index(
         merge_layers(layers[start:], directory / layer_name(start))
         layers = [directory / layer_name(number) for number in range(start + 1)]
     papers = sorted(set(papers))
-    authors = sorted({str(r["author"]) for r in _rows(store, "paper_creators", "paper", papers)})
+    authors = sorted({str(r["author"]) for r in bound_rows(store, "paper_creators", "paper", papers)})
     concepts = [
         (str(r["item"]), str(r["kind"]), str(r["text"]), str(r["title"]))
-        for r in _rows(store, "search_concepts", "", None)
+        for r in bound_rows(store, "search_concepts", "", None)
     ]
     kept = {iri for _, iri in masked_numbers(layers, papers + [c[0] for c in concepts])}
     fresh = (row for row in store_documents(store, papers + authors) if row[0] not in kept)
@@ -100,10 +100,10 @@ def merge_layers(layers: Sequence[Path], path: Path) -> None:
     """Write at ``path`` (atomically) one layer holding what the consecutive add layers ``layers`` (the newest last)
     hold together: their items not replaced by one of them (same numbers, same words, spellings, facts), every name,
     and in ``removed`` the numbers they replace in the layers before them."""
-    temporary = _temporary(path)
+    temporary = temporary_path(path)
     try:
-        with closing(_writing(temporary)) as db:
-            db.executescript(_SCHEMA)
+        with closing(open_for_writing(temporary)) as db:
+            db.executescript(SCHEMA)
             db.execute("CREATE TABLE removed (id INTEGER PRIMARY KEY)")
             schemas = [f"m{i}" for i in range(len(layers))]
             for schema, layer in zip(schemas, layers, strict=True):
@@ -128,7 +128,7 @@ def merge_layers(layers: Sequence[Path], path: Path) -> None:
             db.commit()
             for schema in schemas:
                 db.execute(f"DETACH DATABASE {schema}")
-        _publish(temporary, path)
+        publish_file(temporary, path)
     except sqlite3.DatabaseError as error:
         raise SearchIndexError(f"{path}: the search index layers cannot be merged: {error}") from error
     finally:

@@ -24,7 +24,7 @@ from bibgraph.graph.rdf.formats import RdfSyntax, rdf_syntax, result_syntax
 from bibgraph.graph.rdf.vocab import PREFIXES, prefixed_graph
 from bibgraph.graph.sparql.guard import check_query
 from bibgraph.graph.stores.atomic import write_atomically
-from bibgraph.graph.stores.store import EngineStore, QueryError, Row, _XmlCarriageReturns, rows
+from bibgraph.graph.stores.store import EngineStore, QueryError, Row, XmlCarriageReturns, rows
 
 log = logging.getLogger("bibgraph.remote")
 T = TypeVar("T")
@@ -278,7 +278,7 @@ class RemoteGraphStore(EngineStore):
 
 def _serialize(triples: Iterator[ox.Triple], out: BinaryIO, syntax: RdfSyntax) -> None:
     prefixes = None if syntax.name == "nt" else PREFIXES
-    target = cast(BinaryIO, _XmlCarriageReturns(out)) if syntax.oxigraph == ox.RdfFormat.RDF_XML else out
+    target = cast(BinaryIO, XmlCarriageReturns(out)) if syntax.oxigraph == ox.RdfFormat.RDF_XML else out
     ox.serialize(triples, output=target, format=syntax.oxigraph, prefixes=prefixes)
 
 

@@ -190,7 +190,7 @@ class OxigraphGraphStore(EngineStore):
         result = self._query(query)
         if isinstance(result, ox.QueryTriples):
             graph_syntax = rdf_syntax(graphs)
-            target = cast(BinaryIO, _XmlCarriageReturns(out)) if graph_syntax.oxigraph == ox.RdfFormat.RDF_XML else out
+            target = cast(BinaryIO, XmlCarriageReturns(out)) if graph_syntax.oxigraph == ox.RdfFormat.RDF_XML else out
             result.serialize(output=target, format=graph_syntax.oxigraph)
             return "graph", graph_syntax.media_type
         form = "ask" if isinstance(result, ox.QueryBoolean) else "select"
@@ -213,7 +213,7 @@ class OxigraphGraphStore(EngineStore):
         here instead (SPARQL ``ORDER BY`` or in Python) costs 5-8x the dump itself.
         """
         prefixes = None if syntax.name == "nt" else PREFIXES
-        target = cast(BinaryIO, _XmlCarriageReturns(out)) if syntax.oxigraph == ox.RdfFormat.RDF_XML else out
+        target = cast(BinaryIO, XmlCarriageReturns(out)) if syntax.oxigraph == ox.RdfFormat.RDF_XML else out
         self.store.dump(target, format=syntax.oxigraph, from_graph=ox.DefaultGraph(), prefixes=prefixes)
 
     def triple_count(self) -> int:
@@ -224,7 +224,7 @@ class OxigraphGraphStore(EngineStore):
             self.store.flush()
 
 
-class _XmlCarriageReturns:
+class XmlCarriageReturns:
     """A writer (the engine only calls ``write`` and ``flush``, hence the casts to BinaryIO).
 
     Oxigraph's RDF/XML writer leaves a carriage return in a literal raw, and XML parsers read a

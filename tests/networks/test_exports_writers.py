@@ -118,6 +118,6 @@ def test_link_columns_write_the_bytes_of_the_links_dicts(network: nx.Graph, sche
     nodes = lambda: network.nodes(data=True)  # noqa: E731
     for write in (exports.write_graphml, exports.write_gexf):
         generic, fixed = io.BytesIO(), io.BytesIO()
-        write(nodes, lambda: dicts, exports._Utf8(generic))
-        write(nodes, lambda: dicts, exports._Utf8(fixed), columns)
+        write(nodes, lambda: dicts, exports.Utf8(generic))
+        write(nodes, lambda: dicts, exports.Utf8(fixed), columns)
         assert fixed.getvalue() == generic.getvalue(), write.__name__

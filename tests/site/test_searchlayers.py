@@ -14,7 +14,7 @@ from bibgraph.graph.dataset.directory import DERIVED, KEPT_VERSIONS, current_ver
 from bibgraph.graph.identity import numbering
 from bibgraph.graph.ingest.names import normalise
 from bibgraph.graph.site import search
-from bibgraph.graph.site.search import Hit, SearchIndex, SearchIndexError, _match, query_terms, words
+from bibgraph.graph.site.search import Hit, SearchIndex, SearchIndexError, fts_query, query_terms, words
 from bibgraph.graph.site.searchbuild import write_index, write_layer
 from bibgraph.graph.site.searchlayers import LayeredIndex, layer_name, layers, open_search
 from bibgraph.graph.site.searchupdate import merge_layers
@@ -143,14 +143,14 @@ def _scores(path: Path, query: str) -> dict[str, float]:
     """FTS5's own BM25 of each match of ``query`` in one index file."""
     with sqlite3.connect(path) as db:
         sql = "SELECT i.iri, bm25(words) FROM words JOIN items i ON i.id = words.rowid WHERE words MATCH ?"
-        return dict(db.execute(sql, (_match(words(query)),))) if words(query) else {}
+        return dict(db.execute(sql, (fts_query(words(query)),))) if words(query) else {}
 
 
 def _layered_scores(index: LayeredIndex, query: str) -> dict[str, float]:
     if not words(query):
         return {}
     sql = "SELECT w.rowid, i.iri FROM {s}.words w JOIN {s}.items i ON i.id = w.rowid WHERE words MATCH ?"
-    iris = dict(index._each(sql + " AND w.rowid NOT IN temp.masked", (_match(words(query)),)))
+    iris = dict(index._each(sql + " AND w.rowid NOT IN temp.masked", (fts_query(words(query)),)))
     return {iris[rowid]: score for rowid, score in index._scores(list(iris), query_terms(words(query))).items()}
 
 

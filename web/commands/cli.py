@@ -17,17 +17,17 @@ from bibgraph.graph.rdf.iris import DEFAULT_BASE
 from bibgraph.web.commands.readgraph import (
     EXIT_OK,
     EXIT_PROBLEMS,
-    _filter_options,
-    _is_dataset,
-    _lists,
-    _usage_error,
-    _write_error,
     cmd_check,
     cmd_export_graph,
     cmd_publish,
     cmd_query,
     cmd_stats,
     cmd_validate,
+    filter_options,
+    is_dataset_or_version,
+    named_lists,
+    usage_error,
+    write_error,
 )
 from bibgraph.web.settings import SETTINGS, resolve
 
@@ -39,7 +39,7 @@ OPTION_ALIASES = {"QUERY_TIMEOUT": ("--timeout",), "SPARQL_UNSANDBOXED": ("--uns
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    lists = _lists(args.inputs)  # before the imports: inputs that hold no list are refused in a fraction of a second
+    lists = named_lists(args.inputs)  # before the imports: inputs holding no list are refused in a fraction of a second
     if args.dataset:
         return _build_dataset(args, lists)
     # imported here, not at the top: `serve` never builds, and the build pulls in the name parser
@@ -50,11 +50,11 @@ def cmd_build(args: argparse.Namespace) -> int:
     try:
         store, report = build_graph(lists, base=args.base, progress=not args.quiet)
     except ValueError as error:
-        return _usage_error(str(error))
+        return usage_error(str(error))
     try:
         size = write_dump(store, Path(args.out), syntax)
     except OSError as error:
-        return _write_error(args.out, error)
+        return write_error(args.out, error)
     for problem in report.problems:
         print(problem, file=sys.stderr)
     print(f"wrote {args.out} ({syntax.label}, {size} bytes): {report.summary()}")
@@ -95,12 +95,12 @@ def _write_dataset(
         print(f"bibgraph: error: {error}", file=sys.stderr)
         return EXIT_PROBLEMS
     except (ValueError, DatasetError) as error:
-        return _usage_error(str(error))
+        return usage_error(str(error))
     except (DeriveError, PhaseFailed) as error:
         print(f"bibgraph: error: {error}; the dataset is unchanged", file=sys.stderr)
         return EXIT_PROBLEMS
     except OSError as error:
-        return _write_error(args.dataset, error)
+        return write_error(args.dataset, error)
     for problem in report.problems:
         print(problem, file=sys.stderr)
     print(f"{done} {args.dataset} (version {version.name}): {report.summary()}")
@@ -127,13 +127,13 @@ def _strict_failure(checks: frozenset[str], report: "BuildReport") -> bool:
 
 def cmd_authors(args: argparse.Namespace) -> int:
     """Suspected homonyms and variant pairs with their evidence, largest first (where a curator looks)."""
-    lists = _lists(args.inputs)  # before the identity's imports (scikit-learn): a refusal is quick
+    lists = named_lists(args.inputs)  # before the identity's imports (scikit-learn): a refusal is quick
     from bibgraph.graph.identity.suspects import report_lines, suspects
 
     try:
         homonyms, pairs = suspects(lists)
     except ValueError as error:
-        return _usage_error(str(error))
+        return usage_error(str(error))
     for line in report_lines(homonyms, pairs, args.limit):
         print(line)
     return EXIT_OK
@@ -160,7 +160,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         settings = resolve(config)
         check_address(settings["HOST"], settings["PORT"])
     except (ValueError, AddressUnusable) as error:
-        return _usage_error(str(error))
+        return usage_error(str(error))
     from bibgraph.graph.dataset.directory import DatasetDamaged
     from bibgraph.graph.serving.pool import WorkerFailed
 
@@ -177,7 +177,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
         return EXIT_PROBLEMS
     except ValueError as error:
-        return _usage_error(str(error))
+        return usage_error(str(error))
     except OSError as error:  # e.g. a full disk while a disk store is built: nothing half-built is kept
         where = f" ({error.filename})" if error.filename else ""
         print(f"bibgraph: error: cannot prepare the store: {error.strerror or error}{where}", file=sys.stderr)
@@ -186,7 +186,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         serve(app, app.config["HOST"], app.config["PORT"])
     except AddressUnusable as error:  # taken while the graph was built
-        return _usage_error(str(error))
+        return usage_error(str(error))
     return EXIT_OK
 
 
@@ -195,23 +195,23 @@ def _opened_dataset(args: argparse.Namespace) -> int | None:
     from bibgraph.graph.dataset.directory import DatasetError, read_manifest
     from bibgraph.graph.dataset.opener import dataset_version
 
-    if len(args.inputs) != 1 or not _is_dataset(Path(args.inputs[0])):
-        _lists(args.inputs)
+    if len(args.inputs) != 1 or not is_dataset_or_version(Path(args.inputs[0])):
+        named_lists(args.inputs)
         return None
     try:  # a dataset (its current version, followed as it changes) or one version of it (as it is)
         version = dataset_version(Path(args.inputs[0]))
         built = read_manifest(version)["base"]
     except DatasetError as error:
-        return _usage_error(str(error))
+        return usage_error(str(error))
     if args.BIBGRAPH_BASE not in (None, built):
-        return _usage_error(f"{args.inputs[0]} was built with base IRI {built}: serve it with that base")
+        return usage_error(f"{args.inputs[0]} was built with base IRI {built}: serve it with that base")
     root = Path(args.inputs[0]).absolute()  # the same files whatever directory later code runs in
     args.inputs, args.BIBGRAPH_STORE, args.BIBGRAPH_BASE = [], f"dataset:{root}", built
     return None
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    lists = _lists(args.inputs)  # before the imports: inputs that hold no list are refused in a fraction of a second
+    lists = named_lists(args.inputs)  # before the imports: inputs holding no list are refused in a fraction of a second
     from bibgraph.web.commands.versionwrite import add_to_dataset
 
     report = _write_dataset(args, lambda: add_to_dataset(Path(args.dataset), lists), "added to")
@@ -286,7 +286,7 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=[s.name for s in NETWORK_SYNTAXES], default="graphml")
     export.add_argument("--out", required=True)
     export.add_argument("--base", default=DEFAULT_BASE)
-    _filter_options(export)
+    filter_options(export)
     export.set_defaults(handler=cmd_export_graph)
 
     query = commands.add_parser("query", help="run a SPARQL query against the local graph or a server")

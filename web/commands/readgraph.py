@@ -26,16 +26,16 @@ def _inputs(values: Sequence[str]) -> list[Path]:
     paths = [Path(value) for value in values]
     missing = [str(path) for path in paths if not path.exists()]
     if missing:
-        raise SystemExit(_usage_error(f"no such file or directory: {', '.join(missing)}"))
+        raise SystemExit(usage_error(f"no such file or directory: {', '.join(missing)}"))
     return paths
 
 
-def _usage_error(message: str) -> int:
+def usage_error(message: str) -> int:
     print(f"bibgraph: error: {message}", file=sys.stderr)
     return EXIT_USAGE
 
 
-def _is_dataset(path: Path) -> bool:
+def is_dataset_or_version(path: Path) -> bool:
     """A dataset directory, or one of its versions (what ``serve``, ``stats``... read as built, never as lists)."""
     from bibgraph.graph.dataset.directory import MANIFEST, STORE, is_dataset
 
@@ -44,12 +44,12 @@ def _is_dataset(path: Path) -> bool:
 
 def _refuse_datasets(values: Sequence[str]) -> None:
     """A dataset directory (or version) among several inputs is not a directory of paper lists: one line, exit 2."""
-    found = [value for value in values if _is_dataset(Path(value))]
+    found = [value for value in values if is_dataset_or_version(Path(value))]
     if found:
-        raise SystemExit(_usage_error(f"{', '.join(found)}: a dataset directory is read alone, not among other inputs"))
+        raise SystemExit(usage_error(f"{', '.join(found)}: a dataset directory is read alone, not among other inputs"))
 
 
-def _lists(values: Sequence[str]) -> list[Path]:
+def named_lists(values: Sequence[str]) -> list[Path]:
     """The paper lists and dumps named (none: the seeds, the build's default), for a command that reads lists
     (``build``, ``add``, ``authors``, ``serve`` of lists): a dataset among them, or inputs holding no paper list
     (``*.txt``) nor dump, are refused in one line, exit 2. ``build`` of an empty directory wrote an empty graph,
@@ -58,15 +58,15 @@ def _lists(values: Sequence[str]) -> list[Path]:
     from bibgraph.graph.ingest.inputs import find_input_files
 
     paths = _inputs(values)
-    if found := [value for value in values if _is_dataset(Path(value))]:
+    if found := [value for value in values if is_dataset_or_version(Path(value))]:
         raise SystemExit(
-            _usage_error(
+            usage_error(
                 f"{', '.join(found)}: a dataset directory, not paper lists: `serve`, `stats`, `query`, `validate`,"
                 " `export-graph` and `check` read it alone; `add DIR LISTS` adds lists to it"
             )
         )
     if paths and not any(is_dump(path) for path in paths) and next(find_input_files(paths), None) is None:
-        raise SystemExit(_usage_error(f"no paper list (*.txt) or RDF dump in {', '.join(map(str, values))}"))
+        raise SystemExit(usage_error(f"no paper list (*.txt) or RDF dump in {', '.join(map(str, values))}"))
     return paths
 
 
@@ -92,12 +92,12 @@ def cmd_export_graph(args: argparse.Namespace) -> int:
     try:
         write_bytes_atomically(Path(args.out), body)
     except OSError as error:
-        return _write_error(args.out, error)
+        return write_error(args.out, error)
     print(f"wrote {args.out}: {network.number_of_nodes()} nodes, {network.number_of_edges()} edges")
     return EXIT_OK
 
 
-def _filter_options(command: argparse.ArgumentParser) -> None:
+def filter_options(command: argparse.ArgumentParser) -> None:
     """An option per filter a user sets (:func:`~bibgraph.graph.networks.filters.user_filters`), and the weighting."""
     for field in user_filters():
 
@@ -118,7 +118,7 @@ def _concept(iris: Iris, slug: str) -> str:
     """The area (``theory``) or subarea (``theory/complexity``) a ``--area``/``--subarea`` slug names."""
     iri = iris.concept(slug)
     if iri is None:
-        raise SystemExit(_usage_error(f"not an area or area/subarea slug: {slug!r}"))
+        raise SystemExit(usage_error(f"not an area or area/subarea slug: {slug!r}"))
     return iri
 
 
@@ -143,7 +143,7 @@ def _local_store(inputs: Sequence[str], base: str) -> "OxigraphGraphStore":
             print(f"bibgraph: error: {error}", file=sys.stderr)
             raise SystemExit(EXIT_PROBLEMS) from None
         except DatasetError as error:
-            raise SystemExit(_usage_error(str(error))) from None
+            raise SystemExit(usage_error(str(error))) from None
         try:
             return cast("OxigraphGraphStore", opener())
         except (OSError, RuntimeError) as error:  # RocksDB's own words on a damaged store, in one line
@@ -158,9 +158,9 @@ def _local_store(inputs: Sequence[str], base: str) -> "OxigraphGraphStore":
     try:
         report = fill(store, paths, base)
     except ValueError as error:  # e.g. lists that hold no record: one line, exit 2
-        raise SystemExit(_usage_error(str(error))) from None
+        raise SystemExit(usage_error(str(error))) from None
     if paths and report is not None and report.files == 0:
-        raise SystemExit(_usage_error(f"no paper list or RDF dump in {', '.join(map(str, paths))}"))
+        raise SystemExit(usage_error(f"no paper list or RDF dump in {', '.join(map(str, paths))}"))
     return store
 
 
@@ -235,7 +235,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         version = current_version(root)
         damaged = verify(version)
     except DatasetError as error:
-        return _usage_error(str(error))
+        return usage_error(str(error))
     for name in damaged:
         print(f"bibgraph: {version / name}: differs from the manifest's checksum, or is missing", file=sys.stderr)
     if damaged:
@@ -250,14 +250,14 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from bibgraph.graph.engines.publish import PublishError, Target, clean, publish
 
     if (args.source is None) == (not args.clean):
-        return _usage_error("publish needs a SOURCE, or --clean (and no SOURCE)")
+        return usage_error("publish needs a SOURCE, or --clean (and no SOURCE)")
     try:
         password = read_password(dict(os.environ), Path(args.password_file) if args.password_file else None)
         target = Target.parse(
             args.to, args.graph or args.base, args.sparql, args.user, password, args.update, args.insecure_http
         )
     except (ValueError, EngineError) as error:
-        return _usage_error(str(error))
+        return usage_error(str(error))
 
     def progress(line: str) -> None:
         print(escaped(line, 2000), file=sys.stderr, flush=True)
@@ -277,7 +277,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _write_error(out: str, error: OSError) -> int:
+def write_error(out: str, error: OSError) -> int:
     """One line for a write that failed (full disk, no permission): the old file, if any, is untouched."""
     print(f"bibgraph: error: cannot write {out}: {error.strerror or error}", file=sys.stderr)
     return EXIT_PROBLEMS
