@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from bibgraph.graph.dataset.directory import STORE, verify
 from bibgraph.web.commands import versionwrite
 from tests.conftest import BASE
-from tests.dataset.test_add import records
+from tests.dataset.test_add import dump_bytes, records
 from tests.identity.test_dumps import write
 
 
@@ -43,3 +43,19 @@ def test_first_add_after_a_build_rewrites_none_of_its_tables(drawn: list, cut: i
         assert {name: after.get(name) for name in before} == before
         assert set(after) - set(before), "the add wrote no table file of its own"
         assert verify(added) == []
+
+
+def test_first_add_after_a_build_from_a_dump_rewrites_none_of_its_tables(tmp_path: Path) -> None:
+    """A build from a dump (:func:`~bibgraph.graph.dataset.buildphases.load_dumps`) ends compacted too."""
+    drawn = [
+        ("Biology · Proteins", ["Ada Quill", "Bert Norm"], ["protein"]),
+        ("Physics · Optics", ["Cleo Marsh"], ["lens"]),
+    ]
+    write(tmp_path / "a", {"a.txt": drawn[:1]})
+    write(tmp_path / "b", {"b.txt": drawn[1:]})
+    listed, _ = versionwrite.build_dataset([tmp_path / "a"], tmp_path / "listed", BASE)
+    (tmp_path / "a.nt").write_bytes(dump_bytes(listed, "bibgraph.nt"))
+    built, _ = versionwrite.build_dataset([tmp_path / "a.nt"], tmp_path / "d", BASE)
+    before = tables(built)
+    added, _ = versionwrite.add_to_dataset(tmp_path / "d", [tmp_path / "b"])
+    assert before and {name: tables(added).get(name) for name in before} == before
