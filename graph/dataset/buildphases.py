@@ -43,6 +43,7 @@ def describe(version: Path, base: str) -> tuple[int, dict[str, dict[str, int]]]:
     iris = Iris(base)
     triples = describe_store(store, iris)
     dumps = complete_streamed_dumps(version / DUMPS, void_quads(store, iris))
+    store.compact()  # the build's last write: the next add's writes go beside its tables, none rewritten
     store.close()
     return triples, dumps
 
@@ -55,6 +56,7 @@ def load_dumps(version: Path, inputs: Sequence[Path], base: str) -> tuple[BuildR
     report.triples = report.triples or store.triple_count()  # dumps alone: none counted (an add starts here)
     numbering.of_store(store).write(version / numbering.FILE_NAME)  # the persons the loaded graph publishes
     dumps = write_dataset_dumps(store, version / DUMPS, void_quads(store, Iris(base)))
+    store.compact()
     store.close()
     report.numbering = None
     return report, dumps
