@@ -19,9 +19,10 @@ and the load average at the start and end of the run.
 
 Without ``--against``, one server alone (``python -m bench.serving.latency /work/data/d1m --rounds 1``): at a million
 papers there may be no other checkout's dataset to pair with. ``--only "page home" map`` asks only the paths whose
-name starts with one of these. A request that fails (an HTTP error, a timeout) is a row of the table (``nan``)
-and a line saying why, not the end of the run: at 100k an old server's map did not answer within 600 s, and
-nothing was reported.
+name starts with one of these; ``--settle 60`` asks the first of them a minute after the paths are found, once the
+server's warm-up is over (as it is after the earlier rows of a whole run). A request that fails (an HTTP error, a
+timeout) is a row of the table (``nan``) and a line saying why, not the end of the run: at 100k an old server's map
+did not answer within 600 s, and nothing was reported.
 """
 
 import argparse
@@ -109,12 +110,18 @@ def same_people(server: str, asked: dict[str, str], people: dict[str, str]) -> d
 
 
 def run(
-    python: str, dataset: Path, only: list[str], failures: list[str], asked: dict[str, str], people: dict[str, str]
+    python: str,
+    dataset: Path,
+    only: list[str],
+    failures: list[str],
+    asked: dict[str, str],
+    people: dict[str, str],
+    settle: float = 0.0,
 ) -> dict[str, float]:
-    """One server run: seconds until ready, then every path first and again; the PSS of its process tree once
-    every path was asked twice, and its peak. The paths are found at the first run that gets ``asked`` empty
-    and kept in it for the next runs given the same dict (``people``: their authors' names, for
-    :func:`same_people`)."""
+    """One server run: seconds until ready, then every path first and again (``settle`` seconds after the paths
+    are found: a warm-up's work is then over, as in a run of every path); the PSS of its process tree once every
+    path was asked twice, and its peak. The paths are found at the first run that gets ``asked`` empty and kept in
+    it for the next runs given the same dict (``people``: their authors' names, for :func:`same_people`)."""
     port = free_port()
     server = f"http://127.0.0.1:{port}"
     command = [str(Path(python).parent / "bibgraph"), "serve", str(dataset), "--port", str(port)]
@@ -127,6 +134,7 @@ def run(
         figures = {"ready: /health answers (s)": time.perf_counter() - started}
         figures["server PSS when ready (MB)"] = tree_pss(process.pid) / 2**20
         asked.update(asked or paths(server, dataset, people))
+        time.sleep(settle)
         for name, path in same_people(server, asked, people).items():
             if only and not name.startswith(tuple(only)):
                 continue
@@ -147,6 +155,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", nargs="*", default=[], help="ask only the paths whose name starts with one of these")
     parser.add_argument("--same-paths", action="store_true", help="ask the other server the paths found on this one")
+    parser.add_argument("--settle", type=float, default=0.0, help="seconds to wait before the first path is asked")
     args = parser.parse_args()
     servers = {"this": (args.python, args.dataset)}
     if args.against:
@@ -158,11 +167,12 @@ def main() -> None:
     asked = {name: shared if args.same_paths else ({}, {}) for name in servers}
     for round_ in range(args.rounds):
         for name, (python, dataset) in servers.items() if round_ % 2 == 0 else reversed(servers.items()):
-            runs[name].append(run(python, dataset, args.only, failures, *asked[name]))
+            runs[name].append(run(python, dataset, args.only, failures, *asked[name], args.settle))
             print(f"round {round_ + 1}: {name} done (load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
     other = f"; other: {' '.join(args.against)}" if args.against else ""
     other += ", the paths found on this server" if args.same_paths and args.against else ""
-    print(f"this: {args.python} {args.dataset}{other}; {args.rounds} rounds")
+    settled = f", {args.settle:g} s after ready" if args.settle else ""
+    print(f"this: {args.python} {args.dataset}{other}; {args.rounds} rounds{settled}")
     print(f"load average (1, 5, 15 min) at the start {load}, at the end {os.getloadavg()}\n")
     if not args.against:
         print("| measure | this (median) |\n|---|---:|")

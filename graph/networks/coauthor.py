@@ -37,7 +37,7 @@ def _candidates(inc: Incidence, filters: Filters, counts: np.ndarray) -> tuple[n
 def ranked_authors(inc: Incidence, filters: Filters, inside: np.ndarray | None) -> tuple[np.ndarray, int, np.ndarray]:
     """The authors a map draws (most papers first, then IRI), how many pass every filter but the cap,
     and the paper counts they are ranked by."""
-    counts = inc.paper_counts(inside)
+    counts = _paper_counts(inc, filters, inside)
     candidates, eligible = _candidates(inc, filters, counts)
     order = np.lexsort((candidates, -counts[candidates]))
     chosen = candidates[order]
@@ -74,12 +74,7 @@ def coauthor_network(inc: Incidence, filters: Filters) -> nx.Graph:
     chosen, eligible, counts = ranked_authors(inc, filters, inside)
     if not len(chosen):
         return nx.Graph(total_authors=eligible)
-    kept = np.zeros(len(inc.authors), dtype=bool)
-    kept[chosen] = True
-    mine = kept[inc.ap_author]
-    if inside is not None:
-        mine &= inside[inc.ap_paper]
-    papers, authors = inc.ap_paper[mine], inc.ap_author[mine]  # by paper, then author
+    papers, authors = _authorships(inc, filters, chosen, inside)
     network = nx.Graph(total_authors=eligible)
     _add_authors(inc, network, chosen, counts, papers, authors, filters)
     a, b, weight, fractional, cut = joint_links(papers, authors, np.diff(inc.paper_ptr), inc.truncated)
@@ -97,6 +92,37 @@ def coauthor_network(inc: Incidence, filters: Filters) -> nx.Graph:
         )
     )
     return with_communities(network, filters)
+
+
+def _paper_counts(inc: Incidence, filters: Filters, inside: np.ndarray | None) -> np.ndarray:
+    """Papers of every author under the scope ``inside``; when ``filters`` names the authors (an ego map), of those
+    alone, read from their own rows (the others 0): a count over every authorship took 0.5 s of the first ego map at
+    a million papers."""
+    if filters.authors is None:
+        return inc.paper_counts(inside)
+    _, _, owners = _owned(inc, filters, filters.authors)
+    return np.bincount(owners, minlength=len(inc.authors))
+
+
+def _authorships(
+    inc: Incidence, filters: Filters, chosen: np.ndarray, inside: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (paper, author) pairs of the ``chosen`` authors under the scope ``inside``, by paper, then author (as
+    the incidence lists them). Of named authors (an ego map), gathered from their own rows and sorted: a mask over
+    every pair is for a map of many authors."""
+    if filters.authors is None:
+        kept = np.zeros(len(inc.authors), dtype=bool)
+        kept[chosen] = True
+        mine = kept[inc.ap_author]
+        if inside is not None:
+            mine &= inside[inc.ap_paper]
+        return inc.ap_paper[mine], inc.ap_author[mine]
+    counts = inc.author_ptr[chosen + 1] - inc.author_ptr[chosen]
+    papers, authors = inc.author_papers[ranges(inc.author_ptr[chosen], counts)], np.repeat(chosen, counts)
+    if inside is not None:
+        papers, authors = papers[inside[papers]], authors[inside[papers]]
+    order = np.lexsort((authors, papers))
+    return papers[order], authors[order]
 
 
 PAIR_CHUNK = 1 << 20  # author pairs made at a time: a million papers have ~10M, ~1.3 GB of transient arrays at once

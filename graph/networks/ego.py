@@ -1,5 +1,6 @@
 """Ego networks: an author, the co-authors they share most papers with and (radius 2) theirs, from the incidence."""
 
+import heapq
 from collections import Counter
 
 import networkx as nx
@@ -28,20 +29,28 @@ def ego_rings(inc: Incidence, center: str, radius: int, top: int) -> tuple[list[
     found = inc.author_id(center)
     if found is None:
         raise KeyError(center)
-
-    def ranked(counts: Counter[int], limit: int) -> list[int]:
-        return sorted(counts, key=lambda a: (-counts[a], inc.names[a], a))[:limit]
-
     direct = joint_papers(inc, found)
-    first = ranked(direct, top)
+    first = ranked(inc, direct, top)
     rings = [[found], first]
     if radius >= 2:
         seen = {found, *first}
         outer: Counter[int] = Counter()
         for author in first:
             outer.update({a: n for a, n in joint_papers(inc, author).items() if a not in seen})
-        rings.append(ranked(outer, 2 * top))
+        rings.append(ranked(inc, outer, 2 * top))
     return [[inc.authors[a] for a in ring] for ring in rings], len(direct)
+
+
+def ranked(inc: Incidence, counts: Counter[int], limit: int) -> list[int]:
+    """The ``limit`` authors of ``counts`` with most joint papers, ties by name, then number. Names are read only
+    for the authors at or above the cut (the ``limit``-th count), in one gather: the most prolific author at a
+    million papers has 13,344 co-authors, and reading each one's name took 0.3 s of the ego map's first request."""
+    if limit <= 0 or not counts:
+        return []
+    cut = heapq.nlargest(limit, counts.values())[-1]
+    candidates = [author for author, n in counts.items() if n >= cut]
+    names = dict(zip(candidates, inc.names.take(np.array(candidates, dtype=np.int64)), strict=True))
+    return sorted(candidates, key=lambda a: (-counts[a], names[a], a))[:limit]
 
 
 def ego_network(inc: Incidence, centre: str, radius: int, top: int) -> nx.Graph:
