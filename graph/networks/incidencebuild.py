@@ -59,7 +59,7 @@ def incidence_of_persons(
     IRI keys and names); ``truncated``, the numbers (``int(id, 16)``) of the papers whose list was cut; ``subjects``,
     their concepts; ``iris``, how a paper's and a person's IRIs are made of an id and a key."""
     paper_iri, person_iri = iris
-    lengths = np.diff(np.asarray(starts, dtype=np.int64))
+    lengths: np.ndarray = np.diff(np.asarray(starts, dtype=np.int64))
     by_id = np.array(sorted(np.flatnonzero(lengths > 0).tolist(), key=order.__getitem__), dtype=np.int64)
     paper_number = np.full(len(lengths), -1, dtype=np.int64)
     paper_number[by_id] = np.arange(len(by_id), dtype=np.int64)
