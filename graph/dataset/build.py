@@ -20,6 +20,7 @@ from bibgraph.graph.identity.numbering import Numbering
 from bibgraph.graph.ingest.inputs import find_input_files
 from bibgraph.graph.ingest.parse import parse_file, scan_areas
 from bibgraph.graph.ingest.records import Problem, Record, Repair, require_records
+from bibgraph.graph.networks.incidence import Incidence
 from bibgraph.graph.rdf.iris import DEFAULT_BASE, Iris
 from bibgraph.graph.rdf.ntriples import unpublishable
 from bibgraph.graph.serving.memory import release_free_memory
@@ -86,6 +87,7 @@ class BuildReport:
     identity_seconds: float = 0.0
     numbering: Numbering | None = None  # the person keys to publish (graph.identity.numbering)
     roles: Roles | None = None  # the authorships' positions a dataset keeps (graph/site/roles.py), when asked for
+    incidence: Incidence | None = None  # and its incidence (graph/networks/incidencebuild.py), asked with the roles
 
     @property
     def repaired_names(self) -> int:
@@ -252,7 +254,8 @@ def build_graph(
     With ``ntriples``, the data (not the VoID description) is also written there as N-Triples as it
     streams into the store, each triple once: a dump without a second pass over the store. ``numbering``: the
     person keys the dataset published before (kept; the report's ``numbering`` is what this build publishes).
-    ``roles``: the report's ``roles`` are made (a dataset keeps them: :mod:`~bibgraph.graph.site.rolesbuild`).
+    ``roles``: the report's ``roles`` and ``incidence`` are made (a dataset keeps them:
+    :mod:`~bibgraph.graph.site.rolesbuild`, :mod:`~bibgraph.graph.networks.incidencebuild`).
     ``describe``: the store counted and its VoID description loaded (:func:`describe_store`); else the report counts
     no triples and the caller describes the store.
     """
@@ -285,6 +288,7 @@ def build_graph(
     report.identity_seconds = catalogue.identity_seconds
     report.numbering = catalogue.numbering
     report.roles = catalogue.roles
+    report.incidence = catalogue.incidence
     report.duplicate_records = catalogue.duplicate_records
     del catalogue
     if describe:
