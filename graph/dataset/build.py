@@ -2,7 +2,7 @@
 
 import gc
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,7 +87,6 @@ class BuildReport:
     identity_seconds: float = 0.0
     numbering: Numbering | None = None  # the person keys to publish (graph.identity.numbering)
     roles: Roles | None = None  # the authorships' positions a dataset keeps (graph/site/roles.py), when asked for
-    incidence: Incidence | None = None  # and its incidence (graph/networks/incidencebuild.py), asked with the roles
 
     @property
     def repaired_names(self) -> int:
@@ -248,14 +247,16 @@ def build_graph(
     numbering: Numbering | None = None,
     roles: bool = False,
     describe: bool = True,
+    incidence: Callable[[Incidence], None] | None = None,
 ) -> tuple[OxigraphGraphStore, BuildReport]:
     """Build the graph of the given files or directories (the seeds if none) into ``store`` (new by default).
 
     With ``ntriples``, the data (not the VoID description) is also written there as N-Triples as it
     streams into the store, each triple once: a dump without a second pass over the store. ``numbering``: the
     person keys the dataset published before (kept; the report's ``numbering`` is what this build publishes).
-    ``roles``: the report's ``roles`` and ``incidence`` are made (a dataset keeps them:
-    :mod:`~bibgraph.graph.site.rolesbuild`, :mod:`~bibgraph.graph.networks.incidencebuild`).
+    ``roles``: the report's ``roles`` are made (a dataset keeps them: :mod:`~bibgraph.graph.site.rolesbuild`).
+    ``incidence``: given the build's incidence (:mod:`~bibgraph.graph.networks.incidencebuild`) once the persons
+    are decided, before their lines load; nothing holds it afterwards (a dataset writes it at once).
     ``describe``: the store counted and its VoID description loaded (:func:`describe_store`); else the report counts
     no triples and the caller describes the store.
     """
@@ -263,7 +264,11 @@ def build_graph(
     store = store or OxigraphGraphStore.memory()
     inputs = list(paths) or [seed_directory()]  # the one place the seeds are the default input
     catalogue = Catalogue(
-        identity=Collected(), curation=curation.read(curation.find(inputs)), numbering=numbering, keep_roles=roles
+        identity=Collected(),
+        curation=curation.read(curation.find(inputs)),
+        numbering=numbering,
+        keep_roles=roles,
+        keep_incidence=incidence,
     )
     problems: list[Problem] = []
     report = BuildReport(problems=problems)
@@ -288,7 +293,6 @@ def build_graph(
     report.identity_seconds = catalogue.identity_seconds
     report.numbering = catalogue.numbering
     report.roles = catalogue.roles
-    report.incidence = catalogue.incidence
     report.duplicate_records = catalogue.duplicate_records
     del catalogue
     if describe:

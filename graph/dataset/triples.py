@@ -10,7 +10,7 @@ term object per node; the IRIs here are all minted by us, so only literals need 
 import time
 from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -146,11 +146,13 @@ class Catalogue:
     resolve: "Resolver | None" = None
     retired: dict[str, str] = field(default_factory=dict)  # an add: new forms' keys joined into a person's
     _papers: int | None = None  # a build's papers, counted when ``sources`` is let go (at ``closing``)
-    # A build for a dataset: the authorships' positions and lists' lengths (graph/site/roles.py) and the incidence
-    # (graph/networks/incidencebuild.py), made once the persons are decided (``roles``: None when they cannot be kept).
+    # A build for a dataset: the authorships' positions and lists' lengths (graph/site/roles.py), made once the
+    # persons are decided (``roles``: None when they cannot be kept), and the incidence
+    # (graph/networks/incidencebuild.py), handed to ``keep_incidence`` as soon as it is made and not held: the load's
+    # last blocks and the persons' lines never meet it.
     keep_roles: bool = False
     roles: Roles | None = None
-    incidence: Incidence | None = None
+    keep_incidence: Callable[[Incidence], None] | None = None
     _truncated_papers: array = field(default_factory=lambda: array("Q"))  # their numbers (a build for a dataset)
     _subjects: Subjects | None = None  # ``subjects``, compact, when let go (a build for a dataset)
 
@@ -191,7 +193,7 @@ class Catalogue:
             self.authorships += len(record.authors)
             if record.truncated:
                 self.truncated.append(f"{record.source}:{record.line}")
-                if self.keep_roles:
+                if self.keep_incidence is not None:
                     self._truncated_papers.append(number)
             if self.identity is not None:
                 start = time.perf_counter()
@@ -253,18 +255,20 @@ class Catalogue:
         self.shared = sum(count for count in numbered.values() if count > 1)  # a number one holder keeps: no
         if self.keep_roles:  # before the persons' lines: the store's last blocks are not loading yet
             self.roles = roles_of_persons(identity.order, persons.starts, persons.of.array, assigned.keys, iris.paper)
-            if self._subjects is not None:
-                self.incidence = incidence_of_persons(
-                    identity.order,
-                    persons.starts,
-                    persons.of.array,
-                    assigned.keys,
-                    persons.names,
-                    self._truncated_papers,
-                    self._subjects,
-                    (iris.paper, iris.person),
-                )
-                self._subjects, self._truncated_papers = None, array("Q")
+        if self.keep_incidence is not None and self._subjects is not None:  # kept and let go before them too
+            made = incidence_of_persons(
+                identity.order,
+                persons.starts,
+                persons.of.array,
+                assigned.keys,
+                persons.names,
+                self._truncated_papers,
+                self._subjects,
+                (iris.paper, iris.person),
+            )
+            self._subjects, self._truncated_papers = None, array("Q")  # its parts let go before it is written
+            self.keep_incidence(made)
+            del made  # this generator's frame lives on through the persons' lines
         yield from person_lines(persons, identity, iris, assigned)
 
     def closing(self, iris: Iris) -> Iterator[str]:
@@ -273,7 +277,7 @@ class Catalogue:
         if self.identity is not None:
             # the parse's bookkeeping is done with: its memory goes to deciding and writing the persons
             self._papers = len(self.sources)
-            if self.keep_roles:  # the incidence's concepts, compact, before the pairs are let go
+            if self.keep_incidence is not None:  # the incidence's concepts, compact, before the pairs are let go
                 self._subjects = subjects_of(self.subjects, self._concepts(iris))
             self.sources, self.subjects = {}, {}
             release_free_memory(collect=False)  # their pages back to the system, under deciding's peak

@@ -32,9 +32,10 @@ def built_with_incidence(generated: list, again: list) -> tuple[OxigraphGraphSto
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "list.txt"
         path.write_text(paper_list(generated) + ("\n\n" + paper_list(repeated) if repeated else ""), encoding="utf-8")
-        store, report = build_graph([path], base=BASE, progress=False, roles=True)
-    assert report.problems == []
-    return store, report.incidence
+        made: list[Incidence] = []
+        store, report = build_graph([path], base=BASE, progress=False, incidence=made.append)
+    assert report.problems == [] and len(made) == 1
+    return store, made[0]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -48,11 +49,9 @@ def test_the_incidence_of_the_builds_pass_is_the_one_read_from_its_store(generat
 
 def test_the_seeds_incidence_from_the_build_is_the_stores() -> None:
     """The seeds (long lists, cut lists, papers of two subjects, shared names): equal, and not empty."""
-    store, report = build_graph([], base=BASE, progress=False, roles=True)
-    assert report.incidence is not None and same_incidence(report.incidence, incidence_of(store))
-    assert len(report.incidence.papers) == report.papers and report.incidence.truncated.any()
-    assert 0 < len(report.incidence.concepts) <= report.concepts
-
-
-def test_a_build_asked_for_no_roles_makes_no_incidence() -> None:
-    assert build_graph([], base=BASE, progress=False)[1].incidence is None
+    made: list[Incidence] = []
+    store, report = build_graph([], base=BASE, progress=False, roles=True, incidence=made.append)
+    [incidence] = made
+    assert same_incidence(incidence, incidence_of(store))
+    assert len(incidence.papers) == report.papers and incidence.truncated.any()
+    assert 0 < len(incidence.concepts) <= report.concepts
