@@ -264,11 +264,12 @@ class Catalogue:
                 persons.names,
                 self._truncated_papers,
                 self._subjects,
-                (iris.paper, iris.person),
+                (iris.paper(""), iris.person("")),
             )
             self._subjects, self._truncated_papers = None, array("Q")  # its parts let go before it is written
             self.keep_incidence(made)
             del made  # this generator's frame lives on through the persons' lines
+            release_free_memory(collect=False)  # its making's pages back before the persons' lines and last blocks
         yield from person_lines(persons, identity, iris, assigned)
 
     def closing(self, iris: Iris) -> Iterator[str]:

@@ -12,7 +12,7 @@ are left out, as the store read leaves them out. The arrays are the store read's
 """
 
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,13 +52,14 @@ def incidence_of_persons(
     names: Sequence[str],
     truncated: Iterable[int],
     subjects: Subjects,
-    iris: tuple[Callable[[str], str], Callable[[str], str]],
+    heads: tuple[str, str],
 ) -> Incidence:
     """The incidence of a build's papers: ``order``, each distinct paper's id in reading order; ``starts``, where each
     one's authorships begin; ``person``, each authorship's person (an index of ``keys`` and ``names``, the persons'
     IRI keys and names); ``truncated``, the numbers (``int(id, 16)``) of the papers whose list was cut; ``subjects``,
-    their concepts; ``iris``, how a paper's and a person's IRIs are made of an id and a key."""
-    paper_iri, person_iri = iris
+    their concepts; ``heads``, a paper's and a person's IRI without its id or key. The IRIs are never made: their
+    text is held as the ids' and keys' (:meth:`~.incidence.Strings.joined`), the build's strings already."""
+    paper_head, person_head = heads
     lengths: np.ndarray = np.diff(np.asarray(starts, dtype=np.int64))
     by_id = np.array(sorted(np.flatnonzero(lengths > 0).tolist(), key=order.__getitem__), dtype=np.int64)
     paper_number = np.full(len(lengths), -1, dtype=np.int64)
@@ -83,9 +84,9 @@ def incidence_of_persons(
     concept_new = np.full(len(subjects.concepts), -1, dtype=np.int64)
     concept_new[used] = np.arange(len(used), dtype=np.int64)
     return assembled(
-        Strings.of(person_iri(keys[a]) for a in by_key.tolist()),
+        Strings.joined(person_head, [keys[a] for a in by_key.tolist()]),
         Strings.of(names[a] for a in by_key.tolist()),
-        Strings.of(paper_iri(paper) for paper in ids),
+        Strings.joined(paper_head, ids),
         flags,
         authorships,
         distinct_pairs(paper, concept_new[concept], max(len(concepts), 1)),
