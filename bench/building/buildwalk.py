@@ -48,6 +48,7 @@ STAGES = (
     ("bibgraph.graph.site.searchbuild", "build_search_index", "  search index"),
     ("bibgraph.graph.dataset.sitedata", "roles_of", "  roles (read from the store: before session 17)"),
     ("bibgraph.graph.dataset.triples", "roles_of_persons", "  roles (from the build's persons, in the parse stage)"),
+    ("bibgraph.graph.dataset.triples", "incidence_of_persons", "  incidence (from the build's persons, parse stage)"),
     ("bibgraph.graph.dataset.sitedata", "derive_exports", "  whole networks' export files (all formats)"),
     ("bibgraph.graph.dataset.sitedata", "_derive_exports", "  whole networks' export files (all formats)"),
 )

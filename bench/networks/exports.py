@@ -52,8 +52,9 @@ def network(authors: int, links: int) -> nx.Graph:
 
 
 def flat(network: nx.Graph) -> nx.Graph:
-    """A copy whose attributes are all scalars as our writers write them (a list or set as one ``a; b`` string): what
-    networkx's writers are given, here and in the differential tests (tests/networks/test_exports_writers.py)."""
+    """A copy whose attributes are all scalars as our writers write them (a list or set as one ``a; b`` string):
+    what networkx's writers are given, here and in the differential tests
+    (tests/networks/exports/test_exports_writers.py)."""
     copy = nx.Graph()
     for node, data in network.nodes(data=True):
         copy.add_node(node, **{k: exports._scalar(v) for k, v in data.items() if v is not None})

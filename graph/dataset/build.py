@@ -2,7 +2,7 @@
 
 import gc
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +20,7 @@ from bibgraph.graph.identity.numbering import Numbering
 from bibgraph.graph.ingest.inputs import find_input_files
 from bibgraph.graph.ingest.parse import parse_file, scan_areas
 from bibgraph.graph.ingest.records import Problem, Record, Repair, require_records
+from bibgraph.graph.networks.incidence import Incidence
 from bibgraph.graph.rdf.iris import DEFAULT_BASE, Iris
 from bibgraph.graph.rdf.ntriples import unpublishable
 from bibgraph.graph.serving.memory import release_free_memory
@@ -246,6 +247,7 @@ def build_graph(
     numbering: Numbering | None = None,
     roles: bool = False,
     describe: bool = True,
+    incidence: Callable[[Incidence], None] | None = None,
 ) -> tuple[OxigraphGraphStore, BuildReport]:
     """Build the graph of the given files or directories (the seeds if none) into ``store`` (new by default).
 
@@ -253,6 +255,8 @@ def build_graph(
     streams into the store, each triple once: a dump without a second pass over the store. ``numbering``: the
     person keys the dataset published before (kept; the report's ``numbering`` is what this build publishes).
     ``roles``: the report's ``roles`` are made (a dataset keeps them: :mod:`~bibgraph.graph.site.rolesbuild`).
+    ``incidence``: given the build's incidence (:mod:`~bibgraph.graph.networks.incidencebuild`) once the persons
+    are decided, before their lines load; nothing holds it afterwards (a dataset writes it at once).
     ``describe``: the store counted and its VoID description loaded (:func:`describe_store`); else the report counts
     no triples and the caller describes the store.
     """
@@ -260,7 +264,11 @@ def build_graph(
     store = store or OxigraphGraphStore.memory()
     inputs = list(paths) or [seed_directory()]  # the one place the seeds are the default input
     catalogue = Catalogue(
-        identity=Collected(), curation=curation.read(curation.find(inputs)), numbering=numbering, keep_roles=roles
+        identity=Collected(),
+        curation=curation.read(curation.find(inputs)),
+        numbering=numbering,
+        keep_roles=roles,
+        keep_incidence=incidence,
     )
     problems: list[Problem] = []
     report = BuildReport(problems=problems)

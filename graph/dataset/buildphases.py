@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bibgraph.graph.dataset.build import BuildReport, describe_store
-from bibgraph.graph.dataset.directory import DUMPS, STORE
+from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
+from bibgraph.graph.dataset.directory import DERIVED, DUMPS, STORE
 from bibgraph.graph.dataset.dumps import complete_streamed_dumps, streamed_ntriples, write_dataset_dumps
 from bibgraph.graph.dataset.opener import fill
 from bibgraph.graph.dataset.void import void_quads
@@ -24,11 +25,25 @@ from bibgraph.graph.stores.store import OxigraphGraphStore
 def load_lists(version: Path, inputs: Sequence[Path], base: str, served: Path | None) -> BuildReport:
     """Parse ``inputs`` into ``version``'s store, its N-Triples dump written as the data streams, and its person
     map written, keeping the keys of ``served``'s (the version a rebuild replaces, its files checked by the caller);
-    not described (:func:`describe`). The report, without its person map (written, not sent back)."""
+    not described (:func:`describe`). The incidence the pass made is written to ``derived/`` as soon as it is made
+    (never held while the last blocks load), where the derive reads it (not from the store). The report, without its
+    person map (written, not sent back)."""
     published = numbering.read_version(served) if served is not None else None
     store = OxigraphGraphStore.disk(version / STORE)
+    (version / DERIVED).mkdir(exist_ok=True)
+    derived = DerivedFiles.unpublished(version)
     with streamed_ntriples(version / DUMPS) as ntriples:
-        report = fill(store, inputs, base, ntriples, numbering=published, roles=True, describe=False) or BuildReport()
+        report = fill(
+            store,
+            inputs,
+            base,
+            ntriples,
+            numbering=published,
+            roles=True,
+            describe=False,
+            incidence=lambda made: derived.save(derived_key("incidence"), made),
+        )
+    report = report or BuildReport()
     store.close()
     if report.numbering is not None:  # the person keys published: a rebuild into this dataset keeps them
         report.numbering.write(version / numbering.FILE_NAME)

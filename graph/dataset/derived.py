@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import networkx as nx
 import orjson
@@ -30,7 +30,7 @@ from bibgraph.graph.dataset.directory import DERIVED
 from bibgraph.graph.site.conceptindex import ConceptFigures
 from bibgraph.graph.site.pagedata import TreeArea
 from bibgraph.graph.site.roles import of_npz, to_npz
-from bibgraph.graph.stores.atomic import link_file, write_bytes_atomically
+from bibgraph.graph.stores.atomic import link_file, write_atomically, write_bytes_atomically
 
 # The records a page value may hold besides JSON's own values, by name: each is written as its fields.
 RECORDS: dict[str, type] = {record.__name__: record for record in (ConceptFigures, TreeArea)}
@@ -84,14 +84,20 @@ def _json_graph(data: bytes) -> nx.Graph:
 
 
 def _incidence_npz(incidence: Any) -> bytes:
-    from bibgraph.graph.networks.incidence import to_arrays
-
     out = io.BytesIO()
+    _write_incidence_npz(incidence, out)
+    return out.getvalue()
+
+
+def _write_incidence_npz(incidence: Any, out: BinaryIO) -> None:
+    """The incidence's ``.npz`` written into ``out`` (:meth:`DerivedFiles.save`: the file itself, not a copy in
+    memory first; at a million papers the incidence is ~200 MB, and a build saves it at its load's peak)."""
     import numpy as np
+
+    from bibgraph.graph.networks.incidence import to_arrays
 
     arrays: dict[str, Any] = to_arrays(incidence)
     np.savez(out, allow_pickle=False, **arrays)
-    return out.getvalue()
 
 
 def _npz_incidence(data: bytes) -> Any:
@@ -195,6 +201,9 @@ DATA_FORMATS: dict[str, tuple[str, Callable[[Any], bytes], Callable[[bytes], Any
     "export": (".bin", bytes, bytes),
 }
 
+# The kinds written straight into their file (the same bytes as their writer's above, never held whole in memory).
+STREAMED: dict[str, Callable[[Any, BinaryIO], None]] = {"incidence": _write_incidence_npz}
+
 
 def _format(key: tuple[Hashable, ...]) -> tuple[str, Callable[[Any], bytes], Callable[[bytes], Any]]:
     if str(key[0]) not in DATA_FORMATS:
@@ -270,8 +279,14 @@ class DerivedFiles:
 
     def save(self, key: tuple[Hashable, ...], value: Any) -> None:
         """Keep ``value`` (atomically) when this is a dataset being built; otherwise nothing."""
-        if self.writable:
-            write_bytes_atomically(self.directory / file_name(key), _format(key)[1](value), self.sync)
+        if not self.writable:
+            return
+        path = self.directory / file_name(key)
+        streamed = STREAMED.get(str(key[0]))
+        if streamed is not None:
+            write_atomically(path, lambda out: streamed(value, out), self.sync)
+        else:
+            write_bytes_atomically(path, _format(key)[1](value), self.sync)
 
     def link(self, previous: "DerivedFiles", key: tuple[Hashable, ...]) -> None:
         """Keep ``previous``'s value of ``key`` as this one's: a hard link to its file, never copied or read (a value

@@ -8,7 +8,7 @@ opening an on-disk store read-only), so this module decides nothing about HTTP.
 import gc
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -31,6 +31,7 @@ from bibgraph.graph.stores.store import OxigraphGraphStore
 if TYPE_CHECKING:
     from bibgraph.graph.dataset.build import BuildReport
     from bibgraph.graph.identity.numbering import Numbering
+    from bibgraph.graph.networks.incidence import Incidence
 
 COMPLETE_MARKER = "bibgraph-store-complete"  # written last: a store directory without it is half-built
 LARGE_GRAPH_TRIPLES = 1_000_000  # above this, suggest the disk store (100k records: 1.2 GB on disk, 3.8 GB in memory)
@@ -49,12 +50,13 @@ def fill(
     numbering: "Numbering | None" = None,
     roles: bool = False,
     describe: bool = True,
+    incidence: "Callable[[Incidence], None] | None" = None,
 ) -> "BuildReport | None":
     """Load dumps as they are and build the paper lists among ``inputs`` into ``store``.
 
     ``ntriples`` receives the built data as N-Triples (:func:`build_graph`); give it only for inputs
-    without dumps (what a loaded dump holds is not copied there). ``numbering``, ``roles``, ``describe``: see
-    :func:`build_graph`.
+    without dumps (what a loaded dump holds is not copied there). ``numbering``, ``roles``, ``describe``,
+    ``incidence``: see :func:`build_graph`.
     """
     dumps = [path for path in inputs if is_dump(path)]
     lists = [path for path in inputs if not is_dump(path)]
@@ -79,6 +81,7 @@ def fill(
             numbering=numbering,
             roles=roles,
             describe=describe,
+            incidence=incidence,
         )
         for problem in report.problems:
             print(problem, file=sys.stderr)

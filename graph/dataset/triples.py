@@ -8,8 +8,9 @@ term object per node; the IRIs here are all minted by us, so only literals need 
 """
 
 import time
+from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,8 @@ from bibgraph.graph.ingest.authorline import CORRESPONDING_MARKS, EQUAL_CONTRIBU
 from bibgraph.graph.ingest.names import concept_key, person_key, tidy
 from bibgraph.graph.ingest.plaintext import plain_text
 from bibgraph.graph.ingest.records import Record, paper_id
+from bibgraph.graph.networks.incidence import Concept, Incidence
+from bibgraph.graph.networks.incidencebuild import Subjects, incidence_of_persons, subjects_of
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.rdf.ntriples import literal as _literal
 from bibgraph.graph.rdf.ntriples import typed as _typed
@@ -144,9 +147,14 @@ class Catalogue:
     retired: dict[str, str] = field(default_factory=dict)  # an add: new forms' keys joined into a person's
     _papers: int | None = None  # a build's papers, counted when ``sources`` is let go (at ``closing``)
     # A build for a dataset: the authorships' positions and lists' lengths (graph/site/roles.py), made once the
-    # persons are decided (``roles``: None when they cannot be kept).
+    # persons are decided (``roles``: None when they cannot be kept), and the incidence
+    # (graph/networks/incidencebuild.py), handed to ``keep_incidence`` as soon as it is made and not held: the load's
+    # last blocks and the persons' lines never meet it.
     keep_roles: bool = False
     roles: Roles | None = None
+    keep_incidence: Callable[[Incidence], None] | None = None
+    _truncated_papers: array = field(default_factory=lambda: array("Q"))  # their numbers (a build for a dataset)
+    _subjects: Subjects | None = None  # ``subjects``, compact, when let go (a build for a dataset)
 
     def key(self, name: str, record: Record) -> str:
         """The person key ``name`` on ``record`` is written under."""
@@ -185,6 +193,8 @@ class Catalogue:
             self.authorships += len(record.authors)
             if record.truncated:
                 self.truncated.append(f"{record.source}:{record.line}")
+                if self.keep_incidence is not None:
+                    self._truncated_papers.append(number)
             if self.identity is not None:
                 start = time.perf_counter()
                 area, subarea = record.area or "", record.subarea or ""
@@ -208,6 +218,18 @@ class Catalogue:
         subarea_key = concept_key(record.subarea)
         self.subareas.setdefault((area_key, subarea_key), record.subarea)
         return iris.subarea(area_key, subarea_key)
+
+    def _concepts(self, iris: Iris) -> dict[str, Concept]:
+        """Every concept by IRI, labelled as ``closing`` writes it, with its area (an area's: itself)."""
+        found = {}
+        for area_key, label in self.areas.items():
+            iri = iris.area(area_key)
+            found[iri] = Concept(iri, label, iri, label)
+        for (area_key, subarea_key), label in self.subareas.items():
+            found[iris.subarea(area_key, subarea_key)] = Concept(
+                iris.subarea(area_key, subarea_key), label, iris.area(area_key), self.areas[area_key]
+            )
+        return found
 
     @property
     def papers(self) -> int:
@@ -233,6 +255,21 @@ class Catalogue:
         self.shared = sum(count for count in numbered.values() if count > 1)  # a number one holder keeps: no
         if self.keep_roles:  # before the persons' lines: the store's last blocks are not loading yet
             self.roles = roles_of_persons(identity.order, persons.starts, persons.of.array, assigned.keys, iris.paper)
+        if self.keep_incidence is not None and self._subjects is not None:  # kept and let go before them too
+            made = incidence_of_persons(
+                identity.order,
+                persons.starts,
+                persons.of.array,
+                assigned.keys,
+                persons.names,
+                self._truncated_papers,
+                self._subjects,
+                (iris.paper(""), iris.person("")),
+            )
+            self._subjects, self._truncated_papers = None, array("Q")  # its parts let go before it is written
+            self.keep_incidence(made)
+            del made  # this generator's frame lives on through the persons' lines
+            release_free_memory(collect=False)  # its making's pages back before the persons' lines and last blocks
         yield from person_lines(persons, identity, iris, assigned)
 
     def closing(self, iris: Iris) -> Iterator[str]:
@@ -241,6 +278,8 @@ class Catalogue:
         if self.identity is not None:
             # the parse's bookkeeping is done with: its memory goes to deciding and writing the persons
             self._papers = len(self.sources)
+            if self.keep_incidence is not None:  # the incidence's concepts, compact, before the pairs are let go
+                self._subjects = subjects_of(self.subjects, self._concepts(iris))
             self.sources, self.subjects = {}, {}
             release_free_memory(collect=False)  # their pages back to the system, under deciding's peak
             yield from self._persons(iris, self.identity)

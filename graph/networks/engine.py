@@ -4,7 +4,7 @@
 gives the figures beside a co-author map; a file is written by the format's ``export``
 (:data:`.exports.NETWORK_SYNTAXES`). The web's cache (``web/maps/cache.py``) keeps what these return,
 ``bibgraph export-graph`` calls them directly (:func:`exported`), so a download and an export of the same filters
-are the same bytes (``tests/networks/test_exports_parity.py``).
+are the same bytes (``tests/networks/exports/test_exports_parity.py``).
 """
 
 from typing import Any

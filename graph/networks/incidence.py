@@ -42,12 +42,20 @@ class Strings(Sequence[str]):
 
     @classmethod
     def of(cls, strings: Iterable[str]) -> "Strings":
-        texts = list(strings)
-        prefix = shared_prefix(texts)
-        encoded = [text[len(prefix) :].encode("utf-8") for text in texts]
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(data) for data in encoded], out=offsets[1:])
-        return cls(np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), offsets, prefix)
+        return cls.joined("", list(strings))
+
+    @classmethod
+    def joined(cls, head: str, tails: Sequence[str]) -> "Strings":
+        """The strings ``head + tail``, one of each of ``tails``, as :meth:`of` holds them, none of them made (a
+        build's IRIs from its ids and keys). Encoded into one growing buffer, not a bytes object each joined at the
+        end: at a million authors those were ~300 MB at once, at the build's peak."""
+        shared = shared_prefix(tails)
+        cut, blob, ends = len(shared), bytearray(), array("q", [0])
+        for tail in tails:
+            blob += tail[cut:].encode("utf-8")
+            ends.append(len(blob))
+        offsets = np.frombuffer(ends, dtype=np.int64).copy()
+        return cls(np.frombuffer(blob, dtype=np.uint8), offsets, head + shared if tails else "")
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -74,7 +82,7 @@ class Strings(Sequence[str]):
         return index if index < len(self) and self[index] == text else None
 
 
-def shared_prefix(texts: list[str]) -> str:
+def shared_prefix(texts: Sequence[str]) -> str:
     """The longest prefix of every text: that of the least and the greatest, which share the least."""
     if not texts:
         return ""
@@ -243,7 +251,12 @@ def _renumbered(ids: dict[str, int], used: np.ndarray) -> tuple[list[str], np.nd
 
 def _pairs(values: np.ndarray, first: np.ndarray, second: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """Distinct (first, second) rows of ``values``, renumbered, sorted by first then second."""
-    keys = np.unique(first[values[:, 0]] * width + second[values[:, 1]])
+    return distinct_pairs(first[values[:, 0]], second[values[:, 1]], width)
+
+
+def distinct_pairs(first: np.ndarray, second: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairs (``first[i]``, ``second[i]``), sorted by first then second (``width``: above any second)."""
+    keys = np.unique(first * width + second)
     return (keys // width).astype(np.int32), (keys % width).astype(np.int32)
 
 
@@ -273,25 +286,47 @@ def _arrays(
     concepts = sorted((c for c, number in concept_ids.items() if used_concepts[number]), key=concept_order)
     concept_new = np.full(len(concept_ids), -1, dtype=np.int64)
     concept_new[[concept_ids[c] for c in concepts]] = np.arange(len(concepts), dtype=np.int64)
-    ap_paper, ap_author = _pairs(pairs, paper_new, author_new, max(len(authors), 1))
-    pc_paper, pc_concept = _pairs(subjects, paper_new, concept_new, max(len(concepts), 1))
-    by_author = np.lexsort((ap_paper, ap_author))
     order = np.argsort(author_new[named])  # the named authors' old numbers, in new order
     kept_names = [name for name in names if name is not None]
     flags = np.zeros(len(papers), dtype=bool)
     flags[paper_new[used_papers]] = truncated[used_papers]
+    return assembled(
+        Strings.of(authors),
+        Strings.of(kept_names[i] for i in order),
+        Strings.of(papers),
+        flags,
+        _pairs(pairs, paper_new, author_new, max(len(authors), 1)),
+        _pairs(subjects, paper_new, concept_new, max(len(concepts), 1)),
+        concepts,
+    )
+
+
+def assembled(
+    authors: Strings,
+    names: Strings,
+    papers: Strings,
+    truncated: np.ndarray,
+    authorships: tuple[np.ndarray, np.ndarray],
+    subjects: tuple[np.ndarray, np.ndarray],
+    concepts: list[Concept],
+) -> Incidence:
+    """The incidence of numbered, sorted, distinct pairs (``authorships``: papers and authors, ``subjects``: papers
+    and concepts, each by paper then by the other), read from a store or made by a build's pass
+    (:mod:`.incidencebuild`): its pointers and by-author order made here, the same for both."""
+    ap_paper, ap_author = authorships
+    by_author = np.lexsort((ap_paper, ap_author))
     return Incidence(
-        authors=Strings.of(authors),
-        names=Strings.of(kept_names[i] for i in order),
-        papers=Strings.of(papers),
-        truncated=flags,
+        authors=authors,
+        names=names,
+        papers=papers,
+        truncated=truncated,
         ap_paper=ap_paper,
         ap_author=ap_author,
         paper_ptr=np.searchsorted(ap_paper, np.arange(len(papers) + 1)).astype(np.int64),
         author_ptr=np.searchsorted(ap_author[by_author], np.arange(len(authors) + 1)).astype(np.int64),
         author_papers=ap_paper[by_author],
-        pc_paper=pc_paper,
-        pc_concept=pc_concept,
+        pc_paper=subjects[0],
+        pc_concept=subjects[1],
         concepts=concepts,
     )
 

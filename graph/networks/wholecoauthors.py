@@ -5,7 +5,7 @@ of derive at a million): a dataset keeps its exports, not the graph. Here the li
 :func:`.coauthor.joint_links`, the communities found by igraph from the arrays, and each format written row by row
 into a file by the writers of :mod:`.exports`, in the order networkx would give (nodes most prolific first, each
 link from its earlier node): the bytes are those of ``engine.exported`` for the same network
-(``tests/networks/test_wholecoauthors.py``), without the layout, which a network this large does not get
+(``tests/networks/exports/test_wholecoauthors.py``), without the layout, which a network this large does not get
 (:data:`.exports.LAID_OUT_MAX_NODES`).
 """
 

@@ -6,8 +6,9 @@ reading order (its id, its authors: the list length it writes as ``bg:listedAuth
 person and its place in the list (``bg:authorPosition`` is that place + 1). The incidence a dataset reads from the
 store is these papers and persons in IRI order (a paper with no author left out), and the IRIs of one kind share
 their prefix: the ids' order is the IRIs'. So the arrays are numbered here without a single IRI, and the checksum of
-the pairs made here is the one :func:`~.roles.matches` asks of the incidence read from the store: a build whose
-store says otherwise keeps none.
+the pairs made here is the one :func:`~.roles.matches` asks of the incidence the dataset keeps (made by the same
+pass since session 19, :mod:`~bibgraph.graph.networks.incidencebuild`; read from the store before): one that says
+otherwise keeps none.
 """
 
 from collections.abc import Callable, Sequence

@@ -243,3 +243,23 @@ def test_an_incidence_given_to_the_derive_is_neither_read_back_nor_kept_again(da
     topics = file_name(derived_key("network", NetworkSpec(TOPICS)))
     assert not (again / "derived" / file_name(derived_key("incidence"))).exists()
     assert (again / "derived" / topics).read_bytes() == (version / "derived" / topics).read_bytes()
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(records)
+def test_an_incidence_is_saved_straight_into_its_file_as_the_same_bytes(tmp_path, monkeypatch, generated) -> None:
+    """A build saves its incidence at its load's peak: written into the file, never made whole in memory first (the
+    bytes writer is not called), and the file is what that writer gives, byte for byte."""
+    incidence = incidence_of(built(generated))
+    suffix, as_bytes, read = DATA_FORMATS["incidence"]
+    expected = as_bytes(incidence)
+
+    def not_in_memory(value: object) -> bytes:
+        raise AssertionError("the incidence was made into bytes in memory")
+
+    with monkeypatch.context() as patched:  # undone after each drawn example
+        patched.setitem(DATA_FORMATS, "incidence", (suffix, not_in_memory, read))
+        DerivedFiles(tmp_path, writable=True).save(derived_key("incidence"), incidence)
+    assert (tmp_path / file_name(derived_key("incidence"))).read_bytes() == expected

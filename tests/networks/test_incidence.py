@@ -1,6 +1,7 @@
 """Differential: every network the engine computes from the compact incidence equals the row path's (the oracle of
 whole-network networkx graphs, ``tests/network_oracle.py``) on generated corpora and on the seeds."""
 
+import os
 import tempfile
 from collections import Counter
 from collections.abc import Iterable
@@ -227,6 +228,27 @@ def test_strings_hold_their_shared_prefix_once_and_read_back_and_find_as_given(
     assert strings.find(prefix + absent) == (
         given_texts.index(prefix + absent) if prefix + absent in given_texts else None
     )
+
+
+@given(
+    st.lists(st.text(max_size=6), max_size=30),
+    st.sampled_from(["", "http://b/author/", "é-", "\U0001f600"]),
+    st.sampled_from(["", "a", "ab"]),
+)
+def test_strings_joined_of_a_head_and_tails_hold_what_the_whole_strings_give(
+    tails: list[str], head: str, shared: str
+) -> None:
+    """A build's IRIs held from its keys (``joined``, never made whole) are held as the IRIs themselves would be:
+    the prefix every string shares (stdlib's ``commonprefix``, the oracle) once, then each rest's UTF-8 bytes."""
+    tails = [shared + tail for tail in tails]
+    texts = [head + tail for tail in tails]
+    prefix = os.path.commonprefix(texts)  # noqa: RUF071 (character by character: what is wanted)
+    rests = [text[len(prefix) :].encode("utf-8") for text in texts]
+    strings = Strings.joined(head, tails)
+    assert strings.prefix == prefix and list(strings) == texts
+    assert strings.blob.dtype == np.uint8 and strings.blob.tobytes() == b"".join(rests)
+    assert strings.offsets.dtype == np.int64
+    assert strings.offsets.tolist() == np.concatenate(([0], np.cumsum([len(r) for r in rests]))).tolist()
 
 
 @given(st.lists(st.text(max_size=6), max_size=20), st.sampled_from(["", "http://b/author/", "\U0001f600"]), st.data())

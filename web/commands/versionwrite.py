@@ -99,8 +99,9 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
 
 
 def _kept_if_matching(roles: Roles | None) -> RolesMaker:
-    """The build's own roles (:mod:`~bibgraph.graph.site.rolesbuild`), kept when they are the incidence's read
-    from its store (:func:`~bibgraph.graph.site.roles.matches`): a store that says otherwise keeps none."""
+    """The build's own roles (:mod:`~bibgraph.graph.site.rolesbuild`), kept when they are the incidence's
+    (:func:`~bibgraph.graph.site.roles.matches`; the build's own too, :mod:`~bibgraph.graph.networks.incidencebuild`):
+    an incidence that says otherwise keeps none."""
     return lambda store, incidence: roles if roles is not None and matches(roles, incidence) else None
 
 

@@ -1,0 +1,1 @@
+"""The network exports: every writer against networkx's, the whole co-author exports and their memory."""
