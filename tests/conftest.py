@@ -4,7 +4,6 @@ import gc
 import hashlib
 import io
 import logging
-import re
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -133,36 +132,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "virtuoso_endpoint" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.virtuoso)
-
-
-def shared_fixture_groups(tests: Path) -> dict[str, str]:
-    """Test modules whose tests share a costly fixture, by the group they run in (``-n 2``): the Virtuoso modules
-    together (one Virtuoso, not one per process), and a module with a module-scoped fixture (a server, a browser,
-    a dataset) on its own. Read from the sources: the scheduler runs where nothing is collected."""
-    groups = {}
-    for path in sorted(tests.rglob("test_*.py")):
-        source = path.read_text(encoding="utf-8")
-        module = path.relative_to(tests.parent).as_posix()
-        if "virtuoso_endpoint" in source:
-            groups[module] = "virtuoso"
-        elif re.search(r'scope="module"|\bbrowser\b', source):
-            groups[module] = module
-    return groups
-
-
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """xdist's scheduler, but a group of :func:`shared_fixture_groups` is one unit of work (xdist's own
-    ``--dist loadgroup`` no longer groups under pytest 9.2: pytest-xdist issue 1386). The largest units go first;
-    every other test is a unit of its own, sent to whichever process is free."""
-    from xdist.scheduler import LoadScopeScheduling
-
-    groups = shared_fixture_groups(CHECKOUT / "tests")
-
-    class SharedFixtureScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return groups.get(nodeid.partition("::")[0], nodeid)
-
-    return SharedFixtureScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
