@@ -44,6 +44,23 @@ def subjects_of(stated: dict[int, tuple[str, ...]], concepts: dict[str, Concept]
     )
 
 
+def numbered(
+    order: Sequence[str], lengths: np.ndarray, person: np.ndarray, keys: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A build's papers and persons numbered as the incidence numbers them (the roles number them alike): the
+    papers with authors by id, the persons with authorships by key. ``lengths``: each paper's authorships, in
+    reading order. Gives ``by_id`` (reading index of each numbered paper), ``paper_number`` (each paper's number,
+    -1 without authors), ``by_key`` and ``author_number`` (the same for the persons, indices of ``keys``)."""
+    by_id = np.array(sorted(np.flatnonzero(lengths > 0).tolist(), key=order.__getitem__), dtype=np.int64)
+    paper_number = np.full(len(lengths), -1, dtype=np.int64)
+    paper_number[by_id] = np.arange(len(by_id), dtype=np.int64)
+    held = np.bincount(person, minlength=len(keys)) > 0
+    by_key = np.array(sorted(np.flatnonzero(held).tolist(), key=keys.__getitem__), dtype=np.int64)
+    author_number = np.full(len(keys), -1, dtype=np.int64)
+    author_number[by_key] = np.arange(len(by_key), dtype=np.int64)
+    return by_id, paper_number, by_key, author_number
+
+
 def incidence_of_persons(
     order: Sequence[str],
     starts: np.ndarray,
@@ -61,13 +78,7 @@ def incidence_of_persons(
     text is held as the ids' and keys' (:meth:`~.incidence.Strings.joined`), the build's strings already."""
     paper_head, person_head = heads
     lengths: np.ndarray = np.diff(np.asarray(starts, dtype=np.int64))
-    by_id = np.array(sorted(np.flatnonzero(lengths > 0).tolist(), key=order.__getitem__), dtype=np.int64)
-    paper_number = np.full(len(lengths), -1, dtype=np.int64)
-    paper_number[by_id] = np.arange(len(by_id), dtype=np.int64)
-    held = np.bincount(person, minlength=len(keys)) > 0
-    by_key = np.array(sorted(np.flatnonzero(held).tolist(), key=keys.__getitem__), dtype=np.int64)
-    author_number = np.full(len(keys), -1, dtype=np.int64)
-    author_number[by_key] = np.arange(len(by_key), dtype=np.int64)
+    by_id, paper_number, by_key, author_number = numbered(order, lengths, person, keys)
     record = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     authorships = distinct_pairs(paper_number[record], author_number[person], max(len(by_key), 1))
     del record, paper_number, author_number

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from bibgraph.graph.networks.incidence import Strings
+from bibgraph.graph.networks.incidencebuild import numbered
 from bibgraph.graph.site.roles import Roles, of_rows
 
 
@@ -31,14 +32,7 @@ def roles_of_persons(
     person (an index of ``keys``, the persons' IRI keys); ``paper_iri`` makes a paper's IRI (of those without an
     author only). None as :func:`~.roles.of_rows` refuses."""
     lengths: np.ndarray = np.diff(np.asarray(starts, dtype=np.int64))
-    authored = np.flatnonzero(lengths > 0)
-    by_id = np.array(sorted(authored.tolist(), key=order.__getitem__), dtype=np.int64)  # the incidence's papers
-    paper_number = np.full(len(lengths), -1, dtype=np.int64)
-    paper_number[by_id] = np.arange(len(by_id), dtype=np.int64)
-    held = np.bincount(person, minlength=len(keys)) > 0
-    by_key = np.array(sorted(np.flatnonzero(held).tolist(), key=keys.__getitem__), dtype=np.int64)
-    author_number = np.full(len(keys), -1, dtype=np.int64)
-    author_number[by_key] = np.arange(len(by_key), dtype=np.int64)
+    by_id, paper_number, by_key, author_number = numbered(order, lengths, person, keys)  # the incidence's numbers
     record = np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
     width = max(len(by_id), 1)
     keyed = author_number[person]  # then author * width + paper, in place: at a million papers each copy is 36 MB
