@@ -23,8 +23,7 @@ def _candidates(inc: Incidence, filters: Filters, counts: np.ndarray) -> tuple[n
     if filters.authors is None:
         candidates = np.flatnonzero(counts >= max(filters.min_papers, 1))
     else:
-        found = (inc.author_id(iri) for iri in filters.authors)
-        ids = np.array(sorted(i for i in found if i is not None), dtype=np.int64)
+        ids = _known(inc, filters.authors)
         candidates = ids[counts[ids] >= max(filters.min_papers, 1)] if len(ids) else ids
     eligible = len(candidates)
     if filters.top is not None and 0 < filters.top < eligible:
@@ -50,14 +49,9 @@ def extent(inc: Incidence, filters: Filters) -> tuple[int, int]:
     pairs of its papers, a pair once for each paper they share). Passes over the authorships, no sort and no pair:
     what decides whether a download is small enough for the web process (``web/maps/bodies.py``)."""
     inside = inc.scope(filters)
-    counts = inc.paper_counts(inside)
-    candidates, eligible = _candidates(inc, filters, counts)
-    kept = np.zeros(len(inc.authors), dtype=bool)
-    kept[candidates] = True
-    mine = kept[inc.ap_author]
-    if inside is not None:
-        mine &= inside[inc.ap_paper]
-    per_paper = np.bincount(inc.ap_paper[mine], minlength=len(inc.papers)).astype(np.int64)
+    candidates, eligible = _candidates(inc, filters, _paper_counts(inc, filters, inside))
+    papers, _ = _authorships(inc, filters, candidates, inside)
+    per_paper = np.bincount(papers, minlength=len(inc.papers)).astype(np.int64)
     authors = eligible if filters.top is None else min(filters.top, eligible)
     return authors, int((per_paper * (per_paper - 1) // 2).sum())
 
@@ -100,7 +94,7 @@ def _paper_counts(inc: Incidence, filters: Filters, inside: np.ndarray | None) -
     a million papers."""
     if filters.authors is None:
         return inc.paper_counts(inside)
-    _, _, owners = _owned(inc, filters, filters.authors)
+    _, owners = _rows_of(inc, _known(inc, filters.authors), inside)
     return np.bincount(owners, minlength=len(inc.authors))
 
 
@@ -117,12 +111,26 @@ def _authorships(
         if inside is not None:
             mine &= inside[inc.ap_paper]
         return inc.ap_paper[mine], inc.ap_author[mine]
-    counts = inc.author_ptr[chosen + 1] - inc.author_ptr[chosen]
-    papers, authors = inc.author_papers[ranges(inc.author_ptr[chosen], counts)], np.repeat(chosen, counts)
-    if inside is not None:
-        papers, authors = papers[inside[papers]], authors[inside[papers]]
+    papers, authors = _rows_of(inc, chosen, inside)
     order = np.lexsort((authors, papers))
     return papers[order], authors[order]
+
+
+def _known(inc: Incidence, authors: Iterable[str]) -> np.ndarray:
+    """The ids of those of ``authors`` the incidence holds, ascending."""
+    found = (inc.author_id(iri) for iri in authors)
+    return np.array(sorted({i for i in found if i is not None}), dtype=np.int64)
+
+
+def _rows_of(inc: Incidence, ids: np.ndarray, inside: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The (paper, author) pairs of the authors ``ids`` under the scope ``inside``, read from their own rows of the
+    incidence, author by author (at a million papers a mask over every pair took 0.2 s for 1,000 authors)."""
+    counts = inc.author_ptr[ids + 1] - inc.author_ptr[ids]
+    papers, owners = inc.author_papers[ranges(inc.author_ptr[ids], counts)], np.repeat(ids, counts)
+    if inside is not None:
+        held = inside[papers]
+        papers, owners = papers[held], owners[held]
+    return papers, owners
 
 
 PAIR_CHUNK = 1 << 20  # author pairs made at a time: a million papers have ~10M, ~1.3 GB of transient arrays at once
@@ -214,16 +222,10 @@ Owned = tuple[dict[str, int | None], np.ndarray, np.ndarray]
 
 
 def _owned(inc: Incidence, filters: Filters, authors: Iterable[str]) -> Owned:
-    """The ids of ``authors`` (None: unknown), and their (paper, author) pairs under ``filters``' scope: read from
-    their own rows of the incidence (at a million papers a mask over every pair took 0.2 s for 1,000 authors)."""
+    """The ids of ``authors`` (None: unknown), and their (paper, author) pairs under ``filters``' scope."""
     ids = {iri: inc.author_id(iri) for iri in authors}
     known = np.array(sorted({i for i in ids.values() if i is not None}), dtype=np.int64)
-    counts = inc.author_ptr[known + 1] - inc.author_ptr[known]
-    papers, owners = inc.author_papers[ranges(inc.author_ptr[known], counts)], np.repeat(known, counts)
-    inside = inc.scope(filters)
-    if inside is not None:
-        papers, owners = papers[inside[papers]], owners[inside[papers]]
-    return ids, papers, owners
+    return (ids, *_rows_of(inc, known, inc.scope(filters)))
 
 
 def joint_papers(inc: Incidence, filters: Filters, authors: Iterable[str]) -> dict[str, int]:
