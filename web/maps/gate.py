@@ -13,7 +13,10 @@ it is answered (its *chain*), so the map's network, analytics and drawing, deriv
 and never queue again halfway. A request that used a value another chain is making (or made and still runs)
 *follows* that chain: if it then needs a turn over its client's share, it waits for the chain it follows to end
 instead of being refused (two tabs of one map: the second reaches a stage the first has not started yet), stopping
-when its client goes or its wait ends. The dataset build derives with no limit.
+when its client goes or its wait ends; so does one that used a value a running chain of its own client used too (a
+map page and its data, their network made by another client's request long answered). Distinct work of a client
+over its share shares no such value (only the incidence every map is made from) and is refused. The dataset build
+derives with no limit.
 
 Per client, as the SPARQL endpoint's share (nginx's ``limit_req`` per address, Virtuoso's per-client limits): a
 client may hold at most ``per_client`` derivations, running or waiting (default half the slots, at least one);
@@ -42,7 +45,7 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,10 +85,12 @@ class OverMapShare(OverShare):
 
 @dataclass(eq=False)
 class Chain:
-    """The turn a request holds while it derives, from its first stage until it is answered (``done``)."""
+    """The turn a request holds while it derives, from its first stage until it is answered (``done``); ``keys``:
+    the values its request used or made so far (a sibling request that used one of them waits for it)."""
 
     client: str
     done: threading.Event = field(default_factory=threading.Event)
+    keys: set[Hashable] = field(default_factory=set)
 
 
 class ClientGone(Exception):
@@ -186,16 +191,32 @@ class DerivationGate:
         if chain is not None and not chain.done.is_set() and chain is not self.chain():
             self._followed().append(chain)
 
+    def use(self, key: Hashable) -> None:
+        """This thread's request used (found, waited for or made) the value of ``key``, one a map is made of (not the
+        incidence every map shares): a sibling request of its client that used it too is doing the same map's work
+        (see :meth:`leader`)."""
+        self._used().add(key)
+        chain = self.chain()
+        if chain is not None:
+            with self._lock:
+                chain.keys.add(key)
+
     def leader(self, client: str) -> Chain | None:
-        """What a follower over its share waits for instead of a 429: a chain it followed that still runs, else one
-        its own client runs (siblings that shared a value just made: the home page and the map, both from its
-        incidence); None for a request that followed nobody's work in progress."""
+        """What a request over its share waits for instead of a 429: a chain it followed that still runs; else one
+        its own client runs, if it followed a chain that ended (siblings that shared a value just made: the home
+        page and the map, both from its incidence) or used a value that chain used too (a map page and its data,
+        their network made by another client's request long answered); None for distinct work (another map of a
+        client already deriving one: refused, no thread held waiting)."""
         followed = self._followed()
         running = next((chain for chain in followed if not chain.done.is_set()), None)
-        if running is not None or not followed:
+        if running is not None:
             return running
+        used = self._used()
         with self._lock:
-            return next(iter(self._chains.get(client, ())), None)
+            own = self._chains.get(client, set())
+            if followed:
+                return next(iter(own), None)
+            return next((chain for chain in own if chain.keys & used), None)
 
     def wait_for(self, chain: Chain) -> None:
         """Wait for ``chain`` to end, costing no turn; stop when this request's client goes (:class:`ClientGone`).
@@ -220,12 +241,19 @@ class DerivationGate:
         followed: list[Chain] = self._held.followed
         return followed
 
+    def _used(self) -> set[Hashable]:
+        if not hasattr(self._held, "used"):
+            self._held.used = set()
+        used: set[Hashable] = self._held.used
+        return used
+
     def finish(self) -> None:
         """The request is answered: its turn is given back, and what it followed is forgotten; if it derived
         something, the heap's free pages go back to the system (``trim``)."""
         derived = self.holds()
         self.release()
         self._held.followed = []
+        self._held.used = set()
         if derived:
             self.trim()
 
@@ -251,7 +279,7 @@ class DerivationGate:
             self._uncount(client)
             raise
         self._held.client = client
-        self._held.chain = Chain(client)
+        self._held.chain = Chain(client, keys=set(self._used()))
         with self._lock:
             self._chains.setdefault(client, set()).add(self._held.chain)
         self._held.slot = True

@@ -96,6 +96,7 @@ class ValueCache:
             if found:
                 if self.gate:
                     self.gate.follow(self._made_by.get(key))
+                    self._use(key)
                 return value
             if needs is not None:
                 needs()
@@ -126,6 +127,7 @@ class ValueCache:
                 if found:
                     if self.gate:
                         self.gate.follow(making.chain)
+                        self._use(key)
                     return value
                 found, value = derived.load(key) if derived else (False, None)
                 if not found:
@@ -136,6 +138,7 @@ class ValueCache:
                     if derived:
                         derived.save(key, value)
                 self._keep(key, value, making.chain)
+                self._use(key)
             finally:
                 making.lock.release()
         finally:
@@ -143,6 +146,11 @@ class ValueCache:
                 if self._making.get(key) is making:
                     self._making.pop(key, None)
         return value
+
+    def _use(self, key: tuple[Hashable, ...]) -> None:
+        """Tell the gate this request used ``key``'s value, unless every map shares it (:data:`PINNED`)."""
+        if self.gate is not None and key not in PINNED:
+            self.gate.use(key)
 
     def _wait_for(self, making: _Making, until: float) -> None:
         """Take ``making``'s lock: until ``until`` while nobody derives its value, then as long as that takes.
