@@ -7,14 +7,31 @@ last ended (what it left alive: a stage's peak hides what the one before it let 
 read and wrote in it (Linux's ``/proc/self/io``: ``rchar``, every byte read by a system call, the page cache's
 too; ``write_bytes``, what it gave the storage to write): a stage whose bytes grow with the dataset, not with
 what is added, stands out.
+
+A build's costly phases run in child interpreters (:func:`bibgraph.graph.serving.childprocess.in_child`), where a
+wrap made here does not reach: inside :meth:`Stages.children` each such child makes the same wraps and hands its
+figures back in a file, which the table adds to its rows (a child's peak is its own), and its CPU and bytes to the
+total.
 """
 
+import functools
+import importlib
 import inspect
+import json
+import os
 import resource
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TextIO
+
+CHILD_SPEC = "BENCH_STAGES_CHILD"  # the environment variable that tells a phase's child what to wrap, where to report
+CHILD_MAIN = "from bench.stages import serve_timed_child; serve_timed_child"
+SUMMED = ("seconds", "cpu", "read", "written")
+PEAKS = ("peak_mb", "peak_before_mb", "now_mb")
 
 LOGGED_CALL = 1.0  # seconds: a call's end is logged when it lasted this long (not each of a stage's many calls)
 
@@ -33,6 +50,8 @@ class Stages:
         self.read: dict[str, int] = {}
         self.written: dict[str, int] = {}
         self._restore: list[tuple[object, str, Any]] = []
+        self._wraps: list[tuple[str, str, str, str]] = []  # module, owner's qualified name (a class) or "", name, label
+        self.children_total = {"read": 0, "written": 0}  # bytes of the phases' children (:meth:`children`)
 
     def wrap(self, owner: object, name: str, label: str) -> None:
         """Time every call of ``owner.name`` (a module attribute looked up at call time) as ``label``.
@@ -43,7 +62,12 @@ class Stages:
         if original is None:
             return
         self._declare(label)
+        if isinstance(owner, type):
+            self._wraps.append((owner.__module__, owner.__qualname__, name, label))
+        else:
+            self._wraps.append((getattr(owner, "__name__", ""), "", name, label))
 
+        @functools.wraps(original)  # its name and module: a phase sent to a child is pickled as the original's
         def timed(*args: Any, **kwargs: Any) -> Any:
             if label not in self.peak_before_mb:  # a stage's first call: the start of its phase
                 self._log("start", label)
@@ -59,8 +83,14 @@ class Stages:
                 self._log("end", label)
             return result
 
-        self._restore.append((owner, name, original))
-        setattr(owner, name, timed)
+        # every module that imported it by name calls the same timer (a phase handed to a child is pickled by its
+        # name, which must then give this very function back)
+        holders = (
+            [owner] if isinstance(owner, type) else [m for m in list(sys.modules.values()) if _holds(m, name, original)]
+        )
+        for holder in holders:
+            self._restore.append((holder, name, original))
+            setattr(holder, name, timed)
 
     def _timed_iteration(self, items: Iterator[Any], label: str) -> Iterator[Any]:
         """A generator's items, the time spent making each counted to ``label``."""
@@ -107,6 +137,43 @@ class Stages:
         finally:
             self._note(label, start)
 
+    @contextmanager
+    def children(self) -> Iterator[None]:
+        """Time the same functions in every phase's child started meanwhile, and add their figures."""
+        from bibgraph.graph.serving import childprocess
+
+        with tempfile.TemporaryDirectory(prefix="bench-stages-") as reports:
+            before, os.environ[CHILD_SPEC] = os.environ.get(CHILD_SPEC), json.dumps([reports, self._wraps])
+            main, childprocess.CHILD_MAIN = childprocess.CHILD_MAIN, CHILD_MAIN
+            try:
+                yield
+            finally:
+                childprocess.CHILD_MAIN = main
+                if before is None:
+                    del os.environ[CHILD_SPEC]
+                else:
+                    os.environ[CHILD_SPEC] = before
+                for report in sorted(Path(reports).glob("*.json")):
+                    self._add(json.loads(report.read_text()))
+
+    def figures(self) -> dict[str, Any]:
+        """This process's figures by stage and its totals, as :meth:`children` reads a child's."""
+        read, written = io_bytes()
+        total = {"read": read, "written": written}
+        return {name: getattr(self, name) for name in SUMMED + PEAKS} | {"total": total}
+
+    def _add(self, child: dict[str, Any]) -> None:
+        for name in SUMMED:
+            mine = getattr(self, name)
+            for label, value in child[name].items():
+                mine[label] = mine.get(label, 0) + value
+        for name in PEAKS:
+            mine = getattr(self, name)
+            for label, value in child[name].items():
+                mine[label] = max(mine.get(label, value), value)
+        for name, value in child["total"].items():
+            self.children_total[name] += value
+
     def restore(self) -> None:
         for owner, name, original in reversed(self._restore):
             setattr(owner, name, original)
@@ -129,11 +196,45 @@ class Stages:
             for label, seconds in self.seconds.items()
         ]
         read, written = (now - then for now, then in zip(io_bytes(), since, strict=True))
+        read, written = read + self.children_total["read"], written + self.children_total["written"]
         end = (
             f"| total | {total:.1f} | 100% | {total_cpu:.1f} | 100% | | {_peak_mb():,.0f} | {_resident_mb():,.0f} |"
             f" {read / 1e6:,.1f} | {written / 1e6:,.1f} |"
         )
         return "\n".join([*rows, end])
+
+
+def serve_timed_child(answers: int) -> None:
+    """A phase's child (``CHILD_MAIN`` inside :meth:`Stages.children`): the parent's wraps made here, the phase
+    served, this process's figures written where the parent reads them."""
+    from bibgraph.graph.serving.childprocess import serve_child
+
+    reports, wraps = json.loads(os.environ[CHILD_SPEC])
+    stages = Stages(log=sys.stderr)
+    for module, owner, name, label in wraps:
+        target: Any = importlib.import_module(module)
+        for part in filter(None, owner.split(".")):
+            target = getattr(target, part)
+        stages.wrap(target, name, label)
+    try:
+        serve_child(answers)
+    finally:
+        Path(reports, f"{os.getpid()}.json").write_text(json.dumps(stages.figures()))
+
+
+def _holds(module: object, name: str, function: object) -> bool:
+    try:
+        return getattr(module, name, None) is function
+    except Exception:  # a lazy module that fails to load an attribute
+        return False
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of the children it has waited for (a build's phases)."""
+    return sum(
+        usage.ru_utime + usage.ru_stime
+        for usage in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    )
 
 
 def _now() -> tuple[float, float, int, int]:

@@ -37,6 +37,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from bench.stages import cpu_seconds
+
 VARIANTS = ("floor", "lines", "oxigraph-load", "dataset", "dataset-derive", "naive-rdflib", "oxrdflib-add", "bibgraph")
 _LINE = re.compile(r'^<([^>]*)> <([^>]*)> (?:<([^>]*)>|"((?:[^"\\]|\\.)*)"(?:\^\^<([^>]*)>)?) \.$')
 
@@ -77,7 +79,7 @@ def run_variant(variant: str, directory: Path, out: Path, store: str) -> dict:
     import bibgraph.graph.dataset.build
     import bibgraph.graph.dataset.opener  # noqa: F401  (imports are not the build's time)
 
-    cpu_start = _cpu()  # CPU time: what a shared, busy machine distorts least
+    cpu_start = cpu_seconds()  # CPU time: what a shared, busy machine distorts least
     start = time.perf_counter()
     if variant == "floor":
         from bench.building.floor import write_floor
@@ -114,18 +116,10 @@ def run_variant(variant: str, directory: Path, out: Path, store: str) -> dict:
         built, _ = build_graph([directory], progress=False)
         triples = built.triple_count()
     seconds = time.perf_counter() - start
-    cpu = _cpu() - cpu_start
+    cpu = cpu_seconds() - cpu_start
     peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     result = {"variant": variant, "seconds": seconds, "cpu": cpu, "triples": triples, "peak_mb": peak / 1024}
     return result | ({"stages": stages} if variant.startswith("dataset") else {})
-
-
-def _cpu() -> float:
-    """CPU seconds of this process and of the children it has waited for (a build's phases)."""
-    return sum(
-        usage.ru_utime + usage.ru_stime
-        for usage in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-    )
 
 
 def _dataset(lists: Path, out: Path, derive: bool = False) -> dict:
@@ -134,27 +128,30 @@ def _dataset(lists: Path, out: Path, derive: bool = False) -> dict:
     Each stage's start and end, with the process's resident memory, go to stderr as they happen (``BENCH_STAGES``):
     what a sampler of ``/proc`` outside the process lines its figures up with."""
     from bench.stages import Stages
-    from bibgraph.graph.dataset import build, directory, sitedata, triples, void
+    from bibgraph.graph.dataset import build, buildphases, directory, sitedata, triples, void, wholeexports
     from bibgraph.graph.dataset.build import DEFAULT_BASE
     from bibgraph.graph.identity.features import Collected
-    from bibgraph.graph.networks import engine, incidence
+    from bibgraph.graph.networks import engine, incidence, incidencebuild
     from bibgraph.graph.site import searchbuild
+    from bibgraph.graph.stores.store import OxigraphGraphStore
     from bibgraph.web.commands import versionwrite
 
     if not derive:
         # the views' data: bench.serving.serve measures it
         versionwrite.derive = lambda version, base, previous=None, roles=None: None
     stages = Stages(log=sys.stderr)
-    stages.wrap(build, "build_graph", "parse, load (overlapped) and write N-Triples; VoID")
-    stages.wrap(build, "void_ntriples", "  of which VoID statistics (the engine's counts: older checkouts)")
+    stages.wrap(buildphases, "load_lists", "parse, identity, load, N-Triples (the load's child)")
     stages.wrap(getattr(void, "VoidTally", None), "_count", "  of which VoID tally of the lines (as they stream)")
     stages.wrap(getattr(void, "VoidTally", None), "counts", "  of which VoID distinct counts (after the stream)")
-    stages.wrap(build, "engine_counts", "  of which VoID counted by the engine (after the load)")
     stages.wrap(Collected, "add", "  of which identity: evidence collected per record")
     stages.wrap(triples, "persons_of", "  of which identity: persons decided")
+    stages.wrap(incidencebuild, "incidence_of_persons", "  of which the incidence made from the persons")
     stages.wrap(triples, "person_lines", "  of which identity: persons written (the store loading meanwhile)")
-    stages.wrap(versionwrite, "write_dataset_dumps", "dumps from the store (a build from dumps)")
-    stages.wrap(versionwrite, "complete_streamed_dumps", "Turtle from the streamed N-Triples, VoID appended")
+    stages.wrap(buildphases, "describe", "VoID, Turtle, compaction (the describe child)")
+    stages.wrap(build, "engine_counts", "  of which VoID counted by the engine")
+    stages.wrap(buildphases, "complete_streamed_dumps", "  of which Turtle from the streamed N-Triples, VoID appended")
+    stages.wrap(OxigraphGraphStore, "compact", "  of which the store compacted")
+    stages.wrap(buildphases, "load_dumps", "load and dumps from the store (a build from dumps)")
     stages.wrap(directory, "checksums", "checksums")
     stages.wrap(directory, "_sync_tree", "fsync")
     stages.wrap(versionwrite, "derive", "derive: the views' data")
@@ -164,10 +161,12 @@ def _dataset(lists: Path, out: Path, derive: bool = False) -> dict:
     stages.wrap(sitedata, "home_figures", "  of which home figures")
     stages.wrap(engine, "coauthor_degrees", "  of which co-author degrees")
     stages.wrap(searchbuild, "build_search_index", "  of which search index")
-    stages.wrap(sitedata, "derive_exports", "  of which whole-network exports")
-    start, cpu = time.perf_counter(), time.process_time()
-    _, report = versionwrite.build_dataset([lists], out, DEFAULT_BASE)
-    table = stages.table(time.perf_counter() - start, time.process_time() - cpu)
+    stages.wrap(wholeexports, "derive_kept", "  of which whole co-author exports (their child)")
+    stages.wrap(sitedata, "derive_exports", "  of which whole-network exports (in this process)")
+    start, cpu = time.perf_counter(), cpu_seconds()
+    with stages.children():
+        _, report = versionwrite.build_dataset([lists], out, DEFAULT_BASE)
+    table = stages.table(time.perf_counter() - start, cpu_seconds() - cpu)
     return {"table": table, "triples": report.triples}
 
 

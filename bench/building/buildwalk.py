@@ -24,7 +24,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bench.stages import Stages
+from bench.stages import Stages, cpu_seconds
 
 # (module, function, label): the first that exists in a checkout is wrapped; an indented label is part of the
 # stage above it. Modules are named as this checkout and the checkout before the regroup name them.
@@ -77,9 +77,10 @@ def stages(lists: Path, out: Path) -> None:
             timer.wrap(owner, function, label)
             wrapped.add(label)
     main = _cli()
-    start, cpu = time.perf_counter(), time.process_time()
-    assert main(["build", str(lists), "--dataset", str(out), "--quiet"]) in (0, None)
-    print(timer.table(time.perf_counter() - start, time.process_time() - cpu))
+    start, cpu = time.perf_counter(), cpu_seconds()
+    with timer.children():
+        assert main(["build", str(lists), "--dataset", str(out), "--quiet"]) in (0, None)
+    print(timer.table(time.perf_counter() - start, cpu_seconds() - cpu))
 
 
 class Walk:

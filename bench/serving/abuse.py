@@ -46,7 +46,7 @@ from pathlib import Path
 
 from bench.servers import stop
 from bibgraph.graph.rdf.vocab import sparql_prologue
-from bibgraph.web.maps.gate import children, tree_pss
+from bibgraph.graph.serving.memory import children, tree_pss
 
 P = sparql_prologue()
 SLOW = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"  # runs until the deadline

@@ -29,8 +29,8 @@ from bench.servers import free_port, stop, wait_for_http
 from bibgraph.graph.networks import engine
 from bibgraph.graph.networks.filters import Filters
 from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
+from bibgraph.graph.serving.memory import tree_pss
 from bibgraph.web.app import create_app
-from bibgraph.web.maps.gate import tree_pss
 
 AREA = "area/applications"  # an area of bench.generate's corpora
 DOWNLOADS = {

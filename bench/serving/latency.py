@@ -43,8 +43,8 @@ from bench.serving.serve import AREA_OF, BIGGEST_SUBAREA, ONE_PAPER, TOP_AUTHOR,
 from bench.serving.sparql import MemoryWatch
 from bibgraph.graph.dataset.directory import MANIFEST, read_manifest
 from bibgraph.graph.dataset.opener import dataset_version
+from bibgraph.graph.serving.memory import tree_pss
 from bibgraph.graph.site.crawl import SITEMAP_LIMIT
-from bibgraph.web.maps.gate import tree_pss
 
 AUTHORS = "SELECT (COUNT(DISTINCT ?a) AS ?n) WHERE { ?p <http://purl.org/dc/terms/creator> ?a }"
 PAPERS = "SELECT (COUNT(?p) AS ?n) WHERE { ?p a <https://schema.org/ScholarlyArticle> }"

@@ -26,7 +26,7 @@ from bibgraph.graph.dataset.opener import dataset_version
 from bibgraph.graph.networks.filters import Filters, drawn
 from bibgraph.graph.networks.spec import COAUTHORS, TOPIC_MAP, TOPICS, NetworkSpec
 from bibgraph.graph.serving.forked import ForkedOutOfMemory, ForkedStopped, ForkedTimeout, run_forked
-from bibgraph.graph.serving.memory import release_free_memory
+from bibgraph.graph.serving.memory import MemoryBudget, release_free_memory
 from bibgraph.graph.serving.pool import QueryTimeout
 from bibgraph.graph.serving.pooled import PooledStore
 from bibgraph.graph.site.roles import Roles, matches
@@ -41,7 +41,6 @@ from bibgraph.web.maps.gate import (
     DerivationCollector,
     DerivationGate,
     DerivationsBusy,
-    MemoryBudget,
     answer_busy,
     answer_gone,
     client_gone,

@@ -38,23 +38,21 @@ where every new derivation is refused (a greedy client kept the tree over a tigh
 maps and ego networks were refused).
 """
 
-import contextlib
 import logging
 import math
-import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from flask import Response, has_request_context, request
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from bibgraph.graph.serving.fairshare import FairShare, OverShare, ServerBusy
+from bibgraph.graph.serving.memory import MemoryBudget
 from bibgraph.web.errors import error_response
 
 log = logging.getLogger("bibgraph.maps")
@@ -103,48 +101,6 @@ def client_gone() -> bool:
         return False
     gone = request.environ.get("waitress.client_disconnected")
     return bool(gone is not None and gone())
-
-
-def children(pid: int) -> list[int]:
-    """Child processes of ``pid`` (forked by any of its threads)."""
-    found = []
-    with contextlib.suppress(OSError):
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with contextlib.suppress(OSError):
-                found += [int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
-    return found
-
-
-def tree_pss(pid: int) -> int:
-    """PSS in bytes of ``pid`` and all its descendants (zygote, query workers): what the kernel says they hold."""
-    total, pending = 0, [pid]
-    while pending:
-        process = pending.pop()
-        with contextlib.suppress(OSError):
-            for line in Path(f"/proc/{process}/smaps_rollup").read_text().splitlines():
-                if line.startswith("Pss:"):
-                    total += int(line.split()[1]) * 1024
-                    break
-        pending += children(process)
-    return total
-
-
-class MemoryBudget:
-    """This server's process tree's PSS against ``limit`` bytes (0: none), measured at most every ``every`` s."""
-
-    def __init__(self, limit: int, every: float = 1.0, pid: int | None = None) -> None:
-        self.limit, self.every, self.pid = limit, every, os.getpid() if pid is None else pid
-        self._measured, self._at = 0, -math.inf
-        self._lock = threading.Lock()
-
-    def pss(self, fresh: bool = False) -> int:
-        with self._lock:
-            if fresh or time.monotonic() - self._at >= self.every:
-                self._measured, self._at = tree_pss(self.pid), time.monotonic()
-            return self._measured
-
-    def over(self, fresh: bool = False) -> bool:
-        return bool(self.limit) and self.pss(fresh) > self.limit
 
 
 class DerivationGate:

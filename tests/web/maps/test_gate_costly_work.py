@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from bench.servers import bibgraph_process
 from bibgraph.graph.networks.filters import Filters
 from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
+from bibgraph.graph.serving.memory import MemoryBudget, children, tree_pss
 from bibgraph.web.maps.cache import EXTENSION, GATE, networks
 from bibgraph.web.maps.gate import (
     GONE,
@@ -29,9 +30,6 @@ from bibgraph.web.maps.gate import (
     ClientGone,
     DerivationGate,
     DerivationsBusy,
-    MemoryBudget,
-    children,
-    tree_pss,
 )
 from bibgraph.web.maps.gate import client_gone as the_client_is_gone
 from bibgraph.web.server import waitress_options
@@ -457,7 +455,7 @@ def test_the_heap_is_trimmed_once_a_request_that_derived_is_answered_and_only_th
 @contextmanager
 def _download_just_under_its_budget() -> Iterator[Any]:
     """A download's network cache whose memory budget the process is 64 MB under: the work may start."""
-    from bibgraph.web.maps.gate import tree_pss
+    from bibgraph.graph.serving.memory import tree_pss
 
     app = make_app()
     try:
@@ -474,7 +472,7 @@ def test_a_download_child_that_outgrows_the_memory_budget_is_stopped(tmp_path: P
     """A download's body is computed in a child that nothing bounded once it ran: at a million papers one whole
     network took a 5.9 GB child, whatever ``MEMORY_BUDGET`` said. Past the hard limit (HARD_OVER times the budget)
     it is killed and the download answers 503 (counted as refused for memory)."""
-    from bibgraph.web.maps.gate import HARD_OVER, MEMORY, DerivationsBusy, tree_pss
+    from bibgraph.web.maps.gate import HARD_OVER, MEMORY, DerivationsBusy
 
     with _download_just_under_its_budget() as cache:
         grow = int(HARD_OVER * cache.gate.budget.limit) - tree_pss(os.getpid()) + 256 * 2**20
