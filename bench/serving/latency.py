@@ -21,8 +21,9 @@ Without ``--against``, one server alone (``python -m bench.serving.latency /work
 papers there may be no other checkout's dataset to pair with. ``--only "page home" map`` asks only the paths whose
 name starts with one of these; ``--settle 60`` asks the first of them a minute after the paths are found, once the
 server's warm-up is over (as it is after the earlier rows of a whole run). A request that fails (an HTTP error, a
-timeout) is a row of the table (``nan``) and a line saying why, not the end of the run: at 100k an old server's map
-did not answer within 600 s, and nothing was reported.
+timeout) is left out of its row's median, which says how many failed (``nan`` if all did), with a line saying why,
+not the end of the run: at 100k an old server's map did not answer within 600 s, and nothing was reported. Each
+request's time goes to stderr as it is measured (a round at 1M takes many minutes).
 """
 
 import argparse
@@ -97,6 +98,18 @@ def timed(url: str, failures: list[str]) -> float:
         return math.nan
 
 
+def median_of(values: list[float]) -> tuple[float, int]:
+    """The median of the rounds that answered (a failed request is NaN, which has no place in an order), and how
+    many failed."""
+    answered = [value for value in values if not math.isnan(value)]
+    return (statistics.median(answered) if answered else math.nan), len(values) - len(answered)
+
+
+def shown(median: tuple[float, int]) -> str:
+    value, failed = median
+    return f"{value:.3f}" + (f" ({failed} failed)" if failed else "")
+
+
 def same_people(server: str, asked: dict[str, str], people: dict[str, str]) -> dict[str, str]:
     """``asked`` with each author this server does not know (by IRI) replaced by its most prolific person of the
     same name: the dataset before persons were decided at build time has one IRI where a later one has several."""
@@ -138,8 +151,9 @@ def run(
         for name, path in same_people(server, asked, people).items():
             if only and not name.startswith(tuple(only)):
                 continue
-            figures[f"{name}: first"] = timed(server + path, failures)
-            figures[f"{name}: again"] = timed(server + path, failures)
+            for when in ("first", "again"):
+                figures[f"{name}: {when}"] = seconds = timed(server + path, failures)
+                print(f"  {name}: {when} {seconds:.3f} s", file=sys.stderr, flush=True)  # a long run shows its way
         figures["server PSS after (MB)"] = tree_pss(process.pid) / 2**20
         figures["server peak PSS (MB)"] = watch.stop()
         return figures
@@ -180,12 +194,13 @@ def main() -> None:
         print("| measure | this (median) | other (median) | this / other |\n|---|---:|---:|---:|")
     # paired by position: a page named by its counts (the top author's papers) may differ between the datasets
     for index, measure in enumerate(runs["this"][0]):
-        mine = statistics.median(list(r.values())[index] for r in runs["this"])
+        mine = median_of([list(r.values())[index] for r in runs["this"]])
         if not args.against:
-            print(f"| {measure} | {mine:.3f} |")
+            print(f"| {measure} | {shown(mine)} |")
             continue
-        theirs = statistics.median(list(r.values())[index] for r in runs["other"])
-        print(f"| {measure} | {mine:.3f} | {theirs:.3f} | {mine / theirs if theirs else float('nan'):.2f} |")
+        theirs = median_of([list(r.values())[index] for r in runs["other"]])
+        ratio = mine[0] / theirs[0] if theirs[0] else math.nan
+        print(f"| {measure} | {shown(mine)} | {shown(theirs)} | {ratio:.2f} |")
     for failure in failures:
         print(f"failed: {failure}")
 
