@@ -9,8 +9,7 @@ of ``--clients`` concurrent clients on kept-alive connections, the servers alter
 answers only the SPARQL rows. The "bare WSGI app" row is each server alone: :func:`bench.serving.querypath.floor_app`
 answering the count's bytes, behind waitress (with ``serve``'s options) and behind granian. granian serves the app
 as ``bibgraph serve`` makes it (the same settings, the same warm-up), with waitress's limits mapped where granian
-has one: ``WEB_THREADS`` blocking threads and as many requests in flight, ``BACKLOG``, and ``CHANNEL_TIMEOUT`` as
-its header-read timeout (which also closes idle connections). Usage:
+has one (:func:`granian_server`). Usage:
 ``python -m bench.serving.wsgiservers DATASET [--runs 200] [--clients 4] [--seconds 5]``
 (needs ``pip install -e '.[bench]'``).
 """
@@ -24,7 +23,7 @@ import sys
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,8 +55,11 @@ def dataset_config(dataset: Path, port: int) -> dict[str, Any]:
     }
 
 
-def granian_server(port: int, threads: int, backlog: int, timeout: int) -> Any:
-    """granian with waitress's limits where it has one (see the module's docstring), HTTP/1 only as waitress."""
+def granian_server(port: int, settings: Mapping[str, Any]) -> Any:
+    """granian with ``serve``'s limits where it has one, HTTP/1 only as waitress: ``WEB_THREADS`` blocking threads;
+    its backpressure (what it calls requests in flight is a permit each accepted connection holds until it closes,
+    idle or not) as ``CONNECTION_LIMIT``; ``BACKLOG``; ``CHANNEL_TIMEOUT`` as its header-read timeout, which also
+    closes a connection idle before or between requests."""
     from granian.constants import HTTPModes, Interfaces
     from granian.http import HTTP1Settings
     from granian.server import Server
@@ -68,10 +70,10 @@ def granian_server(port: int, threads: int, backlog: int, timeout: int) -> Any:
         port=port,
         interface=Interfaces.WSGI,
         http=HTTPModes.http1,
-        blocking_threads=threads,
-        backpressure=threads,
-        backlog=backlog,
-        http1_settings=HTTP1Settings(header_read_timeout=timeout * 1000),
+        blocking_threads=int(settings["WEB_THREADS"]),
+        backpressure=int(settings["CONNECTION_LIMIT"]),
+        backlog=int(settings["BACKLOG"]),
+        http1_settings=HTTP1Settings(header_read_timeout=int(settings["CHANNEL_TIMEOUT"]) * 1000),
     )
 
 
@@ -101,17 +103,14 @@ def serve_granian(dataset: Path, port: int) -> None:
         warm_up(app)
         return app
 
-    server = granian_server(port, int(settings["WEB_THREADS"]), int(settings["BACKLOG"]), settings["CHANNEL_TIMEOUT"])
-    server.serve(target_loader=load, wrap_loader=False)
+    granian_server(port, settings).serve(target_loader=load, wrap_loader=False)
 
 
 def serve_granian_floor(bodies: Path, port: int) -> None:
     """:func:`bench.serving.querypath.floor_app` (a WSGI app that only answers bytes) served by granian."""
     from bibgraph.web.settings import defaults
 
-    settings = defaults()
-    server = granian_server(port, int(settings["WEB_THREADS"]), int(settings["BACKLOG"]), settings["CHANNEL_TIMEOUT"])
-    server.serve(target_loader=lambda: querypath.floor_app(bodies), wrap_loader=False)
+    granian_server(port, defaults()).serve(target_loader=lambda: querypath.floor_app(bodies), wrap_loader=False)
 
 
 @contextlib.contextmanager
