@@ -1,54 +1,24 @@
 """Differential: the search index as the writer now bulk-loads it (FTS5's words buffered in memory, words found by
-an ASCII pattern in ASCII text) against the writer it replaced (ced6c66's schema and ``words``, kept here): the same
+an ASCII pattern in ASCII text) against the writer it replaced (ced6c66's, kept in :mod:`.former_searchbuild`): the same
 schema, rows, full-text entries (every word at every position) and statistics, the same answers (hits, order,
 counts, autocomplete, titles), and add layers over each answering alike."""
 
-import re
 import sqlite3
-import unicodedata
-from contextlib import AbstractContextManager as ContextManager
 from contextlib import closing
 from pathlib import Path
-from unittest.mock import patch
+from types import ModuleType
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bibgraph.graph.ingest.names import normalise
 from bibgraph.graph.site import searchbuild
-from bibgraph.graph.site.search import AUTHORS_END, FORMAT, SearchIndex, fold
-from bibgraph.graph.site.searchbuild import FULL_TEXT_BUFFER, write_index, write_layer
+from bibgraph.graph.site.search import SearchIndex
+from bibgraph.graph.site.searchbuild import FULL_TEXT_BUFFER, write_index
 from bibgraph.graph.site.searchlayers import layer_name, open_search
+from tests.site import former_searchbuild
 from tests.site.test_search import queries
 from tests.site.test_searchlayers import histories
-
-# ced6c66's writer: its schema (no buffer set: FTS5's 1 MB) and its words
-OLD_SCHEMA = f"""
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE items (id INTEGER PRIMARY KEY, iri TEXT NOT NULL UNIQUE, title TEXT NOT NULL, title_key TEXT NOT NULL,
-                    papers INTEGER, areas TEXT NOT NULL DEFAULT '[]', body TEXT);
-CREATE TABLE spellings (id INTEGER PRIMARY KEY, item INTEGER NOT NULL, name TEXT NOT NULL);
-CREATE INDEX spellings_by_name ON spellings (name);
-CREATE INDEX spellings_by_item ON spellings (item);
-CREATE INDEX authors_by_papers ON items (papers DESC, title_key, iri) WHERE id < {AUTHORS_END};
-CREATE TABLE names (key TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (key, name)) WITHOUT ROWID;
-CREATE VIRTUAL TABLE words USING fts5 (body, content='', tokenize="ascii tokenchars '_'", prefix='1 2 3');
-CREATE VIRTUAL TABLE spelling_words USING fts5 (name, content='', tokenize="ascii tokenchars '_'", detail=none);
-INSERT INTO meta VALUES ('format', '{FORMAT}');
-"""
-_WORD = re.compile(r"\w+")
-
-
-def old_words(text: str) -> list[str]:
-    folded = fold(text)
-    found = _WORD.findall(folded)
-    if not folded.isascii():
-        found += [c for token in found for c in token if unicodedata.east_asian_width(c) == "W"]
-    return found
-
-
-def old_writer() -> ContextManager[object]:
-    return patch.multiple(searchbuild, SCHEMA=OLD_SCHEMA, words=old_words)
 
 
 def contents(path: Path) -> dict[str, list[tuple]]:
@@ -72,14 +42,14 @@ def contents(path: Path) -> dict[str, list[tuple]]:
         return {what: sorted(db.execute(sql).fetchall(), key=repr) for what, sql in found.items()}
 
 
-def written(directory: Path, documents: list, facts: list, names: list, adds: list) -> list[Path]:
-    """The build's file then one layer per add, by the writer in force."""
+def written(writer: ModuleType, directory: Path, documents: list, facts: list, names: list, adds: list) -> list[Path]:
+    """The build's file then one layer per add, by ``writer`` (this checkout's module or the former one)."""
     directory.mkdir()
     paths = [directory / layer_name(0)]
-    write_index(paths[0], documents, facts, names)
+    writer.write_index(paths[0], documents, facts, names)
     for number, (rows, more_facts, more_names, replaced) in enumerate(adds, 1):
         paths.append(directory / layer_name(number))
-        write_layer(paths[:-1], paths[-1], replaced, rows, more_facts, more_names)
+        writer.write_layer(paths[:-1], paths[-1], replaced, rows, more_facts, more_names)
     return paths
 
 
@@ -89,9 +59,8 @@ def test_the_bulk_loaded_index_is_the_former_writers(tmp_path: Path, data: st.Da
     documents, facts, names, adds = data.draw(histories())
     case = tmp_path / f"case{len(list(tmp_path.iterdir()))}"
     case.mkdir()
-    new = written(case / "new", documents, facts, names, adds)
-    with old_writer():
-        old = written(case / "old", documents, facts, names, adds)
+    new = written(searchbuild, case / "new", documents, facts, names, adds)
+    old = written(former_searchbuild, case / "old", documents, facts, names, adds)
     for one, two in zip(new, old, strict=True):
         assert contents(one) == contents(two), one.name
     vocabulary = documents + [row for add in adds for row in add[0]]
