@@ -42,15 +42,19 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE items (id INTEGER PRIMARY KEY, iri TEXT NOT NULL UNIQUE, title TEXT NOT NULL, title_key TEXT NOT NULL,
                     papers INTEGER, areas TEXT NOT NULL DEFAULT '[]', body TEXT);
 CREATE TABLE spellings (id INTEGER PRIMARY KEY, item INTEGER NOT NULL, name TEXT NOT NULL);
-CREATE INDEX spellings_by_name ON spellings (name);
-CREATE INDEX spellings_by_item ON spellings (item);
-CREATE INDEX authors_by_papers ON items (papers DESC, title_key, iri) WHERE id < {AUTHORS_END};
 CREATE TABLE names (key TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (key, name)) WITHOUT ROWID;
 CREATE VIRTUAL TABLE words USING fts5 (body, content='', tokenize="ascii tokenchars '_'", prefix='1 2 3');
 CREATE VIRTUAL TABLE spelling_words USING fts5 (name, content='', tokenize="ascii tokenchars '_'", detail=none);
 INSERT INTO words (words, rank) VALUES ('hashsize', {FULL_TEXT_BUFFER});
 INSERT INTO meta VALUES ('format', '{FORMAT}');
 """
+# The readers' indexes, made once every row is in (:func:`create_indexes`): filled row by row, they were rewritten as
+# the rows came, and the authors' facts moved every author in ``authors_by_papers``
+INDEXES = (
+    "CREATE INDEX spellings_by_name ON spellings (name)",
+    "CREATE INDEX spellings_by_item ON spellings (item)",
+    f"CREATE INDEX authors_by_papers ON items (papers DESC, title_key, iri) WHERE id < {AUTHORS_END}",
+)
 
 
 Document = tuple[str, str, str, str]  # (IRI, kind, searchable text, title); an IRI may come with several texts
@@ -195,12 +199,11 @@ def _insert_items(
         raise SearchIndexError(f"an item is indexed twice (under two kinds, or again): {error}") from error
     db.executemany("INSERT INTO words (rowid, body) VALUES (?, ?)", [(rowid, body) for rowid, _, body, _, _ in rows])
     if kind == "author":
-        spelled = [(rowid, name) for rowid, _, _, _, names in rows for name in sorted(set(names or []))]
-        db.executemany("INSERT INTO spellings (item, name) VALUES (?, ?)", spelled)
-        db.execute(
-            "INSERT INTO spelling_words (rowid, name) SELECT id, name FROM spellings WHERE item BETWEEN ? AND ?",
-            (rows[0][0], rows[-1][0]),
-        )
+        last = db.execute("SELECT coalesce(max(id), 0) FROM spellings").fetchone()[0]
+        named = [(rowid, name) for rowid, _, _, _, names in rows for name in sorted(set(names or []))]
+        spelled = [(last + number, rowid, name) for number, (rowid, name) in enumerate(named, 1)]
+        db.executemany("INSERT INTO spellings (id, item, name) VALUES (?, ?, ?)", spelled)
+        db.executemany("INSERT INTO spelling_words (rowid, name) VALUES (?, ?)", [(i, name) for i, _, name in spelled])
 
 
 def _add_facts(db: sqlite3.Connection, facts: Iterable[Fact]) -> None:
@@ -238,6 +241,13 @@ def _fill(
     _add_facts(db, facts)
     _add_names(db, names)
     db.execute("UPDATE meta SET value = ? WHERE key = 'numbers'", (json.dumps(numbers),))
+    create_indexes(db)
+
+
+def create_indexes(db: sqlite3.Connection) -> None:
+    """The readers' indexes over the rows an index file now holds (:data:`INDEXES`)."""
+    for statement in INDEXES:
+        db.execute(statement)
 
 
 def _blocks(values: Sequence[T]) -> Iterator[Sequence[T]]:

@@ -1,7 +1,7 @@
 """Differential: the search index as the writer now bulk-loads it (FTS5's words buffered in memory, words found by
-an ASCII pattern in ASCII text) against the writer it replaced (ced6c66's, kept in :mod:`.former_searchbuild`): the same
-schema, rows, full-text entries (every word at every position) and statistics, the same answers (hits, order,
-counts, autocomplete, titles), and add layers over each answering alike."""
+an ASCII pattern in ASCII text, the readers' indexes made after the rows) against the writer it replaced (ced6c66's,
+kept in ``tests/former_searchbuild.py``): the same schema, rows, full-text entries (every word at every position) and
+statistics, the same answers (hits, order, counts, autocomplete, titles), and add layers over each answering alike."""
 
 import sqlite3
 from contextlib import closing
@@ -16,7 +16,7 @@ from bibgraph.graph.site import searchbuild
 from bibgraph.graph.site.search import SearchIndex
 from bibgraph.graph.site.searchbuild import FULL_TEXT_BUFFER, write_index
 from bibgraph.graph.site.searchlayers import layer_name, open_search
-from tests.site import former_searchbuild
+from tests import former_searchbuild
 from tests.site.test_search import queries
 from tests.site.test_searchlayers import histories
 

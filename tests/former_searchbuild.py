@@ -1,5 +1,5 @@
 """The search index's writer as ced6c66 had it (``graph/site/searchbuild.py`` then, and its ``words``), kept as the
-reference the bulk-loading writer is tested against (tests/site/test_searchbuild_bulk.py)."""
+reference the bulk-loading writer is tested against (``tests/site/test_searchbuild_bulk.py``)."""
 
 import json
 import os
