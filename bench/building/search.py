@@ -5,11 +5,17 @@ Baseline in the same run: a plain FTS5 ``count(*)`` of the query's matches on th
 any answer costs), so the ratios stay meaningful on a loaded machine.
 Usage: ``python -m bench.building.search STORE OUT.sqlite`` (e.g. a dataset's ``current/store``); ``--reuse`` keeps
 an index already at OUT and only measures the searches.
+
+``--writers PY [PY ...]``: the index written by each interpreter's checkout (e.g. this venv's and main's), alternately,
+``--runs`` rounds, each in a fresh process reading the incidence from the store's dataset (``../derived``) as the
+build's derive does: the writer's CPU-s (``build_search_index`` alone) and the process's, its peak RSS, the file's size.
 """
 
 import argparse
 import json
+import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -50,6 +56,57 @@ def probe(path: Path, kind: str, text: str) -> dict[str, float]:
     return json.loads(answer.stdout)
 
 
+_WRITE = """
+import json, resource, sys
+from pathlib import Path
+from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
+from bibgraph.graph.site.searchbuild import build_search_index
+from bibgraph.graph.stores.store import OxigraphGraphStore
+store_path, out = Path(sys.argv[1]), Path(sys.argv[2])
+found, incidence = DerivedFiles(store_path.parent / "derived").load(derived_key("incidence"))
+store = OxigraphGraphStore.disk(store_path, read_only=True)
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+before = cpu()
+build_search_index(store, out, incidence if found else None)
+print(json.dumps({"index": cpu() - before, "incidence kept": found, "size": out.stat().st_size}))
+"""
+
+
+def written(python: str, store_path: Path, out: Path) -> dict[str, float]:
+    """One index written by ``python``'s checkout in a fresh process: its figures and the whole process's."""
+    out.unlink(missing_ok=True)
+    child = subprocess.Popen([python, "-c", _WRITE, str(store_path), str(out)], stdout=subprocess.PIPE)
+    assert child.stdout is not None
+    answer = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise SystemExit(f"{python}: the index was not written (exit {child.returncode})")
+    figures = json.loads(answer)
+    return {**figures, "process": usage.ru_utime + usage.ru_stime, "peak": usage.ru_maxrss / 1024}
+
+
+def compare(pythons: list[str], store_path: Path, out: Path, runs: int) -> None:
+    """Each writer in turn, ``runs`` rounds (paired in one window), then each one's median."""
+    print("| round | writer | index CPU-s | process CPU-s | peak RSS | file | load (1 min) |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    seen: dict[str, list[dict[str, float]]] = {python: [] for python in pythons}
+    for round_ in range(1, runs + 1):
+        for python in pythons:
+            figures = written(python, store_path, out)
+            seen[python].append(figures)
+            print(
+                f"| {round_} | {python} | {figures['index']:.2f} | {figures['process']:.2f} | {figures['peak']:.0f} MB"
+                f" | {figures['size'] / 1e6:.1f} MB | {os.getloadavg()[0]:.1f} |",
+                flush=True,
+            )
+    for python, rows in seen.items():
+        index, peak = statistics.median(r["index"] for r in rows), statistics.median(r["peak"] for r in rows)
+        print(f"| median | {python} | {index:.2f} | | {peak:.0f} MB | | |")
+
+
 def build(store_path: Path, out: Path) -> None:
     from bibgraph.graph.site.searchbuild import build_search_index
     from bibgraph.graph.stores.store import OxigraphGraphStore
@@ -69,7 +126,12 @@ def main() -> None:
     parser.add_argument("store", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--reuse", action="store_true", help="measure the index already at OUT")
+    parser.add_argument("--writers", nargs="+", metavar="PY", help="compare the index writers of these interpreters")
+    parser.add_argument("--runs", type=int, default=3, help="rounds of --writers")
     args = parser.parse_args()
+    if args.writers:
+        compare(args.writers, args.store, args.out, args.runs)
+        return
     print("| measure | value |")
     print("|---|---:|")
     if not (args.reuse and args.out.exists()):

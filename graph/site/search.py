@@ -41,6 +41,7 @@ from bibgraph.graph.ingest.plaintext import plain_text
 
 T = TypeVar("T")
 _WORD = re.compile(r"\w+")
+_ASCII_WORD = re.compile(r"\w+", re.ASCII)  # the same runs in ASCII text, found sooner (most abstracts)
 KIND_ORDER = {"author": 0, "area": 1, "paper": 2}
 KINDS = tuple(KIND_ORDER)
 FILE_NAME = "search.sqlite"  # in a dataset version's ``derived/``
@@ -76,11 +77,11 @@ def fold(text: str) -> str:
 
 def words(text: str) -> list[str]:
     folded = fold(text)
+    if folded.isascii():
+        return _ASCII_WORD.findall(folded)
     found = _WORD.findall(folded)
     # CJK has no spaces: index every character of a CJK run too, so "欣" finds "周欣".
-    if not folded.isascii():
-        found += [c for token in found for c in token if unicodedata.east_asian_width(c) == "W"]
-    return found
+    return found + [c for token in found for c in token if unicodedata.east_asian_width(c) == "W"]
 
 
 @dataclass(frozen=True)

@@ -32,20 +32,29 @@ TEMPORARY_PREFIX = "bibgraph-search-"  # a temporary index: PREFIX + its process
 TEMPORARY_INDEX = re.compile(re.escape(TEMPORARY_PREFIX) + r"(?P<pid>[0-9]+)-(?P<start>-?[0-9]+)-.+\.sqlite")
 # The texts to search, one kind per query (``graph/sparql/queries/search_papers.rq`` says why not one UNION)
 DOCUMENT_QUERIES = ("search_author_names", "search_author_spellings", "search_areas", "search_papers")
+# Bytes of words FTS5 holds in memory before writing them as a segment (its default: 1 MB): fewer, larger segments
+# merged as the rows come (c10k's texts ten times over: the full-text table 4.7-5.3 CPU-s with 1 MB, 3.2 with 32 MB;
+# 16 MB left a 10% larger file at 100,000 papers)
+FULL_TEXT_BUFFER = 32 << 20
 
 SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE items (id INTEGER PRIMARY KEY, iri TEXT NOT NULL UNIQUE, title TEXT NOT NULL, title_key TEXT NOT NULL,
                     papers INTEGER, areas TEXT NOT NULL DEFAULT '[]', body TEXT);
 CREATE TABLE spellings (id INTEGER PRIMARY KEY, item INTEGER NOT NULL, name TEXT NOT NULL);
-CREATE INDEX spellings_by_name ON spellings (name);
-CREATE INDEX spellings_by_item ON spellings (item);
-CREATE INDEX authors_by_papers ON items (papers DESC, title_key, iri) WHERE id < {AUTHORS_END};
 CREATE TABLE names (key TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (key, name)) WITHOUT ROWID;
 CREATE VIRTUAL TABLE words USING fts5 (body, content='', tokenize="ascii tokenchars '_'", prefix='1 2 3');
 CREATE VIRTUAL TABLE spelling_words USING fts5 (name, content='', tokenize="ascii tokenchars '_'", detail=none);
+INSERT INTO words (words, rank) VALUES ('hashsize', {FULL_TEXT_BUFFER});
 INSERT INTO meta VALUES ('format', '{FORMAT}');
 """
+# The readers' indexes, made once every row is in (:func:`create_indexes`): filled row by row, they were rewritten as
+# the rows came, and the authors' facts moved every author in ``authors_by_papers``
+INDEXES = (
+    "CREATE INDEX spellings_by_name ON spellings (name)",
+    "CREATE INDEX spellings_by_item ON spellings (item)",
+    f"CREATE INDEX authors_by_papers ON items (papers DESC, title_key, iri) WHERE id < {AUTHORS_END}",
+)
 
 
 Document = tuple[str, str, str, str]  # (IRI, kind, searchable text, title); an IRI may come with several texts
@@ -102,11 +111,12 @@ def _running(pid: int, start: int) -> bool:
 
 def open_for_writing(temporary: Path) -> sqlite3.Connection:
     """A connection to write a temporary index file: no journal (a failed write leaves only a temporary
-    file, removed), a 64 MB page cache for the full-text table's merges."""
+    file, removed), a 16 MB page cache (64 MB took as many CPU-s at 100,000 papers and 29 MB more memory: FTS5's
+    buffer, :data:`FULL_TEXT_BUFFER`, is what spares its merges)."""
     db = sqlite3.connect(temporary)
     db.execute("PRAGMA journal_mode = OFF")
     db.execute("PRAGMA synchronous = OFF")
-    db.execute("PRAGMA cache_size = -65536")
+    db.execute("PRAGMA cache_size = -16384")
     return db
 
 
@@ -189,12 +199,11 @@ def _insert_items(
         raise SearchIndexError(f"an item is indexed twice (under two kinds, or again): {error}") from error
     db.executemany("INSERT INTO words (rowid, body) VALUES (?, ?)", [(rowid, body) for rowid, _, body, _, _ in rows])
     if kind == "author":
-        spelled = [(rowid, name) for rowid, _, _, _, names in rows for name in sorted(set(names or []))]
-        db.executemany("INSERT INTO spellings (item, name) VALUES (?, ?)", spelled)
-        db.execute(
-            "INSERT INTO spelling_words (rowid, name) SELECT id, name FROM spellings WHERE item BETWEEN ? AND ?",
-            (rows[0][0], rows[-1][0]),
-        )
+        last = db.execute("SELECT coalesce(max(id), 0) FROM spellings").fetchone()[0]
+        named = [(rowid, name) for rowid, _, _, _, names in rows for name in sorted(set(names or []))]
+        spelled = [(last + number, rowid, name) for number, (rowid, name) in enumerate(named, 1)]
+        db.executemany("INSERT INTO spellings (id, item, name) VALUES (?, ?, ?)", spelled)
+        db.executemany("INSERT INTO spelling_words (rowid, name) VALUES (?, ?)", [(i, name) for i, _, name in spelled])
 
 
 def _add_facts(db: sqlite3.Connection, facts: Iterable[Fact]) -> None:
@@ -232,6 +241,13 @@ def _fill(
     _add_facts(db, facts)
     _add_names(db, names)
     db.execute("UPDATE meta SET value = ? WHERE key = 'numbers'", (json.dumps(numbers),))
+    create_indexes(db)
+
+
+def create_indexes(db: sqlite3.Connection) -> None:
+    """The readers' indexes over the rows an index file now holds (:data:`INDEXES`)."""
+    for statement in INDEXES:
+        db.execute(statement)
 
 
 def _blocks(values: Sequence[T]) -> Iterator[Sequence[T]]:

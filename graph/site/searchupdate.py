@@ -23,6 +23,7 @@ from bibgraph.graph.site.searchbuild import (
     SCHEMA,
     bound_rows,
     build_search_index,
+    create_indexes,
     open_for_writing,
     publish_file,
     store_documents,
@@ -122,6 +123,7 @@ def merge_layers(layers: Sequence[Path], path: Path) -> None:
             db.execute("INSERT INTO main.removed SELECT id FROM temp.gone")
             db.execute("INSERT INTO words (rowid, body) SELECT id, body FROM main.items ORDER BY id")
             db.execute("INSERT INTO spelling_words (rowid, name) SELECT id, name FROM main.spellings ORDER BY id")
+            create_indexes(db)
             numbers = db.execute(f"SELECT value FROM {schemas[-1]}.meta WHERE key = 'numbers'").fetchone()[0]
             db.execute("INSERT INTO meta VALUES ('numbers', ?)", (numbers,))
             db.execute("INSERT INTO words (words) VALUES ('optimize')")
