@@ -50,10 +50,11 @@ class Stages:
         self.read: dict[str, int] = {}
         self.written: dict[str, int] = {}
         self._restore: list[tuple[object, str, Any]] = []
-        self._wraps: list[tuple[str, str, str, str]] = []  # module, owner's qualified name (a class) or "", name, label
+        self._wraps: list[tuple[str, str, str, str, bool]] = []  # module, owner's qualified name (a class) or "",
+        # name, label, whether it is called often
         self.children_total = {"read": 0, "written": 0}  # bytes of the phases' children (:meth:`children`)
 
-    def wrap(self, owner: object, name: str, label: str) -> None:
+    def wrap(self, owner: object, name: str, label: str, often: bool = False) -> None:
         """Time every call of ``owner.name`` (a module attribute looked up at call time) as ``label``.
 
         A name ``owner`` lacks is left out (another checkout, compared by running this bench with its Python).
@@ -63,9 +64,9 @@ class Stages:
             return
         self._declare(label)
         if isinstance(owner, type):
-            self._wraps.append((owner.__module__, owner.__qualname__, name, label))
+            self._wraps.append((owner.__module__, owner.__qualname__, name, label, often))
         else:
-            self._wraps.append((getattr(owner, "__name__", ""), "", name, label))
+            self._wraps.append((getattr(owner, "__name__", ""), "", name, label, often))
 
         @functools.wraps(original)  # its name and module: a phase sent to a child is pickled as the original's
         def timed(*args: Any, **kwargs: Any) -> Any:
@@ -138,12 +139,17 @@ class Stages:
             self._note(label, start)
 
     @contextmanager
-    def children(self) -> Iterator[None]:
-        """Time the same functions in every phase's child started meanwhile, and add their figures."""
+    def children(self, often: bool = False) -> Iterator[None]:
+        """Time the same functions in every phase's child started meanwhile, and add their figures; those called
+        ``often`` (per record, per line: each call reads ``/proc`` twice) only if asked, since they add their own
+        CPU to the figures (+56 CPU-s to a 100k build's 163: the ratio is measured without them)."""
         from bibgraph.graph.serving import childprocess
 
         with tempfile.TemporaryDirectory(prefix="bench-stages-") as reports:
-            before, os.environ[CHILD_SPEC] = os.environ.get(CHILD_SPEC), json.dumps([reports, self._wraps])
+            before, os.environ[CHILD_SPEC] = (
+                os.environ.get(CHILD_SPEC),
+                json.dumps([reports, [w[:4] for w in self._wraps if often or not w[4]]]),
+            )
             main, childprocess.CHILD_MAIN = childprocess.CHILD_MAIN, CHILD_MAIN
             try:
                 yield

@@ -26,6 +26,7 @@ CPU time). Usage:
 
 import argparse
 import json
+import os
 import re
 import resource
 import shutil
@@ -40,6 +41,7 @@ from pathlib import Path
 from bench.stages import cpu_seconds
 
 VARIANTS = ("floor", "lines", "oxigraph-load", "dataset", "dataset-derive", "naive-rdflib", "oxrdflib-add", "bibgraph")
+DETAIL = "BENCH_BUILD_STAGE_DETAIL"  # set by --stage-detail for the workers
 _LINE = re.compile(r'^<([^>]*)> <([^>]*)> (?:<([^>]*)>|"((?:[^"\\]|\\.)*)"(?:\^\^<([^>]*)>)?) \.$')
 
 
@@ -141,12 +143,16 @@ def _dataset(lists: Path, out: Path, derive: bool = False) -> dict:
         versionwrite.derive = lambda version, base, previous=None, roles=None: None
     stages = Stages(log=sys.stderr)
     stages.wrap(buildphases, "load_lists", "parse, identity, load, N-Triples (the load's child)")
-    stages.wrap(getattr(void, "VoidTally", None), "_count", "  of which VoID tally of the lines (as they stream)")
+    stages.wrap(
+        getattr(void, "VoidTally", None), "_count", "  of which VoID tally of the lines (as they stream)", often=True
+    )
     stages.wrap(getattr(void, "VoidTally", None), "counts", "  of which VoID distinct counts (after the stream)")
-    stages.wrap(Collected, "add", "  of which identity: evidence collected per record")
+    stages.wrap(Collected, "add", "  of which identity: evidence collected per record", often=True)
     stages.wrap(triples, "persons_of", "  of which identity: persons decided")
     stages.wrap(incidencebuild, "incidence_of_persons", "  of which the incidence made from the persons")
-    stages.wrap(triples, "person_lines", "  of which identity: persons written (the store loading meanwhile)")
+    stages.wrap(
+        triples, "person_lines", "  of which identity: persons written (the store loading meanwhile)", often=True
+    )
     stages.wrap(buildphases, "describe", "VoID, Turtle, compaction (the describe child)")
     stages.wrap(build, "engine_counts", "  of which VoID counted by the engine")
     stages.wrap(buildphases, "complete_streamed_dumps", "  of which Turtle from the streamed N-Triples, VoID appended")
@@ -164,7 +170,7 @@ def _dataset(lists: Path, out: Path, derive: bool = False) -> dict:
     stages.wrap(wholeexports, "derive_kept", "  of which whole co-author exports (their child)")
     stages.wrap(sitedata, "derive_exports", "  of which whole-network exports (in this process)")
     start, cpu = time.perf_counter(), cpu_seconds()
-    with stages.children():
+    with stages.children(often=DETAIL in os.environ):
         _, report = versionwrite.build_dataset([lists], out, DEFAULT_BASE)
     table = stages.table(time.perf_counter() - start, cpu_seconds() - cpu)
     return {"table": table, "triples": report.triples}
@@ -203,8 +209,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--scratch", type=Path, help="where outputs go (default: a temporary directory)")
     parser.add_argument("--timeout", type=float, default=3 * 3600)
+    parser.add_argument(
+        "--stage-detail",
+        action="store_true",
+        help="time the per-record and per-line stages in the phases' children too (their timers' own CPU inflates"
+        " the figures: not for the ratio)",
+    )
     parser.add_argument("--worker", nargs=4, metavar=("VARIANT", "DIR", "OUT", "STORE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.stage_detail:
+        os.environ[DETAIL] = "1"
     if args.worker:
         variant, directory, out, store = args.worker
         print(json.dumps(run_variant(variant, Path(directory), Path(out), store)))

@@ -32,6 +32,9 @@ def swipe(page: Page, x: float, y: float, dx: float, dy: float, fingers: int = 1
     cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": points(0)})
     for step in range(1, 11):
         cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": points(step / 10)})
+    for _ in range(4):  # the finger held still before it lifts: no fling for a tap to fall into (a tap during one
+        page.wait_for_timeout(50)  # only stops it, as on a phone; on a busy machine the map's tap was lost so)
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": points(1)})
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
     settle(page)
 
