@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from bibgraph.graph.networks.wholecoauthors import WholeCoauthors
 
 WIDE_FROM = 1024  # bytes: a longer string (or one holding a NUL) makes every column of its network variable-width
-ROWS = 1 << 14  # rows filled at a time: a block's columns are a few MB
+ROWS = 1 << 11  # rows filled at a time: a block's columns and lines are ~1 MB (at 16,384 the 10k child's peak rose)
 
 Quote = Callable[[str], str]
 XML_ATTRIBUTE: tuple[Quote, bytes] = (quoteattr, b'&<>"\n\r\t')  # a quoting and the bytes it may change
@@ -68,8 +68,11 @@ class Columns:
         return np.array([text.encode("utf-8") for text in texts], dtype=np.bytes_)
 
     def ints(self, values: np.ndarray) -> np.ndarray:
-        """Integers as ``str`` writes them."""
-        return values.astype(StringDType() if self.wide else np.bytes_)
+        """Integers as ``str`` writes them (fixed-width: as wide as the longest, the lines' padding is work)."""
+        if self.wide:
+            return values.astype(StringDType())
+        longest = max((len(str(int(bound))) for bound in (values.min(), values.max())), default=1) if len(values) else 1
+        return values.astype(f"S{longest}")
 
     def floats(self, values: np.ndarray) -> np.ndarray:
         """Floats as ``str`` (and ``json``) writes them: each distinct value by Python."""
@@ -90,13 +93,12 @@ class Columns:
         starts, ends = strings.offsets[indices], strings.offsets[indices + 1]
         lengths = ends - starts
         width = max(int(lengths.max(initial=0)), 1)
+        owner, gathered = np.repeat(np.arange(len(indices)), lengths), strings.blob[ranges(starts, lengths)]
         grid = np.zeros((len(indices), width), dtype=np.uint8)
-        grid[np.repeat(np.arange(len(indices)), lengths), ranges(np.zeros_like(starts), lengths)] = strings.blob[
-            ranges(starts, lengths)
-        ]
-        marked = np.isin(grid, np.frombuffer(special, dtype=np.uint8)).any(axis=1)
+        grid[owner, ranges(np.zeros_like(starts), lengths)] = gathered
+        marked = np.bincount(owner[np.isin(gathered, np.frombuffer(special, dtype=np.uint8))], minlength=len(indices))
         if any(byte in special for byte in strings.prefix.encode()):
-            marked = np.ones(len(indices), dtype=bool)
+            marked[:] = 1
         before, after = _plain_quote(quote)
         texts = np.strings.add(
             np.strings.add((before + strings.prefix).encode(), grid.view(f"S{width}")[:, 0]), after.encode()
@@ -122,7 +124,7 @@ class Columns:
         assert isinstance(rows, np.ndarray)
         if self.wide:
             return "".join(rows.tolist()).encode("utf-8")
-        return rows.tobytes().replace(b"\0", b"")
+        return b"".join(rows.tolist())  # each line without its padding
 
 
 NODE_KEYS = (
@@ -135,7 +137,8 @@ NODE_KEYS = (
 EDGE_KEYS = (("weight", "long"), ("fractional", "double"), ("lower_bound", "boolean"))
 
 
-def _blocks(count: int) -> Iterator[slice]:
+def blocks(count: int) -> Iterator[slice]:
+    """``count`` rows' slices, :data:`ROWS` at a time."""
     return (slice(start, min(start + ROWS, count)) for start in range(0, count, ROWS))
 
 
@@ -149,14 +152,14 @@ def write_graphml(whole: "WholeCoauthors", out: BinaryIO) -> None:
     data = {(name, scope): f"      <data key={quoteattr(key)}>{{}}</data>\n" for (name, _, scope), key in keys.items()}
     iri, areas = whole.iris(XML_ATTRIBUTE), whole.areas(XML_TEXT)
     node = "    <node id={}>\n" + "".join(data[(name, "node")] for name, _ in scopes[0][1]) + "    </node>\n"
-    for rows in _blocks(len(chosen)):
+    for rows in blocks(len(chosen)):
         a = chosen[rows]
         names, counts = columns.strings(whole.inc.names, a, XML_TEXT), columns.ints(whole.counts[a])
         truncated, community = columns.flags(whole.cut_author[a], "False", "True"), columns.ints(whole.community[a])
         out.write(columns.fill(node, iri[a], names, counts, areas[whole.area_combo[a]], truncated, community))
     edge = "    <edge source={} target={}>\n" + "".join(data[(name, "edge")] for name, _ in scopes[1][1])
     edge += "    </edge>\n"
-    for rows in _blocks(len(whole.first)):
+    for rows in blocks(len(whole.first)):
         ends = iri[whole.first[rows]], iri[whole.second[rows]]
         values = columns.ints(whole.weight[rows]), columns.floats(whole.fractional[rows])
         out.write(columns.fill(edge, *ends, *values, columns.flags(whole.cut[rows], "False", "True")))
@@ -184,14 +187,14 @@ def write_gexf(whole: "WholeCoauthors", out: BinaryIO) -> None:
     iri, areas = whole.iris(XML_ATTRIBUTE), whole.areas(XML_ATTRIBUTE)
     out.write(b"    <nodes>\n")
     node = "      <node id={} label={}>\n" + values("node", ("name", "areas")) + "      </node>\n"
-    for rows in _blocks(len(chosen)):
+    for rows in blocks(len(chosen)):
         a = chosen[rows]
         names, counts = columns.strings(whole.inc.names, a, XML_ATTRIBUTE), columns.ints(whole.counts[a])
         truncated, community = columns.flags(whole.cut_author[a], "false", "true"), columns.ints(whole.community[a])
         out.write(columns.fill(node, iri[a], iri[a], names, counts, areas[whole.area_combo[a]], truncated, community))
     out.write(b"    </nodes>\n    <edges>\n")
     edge = '      <edge source={} target={} id="{}" weight="{}">\n' + values("edge") + "      </edge>\n"
-    for rows in _blocks(len(whole.first)):
+    for rows in blocks(len(whole.first)):
         ends = iri[whole.first[rows]], iri[whole.second[rows]]
         number, weight = columns.ints(np.arange(rows.start, rows.stop)), columns.ints(whole.weight[rows])
         fractional, cut = columns.floats(whole.fractional[rows]), columns.flags(whole.cut[rows], "false", "true")
@@ -217,14 +220,14 @@ def write_node_link(whole: "WholeCoauthors", out: BinaryIO) -> None:
     link = ',\n {{"weight": {}, "fractional": {}, "lower_bound": {}, "source": {}, "target": {}}}'
 
     def nodes() -> Iterator[bytes]:
-        for rows in _blocks(len(chosen)):
+        for rows in blocks(len(chosen)):
             a = chosen[rows]
             names, counts = columns.strings(inc.names, a, JSON), columns.ints(whole.counts[a])
             truncated, community = columns.flags(whole.cut_author[a], "false", "true"), columns.ints(whole.community[a])
             yield columns.fill(node, names, counts, areas[whole.area_combo[a]], truncated, community, iri[a])
 
     def links() -> Iterator[bytes]:
-        for rows in _blocks(len(whole.first)):
+        for rows in blocks(len(whole.first)):
             values = columns.ints(whole.weight[rows]), columns.floats(whole.fractional[rows])
             cut = columns.flags(whole.cut[rows], "false", "true")
             yield columns.fill(link, *values, cut, iri[whole.first[rows]], iri[whole.second[rows]])
@@ -249,7 +252,7 @@ def write_vosviewer(whole: "WholeCoauthors", out: BinaryIO, weight: str) -> None
     unnamed = np.diff(inc.names.offsets) + len(inc.names.prefix) == 0
 
     def items() -> Iterator[bytes]:
-        for rows in _blocks(len(authors)):
+        for rows in blocks(len(authors)):
             a = authors[rows]
             iri = columns.strings(inc.authors, a, JSON)
             label = np.where(unnamed[a], iri, columns.strings(inc.names, a, JSON))
@@ -263,7 +266,7 @@ def write_vosviewer(whole: "WholeCoauthors", out: BinaryIO, weight: str) -> None
 
     def links() -> Iterator[bytes]:
         link = ',\n {{"source_id": {}, "target_id": {}, "strength": {}}}'
-        for rows in _blocks(len(link_order)):
+        for rows in blocks(len(link_order)):
             at = link_order[rows]
             ends = columns.ints(number[whole.first[at]]), columns.ints(number[whole.second[at]])
             yield columns.fill(link, *ends, shown(strengths[at]))
