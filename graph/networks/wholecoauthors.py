@@ -17,7 +17,7 @@ from bibgraph.graph.networks import wholetext
 from bibgraph.graph.networks.coauthor import joint_links, ranked_authors
 from bibgraph.graph.networks.communities import leiden
 from bibgraph.graph.networks.filters import Filters
-from bibgraph.graph.networks.incidence import Incidence, ranges
+from bibgraph.graph.networks.incidence import Incidence, distinct, ranges
 from bibgraph.graph.networks.wholetext import Columns, Quote, blocks
 
 
@@ -56,6 +56,7 @@ class WholeCoauthors:
         del earlier, b
         self.weight, self.fractional, self.cut = weight[order], fractional[order], cut[order]
         self.columns = Columns.of((inc.authors, inc.names), self.area_texts)
+        self.columns.numbers(len(inc.authors) + 2)  # a VOSviewer id, a paper count, a degree
         self._iris: tuple[tuple[Quote, bytes], np.ndarray] | None = None
 
     def _networkx_order(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -97,7 +98,7 @@ class WholeCoauthors:
         lengths = np.searchsorted(inc.pc_paper, papers, side="right") - starts
         concepts = inc.pc_concept[ranges(starts, lengths)]
         width = max(len(labels), 1)
-        pairs = np.unique(np.repeat(authors.astype(np.int64), lengths) * width + concept_rank[concepts])
+        pairs = distinct(np.repeat(authors.astype(np.int64), lengths) * width + concept_rank[concepts])
         ptr = np.searchsorted(pairs // width, np.arange(len(inc.authors) + 1))
         ranks, sizes = pairs % width, np.diff(ptr)
         combo = np.zeros(len(inc.authors), dtype=np.int32)
