@@ -16,17 +16,14 @@ bytes (a block's arrays are then a few MB); any other network is filled in numpy
 import json
 from collections.abc import Callable, Iterator, Sequence
 from string import Formatter
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 from numpy.dtypes import StringDType
 
 from bibgraph.graph.networks.exports import gexf_head, graphml_head
-from bibgraph.graph.networks.incidence import Strings, ranges
-
-if TYPE_CHECKING:
-    from bibgraph.graph.networks.wholecoauthors import WholeCoauthors
+from bibgraph.graph.networks.incidence import Incidence, Strings, ranges
 
 WIDE_FROM = 1024  # bytes: a longer string (or one holding a NUL) makes every column of its network variable-width
 NUMBERS = 1 << 16  # integers below this (or below the network's authors) are gathered from their texts
@@ -141,6 +138,29 @@ class Columns:
         return b"".join(rows.tolist())  # each line without its padding
 
 
+class Whole(Protocol):
+    """What the writers read of a whole network (:class:`.wholecoauthors.WholeCoauthors`): authors (incidence
+    numbers) in rank order with their figures, links in networkx's order with their values."""
+
+    inc: Incidence
+    columns: Columns
+    chosen: np.ndarray
+    counts: np.ndarray
+    cut_author: np.ndarray
+    community: np.ndarray
+    area_combo: np.ndarray
+    rank: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    weight: np.ndarray
+    fractional: np.ndarray
+    cut: np.ndarray
+
+    def iris(self, quoting: tuple[Quote, bytes]) -> np.ndarray: ...
+    def areas(self, quoting: tuple[Quote, bytes]) -> np.ndarray: ...
+    def vosviewer_figures(self, weight: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+
+
 NODE_KEYS = (
     ("name", "string"),
     ("papers", "long"),
@@ -156,7 +176,7 @@ def blocks(count: int) -> Iterator[slice]:
     return (slice(start, min(start + ROWS, count)) for start in range(0, count, ROWS))
 
 
-def write_graphml(whole: "WholeCoauthors", out: BinaryIO) -> None:
+def write_graphml(whole: Whole, out: BinaryIO) -> None:
     """GraphML as :func:`.exports.write_graphml` writes the network."""
     columns, chosen = whole.columns, whole.chosen
     scopes = (("node", NODE_KEYS if len(chosen) else ()), ("edge", EDGE_KEYS if len(whole.first) else ()))
@@ -180,7 +200,7 @@ def write_graphml(whole: "WholeCoauthors", out: BinaryIO) -> None:
     out.write(b"  </graph>\n</graphml>\n")
 
 
-def write_gexf(whole: "WholeCoauthors", out: BinaryIO) -> None:
+def write_gexf(whole: Whole, out: BinaryIO) -> None:
     """GEXF as :func:`.exports.write_gexf` writes the network: a node's label its IRI, a link's weight the
     element's own field, the other values attributes (numbers and truth values unquoted)."""
     columns, chosen = whole.columns, whole.chosen
@@ -226,7 +246,7 @@ def _json_list(out: BinaryIO, name: str, blocks: Iterator[bytes]) -> None:
     out.write(b"\n]")
 
 
-def write_node_link(whole: "WholeCoauthors", out: BinaryIO) -> None:
+def write_node_link(whole: Whole, out: BinaryIO) -> None:
     """node-link JSON as :func:`.exports.write_node_link` writes the network."""
     columns, chosen, inc = whole.columns, whole.chosen, whole.inc
     iri, areas = whole.iris(JSON), whole.areas(JSON)
@@ -253,7 +273,7 @@ def write_node_link(whole: "WholeCoauthors", out: BinaryIO) -> None:
     out.write(b"}\n")
 
 
-def write_vosviewer(whole: "WholeCoauthors", out: BinaryIO, weight: str) -> None:
+def write_vosviewer(whole: Whole, out: BinaryIO, weight: str) -> None:
     """The VOSviewer map as :func:`.exports.write_vosviewer` writes it, without coordinates: items in IRI order,
     links by their ends' ids."""
     columns, inc = whole.columns, whole.inc
