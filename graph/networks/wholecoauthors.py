@@ -2,8 +2,8 @@
 
 As a networkx graph the whole network costs about a kilobyte per author and link (+740 MB at 100,000 papers, 12 GB
 of derive at a million): a dataset keeps its exports, not the graph. Here the links are counted by
-:func:`.coauthor.joint_links`, the communities found by igraph from the arrays, and each format written row by row
-into a file by the writers of :mod:`.exports`, in the order networkx would give (nodes most prolific first, each
+:func:`.coauthor.joint_links`, the communities found by igraph from the arrays, and each format written a block of
+rows at a time into a file by :mod:`.wholetext`, in the order networkx would give (nodes most prolific first, each
 link from its earlier node): the bytes are those of ``engine.exported`` for the same network
 (``tests/networks/exports/test_wholecoauthors.py``), without the layout, which a network this large does not get
 (:data:`.exports.LAID_OUT_MAX_NODES`).
@@ -27,7 +27,7 @@ class WholeCoauthors:
     rank order; ``second``: the other), each author's community and areas.
 
     The links are held compact (ends and weights as 32-bit integers) and in one order only: each format reads them
-    as they are, a chunk at a time, and the VOSviewer map sorts an index of them (at a million papers, 10M links:
+    as they are, a block at a time, and the VOSviewer map sorts an index of them (at a million papers, 10M links:
     the link arrays and every format's sorted copies of them held ~0.7 GB above what a format needs)."""
 
     def __init__(self, inc: Incidence, resolution: float = 1.0) -> None:
