@@ -14,7 +14,7 @@ from scipy import sparse
 
 from bibgraph.graph.networks.communities import with_communities
 from bibgraph.graph.networks.filters import Filters
-from bibgraph.graph.networks.incidence import Incidence, ranges
+from bibgraph.graph.networks.incidence import Incidence, distinct, ranges
 
 
 def _candidates(inc: Incidence, filters: Filters, counts: np.ndarray) -> tuple[np.ndarray, int]:
@@ -150,8 +150,8 @@ def joint_links(
     cuts = np.unique(np.searchsorted(pairs, np.arange(PAIR_CHUNK, int(pairs[-1]) if len(pairs) else 0, PAIR_CHUNK)))
     runs = [(starts[i:j], lengths[i:j]) for i, j in zip(np.r_[0, cuts], np.r_[cuts, len(starts)], strict=True)]
     base = int(authors.max()) + 1 if len(authors) else 1
-    found = [np.unique(_keys(*_pair_rows(run_starts, run_lengths), authors, base)) for run_starts, run_lengths in runs]
-    codes = np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+    found = [distinct(_keys(*_pair_rows(run_starts, run_lengths), authors, base)) for run_starts, run_lengths in runs]
+    codes = distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
     del found
     weight = np.zeros(len(codes), dtype=np.int64)
     fractional = np.zeros(len(codes))

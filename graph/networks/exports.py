@@ -28,22 +28,6 @@ NodeRows = Callable[[], Iterable[tuple[str, dict[str, object]]]]  # a network's 
 EdgeRows = Callable[[], Iterable[tuple[str, str, dict[str, object]]]]  # its links and attributes, networkx order
 
 
-@dataclass(frozen=True)
-class EdgeColumns:
-    """Links of one fixed schema, written without a dict a link: every link has every attribute of ``schema``
-    (name, type; in that order, no None, no float infinity or NaN), and ``rows`` gives each link's ends and values in
-    networkx's order. The GraphML and GEXF writers' edge lines are then one template filled a link (the whole
-    co-author network has 900,000 links at 100,000 papers); the bytes are those the rows' dicts give."""
-
-    rows: Callable[[], Iterable[tuple[object, ...]]]  # (a, b, *values)
-    schema: tuple[tuple[str, type], ...]
-    count: int
-
-    def __post_init__(self) -> None:
-        if any(kind not in (int, float, bool) for _, kind in self.schema):  # their text is never escaped
-            raise TypeError(f"link columns hold numbers and truth values only: {self.schema}")
-
-
 def _scalar(value: object) -> object:
     """A value GraphML and GEXF can hold: a list or set becomes one string (``a; b``)."""
     return "; ".join(map(str, value)) if isinstance(value, list | set | tuple) else value
@@ -107,32 +91,15 @@ def graphml(network: nx.Graph) -> bytes:
     return _bytes(lambda out: write_graphml(*_nx_rows(network), out))
 
 
-def write_graphml(nodes: NodeRows, edges: EdgeRows, out: Utf8, columns: EdgeColumns | None = None) -> None:
-    """:func:`graphml` of the rows ``nodes`` and ``edges`` give (each read twice: the keys, then the elements); the
-    links from ``columns`` instead, when given."""
+def write_graphml(nodes: NodeRows, edges: EdgeRows, out: Utf8) -> None:
+    """:func:`graphml` of the rows ``nodes`` and ``edges`` give (each read twice: the keys, then the elements)."""
     keys: dict[tuple[str, str, str], str] = {}  # (name, type, scope) -> id, in order of first use, as networkx
-    for scope, rows in (
-        ("node", (d for _, d in nodes())),
-        ("edge", (d for *_, d in edges()) if columns is None else ()),
-    ):
+    for scope, rows in (("node", (d for _, d in nodes())), ("edge", (d for *_, d in edges()))):
         for attributes in rows:
             for name, value in _items(attributes):
                 keys.setdefault((name, _xml_type(value, _GRAPHML_TYPES), scope), f"d{len(keys)}")
-    for name, column_type in columns.schema if columns is not None and columns.count else ():
-        keys.setdefault((name, _GRAPHML_TYPES[column_type], "edge"), f"d{len(keys)}")
     write = out.write
-    write("<?xml version='1.0' encoding='utf-8'?>\n")
-    write(
-        '<graphml xmlns="http://graphml.graphdrawing.org/xmlns" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
-        ' xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns'
-        ' http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">\n'
-    )
-    for (name, kind, scope), key in keys.items():
-        write(
-            f"  <key id={quoteattr(key)} for={quoteattr(scope)} attr.name={quoteattr(name)}"
-            f" attr.type={quoteattr(kind)} />\n"
-        )
-    write('  <graph edgedefault="undirected">\n')
+    write(graphml_head(keys))
 
     def data(scope: str, attributes: dict[str, object]) -> None:
         for name, value in _items(attributes):
@@ -143,29 +110,28 @@ def write_graphml(nodes: NodeRows, edges: EdgeRows, out: Utf8, columns: EdgeColu
         write(f"    <node id={quoteattr(str(node))}>\n")
         data("node", attributes)
         write("    </node>\n")
-    if columns is None:
-        for a, b, attributes in edges():
-            write(f"    <edge source={quoteattr(str(a))} target={quoteattr(str(b))}>\n")
-            data("edge", attributes)
-            write("    </edge>\n")
-    elif columns.count:
-        lines = "".join(
-            f"      <data key={quoteattr(keys[(name, _GRAPHML_TYPES[kind], 'edge')])}>{{}}</data>\n"
-            for name, kind in columns.schema
-        )
-        _write_columns(write, columns, "    <edge source={} target={}>\n" + lines + "    </edge>\n", str)
+    for a, b, attributes in edges():
+        write(f"    <edge source={quoteattr(str(a))} target={quoteattr(str(b))}>\n")
+        data("edge", attributes)
+        write("    </edge>\n")
     write("  </graph>\n</graphml>\n")
 
 
-def _write_columns(write: Callable[[str], None], columns: EdgeColumns, template: str, shown: Callable) -> None:
-    """Each link of ``columns`` as ``template`` filled with its quoted ends and its values as ``shown`` gives them
-    (the ends' quoting done once a run of links from one node, as they come)."""
-    fill = template.format
-    last, quoted = None, ""
-    for a, b, *values in columns.rows():
-        if a != last:
-            last, quoted = a, quoteattr(str(a))
-        write(fill(quoted, quoteattr(str(b)), *map(shown, values)))
+def graphml_head(keys: dict[tuple[str, str, str], str]) -> str:
+    """A GraphML document up to its first node: its ``keys`` ((name, type, scope) -> id) declared."""
+    head = [
+        "<?xml version='1.0' encoding='utf-8'?>\n",
+        '<graphml xmlns="http://graphml.graphdrawing.org/xmlns" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
+        ' xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns'
+        ' http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">\n',
+    ]
+    for (name, kind, scope), key in keys.items():
+        head.append(
+            f"  <key id={quoteattr(key)} for={quoteattr(scope)} attr.name={quoteattr(name)}"
+            f" attr.type={quoteattr(kind)} />\n"
+        )
+    head.append('  <graph edgedefault="undirected">\n')
+    return "".join(head)
 
 
 def gexf(network: nx.Graph) -> bytes:
@@ -175,36 +141,17 @@ def gexf(network: nx.Graph) -> bytes:
     return _bytes(lambda out: write_gexf(*_nx_rows(network), out))
 
 
-def write_gexf(nodes: NodeRows, edges: EdgeRows, out: Utf8, columns: EdgeColumns | None = None) -> None:
-    """:func:`gexf` of the rows ``nodes`` and ``edges`` give (each read twice); the links from ``columns`` instead,
-    when given."""
+def write_gexf(nodes: NodeRows, edges: EdgeRows, out: Utf8) -> None:
+    """:func:`gexf` of the rows ``nodes`` and ``edges`` give (each read twice)."""
     ids: dict[tuple[str, str], tuple[str, str]] = {}  # (class, title) -> (id, type), first type wins, as networkx
     special = {"node": {"label"}, "edge": {"weight"}}
-    for scope, rows in (
-        ("node", (d for _, d in nodes())),
-        ("edge", (d for *_, d in edges()) if columns is None else ()),
-    ):
+    for scope, rows in (("node", (d for _, d in nodes())), ("edge", (d for *_, d in edges()))):
         for attributes in rows:
             for name, value in _items(attributes):
                 if name not in special[scope] and (scope, name) not in ids:
                     ids[(scope, name)] = (str(len(ids)), _xml_type(value, _GEXF_TYPES))
-    for name, column_type in columns.schema if columns is not None and columns.count else ():
-        if name not in special["edge"] and ("edge", name) not in ids:
-            ids[("edge", name)] = (str(len(ids)), _GEXF_TYPES[column_type])
     write = out.write
-    write("<?xml version='1.0' encoding='utf-8'?>\n")
-    write(
-        '<gexf xmlns="http://www.gexf.net/1.2draft" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
-        ' xsi:schemaLocation="http://www.gexf.net/1.2draft http://www.gexf.net/1.2draft/gexf.xsd" version="1.2">\n'
-    )
-    write('  <graph defaultedgetype="undirected" mode="static" name="">\n')
-    for scope in ("node", "edge"):
-        declared = [(title, number, kind) for (of, title), (number, kind) in ids.items() if of == scope]
-        if declared:
-            write(f'    <attributes mode="static" class="{scope}">\n')
-            for title, number, kind in declared:
-                write(f"      <attribute id={quoteattr(number)} title={quoteattr(title)} type={quoteattr(kind)} />\n")
-            write("    </attributes>\n")
+    write(gexf_head(ids))
 
     def values(scope: str, attributes: Iterator[tuple[str, object]]) -> None:
         rows = [(ids[(scope, name)][0], value) for name, value in attributes]
@@ -222,38 +169,33 @@ def write_gexf(nodes: NodeRows, edges: EdgeRows, out: Utf8, columns: EdgeColumns
         values("node", ((k, v) for k, v in _items(attributes) if k != "label"))
         write("      </node>\n")
     write("    </nodes>\n    <edges>\n")
-    if columns is None:
-        for edge, (a, b, attributes) in enumerate(edges()):
-            weight = attributes.get("weight")
-            shown = "" if weight is None else f" weight={_attribute(weight, str(weight))}"
-            write(f'      <edge source={quoteattr(str(a))} target={quoteattr(str(b))} id="{edge}"{shown}>\n')
-            values("edge", ((k, v) for k, v in _items(attributes) if k != "weight"))
-            write("      </edge>\n")
-    elif columns.count:
-        _write_gexf_columns(write, columns, ids)
+    for edge, (a, b, attributes) in enumerate(edges()):
+        weight = attributes.get("weight")
+        shown = "" if weight is None else f" weight={_attribute(weight, str(weight))}"
+        write(f'      <edge source={quoteattr(str(a))} target={quoteattr(str(b))} id="{edge}"{shown}>\n')
+        values("edge", ((k, v) for k, v in _items(attributes) if k != "weight"))
+        write("      </edge>\n")
     write("    </edges>\n  </graph>\n</gexf>\n")
 
 
-def _write_gexf_columns(
-    write: Callable[[str], None], columns: EdgeColumns, ids: dict[tuple[str, str], tuple[str, str]]
-) -> None:
-    """GEXF's links of ``columns``: ``weight`` the element's own field, the others attribute values (numbers and
-    truth values need no quoting)."""
-    names = [name for name, _ in columns.schema]
-    others = [name for name in names if name != "weight"]
-    rows = "".join(f'          <attvalue for={quoteattr(ids[("edge", name)][0])} value="{{}}" />\n' for name in others)
-    attvalues = f"        <attvalues>\n{rows}        </attvalues>\n" if others else ""
-    weighted = "weight" in names
-    head = '      <edge source={} target={} id="{}"' + (' weight="{}"' if weighted else "") + ">\n"
-    fill = (head + attvalues + "      </edge>\n").format
-    at = names.index("weight") if weighted else -1
-    order = [i for i, name in enumerate(names) if name != "weight"]
-    last, quoted = None, ""
-    for edge, (a, b, *values) in enumerate(columns.rows()):
-        if a != last:
-            last, quoted = a, quoteattr(str(a))
-        shown = [str(values[i]).lower() if type(values[i]) is bool else str(values[i]) for i in order]
-        write(fill(quoted, quoteattr(str(b)), edge, *([values[at]] if weighted else []), *shown))
+def gexf_head(ids: dict[tuple[str, str], tuple[str, str]]) -> str:
+    """A GEXF document up to its nodes: the attributes of ``ids`` ((class, title) -> (id, type)) declared."""
+    head = [
+        "<?xml version='1.0' encoding='utf-8'?>\n",
+        '<gexf xmlns="http://www.gexf.net/1.2draft" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
+        ' xsi:schemaLocation="http://www.gexf.net/1.2draft http://www.gexf.net/1.2draft/gexf.xsd" version="1.2">\n',
+        '  <graph defaultedgetype="undirected" mode="static" name="">\n',
+    ]
+    for scope in ("node", "edge"):
+        declared = [(title, number, kind) for (of, title), (number, kind) in ids.items() if of == scope]
+        if declared:
+            head.append(f'    <attributes mode="static" class="{scope}">\n')
+            for title, number, kind in declared:
+                head.append(
+                    f"      <attribute id={quoteattr(number)} title={quoteattr(title)} type={quoteattr(kind)} />\n"
+                )
+            head.append("    </attributes>\n")
+    return "".join(head)
 
 
 def _json(out: Utf8, fields: dict[str, object], lists: dict[str, Iterable[object]], within: str | None = None) -> None:

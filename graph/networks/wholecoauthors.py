@@ -2,40 +2,23 @@
 
 As a networkx graph the whole network costs about a kilobyte per author and link (+740 MB at 100,000 papers, 12 GB
 of derive at a million): a dataset keeps its exports, not the graph. Here the links are counted by
-:func:`.coauthor.joint_links`, the communities found by igraph from the arrays, and each format written row by row
-into a file by the writers of :mod:`.exports`, in the order networkx would give (nodes most prolific first, each
+:func:`.coauthor.joint_links`, the communities found by igraph from the arrays, and each format written a block of
+rows at a time into a file by :mod:`.wholetext`, in the order networkx would give (nodes most prolific first, each
 link from its earlier node): the bytes are those of ``engine.exported`` for the same network
 (``tests/networks/exports/test_wholecoauthors.py``), without the layout, which a network this large does not get
 (:data:`.exports.LAID_OUT_MAX_NODES`).
 """
 
-from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
 
+from bibgraph.graph.networks import wholetext
 from bibgraph.graph.networks.coauthor import joint_links, ranked_authors
 from bibgraph.graph.networks.communities import leiden
-from bibgraph.graph.networks.exports import (
-    EdgeColumns,
-    Utf8,
-    vosviewer_item,
-    write_gexf,
-    write_graphml,
-    write_node_link,
-    write_vosviewer,
-)
 from bibgraph.graph.networks.filters import Filters
-from bibgraph.graph.networks.incidence import Incidence, ranges
-
-XML_WRITERS = {"graphml": write_graphml, "gexf": write_gexf}
-CHUNK = 1 << 16  # rows made Python objects at a time: 9M links' columns as lists would be ~1.2 GB at 1M papers
-
-
-def _chunked(columns: tuple[np.ndarray, ...]) -> Iterator[tuple[Any, ...]]:
-    """The rows of ``columns`` as Python values, ``CHUNK`` at a time."""
-    for start in range(0, len(columns[0]), CHUNK):
-        yield from zip(*(column[start : start + CHUNK].tolist() for column in columns), strict=True)
+from bibgraph.graph.networks.incidence import Incidence, distinct, ranges
+from bibgraph.graph.networks.wholetext import Columns, Quote, blocks
 
 
 class WholeCoauthors:
@@ -44,7 +27,7 @@ class WholeCoauthors:
     rank order; ``second``: the other), each author's community and areas.
 
     The links are held compact (ends and weights as 32-bit integers) and in one order only: each format reads them
-    as they are, a chunk at a time, and the VOSviewer map sorts an index of them (at a million papers, 10M links:
+    as they are, a block at a time, and the VOSviewer map sorts an index of them (at a million papers, 10M links:
     the link arrays and every format's sorted copies of them held ~0.7 GB above what a format needs)."""
 
     def __init__(self, inc: Incidence, resolution: float = 1.0) -> None:
@@ -57,7 +40,7 @@ class WholeCoauthors:
         del mine
         self.cut_author = np.zeros(len(inc.authors), dtype=bool)
         self.cut_author[authors[inc.truncated[papers]]] = True
-        self.area_ptr, self.area_rank, self.area_labels = self._areas(papers, authors)
+        self.area_combo, self.area_texts = self._areas(papers, authors)
         a, b, weight, fractional, cut = joint_links(papers, authors, np.diff(inc.paper_ptr), inc.truncated)
         del papers, authors
         a, b, weight = a.astype(np.int32), b.astype(np.int32), weight.astype(np.int32)  # authors, papers < 2**31
@@ -72,6 +55,9 @@ class WholeCoauthors:
         self.first, self.second = earlier[order], b[order]
         del earlier, b
         self.weight, self.fractional, self.cut = weight[order], fractional[order], cut[order]
+        self.columns = Columns.of((inc.authors, inc.names), self.area_texts)
+        self.columns.numbers(len(inc.authors) + 2)  # a VOSviewer id, a paper count, a degree
+        self._iris: tuple[tuple[Quote, bytes], np.ndarray] | None = None
 
     def _networkx_order(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """The links' order as networkx lists them: by their earlier node (rank order), then the other (IRI order);
@@ -101,8 +87,9 @@ class WholeCoauthors:
         community[by_iri] = index[membership]
         return community
 
-    def _areas(self, papers: np.ndarray, authors: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
-        """Each author's distinct area labels, sorted: ``area_labels[area_rank[area_ptr[a]:area_ptr[a + 1]]]``."""
+    def _areas(self, papers: np.ndarray, authors: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """Each author's distinct area labels, sorted and joined by ``; ``, as a number: ``area_texts[combo[a]]``
+        (an author's list a row of a matrix of the lists as long, the distinct rows numbered: a few hundred)."""
         inc = self.inc
         labels = sorted({c.area_label for c in inc.concepts})
         rank_of = {label: i for i, label in enumerate(labels)}
@@ -111,85 +98,45 @@ class WholeCoauthors:
         lengths = np.searchsorted(inc.pc_paper, papers, side="right") - starts
         concepts = inc.pc_concept[ranges(starts, lengths)]
         width = max(len(labels), 1)
-        pairs = np.unique(np.repeat(authors.astype(np.int64), lengths) * width + concept_rank[concepts])
-        owners = pairs // width
-        ptr = np.searchsorted(owners, np.arange(len(inc.authors) + 1))
-        return ptr, pairs % width, labels
+        pairs = distinct(np.repeat(authors.astype(np.int64), lengths) * width + concept_rank[concepts])
+        ptr = np.searchsorted(pairs // width, np.arange(len(inc.authors) + 1))
+        ranks, sizes = pairs % width, np.diff(ptr)
+        combo = np.zeros(len(inc.authors), dtype=np.int32)
+        texts: list[str] = []
+        for size in np.unique(sizes).tolist():
+            who = np.flatnonzero(sizes == size)
+            lists, number = np.unique(ranks[ptr[who][:, None] + np.arange(size)], axis=0, return_inverse=True)
+            combo[who] = len(texts) + number.ravel()
+            texts += ["; ".join(labels[r] for r in row) for row in lists.tolist()]
+        return combo, texts
 
-    def nodes(self) -> Iterator[tuple[str, dict[str, object]]]:
-        """The authors and their attributes as ``coauthor_network`` gives them, in its order."""
-        inc, ptr, ranks, labels = self.inc, self.area_ptr, self.area_rank, self.area_labels
-        for author in self.chosen.tolist():
-            yield (
-                inc.authors[author],
-                {
-                    "name": inc.names[author],
-                    "papers": int(self.counts[author]),
-                    "areas": [labels[r] for r in ranks[ptr[author] : ptr[author + 1]].tolist()],
-                    "truncated": bool(self.cut_author[author]),
-                    "community": int(self.community[author]),
-                },
-            )
+    def iris(self, quoting: tuple[Quote, bytes]) -> np.ndarray:
+        """Every author's IRI as ``quoting`` writes it, made once for the formats written one after another
+        (GraphML's and GEXF's are the same), a block at a time (the gather of every IRI's bytes at once held
+        ~60 MB at 100,000 papers)."""
+        if self._iris is None or self._iris[0] != quoting:
+            self._iris = None  # the last quoting's let go before this one is made
+            made = [
+                self.columns.strings(self.inc.authors, np.arange(len(self.inc.authors))[rows], quoting)
+                for rows in blocks(len(self.inc.authors))
+            ]
+            self._iris = quoting, np.concatenate(made) if made else self.columns.table([])
+        return self._iris[1]
 
-    def edges(self) -> Iterator[tuple[str, str, dict[str, object]]]:
-        """The links and their attributes (``weight``, ``fractional``, ``lower_bound``), in networkx's order."""
-        for x, y, w, f, c in self._edge_rows():
-            yield x, y, {"weight": w, "fractional": f, "lower_bound": c}
+    def areas(self, quoting: tuple[Quote, bytes]) -> np.ndarray:
+        """Each distinct list of areas as ``quoting`` writes it: ``areas(...)[area_combo[a]]``."""
+        return self.columns.table([quoting[0](text) for text in self.area_texts])
 
-    def _edge_rows(self) -> Iterator[tuple[str, str, int, float, bool]]:
-        """The links as rows (IRIs, weight, fractional, lower bound), in networkx's order."""
-        iri = self.inc.authors
-        columns = (self.first, self.second, self.weight, self.fractional, self.cut)
-        last, name = -1, ""
-        for x, y, w, f, c in _chunked(columns):
-            if x != last:  # the links of one node come together: its IRI decoded once
-                last, name = x, iri[x]
-            yield name, iri[y], w, f, c
-
-    def edge_columns(self) -> EdgeColumns:
-        """The links for the XML writers' fixed-schema path (their fractional weights are finite sums of shares)."""
-        schema = (("weight", int), ("fractional", float), ("lower_bound", bool))
-        return EdgeColumns(self._edge_rows, schema, len(self.first))
-
-    def vosviewer(self, out: Utf8, weight: str = "weight") -> None:
-        """The VOSviewer map, without coordinates: items in IRI order, each link from its earlier node."""
+    def vosviewer_figures(self, weight: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The VOSviewer map's ids (an author's place in IRI order, from 1), each author's links and total link
+        strength, and the links' order by their ends' ids (ids grow with incidence numbers)."""
         strengths = {"weight": self.weight, "fractional": self.fractional}[weight]
-        first, second = self.first, self.second
-        number = np.cumsum(self.rank >= 0)  # an author's VOSviewer id: its place in IRI order, from 1
-        integral = weight == "weight"
-        degree, total = self._strengths(first, second, strengths, integral)
-        inc = self.inc
-
-        def items() -> Iterator[dict[str, object]]:
-            for author in np.flatnonzero(self.rank >= 0).tolist():
-                # a sum as Python's: 0 (an int) over no links
-                strength = int(total[author]) if integral or not degree[author] else float(total[author])
-                name = inc.names[author]
-                yield vosviewer_item(
-                    int(number[author]),
-                    inc.authors[author],
-                    name or inc.authors[author],
-                    int(self.community[author]) + 1,
-                    int(self.counts[author]),
-                    int(degree[author]),
-                    strength,
-                )
-
-        key = first.astype(np.int64)  # ids grow with incidence numbers: links by (source, target) id
+        number = np.cumsum(self.rank >= 0)
+        degree, total = self._strengths(self.first, self.second, strengths, weight == "weight")
+        key = self.first.astype(np.int64)
         key *= len(self.rank)
-        key += second
-        link_order = np.argsort(key)
-        del key
-        write_vosviewer(items(), self._gathered(link_order, number, strengths), out)
-
-    def _gathered(
-        self, order: np.ndarray, number: np.ndarray, strengths: np.ndarray
-    ) -> Iterator[tuple[int, int, object]]:
-        """The links' VOSviewer ids and strengths in ``order``, gathered a chunk at a time (no reordered copy of
-        every column)."""
-        for start in range(0, len(order), CHUNK):
-            rows = order[start : start + CHUNK]
-            yield from _chunked((number[self.first[rows]], number[self.second[rows]], strengths[rows]))
+        key += self.second
+        return number, degree, total, np.argsort(key)
 
     def _strengths(
         self, first: np.ndarray, second: np.ndarray, values: np.ndarray, integral: bool
@@ -212,8 +159,10 @@ class WholeCoauthors:
     def write(self, fmt: str, out: BinaryIO, weight: str = "weight") -> None:
         """The export of format ``fmt`` (a syntax's name) into the file ``out``."""
         if fmt == "vosviewer":
-            self.vosviewer(Utf8(out), weight)
-        elif fmt in ("graphml", "gexf"):
-            XML_WRITERS[fmt](self.nodes, self.edges, Utf8(out), self.edge_columns())
+            wholetext.write_vosviewer(self, out, weight)
+        elif fmt == "graphml":
+            wholetext.write_graphml(self, out)
+        elif fmt == "gexf":
+            wholetext.write_gexf(self, out)
         else:
-            write_node_link(self.nodes, self.edges, Utf8(out))
+            wholetext.write_node_link(self, out)

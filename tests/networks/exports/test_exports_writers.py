@@ -92,32 +92,3 @@ def test_the_same_network_gives_the_same_bytes() -> None:
     network = nx.path_graph(["a", "b", "c"])
     assert exports.gexf(network) == exports.gexf(network.copy())
     assert exports.graphml(network) == exports.graphml(network.copy())
-
-
-link_schemas = st.lists(
-    st.sampled_from([("weight", int), ("fractional", float), ("lower_bound", bool), ("joint", int)]),
-    unique=True,
-    max_size=4,
-)
-LINK_VALUES = {
-    int: st.integers(-(2**40), 2**40),
-    float: st.floats(allow_nan=False, allow_infinity=False),
-    bool: st.booleans(),
-}
-
-
-@settings(max_examples=60, deadline=None)
-@given(networks(), link_schemas, st.data())
-def test_link_columns_write_the_bytes_of_the_links_dicts(network: nx.Graph, schema, data) -> None:
-    """The fixed-schema path (:class:`exports.EdgeColumns`) writes what the links' dicts write, hostile IRIs (the
-    ends are the generated node names: quotes, ampersands, angle brackets, tabs, newlines) and every value kind."""
-    ends = list(network.edges())
-    rows = [(a, b, *(data.draw(LINK_VALUES[kind]) for _, kind in schema)) for a, b in ends]
-    dicts = [(a, b, {name: value for (name, _), value in zip(schema, values, strict=True)}) for a, b, *values in rows]
-    columns = exports.EdgeColumns(lambda: rows, tuple(schema), len(rows))
-    nodes = lambda: network.nodes(data=True)  # noqa: E731
-    for write in (exports.write_graphml, exports.write_gexf):
-        generic, fixed = io.BytesIO(), io.BytesIO()
-        write(nodes, lambda: dicts, exports.Utf8(generic))
-        write(nodes, lambda: dicts, exports.Utf8(fixed), columns)
-        assert fixed.getvalue() == generic.getvalue(), write.__name__

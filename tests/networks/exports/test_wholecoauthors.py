@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.networks import Filters, engine, exports, wholecoauthors
+from bibgraph.graph.networks import Filters, engine, exports, wholetext
 from bibgraph.graph.networks.exports import NETWORK_SYNTAXES
 from bibgraph.graph.networks.incidence import Concept, Incidence, _arrays
 from bibgraph.graph.networks.spec import COAUTHORS, NetworkSpec
@@ -35,9 +35,11 @@ papers = st.lists(
 )
 
 
-def incidence(generated: list[tuple[list[int], bool, list[int]]]) -> Incidence:
+def incidence(
+    generated: list[tuple[list[int], bool, list[int]]], names: list[str] = NAMES, iris: list[str] | None = None
+) -> Incidence:
     """An incidence of the generated papers (authors, cut, concepts), numbered as a store's reader numbers them."""
-    author_ids = {f"http://x/person/{i:02d}": i for i in range(len(NAMES))}
+    author_ids = {f"http://x/person/{i:02d}" if iris is None else iris[i]: i for i in range(len(names))}
     paper_ids = {f"http://x/paper/{p:03d}": p for p in range(len(generated))}
     ap, pc = array("q"), array("q")
     for number, (authors, _, concepts) in enumerate(generated):
@@ -46,10 +48,10 @@ def incidence(generated: list[tuple[list[int], bool, list[int]]]) -> Incidence:
         for concept in concepts:
             pc.extend((number, concept))
     used = {a for authors, _, _ in generated for a in authors}
-    names: list[str | None] = [name if i in used else None for i, name in enumerate(NAMES)]
+    named: list[str | None] = [name if i in used else None for i, name in enumerate(names)]
 
     truncated = np.array([cut for _, cut, _ in generated], dtype=bool)
-    return _arrays(author_ids, names, paper_ids, truncated, {c: i for i, c in enumerate(CONCEPTS)}, ap, pc)
+    return _arrays(author_ids, named, paper_ids, truncated, {c: i for i, c in enumerate(CONCEPTS)}, ap, pc)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -60,10 +62,48 @@ def test_the_arrays_write_the_engines_bytes_in_every_format(generated, weight) -
     spec = NetworkSpec(COAUTHORS, Filters())
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(exports, "LAID_OUT_MAX_NODES", 0)  # the engine's map without coordinates, as the arrays'
-        patch.setattr(wholecoauthors, "CHUNK", 3)  # rows made Python values a few at a time, as at scale
+        patch.setattr(wholetext, "ROWS", 3)  # rows filled a few at a time, as at scale
         for syntax in NETWORK_SYNTAXES:
             if weight != "weight" and not syntax.positioned:
                 continue  # only VOSviewer maps are weighted otherwise
+            out = io.BytesIO()
+            whole.write(syntax.name, out, weight)
+            assert out.getvalue() == engine.exported(inc, spec, syntax.name, weight)[1], syntax.name
+
+
+HOSTILE = st.text(
+    st.characters(blacklist_categories=("Cs",)) | st.sampled_from("\t\n\r\0&<>\"'\\"), max_size=6
+) | st.sampled_from(
+    ["a\0", "\0", "O'Brien", 'Say "Hi"', "'\"", "a & b", "\\", "\x1f"]  # a trailing NUL: lost by fixed-width bytes
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    papers,
+    st.lists(HOSTILE, min_size=len(NAMES), max_size=len(NAMES)),
+    st.lists(HOSTILE, min_size=len(NAMES), max_size=len(NAMES), unique=True),
+    st.booleans(),
+    st.sampled_from(["weight", "fractional"]),
+)
+def test_any_names_and_iris_write_the_engines_bytes_in_either_kind_of_columns(
+    generated, names, tails, wide, weight
+) -> None:
+    """Names and IRIs with what each format escapes (quotes, ``&``, ``<``, backslashes, control characters, NUL,
+    which the fixed-width columns cannot hold), written as fixed-width bytes or variable-width strings
+    (:data:`wholetext.WIDE_FROM`): the engine's bytes."""
+    inc = incidence(generated, names, [f"http://x/person/{tail}" for tail in tails])
+    spec = NetworkSpec(COAUTHORS, Filters())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(exports, "LAID_OUT_MAX_NODES", 0)
+        patch.setattr(wholetext, "ROWS", 2)
+        if wide:
+            patch.setattr(wholetext, "WIDE_FROM", 0)
+        whole = WholeCoauthors(inc)
+        assert whole.columns.wide or not wide
+        for syntax in NETWORK_SYNTAXES:
+            if weight != "weight" and not syntax.positioned:
+                continue
             out = io.BytesIO()
             whole.write(syntax.name, out, weight)
             assert out.getvalue() == engine.exported(inc, spec, syntax.name, weight)[1], syntax.name

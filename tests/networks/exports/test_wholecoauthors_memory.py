@@ -8,7 +8,7 @@ from array import array
 import numpy as np
 import pytest
 
-from bibgraph.graph.networks import wholecoauthors
+from bibgraph.graph.networks import wholetext
 from bibgraph.graph.networks.exports import NETWORK_SYNTAXES
 from bibgraph.graph.networks.incidence import Concept, Incidence, _arrays
 from bibgraph.graph.networks.wholecoauthors import WholeCoauthors
@@ -39,9 +39,9 @@ def generated(seed: int = 7) -> Incidence:
 
 @pytest.mark.parametrize("fmt", [syntax.name for syntax in NETWORK_SYNTAXES])
 def test_writing_a_format_adds_a_few_bytes_a_link_over_the_kept_arrays(fmt, monkeypatch, tmp_path) -> None:
-    monkeypatch.setattr(wholecoauthors, "CHUNK", 256)  # the Python rows of a chunk: small beside the arrays
+    monkeypatch.setattr(wholetext, "ROWS", 256)  # the text of a block of rows: small beside the arrays
     whole = WholeCoauthors(generated())
-    links = whole.edge_columns().count
+    links = len(whole.first)
     assert links > 40_000
     with open(tmp_path / "export", "wb") as out:
         tracemalloc.start()
