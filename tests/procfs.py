@@ -6,6 +6,9 @@ here, so that race means "gone", never an error.
 """
 
 import os
+import subprocess
+
+import pytest
 
 
 def proc_text(path: str) -> str | None:
@@ -23,3 +26,39 @@ def task_ids(pid: int) -> list[str]:
         return os.listdir(f"/proc/{pid}/task")
     except (FileNotFoundError, ProcessLookupError):
         return []
+
+
+def started(pid: int) -> str | None:
+    """When process ``pid`` started (``/proc``'s start time, clock ticks since boot), or None once it is gone: with
+    its number, what tells a process from a later one given the same number (numbers are reused), unless both
+    started within one clock tick (10 ms)."""
+    stat = proc_text(f"/proc/{pid}/stat")
+    return None if stat is None else stat.rsplit(")", 1)[1].split()[19]
+
+
+def ended(pid: int, born: str | None = None) -> bool:
+    """Whether process ``pid`` is gone or a zombie (dead, not yet reaped by its parent); given the start time it was
+    ``born`` at, a process holding its number since is another one, so it too has ended (a suite run forks thousands
+    of processes: a killed worker's number was taken again within the second, and read as still running)."""
+    stat = proc_text(f"/proc/{pid}/stat")
+    if stat is None:
+        return True
+    fields = stat.rsplit(")", 1)[1].split()
+    return fields[0] == "Z" or (born is not None and fields[19] != born)
+
+
+def process_numbered(pid: int) -> "subprocess.Popen[bytes]":
+    """A process that the kernel gave number ``pid`` (free again: its last holder was reaped), made by setting
+    ``ns_last_pid`` just below it: what happens by itself once the numbers wrap (``pid_max`` is 32768 here)."""
+    for _ in range(50):
+        try:
+            with open("/proc/sys/kernel/ns_last_pid", "w") as last:
+                last.write(str(pid - 1))
+        except PermissionError:
+            pytest.skip("setting ns_last_pid needs root (CI runs as root)")
+        process = subprocess.Popen(["sleep", "120"])
+        if process.pid == pid:
+            return process
+        process.kill()
+        process.wait()
+    raise AssertionError(f"another process kept taking number {pid}")

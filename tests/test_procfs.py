@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -37,3 +38,21 @@ def test_proc_text_and_task_ids_of_a_living_and_of_a_gone_process() -> None:
         child.communicate(b"")
     assert procfs.proc_text(f"/proc/{child.pid}/stat") is None
     assert procfs.task_ids(child.pid) == []
+
+
+def test_a_process_given_the_number_of_one_that_ended_is_not_taken_for_it() -> None:
+    """Numbers are reused: a killed process's number held by a new process reads as that process running, unless
+    the start time tells them apart."""
+    first = subprocess.Popen(["sleep", "120"])
+    born = procfs.started(first.pid)
+    assert born is not None and not procfs.ended(first.pid, born)
+    first.kill()
+    first.wait()
+    time.sleep(0.05)  # start times count clock ticks (10 ms): two processes started in one tick look alike
+    second = procfs.process_numbered(first.pid)
+    try:
+        assert not procfs.ended(first.pid)  # by its number alone, it looks alive
+        assert procfs.ended(first.pid, born)  # but it is another process
+    finally:
+        second.kill()
+        second.wait()

@@ -19,7 +19,7 @@ from bibgraph.graph.serving.fairshare import FairShare, OverShare, ServerBusy
 from bibgraph.graph.serving.pool import QueryCrashed, QueryPool, ResultTooLarge, WorkerFailed
 from bibgraph.graph.serving.worker import serialise
 from bibgraph.graph.stores.store import GraphStore, QueryError
-from tests.procfs import proc_text, task_ids
+from tests.procfs import ended, proc_text, process_numbered, task_ids
 
 # Oxigraph's parser recurses once per group: this overflows even the worker thread's 64 MiB stack (about
 # 17,000 groups fit), and the worker dies. The guard refuses such queries long before; the pool is tested alone.
@@ -54,12 +54,6 @@ def in_thread(function: Callable[[], object]) -> tuple[threading.Thread, dict[st
     thread = threading.Thread(target=run)
     thread.start()
     return thread, outcome
-
-
-def ended(pid: int) -> bool:
-    """Whether process ``pid`` is gone or a zombie (dead, not yet reaped by its parent)."""
-    stat = proc_text(f"/proc/{pid}/stat")
-    return stat is None or stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
 def children(pid: int) -> list[int]:
@@ -323,7 +317,6 @@ def test_a_serving_process_limits_its_heaps() -> None:
     from ``malloc_stats``), where by default they open more."""
     import ctypes
     import os
-    import subprocess
     import sys
 
     script = """
@@ -354,23 +347,6 @@ ctypes.CDLL(None).malloc_stats()
     assert heaps["limited"] <= 2 < heaps["default"]
 
 
-def _process_numbered(pid: int) -> "subprocess.Popen[bytes]":
-    """A process that the kernel gave number ``pid`` (free again: its last holder was reaped), made by setting
-    ``ns_last_pid`` just below it: what happens by itself once the numbers wrap (``pid_max`` is 32768 here)."""
-    for _ in range(50):
-        try:
-            with open("/proc/sys/kernel/ns_last_pid", "w") as last:
-                last.write(str(pid - 1))
-        except PermissionError:
-            pytest.skip("setting ns_last_pid needs root (CI runs as root)")
-        process = subprocess.Popen(["sleep", "120"])
-        if process.pid == pid:
-            return process
-        process.kill()
-        process.wait()
-    raise AssertionError(f"another process kept taking number {pid}")
-
-
 def test_a_number_given_to_another_process_is_never_signalled(seed_store) -> None:
     """The zygote reaps a dead worker at once, so its number is free for the next process made; the pool once
     took that process for its worker (alive: not replaced) and killed it when closed (at exit, every pool ever
@@ -382,7 +358,7 @@ def test_a_number_given_to_another_process_is_never_signalled(seed_store) -> Non
             worker = pool.worker_pid
             os.kill(worker, signal.SIGKILL)
             wait_until(lambda: not os.path.exists(f"/proc/{worker}"))  # noqa: B023 - used at once
-            others.append(_process_numbered(worker))
+            others.append(process_numbered(worker))
             if check == "health":
                 assert pool.health()["worker_was_alive"] is False
                 assert pool.worker_pid != worker and pool.call(GraphStore.triple_count) > 0
