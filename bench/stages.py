@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
+from unittest.mock import patch
 
 CHILD_SPEC = "BENCH_STAGES_CHILD"  # the environment variable that tells a phase's child what to wrap, where to report
 CHILD_MAIN = "from bench.stages import serve_timed_child; serve_timed_child"
@@ -146,19 +147,11 @@ class Stages:
         from bibgraph.graph.serving import childprocess
 
         with tempfile.TemporaryDirectory(prefix="bench-stages-") as reports:
-            before, os.environ[CHILD_SPEC] = (
-                os.environ.get(CHILD_SPEC),
-                json.dumps([reports, [w[:4] for w in self._wraps if often or not w[4]]]),
-            )
-            main, childprocess.CHILD_MAIN = childprocess.CHILD_MAIN, CHILD_MAIN
+            spec = json.dumps([reports, [w[:4] for w in self._wraps if often or not w[4]]])
             try:
-                yield
+                with patch.dict(os.environ, {CHILD_SPEC: spec}), patch.object(childprocess, "CHILD_MAIN", CHILD_MAIN):
+                    yield
             finally:
-                childprocess.CHILD_MAIN = main
-                if before is None:
-                    del os.environ[CHILD_SPEC]
-                else:
-                    os.environ[CHILD_SPEC] = before
                 for report in sorted(Path(reports).glob("*.json")):
                     self._add(json.loads(report.read_text()))
 
@@ -241,6 +234,11 @@ def cpu_seconds() -> float:
         usage.ru_utime + usage.ru_stime
         for usage in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     )
+
+
+def peak_mb() -> float:
+    """The largest peak resident memory of this process and of each child it has waited for, in MB."""
+    return max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
 
 
 def _now() -> tuple[float, float, int, int]:

@@ -28,23 +28,26 @@ def task_ids(pid: int) -> list[str]:
         return []
 
 
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command's name (state first), or None once it is gone."""
+    stat = proc_text(f"/proc/{pid}/stat")
+    return None if stat is None else stat.rsplit(")", 1)[1].split()
+
+
 def started(pid: int) -> str | None:
     """When process ``pid`` started (``/proc``'s start time, clock ticks since boot), or None once it is gone: with
     its number, what tells a process from a later one given the same number (numbers are reused), unless both
     started within one clock tick (10 ms)."""
-    stat = proc_text(f"/proc/{pid}/stat")
-    return None if stat is None else stat.rsplit(")", 1)[1].split()[19]
+    fields = _stat_fields(pid)
+    return None if fields is None else fields[19]
 
 
 def ended(pid: int, born: str | None = None) -> bool:
     """Whether process ``pid`` is gone or a zombie (dead, not yet reaped by its parent); given the start time it was
     ``born`` at, a process holding its number since is another one, so it too has ended (a suite run forks thousands
-    of processes: a killed worker's number was taken again within the second, and read as still running)."""
-    stat = proc_text(f"/proc/{pid}/stat")
-    if stat is None:
-        return True
-    fields = stat.rsplit(")", 1)[1].split()
-    return fields[0] == "Z" or (born is not None and fields[19] != born)
+    of processes, so a killed worker's number may be taken again while a test still watches it)."""
+    fields = _stat_fields(pid)
+    return fields is None or fields[0] == "Z" or (born is not None and fields[19] != born)
 
 
 def process_numbered(pid: int) -> "subprocess.Popen[bytes]":

@@ -13,7 +13,6 @@ checkout times another checkout's add (the stages it has).
 import argparse
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -21,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.stages import Stages, cpu_seconds, io_bytes
+from bench.stages import Stages, cpu_seconds, io_bytes, peak_mb
 
 
 def main() -> None:
@@ -93,8 +92,7 @@ def main() -> None:
     total, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     print(f"{version}: {report.summary()}")
     print(stages.table(total, cpu, since))
-    peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-    print(f"CPU {cpu:.1f} s (this process and its children), peak RSS {peak / 1024:,.0f} MB (the largest process's)")
+    print(f"CPU {cpu:.1f} s (this process and its children), peak RSS {peak_mb():,.0f} MB (the largest process's)")
     print(kept_index(version))
     print(disk_per_version(version))
 

@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -38,7 +37,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from bench.stages import cpu_seconds
+from bench.stages import cpu_seconds, peak_mb
 
 VARIANTS = ("floor", "lines", "oxigraph-load", "dataset", "dataset-derive", "naive-rdflib", "oxrdflib-add", "bibgraph")
 DETAIL = "BENCH_BUILD_STAGE_DETAIL"  # set by --stage-detail for the workers
@@ -119,8 +118,7 @@ def run_variant(variant: str, directory: Path, out: Path, store: str) -> dict:
         triples = built.triple_count()
     seconds = time.perf_counter() - start
     cpu = cpu_seconds() - cpu_start
-    peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-    result = {"variant": variant, "seconds": seconds, "cpu": cpu, "triples": triples, "peak_mb": peak / 1024}
+    result = {"variant": variant, "seconds": seconds, "cpu": cpu, "triples": triples, "peak_mb": peak_mb()}
     return result | ({"stages": stages} if variant.startswith("dataset") else {})
 
 

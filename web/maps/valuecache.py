@@ -94,9 +94,7 @@ class ValueCache:
         while True:
             found, value = self._cached(key)
             if found:
-                if self.gate:
-                    self.gate.follow(self._made_by.get(key))
-                    self._use(key)
+                self._used(key, self._made_by.get(key))
                 return value
             if needs is not None:
                 needs()
@@ -125,9 +123,7 @@ class ValueCache:
             try:
                 found, value = self._cached(key)
                 if found:
-                    if self.gate:
-                        self.gate.follow(making.chain)
-                        self._use(key)
+                    self._used(key, making.chain)
                     return value
                 found, value = derived.load(key) if derived else (False, None)
                 if not found:
@@ -138,7 +134,7 @@ class ValueCache:
                     if derived:
                         derived.save(key, value)
                 self._keep(key, value, making.chain)
-                self._use(key)
+                self._used(key)
             finally:
                 making.lock.release()
         finally:
@@ -147,9 +143,13 @@ class ValueCache:
                     self._making.pop(key, None)
         return value
 
-    def _use(self, key: tuple[Hashable, ...]) -> None:
-        """Tell the gate this request used ``key``'s value, unless every map shares it (:data:`PINNED`)."""
-        if self.gate is not None and key not in PINNED:
+    def _used(self, key: tuple[Hashable, ...], made_by: Chain | None = None) -> None:
+        """Tell the gate this request used ``key``'s value: it follows ``made_by`` (the chain that made it, if that
+        still runs), and the value is one of its map's unless every map shares it (:data:`PINNED`)."""
+        if self.gate is None:
+            return
+        self.gate.follow(made_by)
+        if key not in PINNED:
             self.gate.use(key)
 
     def _wait_for(self, making: _Making, until: float) -> None:

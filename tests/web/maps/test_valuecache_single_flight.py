@@ -211,9 +211,13 @@ def test_a_follower_that_waited_is_not_counted_as_refused() -> None:
     assert list(outcomes.values()) == ["layout 0"] * 3 and gate.refused[OVER_SHARE] == 0
 
 
-def slow_layouts(stages: Stages) -> tuple[SimpleNamespace, threading.Event, threading.Event]:
-    """The fake engine with layouts that wait for ``release`` (set ``drawing`` once one has begun)."""
-    release, drawing = threading.Event(), threading.Event()
+def slow_layouts() -> tuple[Flask, DerivationGate, Cache, SimpleNamespace, threading.Event, threading.Event]:
+    """An app, the gate, the cache and a fake engine whose layouts wait for ``release`` (``drawing`` set once one
+    has begun)."""
+    stages, release, drawing = Stages(0.0), threading.Event(), threading.Event()
+    gate = DerivationGate(LIMIT, waiting=8, wait=30.0)
+    cache = Cache(gate=gate)
+    cache.stages = stages
 
     def positions(spec: Any, _network: Any) -> str:
         drawing.set()
@@ -222,7 +226,7 @@ def slow_layouts(stages: Stages) -> tuple[SimpleNamespace, threading.Event, thre
 
     engine = stages.engine()
     engine.positions = positions
-    return engine, release, drawing
+    return Flask(__name__), gate, cache, engine, release, drawing
 
 
 def test_a_sibling_of_a_running_chain_waits_for_it_though_another_client_made_their_network() -> None:
@@ -230,12 +234,7 @@ def test_a_sibling_of_a_running_chain_waits_for_it_though_another_client_made_th
     turn, their network made by another client's request long answered: the page follows no work in progress, yet
     the same client runs the same map's work, so it waits for that chain instead of a 429 (a flaky failure of the
     generated test above: ``leader`` gave a request that followed nobody nothing to wait for)."""
-    stages = Stages(0.0)
-    app = Flask(__name__)
-    gate = DerivationGate(LIMIT, waiting=8, wait=30.0)
-    cache = Cache(gate=gate)
-    cache.stages = stages
-    engine, release, drawing = slow_layouts(stages)
+    app, gate, cache, engine, release, drawing = slow_layouts()
     outcomes: dict[int, Any] = {}
     with tempfile.TemporaryDirectory() as files, patch("bibgraph.web.maps.cache.network_engine", lambda: engine):
         tabs = [
@@ -261,12 +260,7 @@ def test_distinct_maps_of_one_client_over_its_share_are_refused_at_once() -> Non
     """The other side of the rule above: a client whose one turn draws map 0 and who asks for map 1 meanwhile shares
     no work with it (only the incidence every map is made from, made long before): 429 at once, no thread held
     waiting."""
-    stages = Stages(0.0)
-    app = Flask(__name__)
-    gate = DerivationGate(LIMIT, waiting=8, wait=30.0)
-    cache = Cache(gate=gate)
-    cache.stages = stages
-    engine, release, drawing = slow_layouts(stages)
+    app, gate, cache, engine, release, drawing = slow_layouts()
     outcomes: dict[int, Any] = {}
     with tempfile.TemporaryDirectory() as files, patch("bibgraph.web.maps.cache.network_engine", lambda: engine):
         first_map, second_map = (partial(request, cache, "data", work, Path(files)) for work in (0, 1))
