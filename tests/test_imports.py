@@ -114,6 +114,9 @@ DEFERRED = {  # (module, what it imports inside a function): the rest of the pac
     ("bibgraph.graph.site.profile", "bibgraph.graph.networks.incidence"),  # its one gather of many slices
     ("bibgraph.graph.site.closepapers", "numpy"),  # a paper page's papers by co-authors, from a kept incidence
     ("bibgraph.graph.site.closepapers", "bibgraph.graph.networks.incidence"),
+    ("bibgraph.graph.site.closepapers", "bibgraph.graph.arrays.sets"),  # numpy, as the line above
+    ("bibgraph.graph.site.profile", "bibgraph.graph.arrays.sets"),
+    ("bibgraph.graph.site.homeupdate", "bibgraph.graph.arrays.sets"),
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.networks"),
     ("bibgraph.graph.dataset.sitedata", "bibgraph.graph.networks.incidence"),
     ("bibgraph.graph.dataset.wholeexports", "bibgraph.graph.networks"),  # the engine, as sitedata

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from bibgraph.graph.arrays.sets import distinct
 from bibgraph.graph.dataset import sitedata, wholeexports
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
 from bibgraph.graph.networks import engine
@@ -55,7 +56,7 @@ def synthetic(papers: int, like: Incidence, seed: int = 1) -> Incidence:
     pick.shuffle(slots)
     slots = np.resize(slots, int(sizes.sum()))
     owner = np.repeat(np.arange(papers, dtype=np.int64), sizes)
-    keys = np.unique(owner * authors + slots)
+    keys = distinct(owner * authors + slots)
     del owner, slots
     ap_paper, ap_author = (keys // authors).astype(np.int32), (keys % authors).astype(np.int32)
     del keys

@@ -17,6 +17,7 @@ import numpy as np
 import pyoxigraph as ox
 from rdflib import PROV
 
+from bibgraph.graph.arrays.sets import distinct
 from bibgraph.graph.dataset.build import BuildReport, record_unpublishable
 from bibgraph.graph.dataset.triples import Catalogue
 from bibgraph.graph.dataset.void import recorded_counts, void_lines, void_quads
@@ -148,7 +149,7 @@ def incidence_coauthors(incidence: Incidence) -> Coauthors:
                 continue
             papers = incidence.papers_of(np.array([author]))
             starts = incidence.paper_ptr[papers]
-            others = np.unique(incidence.ap_author[ranges(starts, incidence.paper_ptr[papers + 1] - starts)])
+            others = distinct(incidence.ap_author[ranges(starts, incidence.paper_ptr[papers + 1] - starts)])
             names = incidence.names.take(others[others != author])
             found[iri] = (len(papers), frozenset(normalise(name) for name in names if name))
         return found

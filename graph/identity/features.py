@@ -20,6 +20,7 @@ from scipy import sparse
 from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.preprocessing import normalize
 
+from bibgraph.graph.arrays.sets import distinct
 from bibgraph.graph.ingest.names import normalise
 
 HASH_FEATURES = 1 << 20
@@ -212,8 +213,8 @@ class Coauthors(Mapping[str, set[str]]):
         if found is not None:
             return found
         index = self.ids[name]
-        records = np.unique(self.records_of[self.name_starts[index] : self.name_starts[index + 1]])
-        others = np.unique(np.concatenate([self.flat[self.starts[r] : self.starts[r + 1]] for r in records]))
+        records = distinct(self.records_of[self.name_starts[index] : self.name_starts[index + 1]])
+        others = distinct(np.concatenate([self.flat[self.starts[r] : self.starts[r + 1]] for r in records]))
         found = {self.strings[other] for other in others.tolist() if other != index}
         if len(self._kept) >= _KEPT_COAUTHORS:
             self._kept.clear()

@@ -17,6 +17,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
+from bibgraph.graph.arrays.sets import distinct
 from bibgraph.graph.identity import cluster as rules
 from bibgraph.graph.identity.curation import Applied, Curation, CurationError, resolve
 from bibgraph.graph.identity.features import Coauthors, Collected
@@ -38,10 +39,10 @@ class Commonness:
         for name in {name for names in written for name in names}:
             first, family = self._ids(split_name(name), add=True)
             keys.append(first << 32 | family)
-        distinct = np.unique(np.frombuffer(keys, dtype=np.int64)) if keys else np.zeros(0, dtype=np.int64)
-        self.given = np.bincount(distinct >> 32, minlength=len(self.given_ids))
-        self.family = np.bincount(distinct & 0xFFFFFFFF, minlength=len(self.family_ids))
-        self.names = len(distinct)
+        pairs = distinct(np.frombuffer(keys, dtype=np.int64)) if keys else np.zeros(0, dtype=np.int64)
+        self.given = np.bincount(pairs >> 32, minlength=len(self.given_ids))
+        self.family = np.bincount(pairs & 0xFFFFFFFF, minlength=len(self.family_ids))
+        self.names = len(pairs)
 
     def _ids(self, parts: Parts, add: bool = False) -> tuple[int, int]:
         given, family = parts
@@ -98,7 +99,7 @@ def _units(authorships: Authorships, commonness: Commonness, lazy: "_Lazy") -> U
     flat = authorships.names.flat
     members = np.lexsort((authorships.reading, flat))
     starts = np.flatnonzero(np.diff(flat[members])) + 1
-    bounds = np.unique(np.concatenate(([0], starts, [len(members)])).astype(np.int64))
+    bounds = distinct(np.concatenate(([0], starts, [len(members)])).astype(np.int64))
     lengths = np.diff(bounds)
     cuts: list[int] = []
     scores: dict[int, tuple[float, bool]] = {}
@@ -256,7 +257,7 @@ def _join(units: Units, authorships: Authorships, lazy: _Lazy, commonness: Commo
     )
     del blocks
     by_block = np.argsort(block, kind="stable")
-    cuts = np.unique(np.concatenate(([0], np.flatnonzero(np.diff(block[by_block])) + 1, [len(block)])))
+    cuts = distinct(np.concatenate(([0], np.flatnonzero(np.diff(block[by_block])) + 1, [len(block)])))
     alone = {units.of_place(place) for place in units.alone}
     apart = {units.of_place(place) for place in units.apart}
     flat = authorships.names.flat

@@ -12,9 +12,10 @@ import networkx as nx
 import numpy as np
 from scipy import sparse
 
+from bibgraph.graph.arrays.sets import distinct
 from bibgraph.graph.networks.communities import with_communities
 from bibgraph.graph.networks.filters import Filters
-from bibgraph.graph.networks.incidence import Incidence, distinct, ranges
+from bibgraph.graph.networks.incidence import Incidence, ranges
 
 
 def _candidates(inc: Incidence, filters: Filters, counts: np.ndarray) -> tuple[np.ndarray, int]:
@@ -147,7 +148,7 @@ def joint_links(
     starts = np.flatnonzero(np.r_[True, papers[1:] != papers[:-1]]) if len(papers) else np.zeros(0, dtype=np.int64)
     lengths = np.diff(np.r_[starts, len(papers)])
     pairs = np.cumsum(lengths * (lengths - 1) // 2)
-    cuts = np.unique(np.searchsorted(pairs, np.arange(PAIR_CHUNK, int(pairs[-1]) if len(pairs) else 0, PAIR_CHUNK)))
+    cuts = distinct(np.searchsorted(pairs, np.arange(PAIR_CHUNK, int(pairs[-1]) if len(pairs) else 0, PAIR_CHUNK)))
     runs = [(starts[i:j], lengths[i:j]) for i, j in zip(np.r_[0, cuts], np.r_[cuts, len(starts)], strict=True)]
     base = int(authors.max()) + 1 if len(authors) else 1
     found = [distinct(_keys(*_pair_rows(run_starts, run_lengths), authors, base)) for run_starts, run_lengths in runs]
@@ -171,7 +172,7 @@ def _pair_rows(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.
     """Every pair of rows of each paper (its rows ``starts[i]`` on, ``lengths[i]`` of them), in paper order, each
     paper's as ``itertools.combinations`` gives them."""
     firsts, seconds, owners = [], [], []
-    for length in np.unique(lengths[lengths > 1]).tolist():  # papers of one list length at a time: one pair pattern
+    for length in distinct(lengths[lengths > 1]).tolist():  # papers of one list length at a time: one pair pattern
         group = starts[lengths == length]
         i, j = np.triu_indices(length, 1)  # (0, 1), (0, 2), ...
         firsts.append((group[:, None] + i).ravel())
@@ -247,9 +248,9 @@ def collaboration(inc: Incidence, filters: Filters, authors: Iterable[str]) -> d
     real = others != owners
     owners, others = owners[real], others[real]
     joint = np.bincount(owners, minlength=len(inc.authors))
-    pairs = np.unique(owners.astype(np.int64) * len(inc.authors) + others)
-    distinct = np.bincount(pairs // len(inc.authors), minlength=len(inc.authors))
-    return {iri: (0, 0) if i is None else (int(distinct[i]), int(joint[i])) for iri, i in ids.items()}
+    pairs = distinct(owners.astype(np.int64) * len(inc.authors) + others)
+    others_of = np.bincount(pairs // len(inc.authors), minlength=len(inc.authors))
+    return {iri: (0, 0) if i is None else (int(others_of[i]), int(joint[i])) for iri, i in ids.items()}
 
 
 def coauthor_degrees(inc: Incidence, block: int = 1 << 16) -> Counter[int]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bibgraph.graph.arrays.sets import distinct
 from bibgraph.graph.networks.incidence import Concept, Incidence, Strings, assembled, concept_order, distinct_pairs
 
 
@@ -90,7 +91,7 @@ def incidence_of_persons(
     paper, index = _found(numbers, papers_by_number, subjects.papers)
     concept = subjects.concept[index]
     # a concept only of papers left out is left out too
-    used = sorted(np.unique(concept).tolist(), key=lambda c: concept_order(subjects.concepts[c]))
+    used = sorted(distinct(concept).tolist(), key=lambda c: concept_order(subjects.concepts[c]))
     concepts = [subjects.concepts[c] for c in used]
     concept_new = np.full(len(subjects.concepts), -1, dtype=np.int64)
     concept_new[used] = np.arange(len(used), dtype=np.int64)

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import pyoxigraph as ox
 
+from bibgraph.graph.arrays.sets import distinct
 from bibgraph.graph.networks.incidence import Concept, Incidence, Strings, concept_order, named_rows, shared_prefix
 from bibgraph.graph.sparql.queries import bind, named_query
 from bibgraph.graph.stores.store import GraphStore
@@ -167,7 +168,7 @@ def _moved(count: int, places: np.ndarray) -> np.ndarray:
 def _merge_pairs(first: np.ndarray, second: np.ndarray, new: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct (first, second) pairs, sorted, of the previous ones (sorted, distinct) and ``new`` ones."""
     keys = first.astype(np.int64) * width + second
-    added = np.unique(new[:, 0].astype(np.int64) * width + new[:, 1])
+    added = distinct(new[:, 0].astype(np.int64) * width + new[:, 1])
     at = np.searchsorted(keys, added)
     fresh = (
         (at == len(keys)) | (keys[np.minimum(at, len(keys) - 1)] != added)

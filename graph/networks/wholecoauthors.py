@@ -13,11 +13,12 @@ from typing import BinaryIO
 
 import numpy as np
 
+from bibgraph.graph.arrays.sets import distinct
 from bibgraph.graph.networks import wholetext
 from bibgraph.graph.networks.coauthor import joint_links, ranked_authors
 from bibgraph.graph.networks.communities import leiden
 from bibgraph.graph.networks.filters import Filters
-from bibgraph.graph.networks.incidence import Incidence, distinct, ranges
+from bibgraph.graph.networks.incidence import Incidence, ranges
 from bibgraph.graph.networks.wholetext import Columns, Quote, blocks
 
 
@@ -103,7 +104,7 @@ class WholeCoauthors:
         ranks, sizes = pairs % width, np.diff(ptr)
         combo = np.zeros(len(inc.authors), dtype=np.int32)
         texts: list[str] = []
-        for size in np.unique(sizes).tolist():
+        for size in distinct(sizes).tolist():
             who = np.flatnonzero(sizes == size)
             lists, number = np.unique(ranks[ptr[who][:, None] + np.arange(size)], axis=0, return_inverse=True)
             combo[who] = len(texts) + number.ravel()

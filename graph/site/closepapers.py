@@ -45,6 +45,7 @@ def ranked_from(incidence: "Incidence", iri: str) -> Iterator[tuple[int, list[st
     and no author."""
     import numpy as np  # not loaded by a server's start (nor is the incidence's module)
 
+    from bibgraph.graph.arrays.sets import distinct
     from bibgraph.graph.networks.incidence import ranges
 
     paper = incidence.papers.find(iri)
@@ -59,9 +60,9 @@ def ranked_from(incidence: "Incidence", iri: str) -> Iterator[tuple[int, list[st
         return np.repeat(np.arange(len(papers)), last - first), incidence.pc_concept[rows]
 
     mine = incidence.ap_author[incidence.paper_ptr[paper] : incidence.paper_ptr[paper + 1]]
-    joint = np.unique(incidence.papers_of(mine))  # the paper's authors' papers, itself among them
+    joint = distinct(incidence.papers_of(mine))  # the paper's authors' papers, itself among them
     starts = incidence.paper_ptr[joint]
-    near = np.unique(incidence.ap_author[ranges(starts, incidence.paper_ptr[joint + 1] - starts)])
+    near = distinct(incidence.ap_author[ranges(starts, incidence.paper_ptr[joint + 1] - starts)])
     near = near[~np.isin(near, mine)]  # an author of the paper wrote no candidate
     others, counts = np.unique(incidence.papers_of(near), return_counts=True)  # a row per (author, paper)
     keep = ~np.isin(others, joint)
@@ -72,7 +73,7 @@ def ranked_from(incidence: "Incidence", iri: str) -> Iterator[tuple[int, list[st
     keep = np.zeros(len(others), dtype=bool)
     keep[row[matched[concept]]] = True
     others, counts = others[keep], counts[keep]
-    return ((int(n), [incidence.papers[int(p)] for p in others[counts == n]]) for n in np.unique(counts)[::-1])
+    return ((int(n), [incidence.papers[int(p)] for p in others[counts == n]]) for n in distinct(counts)[::-1])
 
 
 COAUTHORS_COUNTED = 1000  # co-authors whose papers the store is asked for, without an incidence

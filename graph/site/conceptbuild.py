@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from bibgraph.graph.arrays.sets import distinct
 from bibgraph.graph.networks.incidence import Incidence, ranges
 from bibgraph.graph.site.conceptindex import (
     TOP_AUTHORS,
@@ -99,7 +100,7 @@ def _papers_under(
     concepts, papers = np.concatenate(concept), np.concatenate(paper)
     held = concepts >= 0
     width = first + len(uncredited) + 1
-    keys = np.unique(concepts[held] * width + papers[held])
+    keys = distinct(concepts[held] * width + papers[held])
     return keys // width, keys % width
 
 

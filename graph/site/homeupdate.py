@@ -77,13 +77,15 @@ def updated_home(
     ``previous`` keeps no raw counts (a version from before they were kept): derived in full then."""
     import numpy as np
 
+    from bibgraph.graph.arrays.sets import distinct
+
     if "counts" not in previous:
         return None
     summary = {key: value + written.typed[key] for key, value in previous["summary"].items()}
     per_paper = Counter(dict(previous["counts"]["authors_per_paper"])) + written.listed
     degrees = Counter(dict(previous["counts"]["degrees"]))
     degrees[0] -= max(0, previous["summary"]["authors"] - len(before.authors))  # persons with no paper, as charts
-    authors = np.unique(incidence.ap_author[_rows(incidence.paper_ptr, touched_papers(incidence, additions))])
+    authors = distinct(incidence.ap_author[_rows(incidence.paper_ptr, touched_papers(incidence, additions))])
     known = sorted(
         found for number in authors.tolist() if (found := before.author_id(incidence.authors[number])) is not None
     )
@@ -131,11 +133,13 @@ def coauthor_counts(incidence: "Incidence", authors: "np.ndarray") -> "np.ndarra
     them), from their papers' authors: work bounded by those papers, not the whole incidence."""
     import numpy as np
 
+    from bibgraph.graph.arrays.sets import distinct
+
     rows = _rows(incidence.author_ptr, authors)
     owners = np.repeat(authors, incidence.author_ptr[authors + 1] - incidence.author_ptr[authors])
     papers = incidence.author_papers[rows]
     lengths = incidence.paper_ptr[papers + 1] - incidence.paper_ptr[papers]
     coauthors = incidence.ap_author[_rows(incidence.paper_ptr, papers)]
-    pairs = np.unique(np.repeat(owners, lengths) * len(incidence.authors) + coauthors)
+    pairs = distinct(np.repeat(owners, lengths) * len(incidence.authors) + coauthors)
     owner_of = np.searchsorted(authors, pairs // len(incidence.authors)) if len(pairs) else pairs
     return np.bincount(owner_of, minlength=len(authors)) - 1

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pyoxigraph as ox
 
+from bibgraph.graph.arrays.sets import distinct
 from bibgraph.graph.networks.incidence import Incidence, Strings
 from bibgraph.graph.networks.incidencemerge import inserted, reprefixed
 from bibgraph.graph.rdf.vocab import BG, PROV, RDF, SCHEMA
@@ -104,7 +105,7 @@ def updated_roles(previous: Roles, before: Incidence, incidence: Incidence, adde
     new_rows = np.array(sorted((a * width + p, position) for a, p, position in rows), dtype=np.int64).reshape(-1, 2)
     pairs = np.repeat(np.arange(len(incidence.authors), dtype=np.int64), np.diff(incidence.author_ptr)) * width
     pairs += incidence.author_papers
-    fresh = np.unique(new_rows[:, 0])
+    fresh = distinct(new_rows[:, 0])
     again = _within(kept_pairs, fresh)
     if not _within(pairs, kept_pairs).all() or len(pairs) != len(kept_pairs) + int((~again).sum()):
         return None  # a pair new to the incidence the added authorships do not give (a person named only now)

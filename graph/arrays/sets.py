@@ -1,0 +1,15 @@
+"""Distinct values of an array, by a sort.
+
+numpy 2.4's plain ``np.unique(values)`` (no index, inverse or counts asked) puts every value in a hash table and
+sorts what is left: 1.27 against 0.014 CPU-s for 1.4M distinct int64 keys, 5.1 against 0.06 for 5M. Every call
+that asks only for the values goes through :func:`distinct`; ``tests/test_arrays.py`` finds any other.
+"""
+
+import numpy as np
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)``: the sorted distinct values of the flattened array, by a sort and a comparison of
+    neighbours."""
+    ordered = np.sort(values, axis=None)
+    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
