@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 from unittest.mock import patch
 
 CHILD_SPEC = "BENCH_STAGES_CHILD"  # the environment variable that tells a phase's child what to wrap, where to report
@@ -35,6 +35,16 @@ SUMMED = ("seconds", "cpu", "read", "written")
 PEAKS = ("peak_mb", "peak_before_mb", "now_mb")
 
 LOGGED_CALL = 1.0  # seconds: a call's end is logged when it lasted this long (not each of a stage's many calls)
+
+
+class Wrapped(NamedTuple):
+    """A function :meth:`Stages.wrap` times, found again by its module and names in a phase's child."""
+
+    module: str
+    owner: str  # the class's qualified name, or "" for a module's function
+    name: str
+    label: str
+    often: bool  # called per record or per line: timed in a child only when asked (its timers cost CPU)
 
 
 class Stages:
@@ -51,8 +61,7 @@ class Stages:
         self.read: dict[str, int] = {}
         self.written: dict[str, int] = {}
         self._restore: list[tuple[object, str, Any]] = []
-        self._wraps: list[tuple[str, str, str, str, bool]] = []  # module, owner's qualified name (a class) or "",
-        # name, label, whether it is called often
+        self._wraps: list[Wrapped] = []
         self.children_total = {"read": 0, "written": 0}  # bytes of the phases' children (:meth:`children`)
 
     def wrap(self, owner: object, name: str, label: str, often: bool = False) -> None:
@@ -65,9 +74,9 @@ class Stages:
             return
         self._declare(label)
         if isinstance(owner, type):
-            self._wraps.append((owner.__module__, owner.__qualname__, name, label, often))
+            self._wraps.append(Wrapped(owner.__module__, owner.__qualname__, name, label, often))
         else:
-            self._wraps.append((getattr(owner, "__name__", ""), "", name, label, often))
+            self._wraps.append(Wrapped(getattr(owner, "__name__", ""), "", name, label, often))
 
         @functools.wraps(original)  # its name and module: a phase sent to a child is pickled as the original's
         def timed(*args: Any, **kwargs: Any) -> Any:
@@ -147,7 +156,7 @@ class Stages:
         from bibgraph.graph.serving import childprocess
 
         with tempfile.TemporaryDirectory(prefix="bench-stages-") as reports:
-            spec = json.dumps([reports, [w[:4] for w in self._wraps if often or not w[4]]])
+            spec = json.dumps([reports, [w._asdict() for w in self._wraps if often or not w.often]])
             try:
                 with patch.dict(os.environ, {CHILD_SPEC: spec}), patch.object(childprocess, "CHILD_MAIN", CHILD_MAIN):
                     yield
@@ -210,11 +219,11 @@ def serve_timed_child(answers: int) -> None:
 
     reports, wraps = json.loads(os.environ[CHILD_SPEC])
     stages = Stages(log=sys.stderr)
-    for module, owner, name, label in wraps:
-        target: Any = importlib.import_module(module)
-        for part in filter(None, owner.split(".")):
+    for wrapped in (Wrapped(**fields) for fields in wraps):
+        target: Any = importlib.import_module(wrapped.module)
+        for part in filter(None, wrapped.owner.split(".")):
             target = getattr(target, part)
-        stages.wrap(target, name, label)
+        stages.wrap(target, wrapped.name, wrapped.label, wrapped.often)
     try:
         serve_child(answers)
     finally:
