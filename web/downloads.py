@@ -201,10 +201,10 @@ def _manifest(version: Path) -> dict[str, Any]:
 
 
 def _checked_dump(version: Path, name: str, recorded: dict[str, str], wait: float) -> None:
-    """Refuse the dataset's dump file ``name`` (503) unless it is as built: checked once per process in the
-    background (:mod:`~bibgraph.web.dumpchecks`; :class:`~.dumpchecks.CheckPending` while it still is after
-    ``wait`` seconds), never hashed in a request's thread; a segment an earlier version shares (the same file,
-    unchanged since, the same checksum) is not checked again."""
+    """Refuse the dataset's dump file (or kept export) ``name`` (503) unless it is as built: checked once per
+    process in the background (:mod:`~bibgraph.web.dumpchecks`; :class:`~.dumpchecks.CheckPending` while it still
+    is after ``wait`` seconds), never hashed in a request's thread; a segment an earlier version shares (the same
+    file, unchanged since, the same checksum) is not checked again."""
     path = version / name
     key = _check_key(path, recorded.get(name))
     try:
@@ -219,6 +219,18 @@ def _checked_dump(version: Path, name: str, recorded: dict[str, str], wait: floa
         if switches is not None:
             switches.damaged[name] = str(error)
         raise ServiceUnavailable(f"{path.name} differs from what was built; it is not served") from error
+
+
+def checked_kept(path: Path) -> None:
+    """Refuse (503) a file of a dataset version's ``derived/`` that a download sends as it is (a whole network's
+    export) unless it is as built: checked once per process in the background like a dump (503 with
+    ``Retry-After`` while it is), since the start no longer hashes these (``opener.whole_exports``)."""
+    version = path.parent.parent
+    name = path.relative_to(version).as_posix()
+    try:
+        _checked_dump(version, name, _manifest(version)["checksums"], dumpchecks.WAIT)
+    except dumpchecks.CheckPending as pending:
+        abort(error_response(f"{path.name}: {pending}; retry later", 503, dumpchecks.RETRY_AFTER))
 
 
 def _check_key(path: Path, expected: str | None) -> dumpchecks.Key | None:

@@ -28,7 +28,7 @@ import secrets
 import shutil
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -249,15 +249,14 @@ def verify(version: Path) -> list[str]:
     )
 
 
-def check_opened(version: Path, hashed: bool = True) -> None:
+def check_opened(version: Path, hashed: bool = True, sent: Collection[str] = ()) -> None:
     """Refuse ``version`` (:class:`DatasetDamaged`, naming the file) unless what a server reads into memory is as
     built: every file of ``derived/`` has the manifest's checksum (and none is there the manifest does not
     name), every file the manifest names exists, and no path in the version is a symbolic link (a build writes
     none; a ``store`` or ``derived`` linked elsewhere was read from outside the dataset). The store's, the dumps'
     and the search index's contents are too large to hash at each start: ``bibgraph check DIR`` does, and a dump
-    or the search index is checked before its first use (:func:`check_file`). ``hashed=False`` (what ``add``
-    checks of the version it extends, whose derived values it checks as it reads them): no file is hashed.
-    """
+    or the search index is checked before its first use (:func:`check_file`), as are the files ``sent`` names (the
+    whole networks' exports). ``hashed=False`` (``add``'s check of the version it extends): no file is hashed."""
     for name in _links(version):
         raise DatasetDamaged(f"{version / name}: a link (a build writes none; it may lead out of the dataset): refused")
     recorded: dict[str, str] = read_manifest(version)["checksums"]
@@ -271,7 +270,7 @@ def check_opened(version: Path, hashed: bool = True) -> None:
         name = path.relative_to(version).as_posix()
         if not path.is_file() or READ_ON_DISK.fullmatch(name):
             continue
-        if hashed:
+        if hashed and name not in sent:
             check_file(version, name, recorded)
         elif name not in recorded:
             raise _unlisted(version, name)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import pyoxigraph as ox
 
 from bibgraph.graph.dataset.directory import (
+    DERIVED,
     MANIFEST,
     STORE,
     DatasetError,
@@ -23,6 +24,8 @@ from bibgraph.graph.dataset.directory import (
     is_dataset,
     read_manifest,
 )
+from bibgraph.graph.dataset.wholeexports import DEFAULT_EXPORTS, export_file
+from bibgraph.graph.networks.exports import NETWORK_SYNTAXES
 from bibgraph.graph.rdf.formats import RDF_SYNTAXES, rdf_syntax
 from bibgraph.graph.serving.pool import Opener
 from bibgraph.graph.stores.atomic import remove_stale_temporaries, temporary_name
@@ -89,6 +92,16 @@ def fill(
     return None
 
 
+def whole_exports() -> frozenset[str]:
+    """The whole networks' exports a dataset keeps, by path in its version: files a download sends as they are,
+    checked before the first (``web/downloads.py``), not hashed at each start (1 GB at 100k papers: 1.9 s of it)."""
+    return frozenset(
+        f"{DERIVED}/{export_file(Path(), spec, syntax.name, 'weight').name}"
+        for spec in DEFAULT_EXPORTS
+        for syntax in NETWORK_SYNTAXES
+    )
+
+
 def prepare(inputs: Sequence[Path], spec: str, base: str) -> tuple[Opener, str]:
     """An opener for the store ``spec`` filled from ``inputs``, and a line saying what was done."""
     if spec.startswith("sparql:"):
@@ -106,7 +119,7 @@ def prepare(inputs: Sequence[Path], spec: str, base: str) -> tuple[Opener, str]:
             raise ValueError("a dataset is served as it was built: add lists with `bibgraph add DIR FILES`")
         version = dataset_version(Path(spec.removeprefix("dataset:")))
         if (version / MANIFEST).is_file():  # a published version: refused unless what is read is as built
-            check_opened(version)
+            check_opened(version, sent=whole_exports())
             built: dict[str, Any] = read_manifest(version)
         else:  # the version a build or add is deriving the data of (its manifest is written last)
             built = {"base": base, "counts": {}}

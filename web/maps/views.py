@@ -25,7 +25,7 @@ from bibgraph.graph.networks.spec import (
 )
 from bibgraph.graph.rdf.ntriples import is_iri
 from bibgraph.graph.site.mapview import author_view, colour, embedded, topic_view, view_options
-from bibgraph.web.downloads import network_body
+from bibgraph.web.downloads import checked_kept, network_body
 from bibgraph.web.graphstore import get_store
 from bibgraph.web.links import app_iris, base_iri, concept_iri, iri_of, local_url, local_urls, site_url
 from bibgraph.web.maps.args import (
@@ -325,7 +325,9 @@ def download(kind: str, fmt: str) -> Response:
     weight = weight_of_links() if kind == COAUTHORS else "weight"
 
     kept = networks().derived  # a dataset keeps the exports with no filter (made at build time)
-    if kept is None or not (path := export_file(kept.directory, spec, syntax.name, weight)).is_file():
+    if kept is not None and (path := export_file(kept.directory, spec, syntax.name, weight)).is_file():
+        checked_kept(path)  # as built: checked before it is first sent, not at each start
+    else:
         key = repr((str(current_app.config["BIBGRAPH_STORE"]), kind, syntax.name, spec, weight))
         path = networks().file(  # identical downloads at once: one makes the body, the others wait for it
             ("body", key),  # a file of its own (network_body), never a derived value: no derived_key, no data format
