@@ -8,7 +8,8 @@ an index already at OUT and only measures the searches.
 
 ``--writers PY [PY ...]``: the index written by each interpreter's checkout (e.g. this venv's and main's), alternately,
 ``--runs`` rounds, each in a fresh process reading the incidence from the store's dataset (``../derived``) as the
-build's derive does: the writer's CPU-s (``build_search_index`` alone) and the process's, its peak RSS, the file's size.
+build's derive does: the writer's CPU-s (``build_search_index`` alone) and the process's, the bytes the writer read
+(``rchar``: the page cache's included), the process's peak RSS, the file's size.
 """
 
 import argparse
@@ -68,9 +69,12 @@ store = OxigraphGraphStore.disk(store_path, read_only=True)
 def cpu():
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-before = cpu()
+def read():  # bytes read by read(2) and pread(2), the page cache's included
+    return int(next(l for l in Path("/proc/self/io").read_text().splitlines() if l.startswith("rchar:")).split()[1])
+before, was_read = cpu(), read()
 build_search_index(store, out, incidence if found else None)
-print(json.dumps({"index": cpu() - before, "incidence kept": found, "size": out.stat().st_size}))
+figures = {"index": cpu() - before, "read": read() - was_read, "incidence kept": found, "size": out.stat().st_size}
+print(json.dumps(figures))
 """
 
 
@@ -90,21 +94,22 @@ def written(python: str, store_path: Path, out: Path) -> dict[str, float]:
 
 def compare(pythons: list[str], store_path: Path, out: Path, runs: int) -> None:
     """Each writer in turn, ``runs`` rounds (paired in one window), then each one's median."""
-    print("| round | writer | index CPU-s | process CPU-s | peak RSS | file | load (1 min) |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print("| round | writer | index CPU-s | process CPU-s | read | peak RSS | file | load (1 min) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     seen: dict[str, list[dict[str, float]]] = {python: [] for python in pythons}
     for round_ in range(1, runs + 1):
         for python in pythons:
             figures = written(python, store_path, out)
             seen[python].append(figures)
             print(
-                f"| {round_} | {python} | {figures['index']:.2f} | {figures['process']:.2f} | {figures['peak']:.0f} MB"
+                f"| {round_} | {python} | {figures['index']:.2f} | {figures['process']:.2f}"
+                f" | {figures['read'] / 1e9:.2f} GB | {figures['peak']:.0f} MB"
                 f" | {figures['size'] / 1e6:.1f} MB | {os.getloadavg()[0]:.1f} |",
                 flush=True,
             )
     for python, rows in seen.items():
         index, peak = statistics.median(r["index"] for r in rows), statistics.median(r["peak"] for r in rows)
-        print(f"| median | {python} | {index:.2f} | | {peak:.0f} MB | | |")
+        print(f"| median | {python} | {index:.2f} | | | {peak:.0f} MB | | |")
 
 
 def build(store_path: Path, out: Path) -> None:

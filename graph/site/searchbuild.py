@@ -26,6 +26,7 @@ from bibgraph.graph.stores.atomic import remove_stale_temporaries, temporary_nam
 from bibgraph.graph.stores.store import GraphStore
 
 T = TypeVar("T")
+R = TypeVar("R", bound=tuple)
 BATCH = 5000  # rows per executemany
 VALUES_BATCH = 500  # IRIs per VALUES block of a query
 TEMPORARY_PREFIX = "bibgraph-search-"  # a temporary index: PREFIX + its process's id and start time + random
@@ -36,6 +37,11 @@ DOCUMENT_QUERIES = ("search_author_names", "search_author_spellings", "search_ar
 # merged as the rows come (c10k's texts ten times over: the full-text table 4.7-5.3 CPU-s with 1 MB, 3.2 with 32 MB;
 # 16 MB left a 10% larger file at 100,000 papers)
 FULL_TEXT_BUFFER = 32 << 20
+# FTS5's settings while the rows come: no merge of its segments (``automerge`` 0; ``crisismerge`` as high as FTS5
+# allows a level, 1999 segments), since the writers merge them all once at the end (``optimize``): merged 4 at a time
+# as they came, the paper texts of 100,000 papers ten times over took 30.3 CPU-s and read 3.53 GB, unmerged 19.1 and
+# nothing, the final optimize the same 6 CPU-s either way
+WRITE_SETTINGS = {"hashsize": FULL_TEXT_BUFFER, "automerge": 0, "crisismerge": 1999}
 
 SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -45,7 +51,7 @@ CREATE TABLE spellings (id INTEGER PRIMARY KEY, item INTEGER NOT NULL, name TEXT
 CREATE TABLE names (key TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (key, name)) WITHOUT ROWID;
 CREATE VIRTUAL TABLE words USING fts5 (body, content='', tokenize="ascii tokenchars '_'", prefix='1 2 3');
 CREATE VIRTUAL TABLE spelling_words USING fts5 (name, content='', tokenize="ascii tokenchars '_'", detail=none);
-INSERT INTO words (words, rank) VALUES ('hashsize', {FULL_TEXT_BUFFER});
+{"".join(f"INSERT INTO words (words, rank) VALUES ('{key}', {value});" for key, value in WRITE_SETTINGS.items())}
 INSERT INTO meta VALUES ('format', '{FORMAT}');
 """
 # The readers' indexes, made once every row is in (:func:`create_indexes`): filled row by row, they were rewritten as
@@ -150,29 +156,44 @@ def _add_documents(
     """Index ``documents`` once all their rows are in, each kind in IRI order: an item's number (its rowid) must not
     depend on the order a store lists its rows in, since a broad query's bounded ranking reads papers by number
     (:meth:`~.search.SearchIndex._page`): Virtuoso lists them in another order than the embedded store did, and an
-    index built through it answered such a query with other papers."""
+    index built through it answered such a query with other papers.
+
+    The rows are read back sorted (SQLite's sorter: sequential runs), an item's texts in the order they came, and
+    grouped here: grouped through an index on the IRI, every row was a random read of the temporary table (at a
+    million papers two passes of its 1.5 GB a 4 kB page per row, most of the index's 51.8 GB read)."""
     for rows in _batches((iri, kind, " ".join(words(text)), title) for iri, kind, text, title in documents):
-        db.executemany("INSERT INTO texts VALUES (?, ?, ?, ?)", rows)
-    db.execute("CREATE INDEX temp.texts_by_iri ON texts (iri)")
+        db.executemany("INSERT INTO texts VALUES (?, ?, ?, ?)", [row for row in rows if row[1] != "paper"])
+        db.executemany("INSERT INTO paper_texts VALUES (?, ?, ?)", [(i, b, t) for i, k, b, t in rows if k == "paper"])
+    # an IRI given several kinds (not papers) is indexed under the first: its texts sorted by that kind, then IRI
     grouped = db.execute(
-        "SELECT iri, min(kind), group_concat(body, ' '), min(title), json_group_array(body) FROM texts"
-        " WHERE kind != 'paper' GROUP BY iri ORDER BY min(kind), iri"
+        "SELECT iri, min(kind) OVER (PARTITION BY iri) AS first, body, title FROM texts ORDER BY first, iri, rowid"
     )
     for kind, same_kind in groupby(grouped, key=lambda row: row[1]):
-        for batch in _batches((iri, body, title, json.loads(bodies)) for iri, _, body, title, bodies in same_kind):
+        items = ((iri, *_joined(texts), [body for _, _, body, _ in texts]) for iri, texts in _by_iri(same_kind))
+        for batch in _batches(items):
             _insert_items(db, kind, batch, numbers, bodies)
-    papers = db.execute(
-        "SELECT iri, group_concat(body, ' '), min(title) FROM texts WHERE kind = 'paper' GROUP BY iri ORDER BY iri"
-    )
+    papers = db.execute("SELECT iri, 'paper', body, title FROM paper_texts ORDER BY iri, rowid")
     no_spellings: list[str] | None = None
-    for in_order in _batches((iri, body, title, no_spellings) for iri, body, title in papers):
+    for in_order in _batches((iri, *_joined(texts), no_spellings) for iri, texts in _by_iri(papers)):
         _insert_items(db, "paper", in_order, numbers, bodies)
+
+
+def _by_iri(rows: Iterable[R]) -> Iterator[tuple[str, list[R]]]:
+    """Rows sorted by IRI (their first column), grouped: (IRI, its rows)."""
+    for iri, texts in groupby(rows, key=lambda row: row[0]):
+        yield iri, list(texts)
+
+
+def _joined(texts: list[tuple[str, str, str, str]]) -> tuple[str, str]:
+    """An item's words (its texts' in their order, as SQLite's ``group_concat``) and title (the least, as ``min``:
+    UTF-8's byte order is its code points')."""
+    return " ".join(body for _, _, body, _ in texts), min(title for _, _, _, title in texts)
 
 
 def _insert_items(
     db: sqlite3.Connection,
     kind: str,
-    items: list[tuple[str, str, str, list[str] | None]],
+    items: Sequence[tuple[str, str, str, list[str] | None]],
     numbers: dict[str, int],
     bodies: bool = False,
 ) -> None:
@@ -207,17 +228,21 @@ def _insert_items(
 
 
 def _add_facts(db: sqlite3.Connection, facts: Iterable[Fact]) -> None:
+    """Each author's papers and areas (most papers first, then by label), from its facts summed per area in one sorted
+    pass: a query per author through an index on the facts read their rows at random (3.6 CPU-s at 100,000 papers on
+    a loaded machine)."""
     for batch in _batches(facts):
         db.executemany("INSERT INTO facts VALUES (?, ?, ?)", batch)
-    db.execute("CREATE INDEX temp.facts_by_author ON facts (author)")
-    totals = db.execute(
-        """SELECT author, sum(papers),
-                  (SELECT json_group_array(area) FROM (SELECT area, sum(papers) AS n FROM facts g
-                   WHERE g.author = f.author AND area IS NOT NULL GROUP BY area ORDER BY n DESC, area))
-           FROM facts f GROUP BY author"""
-    )
-    for batch in _batches(totals):
-        db.executemany("UPDATE items SET papers = ?, areas = ? WHERE iri = ?", [(n, a, iri) for iri, n, a in batch])
+    sums = db.execute("SELECT author, area, sum(papers) FROM facts GROUP BY author, area ORDER BY author, area")
+    totals = ((sum(n for _, _, n in rows), _areas(rows), author) for author, rows in _by_iri(sums))
+    for updates in _batches(totals):
+        db.executemany("UPDATE items SET papers = ?, areas = ? WHERE iri = ?", updates)
+
+
+def _areas(rows: list[tuple[str, str | None, int]]) -> str:
+    """An author's areas as SQLite's ``json_group_array`` wrote them (compact, UTF-8, control characters escaped)."""
+    ranked = sorted(((-n, area) for _, area, n in rows if area is not None))
+    return json.dumps([area for _, area in ranked], ensure_ascii=False, separators=(",", ":"))
 
 
 def _add_names(db: sqlite3.Connection, names: Iterable[str]) -> None:
@@ -235,6 +260,7 @@ def _fill(
     """Add items, authors' facts and autocomplete names to an open index (new items numbered after its last);
     ``bodies``: every item keeps its words (an add's layer)."""
     db.execute("CREATE TEMP TABLE texts (iri TEXT, kind TEXT, body TEXT, title TEXT)")
+    db.execute("CREATE TEMP TABLE paper_texts (iri TEXT, body TEXT, title TEXT)")
     db.execute("CREATE TEMP TABLE facts (author TEXT, area TEXT, papers INTEGER)")
     numbers = json.loads(db.execute("SELECT value FROM meta WHERE key = 'numbers'").fetchone()[0])
     _add_documents(db, documents, numbers, bodies)
