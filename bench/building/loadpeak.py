@@ -140,6 +140,8 @@ class Timeline:
     def leave(self, label: str) -> None:
         self.log("end", label)
         self.running.remove(label)
+        if self.running == ["before"]:  # the phase is over: later samples are not its start's
+            self.running = ["after"]
 
 
 def _deep(value: object) -> int:
