@@ -33,6 +33,10 @@ EXAMPLES_PER_CLASS = 5
 GC_THRESHOLD = 100_000  # allocations between the collector's youngest-generation runs (Python's default: 700)
 CHUNK_CHARS = 1 << 19  # characters of whole lines joined into one text for the memory store's loader and the dump
 LOAD_CHARS = 40_000_000  # characters of whole lines per bulk_load call: about 250,000 triples, 0.5 GB of peak
+# Pieces per bulk_load call at most: a record's lines are one piece (about 10,000 a block: LOAD_CHARS ends those), a
+# person's line is one (short lines, a str each in the batch: some 300,000 in LOAD_CHARS). The persons' blocks took
+# the 1M load to 2,046 MB, next to deciding's peak (bench.building.loadpeak).
+LOAD_PIECES = 150_000
 
 
 @dataclass
@@ -208,7 +212,7 @@ def load_blocks(store: ox.Store, lines: Iterable[str], copy: BinaryIO | None = N
     """
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bulk-load") as loader:
         pending: Future[None] | None = None
-        for text in _texts(lines, LOAD_CHARS):
+        for text in _texts(lines, LOAD_CHARS, LOAD_PIECES):
             if not text:  # a stage ends: its blocks loaded (the loader's memory back) before the next one runs
                 if pending is not None:
                     pending.result()
@@ -221,6 +225,7 @@ def load_blocks(store: ox.Store, lines: Iterable[str], copy: BinaryIO | None = N
             if pending is not None:
                 pending.result()  # the previous block loaded (its error raised here) before a third is made
             pending = loader.submit(store.bulk_load, block, format=ox.RdfFormat.N_TRIPLES)
+            del block  # the loader holds it while it loads: not this frame while the persons are decided
         if pending is not None:
             pending.result()
 
@@ -311,10 +316,10 @@ def describe_store(store: OxigraphGraphStore, iris: Iris) -> int:
     return counts.triples + len(described)
 
 
-def _texts(pieces: Iterable[str], limit: int = CHUNK_CHARS) -> Iterator[str]:
-    """``pieces`` (whole lines each) joined into texts of about ``limit`` characters. An empty piece ends a stage:
-    what is held goes at once, then an empty text (the loader waits there: the stage's state never meets the next's
-    peak; at a million records, one block in the loader is about half a gigabyte)."""
+def _texts(pieces: Iterable[str], limit: int = CHUNK_CHARS, most: int = sys.maxsize) -> Iterator[str]:
+    """``pieces`` (whole lines each) joined into texts of about ``limit`` characters, ``most`` pieces at most. An
+    empty piece ends a stage: what is held goes at once, then an empty text (the loader waits there: the stage's
+    state never meets the next's peak; at a million records, one block in the loader is about half a gigabyte)."""
     batch: list[str] = []
     size = 0
     for piece in pieces:
@@ -323,14 +328,16 @@ def _texts(pieces: Iterable[str], limit: int = CHUNK_CHARS) -> Iterator[str]:
                 text = "".join(batch)
                 batch, size = [], 0
                 yield text
+                del text  # the stage's last text (up to 2 bytes a character) not held while the next one runs
             yield ""
             continue
         batch.append(piece)
         size += len(piece)
-        if size >= limit:
+        if size >= limit or len(batch) >= most:
             text = "".join(batch)
             batch, size = [], 0  # the pieces let go before the text is used
             yield text
+            del text
     yield "".join(batch)
 
 

@@ -123,6 +123,7 @@ class Collected:
     concept_ids: "array[int]" = field(default_factory=lambda: array("i"))  # each record's area, then subarea
     row_starts: "array[int]" = field(default_factory=lambda: array("q", [0]))  # each record's first authorship
     _pending: list[str] = field(default_factory=list)
+    closed: bool = False  # no record comes after (:meth:`close`)
 
     def add(
         self, authors: tuple[str, ...], area: str, subarea: str, abstract: str, paper: str, where: tuple[str, int]
@@ -173,13 +174,18 @@ class Collected:
 
     def coauthors(self) -> "Coauthors":
         """Each name's co-author names over the whole dataset (the two-hop evidence reads it), found when asked."""
-        return Coauthors(self.name_table, self.name_ids, self.row_starts)
+        found = Coauthors(self.name_table, self.name_ids, self.row_starts)
+        if self.closed:  # no record comes after: the names' lookup (1.5M names at a million papers) is the index's
+            self.name_table.ids = {}
+        return found
 
     def close(self) -> None:
         """No record comes after: the written forms' lookup goes (nothing asks a form's id; a form added after
-        would be held again, read back the same)."""
+        would be held again, read back the same), and the names' goes to the co-author index (:meth:`coauthors`),
+        which lets it go once the rules are done with it."""
         self._flush()
         self.written_table.ids = {}
+        self.closed = True
 
     def release(self) -> None:
         """Let go of the evidence once the persons are decided: writing them reads the paper ids alone."""
@@ -220,6 +226,11 @@ class Coauthors(Mapping[str, set[str]]):
             self._kept.clear()
         self._kept[name] = found
         return found
+
+    def forget(self) -> None:
+        """No more questions: let go of the answers kept (at a million papers, up to a hundred thousand names'
+        sets) and of the names' lookup when it is this index's alone (a closed :class:`Collected`'s)."""
+        self._kept, self.ids = {}, {}
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.strings)

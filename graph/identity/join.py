@@ -23,6 +23,7 @@ from bibgraph.graph.identity.curation import Applied, Curation, CurationError, r
 from bibgraph.graph.identity.features import Coauthors, Collected
 from bibgraph.graph.identity.found import Authorships, Persons, written_forms
 from bibgraph.graph.identity.keys import block_of, fold, parts_compatible, split_name
+from bibgraph.graph.serving.memory import release_free_memory
 
 Parts = tuple[tuple[str, ...], str]
 
@@ -89,9 +90,15 @@ def identify_collected(
     applied = applied or Applied()
     if curation:
         _curate(units, authorships, curation, applied)
-    persons = _join(units, authorships, lazy, commonness)
+    authorships.names.forget()  # the join asks no co-authors by name: the answers kept and the names' lookup go
+    release_free_memory(collect=False)
+    component, touched = _join(units, authorships, lazy, commonness)
     applied.dropped = units.dropped
-    return persons
+    del lazy, commonness  # what the rules read is done with: let go before the persons' arrays are made (the peak)
+    split_name.cache_clear()
+    fold.cache_clear()
+    release_free_memory(collect=False)
+    return _persons(units, authorships, component, touched)
 
 
 def _units(authorships: Authorships, commonness: Commonness, lazy: "_Lazy") -> Units:
@@ -191,7 +198,7 @@ class _Lazy:
 
     @cached_property
     def matrix(self) -> sparse.csr_matrix:
-        return self.collected.term_matrix(list(range(len(self.collected.names))))
+        return self.collected.term_matrix(range(len(self.collected.names)))
 
 
 def _curate(units: Units, authorships: Authorships, curation: Curation, applied: Applied) -> None:
@@ -246,8 +253,9 @@ def _curate(units: Units, authorships: Authorships, curation: Curation, applied:
         units.stated += [where] * (len(members) - 1)
 
 
-def _join(units: Units, authorships: Authorships, lazy: _Lazy, commonness: Commonness) -> Persons:
-    """Forms of one block joined on evidence (igraph's components before: scipy's, the same partition)."""
+def _join(units: Units, authorships: Authorships, lazy: _Lazy, commonness: Commonness) -> tuple[np.ndarray, set[int]]:
+    """Forms of one block joined on evidence (igraph's components before: scipy's, the same partition): each
+    unit's person (a component's label) and the units a curator's decision touched."""
     firsts = units.members[units.starts[:-1]]
     blocks: dict[str, int] = {}
     block = np.fromiter(
@@ -275,8 +283,7 @@ def _join(units: Units, authorships: Authorships, lazy: _Lazy, commonness: Commo
     pairs = np.array(_one_paper_one_person(units, authorships, found), dtype=np.int64).reshape(-1, 2)
     graph = sparse.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(len(units), len(units)))
     component = connected_components(graph, directed=False)[1] if len(units) else np.zeros(0, dtype=np.int32)
-    touched = alone | {unit for edge in units.edges for unit in edge}
-    return _persons(units, authorships, component, touched)
+    return component, alone | {unit for edge in units.edges for unit in edge}
 
 
 def _one_paper_one_person(
@@ -389,16 +396,20 @@ def _persons(units: Units, authorships: Authorships, component: np.ndarray, touc
         empty = np.zeros(0, dtype=bool)
         of = np.zeros(0, dtype=np.int32)
         return Persons(authorships, nothing, np.zeros(1, dtype=np.int64), [], {}, np.ones(0), empty, empty, empty, of)
+    # Each array of the authorships (4M at a million papers: 33 MB in int64) let go once read: this is deciding's peak.
     label = np.repeat(component, sizes)  # per place in ``members``
     reading = authorships.reading[units.members]
-    by_label = np.lexsort((reading, label))
-    heads = np.flatnonzero(np.r_[True, np.diff(label[by_label]) != 0])
-    first = reading[by_label[heads]]  # each component's first authorship, components in label order
-    rank = np.empty(len(first), dtype=np.int64)
+    first = np.full(int(component.max()) + 1, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, label, reading)  # each component's first authorship, components in label order
+    rank = np.empty(len(first), dtype=np.int32)
     rank[np.argsort(first)] = np.arange(len(first))
-    order = np.lexsort((reading, rank[label]))
+    person = rank[label]
+    del label
+    order = np.lexsort((reading, person))
+    del reading
     members = units.members[order]
-    person = rank[label][order]
+    person = person[order]
+    del order
     bounds = np.concatenate(([0], np.flatnonzero(np.diff(person)) + 1, [len(person)])).astype(np.int64)
     of = np.empty(len(members), dtype=np.int32)
     of[members] = person
