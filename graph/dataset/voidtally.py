@@ -4,15 +4,19 @@ The engine's five scans cost a tenth of a build (146 CPU-s at a million papers) 
 per line cost more still. Here a paper's lines are counted by their shape: the build knows what it writes, so a
 record adds one to the count of its shape (authors, marks, subject...), whose predicates and classes are read once
 from the first record of that shape. Distinct subjects and objects are 64-bit hashes of the terms' N-Triples text
-(the writers give each term one text: canonical integers and booleans, one escaping), kept in arrays and made
-distinct by sorting. The persons' and concepts' lines, written elsewhere, are tallied a batch of lines at a time.
-:func:`~bibgraph.graph.dataset.void.engine_counts` stays the reference the tests hold this to.
+(the writers give each term one text: canonical integers and booleans, one escaping; two terms of a million-paper
+build share a hash with a chance of about 1 in 200,000), made distinct a million at a time and kept in a file until
+the end, so the load's peak (persons decided) holds none of them. The persons' and concepts' lines, written
+elsewhere, are tallied a batch of lines at a time. :func:`~bibgraph.graph.dataset.void.engine_counts` stays the
+reference the tests hold this to.
 """
 
+import tempfile
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
+from typing import IO
 
 import numpy as np
 from rdflib import RDF
@@ -21,33 +25,38 @@ from bibgraph.graph.dataset.void import VoidCounts
 
 _TYPE = f"<{RDF.type}>"
 BATCH_LINES = 20_000  # lines tallied together (and handed on as one text): per-batch steps, not per-line ones
-KEPT_HASHES = 1 << 22  # hashes held before they are made distinct (32 MB)
+KEPT_HASHES = 1 << 20  # hashes held before they are made distinct and written out (8 MB)
 
 
 class Distinct:
-    """How many distinct values were added: hashes made distinct a few million at a time, merged when they double."""
+    """How many distinct values were added: hashes made distinct a million at a time, written to a temporary
+    file, and made distinct together at the end (one sort)."""
 
     def __init__(self) -> None:
         self.pending = array("q")
-        self.parts: list[np.ndarray] = []
-        self.merged = 0  # the size of the first part when the parts were last merged
+        self.spilled: IO[bytes] | None = None
 
     def extend(self, hashes: Iterable[int]) -> None:
         self.pending.extend(hashes)
         if len(self.pending) >= KEPT_HASHES:
-            self._flush()
+            self._spill()
 
-    def _flush(self) -> None:
-        if self.pending:
-            self.parts.append(np.unique(np.frombuffer(self.pending, dtype=np.int64)))
-            self.pending = array("q")
-        if sum(len(part) for part in self.parts) > 2 * max(self.merged, KEPT_HASHES):
-            self.parts = [np.unique(np.concatenate(self.parts))]
-            self.merged = len(self.parts[0])
+    def _spill(self) -> None:
+        if self.spilled is None:
+            self.spilled = tempfile.TemporaryFile()  # noqa: SIM115 (closed by ``count``)
+        self.spilled.write(np.unique(np.frombuffer(self.pending, dtype=np.int64)).tobytes())
+        self.pending = array("q")
 
     def count(self) -> int:
-        self._flush()
-        return len(np.unique(np.concatenate(self.parts))) if self.parts else 0
+        """The distinct values added (the file closed: call once)."""
+        if self.spilled is None:
+            return len(set(self.pending))
+        self._spill()
+        self.spilled.seek(0)
+        values = np.fromfile(self.spilled, dtype=np.int64)
+        self.spilled.close()
+        values.sort()
+        return int(np.count_nonzero(np.diff(values))) + 1 if len(values) else 0
 
 
 class VoidTally:
@@ -99,7 +108,7 @@ class VoidTally:
         self.typed.extend(hash(subject) for subject, _ in typed if subject.startswith(self.base))
 
     def counts(self) -> VoidCounts:
-        """The statistics of everything tallied."""
+        """The statistics of everything tallied (call once)."""
         properties = Counter(self.properties)
         classes = Counter(self.classes)
         for shape, records in self.records.items():
