@@ -15,7 +15,8 @@ import tempfile
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import islice
+from itertools import compress, islice, repeat
+from operator import itemgetter, methodcaller
 from typing import IO
 
 import numpy as np
@@ -24,8 +25,11 @@ from rdflib import RDF
 from bibgraph.graph.dataset.void import VoidCounts
 
 _TYPE = f"<{RDF.type}>"
-BATCH_LINES = 20_000  # lines tallied together (and handed on as one text): per-batch steps, not per-line ones
-KEPT_HASHES = 1 << 20  # hashes held before they are made distinct and written out (8 MB)
+_CUT = itemgetter(slice(None, -3))  # a line's object: " .\n" cut
+# Lines tallied together (and handed on as one text), and hashes held before they are made distinct and written out
+# (1 MB): at 100k papers, 20,000 lines and 8 MB raised the load's peak by 70 MB, these by 29 MB (the heap's holes).
+BATCH_LINES = 2_000
+KEPT_HASHES = 1 << 17
 
 
 class Distinct:
@@ -97,15 +101,15 @@ class VoidTally:
             yield "".join(batch)
 
     def _count(self, batch: list[str]) -> None:
-        subjects, predicates, values = zip(*(line.split(" ", 2) for line in batch), strict=True)
+        """Each step over the whole batch in C (``map``, ``compress``): a Python step per line cost 8% more."""
+        subjects, predicates, values = zip(*map(str.split, batch, repeat(" "), repeat(2)), strict=True)
         self.properties.update(predicates)
         self.subjects.extend(map(hash, subjects))
-        objects = [value[:-3] for value in values]  # " .\n" cut
+        objects = list(map(_CUT, values))
         self.objects.extend(map(hash, objects))
-        lines = zip(subjects, predicates, objects, strict=True)
-        typed = [(subject, value) for subject, predicate, value in lines if predicate == _TYPE]
-        self.classes.update(value for _, value in typed)
-        self.typed.extend(hash(subject) for subject, _ in typed if subject.startswith(self.base))
+        types = list(map(_TYPE.__eq__, predicates))
+        self.classes.update(compress(objects, types))
+        self.typed.extend(map(hash, filter(methodcaller("startswith", self.base), compress(subjects, types))))
 
     def counts(self) -> VoidCounts:
         """The statistics of everything tallied (call once)."""
