@@ -12,7 +12,8 @@ import pyoxigraph as ox
 from tqdm import tqdm
 
 from bibgraph.graph.dataset.triples import Catalogue
-from bibgraph.graph.dataset.void import engine_counts, void_lines
+from bibgraph.graph.dataset.void import VoidCounts, engine_counts, void_lines
+from bibgraph.graph.dataset.voidtally import VoidTally
 from bibgraph.graph.identity import curation
 from bibgraph.graph.identity.curation import Applied
 from bibgraph.graph.identity.features import Collected
@@ -91,6 +92,7 @@ class BuildReport:
     identity_seconds: float = 0.0
     numbering: Numbering | None = None  # the person keys to publish (graph.identity.numbering)
     roles: Roles | None = None  # the authorships' positions a dataset keeps (graph/site/roles.py), when asked for
+    void: VoidCounts | None = None  # the VoID statistics tallied as the lines were written (into an empty store)
 
     @property
     def repaired_names(self) -> int:
@@ -274,6 +276,7 @@ def build_graph(
         numbering=numbering,
         keep_roles=roles,
         keep_incidence=incidence,
+        tally=VoidTally(iris.base) if _empty(store) else None,  # what the store then holds is what the lines state
     )
     problems: list[Problem] = []
     report = BuildReport(problems=problems)
@@ -299,18 +302,25 @@ def build_graph(
     report.numbering = catalogue.numbering
     report.roles = catalogue.roles
     report.duplicate_records = catalogue.duplicate_records
+    report.void = catalogue.tally.counts() if catalogue.tally is not None else None
     del catalogue
     if describe:
-        report.triples = describe_store(store, iris)
+        report.triples = describe_store(store, iris, report.void)
     return store, report
 
 
-def describe_store(store: OxigraphGraphStore, iris: Iris) -> int:
-    """Count what ``store`` holds and load its VoID description; the triples it then holds. A dataset build runs
-    this in a process of its own (:mod:`~bibgraph.graph.dataset.buildphases`): the counts' hash sets (1.2 GB at a
-    million papers) then meet none of the parse's memory."""
-    release_free_memory()  # the caller's freed pages (the catalogue's) back to the system before the counts
-    counts = engine_counts(store.store, iris.base)  # each triple once in the store: its count is the data's
+def _empty(store: OxigraphGraphStore) -> bool:
+    return next(iter(store.store.quads_for_pattern(None, None, None)), None) is None
+
+
+def describe_store(store: OxigraphGraphStore, iris: Iris, counts: VoidCounts | None = None) -> int:
+    """Load the VoID description of what ``store`` holds, stating ``counts`` (those the build tallied) or, without
+    them, the engine's count of it; the triples the store then holds. A dataset build runs this in a process of its
+    own (:mod:`~bibgraph.graph.dataset.buildphases`): the engine's hash sets (1.2 GB at a million papers) would
+    meet none of the parse's memory."""
+    if counts is None:
+        release_free_memory()  # the caller's freed pages (the catalogue's) back to the system before the counts
+        counts = engine_counts(store.store, iris.base)  # each triple once in the store: its count is the data's
     described = list(void_lines(counts, iris))
     store.load_ntriples(described)
     return counts.triples + len(described)

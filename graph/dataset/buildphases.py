@@ -16,7 +16,7 @@ from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
 from bibgraph.graph.dataset.directory import DERIVED, DUMPS, STORE
 from bibgraph.graph.dataset.dumps import complete_streamed_dumps, streamed_ntriples, write_dataset_dumps
 from bibgraph.graph.dataset.opener import fill
-from bibgraph.graph.dataset.void import void_quads
+from bibgraph.graph.dataset.void import VoidCounts, void_quads
 from bibgraph.graph.identity import numbering
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.stores.store import OxigraphGraphStore
@@ -51,12 +51,13 @@ def load_lists(version: Path, inputs: Sequence[Path], base: str, served: Path | 
     return report
 
 
-def describe(version: Path, base: str) -> tuple[int, dict[str, dict[str, int]]]:
-    """Count ``version``'s filled store, load its VoID description and end its dumps with it (the Turtle dump
-    written from the N-Triples one first); the triples the store then holds and the manifest's ``dumps`` entry."""
+def describe(version: Path, base: str, counts: VoidCounts | None = None) -> tuple[int, dict[str, dict[str, int]]]:
+    """Load the VoID description of ``version``'s filled store (stating ``counts``, the load's tally, else the
+    engine's count) and end its dumps with it (the Turtle dump written from the N-Triples one first); the triples
+    the store then holds and the manifest's ``dumps`` entry."""
     store = OxigraphGraphStore.disk(version / STORE)
     iris = Iris(base)
-    triples = describe_store(store, iris)
+    triples = describe_store(store, iris, counts)
     dumps = complete_streamed_dumps(version / DUMPS, void_quads(store, iris))
     store.compact()  # the build's last write: the next add's writes go beside its tables, none rewritten
     store.close()

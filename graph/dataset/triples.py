@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from rdflib import DCTERMS, OWL, PROV, RDF, RDFS, SKOS
 
+from bibgraph.graph.dataset.voidtally import VoidTally
 from bibgraph.graph.identity.curation import Applied, Curation
 from bibgraph.graph.identity.decide import persons_of
 from bibgraph.graph.identity.features import Collected
@@ -155,6 +156,8 @@ class Catalogue:
     keep_incidence: Callable[[Incidence], None] | None = None
     _truncated_papers: array = field(default_factory=lambda: array("Q"))  # their numbers (a build for a dataset)
     _subjects: Subjects | None = None  # ``subjects``, compact, when let go (a build for a dataset)
+    # A build into an empty store: the VoID statistics tallied as the lines are written (graph/dataset/voidtally.py)
+    tally: VoidTally | None = None
 
     def key(self, name: str, record: Record) -> str:
         """The person key ``name`` on ``record`` is written under."""
@@ -200,13 +203,14 @@ class Catalogue:
                 area, subarea = record.area or "", record.subarea or ""
                 self.identity.add(record.authors, area, subarea, record.abstract, pid, (record.source, record.line))
                 self.identity_seconds += time.perf_counter() - start
-                return _paper_lines(record, paper_iri, new_subject, iris, None)  # persons written by ``closing``
+                # persons written by ``closing``
+                return _paper_lines(record, paper_iri, new_subject, iris, None, self.tally)
             if self.numbering is not None:  # an add: the map follows the new authorships
                 for position, key in enumerate(keys):
                     self.numbering.record(key, f"{pid}#{position}")
-            return _paper_lines(record, paper_iri, new_subject, iris, keys)
+            return _paper_lines(record, paper_iri, new_subject, iris, keys, self.tally)
         # The same paper again (same authors and abstract): only its new source and subject.
-        return _duplicate_lines(record, paper_iri, seen + 1, new_subject)
+        return _duplicate_lines(record, paper_iri, seen + 1, new_subject, self.tally)
 
     def _concept(self, record: Record, iris: Iris) -> str | None:
         if not record.area:
@@ -273,7 +277,11 @@ class Catalogue:
         yield from person_lines(persons, identity, iris, assigned)
 
     def closing(self, iris: Iris) -> Iterator[str]:
-        """People and concepts, once every record has been added."""
+        """People and concepts, once every record has been added (tallied, with a tally: texts of many lines)."""
+        lines = self._closing(iris)
+        return lines if self.tally is None else self.tally.lines(lines)
+
+    def _closing(self, iris: Iris) -> Iterator[str]:
         a = _RDF_TYPE
         if self.identity is not None:
             # the parse's bookkeeping is done with: its memory goes to deciding and writing the persons
@@ -318,28 +326,41 @@ _EQUAL_MARKS = frozenset(EQUAL_CONTRIBUTION_MARKS)
 _CORRESPONDING_MARKS = frozenset(CORRESPONDING_MARKS)
 
 
-def _paper_lines(record: Record, paper_iri: str, subject: str | None, iris: Iris, keys: list[str] | None) -> list[str]:
+def _paper_lines(
+    record: Record, paper_iri: str, subject: str | None, iris: Iris, keys: list[str] | None, tally: VoidTally | None
+) -> list[str]:
     """A new paper's lines, in a list: the build writes forty lines a paper, and a generator's step per line
     cost as much as formatting it. ``keys``: its authors' person keys, or None when the persons are decided (and
-    their creator and agent lines written) once every record is read."""
+    their creator and agent lines written) once every record is read. ``tally``: told the lines' shape and terms."""
     iri = f"<{paper_iri}>"
     if record.author_list is not None:  # kept whole: verbatim, no persons stated
         names = record.author_list
     else:
         names = ", ".join(record.authors) + (TRUNCATION_SUFFIX if record.truncated else "")
+    values = [
+        _SCHEMA_SCHOLARLY_ARTICLE,
+        _literal(derived_label(record)),
+        _literal(record.abstract),
+        _literal(names),
+        _typed(len(record.authors)),
+        _TRUE if record.truncated else _FALSE,
+    ]
     lines = [
-        f"{iri} {_RDF_TYPE} {_SCHEMA_SCHOLARLY_ARTICLE} .\n",
-        f"{iri} {_RDFS_LABEL} {_literal(derived_label(record))} .\n",
-        f"{iri} {_DCTERMS_ABSTRACT} {_literal(record.abstract)} .\n",
-        f"{iri} {_BG_AUTHOR_LIST} {_literal(names)} .\n",
-        f"{iri} {_BG_LISTED_AUTHOR_COUNT} {_typed(len(record.authors))} .\n",
-        f"{iri} {_BG_AUTHOR_LIST_TRUNCATED} {_TRUE if record.truncated else _FALSE} .\n",
+        f"{iri} {_RDF_TYPE} {values[0]} .\n",
+        f"{iri} {_RDFS_LABEL} {values[1]} .\n",
+        f"{iri} {_DCTERMS_ABSTRACT} {values[2]} .\n",
+        f"{iri} {_BG_AUTHOR_LIST} {values[3]} .\n",
+        f"{iri} {_BG_LISTED_AUTHOR_COUNT} {values[4]} .\n",
+        f"{iri} {_BG_AUTHOR_LIST_TRUNCATED} {values[5]} .\n",
     ]
     add = lines.append
+    value = values.append
     if record.author_list is not None:
         add(f"{iri} {_BG_AUTHOR_LIST_UNSPLIT} {_TRUE} .\n")
+        value(_TRUE)
     if subject:
         add(f"{iri} {_DCTERMS_SUBJECT} <{subject}> .\n")
+        value(f"<{subject}>")
     people_now = keys is not None
     people = [f"<{iris.person(key)}>" for key in keys] if keys is not None else [""] * len(record.authors)
     authorships = [f"<{iris.authorship(paper_iri, position)}>" for position in range(1, len(people) + 1)]
@@ -353,33 +374,65 @@ def _paper_lines(record: Record, paper_iri: str, subject: str | None, iris: Iris
     add(f"{iri} {_PROV_WAS_DERIVED_FROM} {source} .\n")
     # Each node's triples stay together so that Turtle writers can group them under one subject.
     credits = zip(record.names_as_written, record.author_marks, people, authorships, strict=True)
+    marked = equal = corresponding = 0
     for position, (name, marks, person, node) in enumerate(credits, 1):
+        number, written = _typed(position), _literal(name)
         add(f"{node} {_RDF_TYPE} {_BG_AUTHORSHIP_CLASS} .\n")
         if people_now:
             add(f"{node} {_PROV_AGENT} {person} .\n")
-        add(f"{node} {_BG_AUTHOR_POSITION} {_typed(position)} .\n")
-        add(f"{node} {_BG_NAME_AS_WRITTEN} {_literal(name)} .\n")
+        add(f"{node} {_BG_AUTHOR_POSITION} {number} .\n")
+        add(f"{node} {_BG_NAME_AS_WRITTEN} {written} .\n")
+        values += (number, written)
         if marks:
+            marked += 1
             add(f"{node} {_BG_AUTHOR_MARKS} {_literal(marks)} .\n")
+            value(_literal(marks))
             if not _EQUAL_MARKS.isdisjoint(marks):
+                equal += 1
                 add(f"{node} {_BG_EQUAL_CONTRIBUTION} {_TRUE} .\n")
+                value(_TRUE)
             if not _CORRESPONDING_MARKS.isdisjoint(marks):
+                corresponding += 1
                 add(f"{node} {_BG_CORRESPONDING_AUTHOR} {_TRUE} .\n")
-    lines += _source_lines(source, record)
+                value(_TRUE)
+    lines += _source_lines(source, record, values)
+    if tally is not None:
+        unsplit = record.author_list is not None
+        shape = (len(people), len(creators), unsplit, bool(subject), marked, equal, corresponding)
+        values += authorships
+        values += creators
+        value(source)
+        if people_now:
+            values += people
+        if authorships:
+            value(_BG_AUTHORSHIP_CLASS)
+        nodes = [iri, *authorships, source]  # each one typed here
+        tally.record(shape, lines, nodes, nodes, values)
     return lines
 
 
-def _duplicate_lines(record: Record, paper_iri: str, index: int, subject: str | None) -> list[str]:
+def _duplicate_lines(
+    record: Record, paper_iri: str, index: int, subject: str | None, tally: VoidTally | None
+) -> list[str]:
     source = f"<{Iris.source(paper_iri, index)}>"
-    lines = [f"<{paper_iri}> {_PROV_WAS_DERIVED_FROM} {source} .\n"]
+    iri = f"<{paper_iri}>"
+    lines = [f"{iri} {_PROV_WAS_DERIVED_FROM} {source} .\n"]
+    values = [source]
     if subject:
-        lines.append(f"<{paper_iri}> {_DCTERMS_SUBJECT} <{subject}> .\n")
-    return lines + _source_lines(source, record)
+        lines.append(f"{iri} {_DCTERMS_SUBJECT} <{subject}> .\n")
+        values.append(f"<{subject}>")
+    lines += _source_lines(source, record, values)
+    if tally is not None:
+        tally.record(("again", bool(subject)), lines, [iri, source], [source], values)
+    return lines
 
 
-def _source_lines(node: str, record: Record) -> list[str]:
+def _source_lines(node: str, record: Record, values: list[str]) -> list[str]:
+    """A source's lines; their objects added to ``values``."""
+    written = (_BG_SOURCE_RECORD, _literal(record.source), _typed(record.line))
+    values += written
     return [
-        f"{node} {_RDF_TYPE} {_BG_SOURCE_RECORD} .\n",
-        f"{node} {_BG_SOURCE_FILE} {_literal(record.source)} .\n",
-        f"{node} {_BG_SOURCE_LINE} {_typed(record.line)} .\n",
+        f"{node} {_RDF_TYPE} {written[0]} .\n",
+        f"{node} {_BG_SOURCE_FILE} {written[1]} .\n",
+        f"{node} {_BG_SOURCE_LINE} {written[2]} .\n",
     ]

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from bench.generate import CLASSES, Expected, write_corpus, write_lists
 from bench.persons.names import check
 from bibgraph.graph.dataset.build import build_graph
+from bibgraph.graph.rdf.iris import DEFAULT_BASE, Iris
 from bibgraph.graph.rdf.vocab import sparql_prologue
 from bibgraph.graph.stores.store import OxigraphGraphStore
 
@@ -169,8 +170,9 @@ def test_freed_memory_goes_back_to_the_system_around_deciding_and_each_engine_co
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """glibc keeps freed pages: the parse's maps are handed back before persons are decided, deciding's arrays
-    before the persons are written, the catalogue before the engine counts, and each count's hash set before the
-    next query (at 1M the counts stacked ~1 GB on the build's freed-but-kept heap)."""
+    before the persons are written, and, where the engine counts a store (one a build did not tally), the caller's
+    pages before the counts and each count's hash set before the next query (at 1M the counts stacked ~1 GB on the
+    build's freed-but-kept heap)."""
     from bibgraph.graph.dataset import build, triples, void
     from bibgraph.seeds import seed_directory
 
@@ -189,7 +191,9 @@ def test_freed_memory_goes_back_to_the_system_around_deciding_and_each_engine_co
         monkeypatch.setattr(module, "release_free_memory", lambda collect=True: events.append("release"))
     monkeypatch.setattr(triples, "persons_of", persons_of)
     monkeypatch.setattr(build, "engine_counts", engine_counts)
-    build_graph([seed_directory()], progress=False)
+    store, _ = build_graph([seed_directory()], progress=False, describe=False)
+    assert "counts" not in events  # tallied as written
+    build.describe_store(store, Iris(DEFAULT_BASE))  # no tally given: the engine counts
     decided, counted = events.index("decide"), events.index("counts")
     assert events[decided - 1] == events[decided + 1] == events[counted - 1] == "release"
     assert events[counted + 1 :] == ["release"] * 5  # one per query of engine_counts

@@ -90,7 +90,7 @@ def build_dataset(inputs: Sequence[Path], root: Path, base: str) -> tuple[Path, 
             report, manifest["dumps"] = run(load_dumps, version, list(inputs), base)
         else:  # the N-Triples dump written as the data streams into the store, then the store described
             report = run(load_lists, version, list(inputs), base, served)
-            report.triples, manifest["dumps"] = run(describe, version, base)
+            report.triples, manifest["dumps"] = run(describe, version, base, report.void)
             roles = _kept_if_matching(report.roles)
         counts = {name: getattr(report, name) for name in COUNTS}
         report.roles = None  # held by ``roles`` until derived: the report goes back to the caller
