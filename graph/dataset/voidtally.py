@@ -5,7 +5,7 @@ per line cost more still. Here a paper's lines are counted by their shape: the b
 record adds one to the count of its shape (authors, marks, subject...), whose predicates and classes are read once
 from the first record of that shape. Distinct subjects and objects are 64-bit hashes of the terms' N-Triples text
 (the writers give each term one text: canonical integers and booleans, one escaping; two terms of a million-paper
-build share a hash with a chance of about 1 in 200,000), made distinct a million at a time and kept in a file until
+build share a hash with a chance of about 1 in 200,000), made distinct 131,072 at a time and kept in a file until
 the end, so the load's peak (persons decided) holds none of them. The persons' and concepts' lines, written
 elsewhere, are tallied a batch of lines at a time. :func:`~bibgraph.graph.dataset.void.engine_counts` stays the
 reference the tests hold this to.
@@ -22,6 +22,7 @@ from typing import IO
 import numpy as np
 from rdflib import RDF
 
+from bibgraph.graph.arrays.sets import distinct
 from bibgraph.graph.dataset.void import VoidCounts
 
 _TYPE = f"<{RDF.type}>"
@@ -33,7 +34,7 @@ KEPT_HASHES = 1 << 17
 
 
 class Distinct:
-    """How many distinct values were added: hashes made distinct a million at a time, written to a temporary
+    """How many distinct values were added: hashes made distinct 131,072 at a time, written to a temporary
     file, and made distinct together at the end (one sort)."""
 
     def __init__(self) -> None:
@@ -48,7 +49,7 @@ class Distinct:
     def _spill(self) -> None:
         if self.spilled is None:
             self.spilled = tempfile.TemporaryFile()  # noqa: SIM115 (closed by ``count``)
-        self.spilled.write(np.unique(np.frombuffer(self.pending, dtype=np.int64)).tobytes())
+        self.spilled.write(distinct(np.frombuffer(self.pending, dtype=np.int64)).tobytes())
         self.pending = array("q")
 
     def count(self) -> int:
