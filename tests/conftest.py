@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pyoxigraph as ox
 import pytest
 from flask import Flask
 from hypothesis import Phase, settings
@@ -146,6 +147,20 @@ def virtuoso_endpoint(tmp_path_factory, seed_store) -> str:
     write_dump(seed_store, dump, rdf_syntax("turtle"))
     with virtuoso(directory, dump) as endpoint:
         yield f"{endpoint}?default-graph-uri={GRAPH}"
+
+
+# A query no deadline lets finish: four patterns with no variable in common, the seeds' triples to the fourth power
+RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
+# Joined into a query, a new UUID per evaluation, the same on every row (``?stamp``): an answer that comes again with
+# the stamp of an earlier one came from the answer cache. (A stopped worker once stood for "only the cache can answer";
+# whatever continued it, such as a signal to the process group, answered the query and failed the test by chance.)
+STAMP = "{ SELECT (STRUUID() AS ?stamp) WHERE {} }"
+
+
+def stamps(body: bytes, syntax: str) -> set[str]:
+    """The evaluation stamps (:data:`STAMP`) of a SELECT answer in ``syntax`` ("json", "tsv"): one per evaluation."""
+    results = ox.parse_query_results(body, format=ox.QueryResultsFormat.from_extension(syntax))
+    return {row["stamp"].value for row in results}
 
 
 def make_app(**config):
