@@ -55,13 +55,12 @@ class Distinct:
     def count(self) -> int:
         """The distinct values added (the file closed: call once)."""
         if self.spilled is None:
-            return len(set(self.pending))
+            return len(distinct(np.frombuffer(self.pending, dtype=np.int64)))
         self._spill()
         self.spilled.seek(0)
         values = np.fromfile(self.spilled, dtype=np.int64)
         self.spilled.close()
-        values.sort()
-        return int(np.count_nonzero(np.diff(values))) + 1 if len(values) else 0
+        return len(distinct(values))
 
 
 class VoidTally:
