@@ -1,6 +1,5 @@
 """From input files to a loaded store: parse, resolve identities, load, describe (VoID)."""
 
-import gc
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -24,14 +23,13 @@ from bibgraph.graph.ingest.records import Problem, Record, Repair, require_recor
 from bibgraph.graph.networks.incidence import Incidence
 from bibgraph.graph.rdf.iris import DEFAULT_BASE, Iris
 from bibgraph.graph.rdf.ntriples import unpublishable
-from bibgraph.graph.serving.memory import release_free_memory
+from bibgraph.graph.serving.memory import fewer_collections, release_free_memory
 from bibgraph.graph.site.roles import Roles
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.seeds import seed_directory
 
 PROGRESS_MIN_BYTES = 2_000_000
 EXAMPLES_PER_CLASS = 5
-GC_THRESHOLD = 100_000  # allocations between the collector's youngest-generation runs (Python's default: 700)
 CHUNK_CHARS = 1 << 19  # characters of whole lines joined into one text for the memory store's loader and the dump
 LOAD_CHARS = 40_000_000  # characters of whole lines per bulk_load call: about 250,000 triples, 0.5 GB of peak
 # Pieces per bulk_load call at most: a record's lines are one piece (about 10,000 a block: LOAD_CHARS ends those), a
@@ -157,12 +155,8 @@ def graph_lines(
     grows by millions of small containers that live until the end, and each full collection walked them all
     again (a sixth of the lines' CPU at 10,000 papers); what the build drops in cycles is little.
     """
-    before = gc.get_threshold()
-    gc.set_threshold(GC_THRESHOLD, *before[1:])
-    try:
+    with fewer_collections():
         yield from _graph_lines(paths, iris, catalogue, problems, progress, report)
-    finally:
-        gc.set_threshold(*before)
 
 
 def _graph_lines(

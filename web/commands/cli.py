@@ -212,6 +212,9 @@ def _opened_dataset(args: argparse.Namespace) -> int | None:
 
 def cmd_add(args: argparse.Namespace) -> int:
     lists = named_lists(args.inputs)  # before the imports: inputs holding no list are refused in a fraction of a second
+    from bibgraph.graph.serving.memory import no_huge_pages_for_arrays
+
+    no_huge_pages_for_arrays()  # before numpy is imported (memory.py says why)
     from bibgraph.web.commands.versionwrite import add_to_dataset
 
     report = _write_dataset(args, lambda: add_to_dataset(Path(args.dataset), lists), "added to")

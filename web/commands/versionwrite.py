@@ -48,7 +48,7 @@ from bibgraph.graph.networks.incidencemerge import merged
 from bibgraph.graph.networks.spec import COAUTHORS, TOPICS, NetworkSpec
 from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.serving import childprocess
-from bibgraph.graph.serving.memory import release_free_memory
+from bibgraph.graph.serving.memory import fewer_collections, release_free_memory
 from bibgraph.graph.site.conceptupdate import updated_index
 from bibgraph.graph.site.homeupdate import Written, updated_home
 from bibgraph.graph.site.roles import Roles, matches, roles_of
@@ -115,8 +115,8 @@ def add_to_dataset(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildRepor
     (:mod:`bibgraph.graph.dataset.dumpsegments`); the
     search index is the previous one with the new records' papers and authors (:func:`update_search_index`).
     """
-    with writing(root):  # from reading the version served to the switch: an add at once would drop this one's
-        return _add(root, inputs)
+    with writing(root), fewer_collections():  # writing: from reading the version served to the switch (an add at
+        return _add(root, inputs)  # once would drop this one's); collections: it holds the served version's arrays
 
 
 def _add(root: Path, inputs: Sequence[Path]) -> tuple[Path, BuildReport]:
