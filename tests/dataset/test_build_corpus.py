@@ -134,16 +134,16 @@ def test_the_collector_runs_rarely_while_the_lines_are_made_and_as_before_after(
     lines end, and when their reader stops early."""
     import gc
 
-    from bibgraph.graph.dataset import build
     from bibgraph.graph.dataset.build import graph_lines
     from bibgraph.graph.dataset.triples import Catalogue
     from bibgraph.graph.rdf.iris import DEFAULT_BASE, Iris
+    from bibgraph.graph.serving.memory import RARE_COLLECTIONS
     from bibgraph.seeds import seed_directory
 
     before = gc.get_threshold()
     lines = graph_lines([seed_directory()], Iris(DEFAULT_BASE), Catalogue(), [], progress=False)
     next(lines)
-    assert gc.get_threshold()[0] == build.GC_THRESHOLD
+    assert gc.get_threshold()[0] == RARE_COLLECTIONS
     lines.close()
     assert gc.get_threshold() == before
     assert sum(1 for _ in graph_lines([seed_directory()], Iris(DEFAULT_BASE), Catalogue(), [], progress=False)) > 0
