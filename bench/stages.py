@@ -62,6 +62,7 @@ class Stages:
         self.written: dict[str, int] = {}
         self._restore: list[tuple[object, str, Any]] = []
         self._wraps: list[Wrapped] = []
+        self.running: list[str] = []  # the stages whose calls are under way, innermost last (read by samplers)
         self.children_total = {"read": 0, "written": 0}  # bytes of the phases' children (:meth:`children`)
 
     def wrap(self, owner: object, name: str, label: str, often: bool = False) -> None:
@@ -84,9 +85,11 @@ class Stages:
                 self._log("start", label)
             self.peak_before_mb.setdefault(label, _peak_mb())
             start = _now()
+            self.running.append(label)
             try:
                 result = original(*args, **kwargs)
             finally:
+                self.running.remove(label)
                 self._note(label, start)
             if inspect.isgenerator(result):
                 return self._timed_iteration(result, label)
@@ -107,12 +110,14 @@ class Stages:
         """A generator's items, the time spent making each counted to ``label``."""
         while True:
             start = _now()
+            self.running.append(label)
             try:
                 item = next(items)
             except StopIteration:
                 self._log("end", label)
                 return
             finally:
+                self.running.remove(label)
                 self._note(label, start)
             yield item
 

@@ -22,14 +22,15 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from bench.stages import Stages
 from bibgraph.graph.dataset import build, buildphases, triples
-from bibgraph.graph.identity import join
+from bibgraph.graph.identity import decide, join
 from bibgraph.graph.identity.features import Collected
 from bibgraph.graph.rdf.iris import DEFAULT_BASE
 
@@ -59,19 +60,18 @@ def status() -> dict[str, float]:
     return found
 
 
-class Timeline:
-    """Samples of the resident memory, each with the step running then (the innermost)."""
+class Sampler:
+    """Samples of the resident memory every ``every`` seconds, each counted to the innermost stage running then
+    (:attr:`Stages.running`): each stage's highest sample."""
 
-    def __init__(self, every: float) -> None:
+    def __init__(self, stages: Stages, every: float) -> None:
+        self.stages = stages
         self.every = every
-        self.started = time.perf_counter()
-        self.running: list[str] = ["before"]
-        self.highest: dict[str, dict[str, float]] = {}  # step -> its highest sample (VmRSS, with RssAnon then)
-        self.events: list[str] = []
+        self.highest: dict[str, dict[str, float]] = {}  # stage -> its highest sample (VmRSS, with RssAnon then)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
-    def __enter__(self) -> "Timeline":
+    def __enter__(self) -> "Sampler":
         self._thread.start()
         return self
 
@@ -81,67 +81,22 @@ class Timeline:
 
     def _sample(self) -> None:
         while not self._stop.wait(self.every):
-            self.note()
+            now = status()
+            step = (self.stages.running or ["outside the steps"])[-1]
+            best = self.highest.get(step)
+            if best is None or now["VmRSS"] > best["VmRSS"]:
+                self.highest[step] = now
 
-    def note(self) -> None:
-        now = status()
-        step = self.running[-1]
-        best = self.highest.get(step)
-        if best is None or now["VmRSS"] > best["VmRSS"]:
-            self.highest[step] = now
 
-    def log(self, event: str, label: str) -> None:
-        self.note()
-        now = status()
-        line = (
-            f"{time.perf_counter() - self.started:8.1f}s {event:5} {label.strip():16} rss {now['VmRSS']:7,.0f}"
-            f" anon {now['RssAnon']:7,.0f} file {now['RssFile']:5,.0f} hwm {now['VmHWM']:7,.0f} MB"
-        )
-        self.events.append(line)
-        print(line, file=sys.stderr, flush=True)
+def printing_sizes(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``original`` (deciding: its first argument the evidence) printing what the evidence holds first."""
 
-    def wrap(self, owner: object, name: str, label: str) -> None:
-        original: Callable[..., Any] | None = getattr(owner, name, None)
-        if original is None:
-            return
-        timeline = self
+    @functools.wraps(original)
+    def sized(collected: Collected, *args: Any, **kwargs: Any) -> Any:
+        evidence_sizes(collected)
+        return original(collected, *args, **kwargs)
 
-        if name == "person_lines":  # a generator: the step lasts while it yields
-
-            @functools.wraps(original)
-            def lines(*args: Any, **kwargs: Any) -> Iterator[str]:
-                timeline.enter(label)
-                try:
-                    yield from original(*args, **kwargs)
-                finally:
-                    timeline.leave(label)
-
-            setattr(owner, name, lines)
-            return
-
-        @functools.wraps(original)
-        def step(*args: Any, **kwargs: Any) -> Any:
-            if name == "persons_of" and timeline.sizes:
-                evidence_sizes(args[0])
-            timeline.enter(label)
-            try:
-                return original(*args, **kwargs)
-            finally:
-                timeline.leave(label)
-
-        setattr(owner, name, step)
-
-    sizes = False
-
-    def enter(self, label: str) -> None:
-        self.log("start", label)
-        self.running.append(label)
-
-    def leave(self, label: str) -> None:
-        self.log("end", label)
-        self.running.remove(label)
-        if self.running == ["before"]:  # the phase is over: later samples are not its start's
-            self.running = ["after"]
+    return sized
 
 
 def _deep(value: object) -> int:
@@ -186,22 +141,25 @@ def main() -> None:
     version = args.scratch / f"loadpeak-{os.getpid()}"
     shutil.rmtree(version, ignore_errors=True)
     version.mkdir(parents=True)
-    timeline = Timeline(args.every)
-    Timeline.sizes = args.sizes
+    if args.sizes:  # every module that imported it by name calls the printing one (before the stages wrap it)
+        original = decide.persons_of
+        sized = printing_sizes(original)
+        for holder in [m for m in (decide, triples) if getattr(m, "persons_of", None) is original]:
+            setattr(holder, "persons_of", sized)  # noqa: B010 - a module mypy does not see holding it
+    stages = Stages(log=sys.stderr)  # each step's start and end, with the resident memory then
     for owner, name, label in STEPS:
-        timeline.wrap(owner, name, label)
+        stages.wrap(owner, name, label)
     cpu, wall, load = time.process_time(), time.perf_counter(), os.getloadavg()[0]
     try:
-        with timeline:
-            timeline.enter("load phase")
+        with Sampler(stages, args.every) as sampler, stages.stage("load phase"):
             report = buildphases.load_lists(version, [args.lists], DEFAULT_BASE, None)
-            timeline.leave("load phase")
     finally:
+        stages.restore()
         shutil.rmtree(version, ignore_errors=True)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     print(f"\n{report.summary()}")
     print("| step | highest RSS MB | anonymous then | file then |\n|---|---:|---:|---:|")
-    for label, best in timeline.highest.items():
+    for label, best in sampler.highest.items():
         print(f"| {label.strip()} | {best['VmRSS']:,.0f} | {best['RssAnon']:,.0f} | {best['RssFile']:,.0f} |")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"ru_maxrss {peak:,.0f} MB; {cpu:.1f} CPU-s, {wall:.1f} s wall; load {load:.1f} -> {os.getloadavg()[0]:.1f}")
