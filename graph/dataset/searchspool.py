@@ -13,10 +13,11 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from bibgraph.graph.networks.incidence import Concept
-from bibgraph.graph.site.searchbuild import Document
+if TYPE_CHECKING:  # numpy and the index's writer: a build's, not a served dataset's (sitedata imports this module)
+    from bibgraph.graph.networks.incidence import Concept
+    from bibgraph.graph.site.searchbuild import Document
 
 SPOOL = "search-documents.jsonl"  # in a version being built, beside ``store/``; never published
 # Every character but ASCII's printable ones escaped (a line each, whatever a text holds): 0.77 CPU-s for the 300,102
@@ -31,7 +32,7 @@ class DocumentSpool:
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out
 
-    def _write(self, row: Document) -> None:
+    def _write(self, row: "Document") -> None:
         if self.out is not None:
             self.out.write(_ENCODE(row) + "\n")
 
@@ -52,7 +53,7 @@ class DocumentSpool:
             for index, (name, iri) in enumerate(zip(names, iris, strict=True)):
                 self.person(iri, name, variants.get(index, ()))
 
-    def concepts(self, concepts: Iterable[Concept]) -> None:
+    def concepts(self, concepts: "Iterable[Concept]") -> None:
         """Areas and subareas (``search_areas.rq``): a subarea is shown after its area."""
         for found in concepts:
             title = found.label if found.concept == found.area else f"{found.area_label} · {found.label}"
@@ -66,7 +67,7 @@ def writing(version: Path) -> Iterator[DocumentSpool]:
         yield DocumentSpool(out)
 
 
-def documents(path: Path) -> Iterator[Document]:
+def documents(path: Path) -> "Iterator[Document]":
     """The rows of a spool, a line at a time."""
     with path.open(encoding="utf-8", newline="\n") as spooled:
         for line in spooled:
@@ -75,7 +76,7 @@ def documents(path: Path) -> Iterator[Document]:
 
 
 @contextmanager
-def spooled(version: Path) -> Iterator[Iterator[Document] | None]:
+def spooled(version: Path) -> "Iterator[Iterator[Document] | None]":
     """The rows ``version``'s load spooled (None: none was, the store is asked), the spool removed after the block
     whatever happens in it."""
     path = version / SPOOL
