@@ -10,6 +10,7 @@ from typing import BinaryIO
 import pyoxigraph as ox
 from tqdm import tqdm
 
+from bibgraph.graph.dataset.searchspool import DocumentSpool
 from bibgraph.graph.dataset.triples import Catalogue
 from bibgraph.graph.dataset.void import VoidCounts, engine_counts, void_lines
 from bibgraph.graph.dataset.voidtally import VoidTally
@@ -249,6 +250,7 @@ def build_graph(
     roles: bool = False,
     describe: bool = True,
     incidence: Callable[[Incidence], None] | None = None,
+    search: DocumentSpool | None = None,
 ) -> tuple[OxigraphGraphStore, BuildReport]:
     """Build the graph of the given files or directories (the seeds if none) into ``store`` (new by default).
 
@@ -258,6 +260,7 @@ def build_graph(
     ``roles``: the report's ``roles`` are made (a dataset keeps them: :mod:`~bibgraph.graph.site.rolesbuild`).
     ``incidence``: given the build's incidence (:mod:`~bibgraph.graph.networks.incidencebuild`) once the persons
     are decided, before their lines load; nothing holds it afterwards (a dataset writes it at once).
+    ``search``: given the search index's texts as their lines are written (:mod:`.searchspool`).
     ``describe``: the store counted and its VoID description loaded (:func:`describe_store`); else the report counts
     no triples and the caller describes the store.
     """
@@ -271,6 +274,7 @@ def build_graph(
         keep_roles=roles,
         keep_incidence=incidence,
         tally=VoidTally(iris.base) if _empty(store) else None,  # what the store then holds is what the lines state
+        search=search or DocumentSpool(),
     )
     problems: list[Problem] = []
     report = BuildReport(problems=problems)

@@ -16,6 +16,7 @@ from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
 from bibgraph.graph.dataset.directory import DERIVED, DUMPS, STORE
 from bibgraph.graph.dataset.dumps import complete_streamed_dumps, streamed_ntriples, write_dataset_dumps
 from bibgraph.graph.dataset.opener import fill
+from bibgraph.graph.dataset.searchspool import writing
 from bibgraph.graph.dataset.void import VoidCounts, void_quads
 from bibgraph.graph.identity import numbering
 from bibgraph.graph.rdf.iris import Iris
@@ -26,13 +27,14 @@ def load_lists(version: Path, inputs: Sequence[Path], base: str, served: Path | 
     """Parse ``inputs`` into ``version``'s store, its N-Triples dump written as the data streams, and its person
     map written, keeping the keys of ``served``'s (the version a rebuild replaces, its files checked by the caller);
     not described (:func:`describe`). The incidence the pass made is written to ``derived/`` as soon as it is made
-    (never held while the last blocks load), where the derive reads it (not from the store). The report, without its
-    person map (written, not sent back)."""
+    (never held while the last blocks load), where the derive reads it (not from the store); so are the search
+    index's texts (:mod:`~bibgraph.graph.dataset.searchspool`). The report, without its person map (written, not
+    sent back)."""
     published = numbering.read_version(served) if served is not None else None
     store = OxigraphGraphStore.disk(version / STORE)
     (version / DERIVED).mkdir(exist_ok=True)
     derived = DerivedFiles.unpublished(version)
-    with streamed_ntriples(version / DUMPS) as ntriples:
+    with streamed_ntriples(version / DUMPS) as ntriples, writing(version) as search:
         report = fill(
             store,
             inputs,
@@ -42,6 +44,7 @@ def load_lists(version: Path, inputs: Sequence[Path], base: str, served: Path | 
             roles=True,
             describe=False,
             incidence=lambda made: derived.save(derived_key("incidence"), made),
+            search=search,
         )
     report = report or BuildReport()
     store.close()

@@ -33,6 +33,7 @@ from bibgraph.graph.stores.store import OxigraphGraphStore
 
 if TYPE_CHECKING:
     from bibgraph.graph.dataset.build import BuildReport
+    from bibgraph.graph.dataset.searchspool import DocumentSpool
     from bibgraph.graph.identity.numbering import Numbering
     from bibgraph.graph.networks.incidence import Incidence
 
@@ -54,12 +55,13 @@ def fill(
     roles: bool = False,
     describe: bool = True,
     incidence: "Callable[[Incidence], None] | None" = None,
+    search: "DocumentSpool | None" = None,
 ) -> "BuildReport | None":
     """Load dumps as they are and build the paper lists among ``inputs`` into ``store``.
 
     ``ntriples`` receives the built data as N-Triples (:func:`build_graph`); give it only for inputs
-    without dumps (what a loaded dump holds is not copied there). ``numbering``, ``roles``, ``describe``,
-    ``incidence``: see :func:`build_graph`.
+    without dumps (what a loaded dump holds is not copied there), and ``search`` likewise (the search index's texts
+    of the built data). ``numbering``, ``roles``, ``describe``, ``incidence``: see :func:`build_graph`.
     """
     dumps = [path for path in inputs if is_dump(path)]
     lists = [path for path in inputs if not is_dump(path)]
@@ -85,6 +87,7 @@ def fill(
             roles=roles,
             describe=describe,
             incidence=incidence,
+            search=search,
         )
         for problem in report.problems:
             print(problem, file=sys.stderr)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key, file_name, keeper
 from bibgraph.graph.dataset.directory import STORE
+from bibgraph.graph.dataset.searchspool import spooled
 from bibgraph.graph.dataset.wholeexports import DEFAULT_EXPORTS, derive_kept
 from bibgraph.graph.dataset.wholeexports import derive as derive_exports
 from bibgraph.graph.networks import AREA, Filters
@@ -36,6 +37,7 @@ from bibgraph.graph.stores.store import GraphStore, OxigraphGraphStore
 
 if TYPE_CHECKING:  # numpy and scipy: loaded by a build, never by this module's importers
     from bibgraph.graph.networks.incidence import Incidence
+    from bibgraph.graph.site.searchbuild import Document
 
 RolesMaker = Callable[[GraphStore, Any], Roles | None]  # a store and its incidence -> the roles kept beside it
 
@@ -109,10 +111,13 @@ def derive(
     maps' drawings are kept (none when None); ``roles``: how the authorships' positions (:mod:`~..site.roles`) are
     made, given the store and its incidence (None from it: none kept; none asked: an add keeps them itself, from the
     previous version's, :mod:`~..site.rolesupdate`); ``incidence``: the one kept already (an add's, extended in
-    memory: not read back, 203 MB at a million papers)."""
+    memory: not read back, 203 MB at a million papers). The search index's texts are those the build's load spooled
+    (:mod:`.searchspool`, removed here whatever happens), else the store's."""
     store = OxigraphGraphStore.disk(version / STORE, read_only=True)
     try:
-        _derive(store, DerivedFiles.unpublished(version), max_view_nodes, exports, maps, base, roles, incidence)
+        with spooled(version) as texts:
+            files = DerivedFiles.unpublished(version)
+            _derive(store, files, max_view_nodes, exports, maps, base, roles, incidence, texts)
     finally:
         del store  # read-only: nothing to flush
         gc.collect()  # RocksDB's files released before a server opens the store
@@ -127,6 +132,7 @@ def _derive(
     base: str | None = None,
     roles: "RolesMaker | None" = None,
     incidence: "Incidence | None" = None,
+    texts: "Iterable[Document] | None" = None,
 ) -> None:
     from bibgraph.graph.networks import (
         engine,  # numpy, scipy, igraph: loaded by a build, never by this module's importers
@@ -149,7 +155,7 @@ def _derive(
     )
     kept(derived_key("page", None, HOME), lambda: home_figures(store, engine.coauthor_degrees(incidence), figures))
     if not (files.directory / FILE_NAME).exists():
-        build_search_index(store, files.directory / FILE_NAME, incidence)
+        build_search_index(store, files.directory / FILE_NAME, incidence, texts)
     specs = DEFAULT_EXPORTS if exports is None else exports
     if files.writable and DEFAULT_EXPORTS[0] in specs and len(incidence.authors) > LAID_OUT_MAX_NODES:
         in_child(derive_kept, files.directory, specs, files.sync)  # the links and Leiden beside the incidence alone

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from rdflib import DCTERMS, OWL, PROV, RDF, RDFS, SKOS
 
+from bibgraph.graph.dataset.searchspool import DocumentSpool
 from bibgraph.graph.dataset.voidtally import VoidTally
 from bibgraph.graph.identity.curation import Applied, Curation
 from bibgraph.graph.identity.decide import persons_of
@@ -158,6 +159,7 @@ class Catalogue:
     _subjects: Subjects | None = None  # ``subjects``, compact, when let go (a build for a dataset)
     # A build into an empty store: the VoID statistics tallied as the lines are written (graph/dataset/voidtally.py)
     tally: VoidTally | None = None
+    search: DocumentSpool = field(default_factory=DocumentSpool)  # a dataset build's search texts (searchspool.py)
 
     def key(self, name: str, record: Record) -> str:
         """The person key ``name`` on ``record`` is written under."""
@@ -193,6 +195,7 @@ class Catalogue:
         if new_subject:
             self.subjects[number] = (*stated, self._concept_iris.setdefault(new_subject, new_subject))
         if seen == 0:
+            label = derived_label(record)
             self.authorships += len(record.authors)
             if record.truncated:
                 self.truncated.append(f"{record.source}:{record.line}")
@@ -203,12 +206,12 @@ class Catalogue:
                 area, subarea = record.area or "", record.subarea or ""
                 self.identity.add(record.authors, area, subarea, record.abstract, pid, (record.source, record.line))
                 self.identity_seconds += time.perf_counter() - start
-                # persons written by ``closing``
-                return _paper_lines(record, paper_iri, new_subject, iris, None, self.tally)
+                self.search.paper(paper_iri, record.abstract, label)  # persons written by ``closing``
+                return _paper_lines(record, label, paper_iri, new_subject, iris, None, self.tally)
             if self.numbering is not None:  # an add: the map follows the new authorships
                 for position, key in enumerate(keys):
                     self.numbering.record(key, f"{pid}#{position}")
-            return _paper_lines(record, paper_iri, new_subject, iris, keys, self.tally)
+            return _paper_lines(record, label, paper_iri, new_subject, iris, keys, self.tally)
         # The same paper again (same authors and abstract): only its new source and subject.
         return _duplicate_lines(record, paper_iri, seen + 1, new_subject, self.tally)
 
@@ -275,6 +278,7 @@ class Catalogue:
             del made  # this generator's frame lives on through the persons' lines
             release_free_memory(collect=False)  # its making's pages back before the persons' lines and last blocks
         yield from person_lines(persons, identity, iris, assigned)
+        self.search.persons(persons.names, map(iris.person, assigned.keys), persons.variants)
 
     def closing(self, iris: Iris) -> Iterator[str]:
         """People and concepts, once every record has been added (tallied, with a tally: texts of many lines)."""
@@ -318,6 +322,7 @@ class Catalogue:
             yield f"{iri} {_SKOS_PREF_LABEL} {_literal(label)} .\n"
             yield f"{iri} {_SKOS_IN_SCHEME} {scheme} .\n"
             yield f"{iri} {_SKOS_BROADER} <{iris.area(area_key)}> .\n"
+        self.search.concepts(self._concepts(iris).values())
 
 
 _TRUE = _typed(True)
@@ -327,11 +332,17 @@ _CORRESPONDING_MARKS = frozenset(CORRESPONDING_MARKS)
 
 
 def _paper_lines(
-    record: Record, paper_iri: str, subject: str | None, iris: Iris, keys: list[str] | None, tally: VoidTally | None
+    record: Record,
+    label: str,
+    paper_iri: str,
+    subject: str | None,
+    iris: Iris,
+    keys: list[str] | None,
+    tally: VoidTally | None,
 ) -> list[str]:
-    """A new paper's lines, in a list: the build writes forty lines a paper, and a generator's step per line
-    cost as much as formatting it. ``keys``: its authors' person keys, or None when the persons are decided (and
-    their creator and agent lines written) once every record is read. ``tally``: told the lines' shape and terms."""
+    """A new paper's lines, in a list: the build writes forty lines a paper, and a generator's step per line cost as
+    much as formatting it. ``label``: its :func:`derived_label`; ``keys``: its authors' person keys, or None when the
+    persons are decided (their creator and agent lines written once every record is read); ``tally``: told them."""
     iri = f"<{paper_iri}>"
     if record.author_list is not None:  # kept whole: verbatim, no persons stated
         names = record.author_list
@@ -339,7 +350,7 @@ def _paper_lines(
         names = ", ".join(record.authors) + (TRUNCATION_SUFFIX if record.truncated else "")
     values = [
         _SCHEMA_SCHOLARLY_ARTICLE,
-        _literal(derived_label(record)),
+        _literal(label),
         _literal(record.abstract),
         _literal(names),
         _typed(len(record.authors)),

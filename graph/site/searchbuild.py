@@ -303,15 +303,20 @@ def store_names(store: GraphStore, authors: Sequence[str]) -> Iterator[str]:
         yield str(r["name"])
 
 
-def build_search_index(store: GraphStore, path: Path, incidence: Incidence | None = None) -> None:
+def build_search_index(
+    store: GraphStore, path: Path, incidence: Incidence | None = None, documents: Iterable[Document] | None = None
+) -> None:
     """Write the search index of ``store`` at ``path`` (a site over an engine with ``--published`` reads the
     dataset's own index instead, never building one). Its authors' names and papers per area are read from
     ``incidence``, the store's (read here when None): the store's queries for them (``author_names.rq``,
     ``search_authors.rq``) took 31 of the index's 43 CPU-s at 100,000 papers, and more than ten minutes at a
-    million; the incidence holds every creator with a name, as they did, and a dataset's build has it already."""
+    million; the incidence holds every creator with a name, as they did, and a dataset's build has it already.
+    ``documents``: the store's texts (:func:`store_documents`) as its build spooled them (:mod:`~..dataset.searchspool`:
+    the queries read 1.2 GB back at 100,000 papers, 13 GB at a million)."""
     if incidence is None:
         incidence = incidence_of(store)
-    write_index(path, store_documents(store), every_area_count(incidence), incidence.names)
+    texts = store_documents(store) if documents is None else documents
+    write_index(path, texts, every_area_count(incidence), incidence.names)
 
 
 def write_layer(

@@ -1,5 +1,6 @@
 """A dataset build's load and VoID counts run in child processes that exit before the derive (issue 28: the 1M
-build's memory peak), and a child that dies leaves nothing half-written."""
+build's memory peak), and a child that dies leaves nothing half-written; the load's spool of the search index's texts
+is read by the derive and never published."""
 
 import json
 import os
@@ -8,13 +9,16 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from bibgraph.graph.dataset import build
-from bibgraph.graph.dataset.directory import current_version
+from bibgraph.graph.dataset import build, searchspool
+from bibgraph.graph.dataset.directory import current_version, read_manifest
 from bibgraph.graph.serving import childprocess
 from bibgraph.graph.serving.childprocess import PhaseFailed, in_child
+from bibgraph.graph.site import searchbuild
+from bibgraph.graph.site.search import FILE_NAME
 from bibgraph.seeds import seed_directory
 from bibgraph.web.commands import versionwrite
 from bibgraph.web.commands.cli import main
@@ -185,3 +189,50 @@ def test_the_whole_exports_made_in_a_child_are_the_bytes_made_in_process(
     for name in names:  # every derived file, the exports among them, the same bytes
         assert (after / name).read_bytes() == (before / name).read_bytes(), name
     assert _phase_children() == []
+
+
+def _spool_seen(monkeypatch: pytest.MonkeyPatch, seen: list[Any], then: Exception | None = None) -> None:
+    """The search index's writer records whether it was given the spool's rows (and the spool was there), and
+    raises ``then`` once it has read them."""
+    original = searchbuild.build_search_index
+
+    def writer(store: Any, path: Path, incidence: Any = None, documents: Any = None) -> None:
+        seen.append((documents is not None, (path.parent.parent / searchspool.SPOOL).exists()))
+        original(store, path, incidence, documents)
+        if then is not None:
+            raise then
+
+    monkeypatch.setattr(searchbuild, "build_search_index", writer)
+
+
+def test_a_build_reads_its_spool_and_publishes_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[Any] = []
+    _spool_seen(monkeypatch, seen)
+    version, _ = versionwrite.build_dataset([seed_directory()], tmp_path / "data", BASE)
+    assert seen == [(True, True)]
+    assert not (version / searchspool.SPOOL).exists()
+    assert searchspool.SPOOL not in "".join(read_manifest(version)["checksums"])
+    assert (version / "derived" / FILE_NAME).exists()
+
+
+@pytest.mark.parametrize("step", ["index", "exports"])
+def test_a_build_that_dies_after_its_load_leaves_no_spool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str
+) -> None:
+    """The derive failing once the spool was read (``index``), or in a later step with it removed (``exports``): no
+    version is published, and no spool is left anywhere in the dataset."""
+    root = tmp_path / "data"
+    before, _ = versionwrite.build_dataset([seed_directory()], root, BASE)
+    seen: list[Any] = []
+    _spool_seen(monkeypatch, seen, RuntimeError("died") if step == "index" else None)
+    if step == "exports":
+        monkeypatch.setattr("bibgraph.graph.dataset.sitedata.derive_exports", _dies)
+    with pytest.raises(versionwrite.DeriveError, match="died"):
+        versionwrite.build_dataset([seed_directory()], root, BASE)
+    assert seen == [(True, True)]
+    assert current_version(root) == before
+    assert [path for path in root.rglob("*") if path.name == searchspool.SPOOL] == []
+
+
+def _dies(*args: Any) -> None:
+    raise RuntimeError("died")
