@@ -16,7 +16,7 @@ from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
 from bibgraph.graph.dataset.directory import DERIVED, DUMPS, STORE
 from bibgraph.graph.dataset.dumps import complete_streamed_dumps, streamed_ntriples, write_dataset_dumps
 from bibgraph.graph.dataset.opener import fill
-from bibgraph.graph.dataset.searchspool import writing
+from bibgraph.graph.dataset.searchspool import spooling
 from bibgraph.graph.dataset.void import VoidCounts, void_quads
 from bibgraph.graph.identity import numbering
 from bibgraph.graph.rdf.iris import Iris
@@ -34,7 +34,7 @@ def load_lists(version: Path, inputs: Sequence[Path], base: str, served: Path | 
     store = OxigraphGraphStore.disk(version / STORE)
     (version / DERIVED).mkdir(exist_ok=True)
     derived = DerivedFiles.unpublished(version)
-    with streamed_ntriples(version / DUMPS) as ntriples, writing(version) as search:
+    with streamed_ntriples(version / DUMPS) as ntriples, spooling(version) as search:
         report = fill(
             store,
             inputs,

@@ -61,7 +61,7 @@ class DocumentSpool:
 
 
 @contextmanager
-def writing(version: Path) -> Iterator[DocumentSpool]:
+def spooling(version: Path) -> Iterator[DocumentSpool]:
     """A spool written into ``version`` for the block."""
     with (version / SPOOL).open("w", encoding="utf-8", newline="\n") as out:
         yield DocumentSpool(out)

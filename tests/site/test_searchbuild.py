@@ -112,7 +112,7 @@ def test_the_spooled_texts_are_the_stores_and_index_alike(
     case.mkdir()
     _lists(case / "lists", records, copies, curated)
     store = OxigraphGraphStore.disk(case / "store")
-    with searchspool.writing(case) as spool:
+    with searchspool.spooling(case) as spool:
         store, _ = build_graph([case / "lists"], base=BASE, store=store, progress=False, describe=False, search=spool)
     spooled = list(searchspool.documents(case / searchspool.SPOOL))
     assert Counter(spooled) == Counter(store_documents(store))
@@ -125,7 +125,7 @@ def test_the_spooled_texts_are_the_stores_and_index_alike(
 def test_a_spool_keeps_any_text_on_one_line(tmp_path: Path) -> None:
     """Line breaks, quotes, backslashes, tabs and separators in a text: each row read back as written."""
     texts = ["a\nb", 'q"uo\\te', "tab\there\r", "line\u2028sep\u0085", "数据 Über"]
-    with searchspool.writing(tmp_path) as spool:
+    with searchspool.spooling(tmp_path) as spool:
         for number, text in enumerate(texts):
             spool.paper(f"{BASE}p{number}", text, text)
     read = list(searchspool.documents(tmp_path / searchspool.SPOOL))
