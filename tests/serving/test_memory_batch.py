@@ -1,6 +1,6 @@
-"""A batch job's memory behaviour (:mod:`bibgraph.graph.serving.memory`): an add runs with the cyclic collector
-run rarely, and ``bibgraph add`` turns numpy's transparent huge pages off for itself and its children unless the
-operator chose."""
+"""A batch job's memory behaviour (:mod:`bibgraph.graph.serving.memory`): an add, and a build's derive, run with
+the cyclic collector run rarely, and ``bibgraph add`` turns numpy's transparent huge pages off for itself and its
+children unless the operator chose."""
 
 import gc
 import os
@@ -59,6 +59,21 @@ def test_an_add_runs_with_the_collector_run_rarely(built: Path, monkeypatch) -> 
     monkeypatch.setattr(versionwrite, "_fill", watched)
     before = gc.get_threshold()
     versionwrite.add_to_dataset(built / "d", [built / "b"])
+    assert seen == [RARE_COLLECTIONS] and gc.get_threshold() == before
+
+
+def test_a_build_derives_with_the_collector_run_rarely(tmp_path: Path, monkeypatch) -> None:
+    write(tmp_path / "a", {"a.txt": LISTS["a"]})
+    seen = []
+    derive = versionwrite.derive
+
+    def watched(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(gc.get_threshold()[0])
+        return derive(*args, **kwargs)
+
+    monkeypatch.setattr(versionwrite, "derive", watched)
+    before = gc.get_threshold()
+    versionwrite.build_dataset([tmp_path / "a"], tmp_path / "d", BASE)
     assert seen == [RARE_COLLECTIONS] and gc.get_threshold() == before
 
 
