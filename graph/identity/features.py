@@ -9,6 +9,7 @@ co-authors they share, co-authors' co-authors they share (two hops), the same ar
 TF-IDF cosine of their abstracts (``TfidfTransformer`` over the kept word indices).
 """
 
+import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,9 +27,19 @@ from bibgraph.graph.ingest.names import normalise
 HASH_FEATURES = 1 << 20
 _BATCH = 2048
 _KEPT_COAUTHORS = 100_000  # names whose co-authors are kept once found
+# scikit-learn's default words (its ``token_pattern`` over the lower-cased text)
+_WORD = re.compile(r"(?u)\b\w\w+\b")
+
+
+def _distinct_words(text: str) -> set[str]:
+    """The words scikit-learn's default analyzer finds, each once: the counts are binary, so a word hashed again
+    changes nothing (a fifth of the hashing's CPU, 1 CPU-s at 100,000 papers)."""
+    return set(_WORD.findall(text.lower()))
+
+
 # No stop-word list: IDF weighs common words down anyway, and filtering them in Python doubled the hashing's cost.
 _VECTORISER = HashingVectorizer(
-    n_features=HASH_FEATURES, alternate_sign=False, norm=None, binary=True, dtype=np.float32
+    n_features=HASH_FEATURES, alternate_sign=False, norm=None, binary=True, dtype=np.float32, analyzer=_distinct_words
 )
 
 

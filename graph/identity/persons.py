@@ -26,7 +26,18 @@ from bibgraph.graph.rdf.iris import Iris
 from bibgraph.graph.rdf.ntriples import literal
 from bibgraph.graph.rdf.vocab import BG
 
+# The terms as N-Triples text, made once: an rdflib namespace's attribute costs a lookup through its metaclass
+# (0.8 CPU-s at 100,000 papers when made per person)
 _A = f"<{RDF.type}>"
+_PERSON = f"<{FOAF.Person}>"
+_NAME = f"<{FOAF.name}>"
+_GIVEN_NAME = f"<{FOAF.givenName}>"
+_FAMILY_NAME = f"<{FOAF.familyName}>"
+_ALT_LABEL = f"<{SKOS.altLabel}>"
+_GENERATED_BY = f"<{PROV.wasGeneratedBy}>"
+_CURATED_TRUE = f'<{BG.curated}> "true"^^<{XSD.boolean}>'
+_SCORE = f"<{BG.identityScore}>"
+_DECIMAL = f"<{XSD.decimal}>"
 
 
 class Mentions(Sequence[list[str]]):
@@ -64,18 +75,18 @@ def activity_lines(iris: Iris) -> Iterator[str]:
 
 def description(iri: str, name: str, variants: Iterable[str], score: float, curated: bool, iris: Iris) -> Iterator[str]:
     """One person's triples: names, variants, and how it was formed."""
-    yield f"{iri} {_A} <{FOAF.Person}> .\n"
-    yield f"{iri} <{FOAF.name}> {literal(name)} .\n"
+    yield f"{iri} {_A} {_PERSON} .\n"
+    yield f"{iri} {_NAME} {literal(name)} .\n"
     if parts := name_parts(name):
-        yield f"{iri} <{FOAF.givenName}> {literal(parts[0])} .\n"
-        yield f"{iri} <{FOAF.familyName}> {literal(parts[1])} .\n"
+        yield f"{iri} {_GIVEN_NAME} {literal(parts[0])} .\n"
+        yield f"{iri} {_FAMILY_NAME} {literal(parts[1])} .\n"
     for variant in variants:
-        yield f"{iri} <{SKOS.altLabel}> {literal(variant)} .\n"
-    yield f"{iri} <{PROV.wasGeneratedBy}> <{iris.identity_step(METHOD)}> .\n"
+        yield f"{iri} {_ALT_LABEL} {literal(variant)} .\n"
+    yield f"{iri} {_GENERATED_BY} <{iris.identity_step(METHOD)}> .\n"
     if curated:
-        yield f'{iri} <{BG.curated}> "true"^^<{XSD.boolean}> .\n'
+        yield f"{iri} {_CURATED_TRUE} .\n"
     # the canonical lexical form ("1", "0.953", as Oxigraph writes a decimal it holds): the streamed dump agrees
-    yield f'{iri} <{BG.identityScore}> "{f"{score:.3f}".rstrip("0").rstrip(".")}"^^<{XSD.decimal}> .\n'
+    yield f'{iri} {_SCORE} "{f"{score:.3f}".rstrip("0").rstrip(".")}"^^{_DECIMAL} .\n'
 
 
 def person_lines(persons: Persons, collected: Collected, iris: Iris, assigned: Assigned) -> Iterator[str]:

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import sparse
-from sklearn.feature_extraction.text import TfidfTransformer
+from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
 
 from bibgraph.graph.identity import features
 from bibgraph.graph.identity.features import _VECTORISER, Collected, Places
@@ -15,10 +15,37 @@ WORDS = ["graph", "neural", "protein", "the", "of", "a", "Transformer", "数据"
 abstracts = st.lists(st.lists(st.sampled_from(WORDS), max_size=12).map(" ".join), min_size=1, max_size=14)
 
 
+# scikit-learn's own words: its default analyzer, every occurrence hashed
+SKLEARN = HashingVectorizer(
+    n_features=features.HASH_FEATURES, alternate_sign=False, norm=None, binary=True, dtype=np.float32
+)
+
+
 def _reference(texts: list[str]) -> sparse.csr_matrix:
     """What the build computed before: one binary count matrix of every record, fitted and transformed whole."""
-    counts = sparse.vstack([_VECTORISER.transform([text]).tocsr() for text in texts], format="csr")
+    counts = sparse.vstack([SKLEARN.transform([text]).tocsr() for text in texts], format="csr")
     return TfidfTransformer(sublinear_tf=True).fit_transform(counts).tocsr()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=60),
+            st.lists(st.sampled_from([*WORDS, "GRAPH", "İstanbul", "STRASSE", "Straße", "ǅemal"]), max_size=9).map(
+                " ".join
+            ),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_the_words_hashed_once_give_scikit_learns_binary_counts(texts: list[str]) -> None:
+    """Any text (capitals whose lower case is longer, digits, marks, CJK, punctuation): the same matrix, bit for bit,
+    as scikit-learn's default analyzer gives."""
+    ours, theirs = _VECTORISER.transform(texts).tocsr(), SKLEARN.transform(texts).tocsr()
+    assert np.array_equal(ours.indptr, theirs.indptr) and np.array_equal(ours.indices, theirs.indices)
+    assert ours.data.dtype == theirs.data.dtype and np.array_equal(ours.data, theirs.data)
 
 
 @settings(max_examples=40, deadline=None)
