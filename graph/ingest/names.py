@@ -51,6 +51,7 @@ def person_key(name: str) -> str:
     return f"{slug}-{short_hash(key)}" if slug else short_hash(key)
 
 
+@lru_cache(maxsize=1 << 12)  # asked twice per record (area, subarea): a dataset has tens of concepts
 def concept_key(label: str) -> str:
     """The IRI segment of an area or subarea; labels differing only in case or punctuation agree."""
     return ascii_slug(label) or short_hash(normalise(label))
