@@ -29,22 +29,11 @@ from bibgraph.graph.ingest.parse import parse_file, scan_areas
 from bibgraph.graph.ingest.records import Problem, Record, paper_id, require_records
 from bibgraph.graph.networks.incidence import Incidence, ranges
 from bibgraph.graph.rdf.iris import Iris
+from bibgraph.graph.sparql.queries import bind, named_query
 from bibgraph.graph.stores.store import OxigraphGraphStore
 
 BATCH = 500  # IRIs per VALUES block of a look-up query
 LOAD_LINES = 20_000  # N-Triples lines parsed, checked against the store and written at a time
-
-_SOURCES = """PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX dcterms: <http://purl.org/dc/terms/>
-SELECT ?paper (COUNT(DISTINCT ?source) AS ?sources) (GROUP_CONCAT(DISTINCT STR(?subject); separator=" ") AS ?subjects)
-WHERE { VALUES ?paper { %s } ?paper prov:wasDerivedFrom ?source OPTIONAL { ?paper dcterms:subject ?subject } }
-GROUP BY ?paper"""
-_PEOPLE = """PREFIX foaf: <http://xmlns.com/foaf/0.1/> PREFIX skos: <http://www.w3.org/2004/02/skos/core#>
-SELECT ?person ?name ?variant WHERE { VALUES ?person { %s } ?person foaf:name ?name
-OPTIONAL { ?person skos:altLabel ?variant } }"""
-_CONCEPTS = """PREFIX skos: <http://www.w3.org/2004/02/skos/core#>
-SELECT ?concept ?label ?broader WHERE { ?concept skos:inScheme ?scheme ; skos:prefLabel ?label
-OPTIONAL { ?concept skos:broader ?broader } }"""
-
 
 _DERIVED_FROM = ox.NamedNode(str(PROV.wasDerivedFrom))
 
@@ -193,17 +182,18 @@ def _load_batch(store: OxigraphGraphStore, lines: list[str], write: Callable[[li
     write([quad for quad in dict.fromkeys(parsed) if new(quad)])
 
 
-def _values(iris: Iterable[str]) -> Iterator[str]:
+def _blocks(iris: Iterable[str]) -> Iterator[list[str]]:
+    """The distinct ``iris`` in order, :data:`BATCH` at a time: each block bound into a look-up query (``bind``)."""
     batch = sorted(set(iris))
     for start in range(0, len(batch), BATCH):
-        yield " ".join(f"<{iri}>" for iri in batch[start : start + BATCH])
+        yield batch[start : start + BATCH]
 
 
 def _known_papers(store: OxigraphGraphStore, iris: Iris, catalogue: Catalogue, records: list[Record]) -> int:
     """Tell ``catalogue`` the sources and subjects of the papers among ``records`` the store holds; how many."""
     by_iri = {iris.paper(paper_id(record)): paper_id(record) for record in records}
-    for block in _values(by_iri):
-        for row in store.select(_SOURCES % block):
+    for block in _blocks(by_iri):
+        for row in store.select(bind(named_query("added_paper_sources").text, paper=block)):
             number = int(by_iri[str(row["paper"])], 16)  # the catalogue keys papers by their id as an int
             catalogue.sources[number] = int(row["sources"] or 0)
             catalogue.subjects[number] = tuple(str(row["subjects"] or "").split())
@@ -214,8 +204,8 @@ def _known_people(store: OxigraphGraphStore, iris: Iris, catalogue: Catalogue, r
     """Tell ``catalogue`` the names of the people among ``records`` the store holds; how many."""
     keys = {catalogue.key(name, record) for record in records for name in record.authors}
     by_iri = {iris.person(key): key for key in keys}
-    for block in _values(by_iri):
-        for row in store.select(_PEOPLE % block):
+    for block in _blocks(by_iri):
+        for row in store.select(bind(named_query("added_people_names").text, person=block)):
             key = by_iri[str(row["person"])]
             catalogue.people.setdefault(key, str(row["name"]))
             if row["variant"] is not None:
@@ -227,7 +217,7 @@ def _known_people(store: OxigraphGraphStore, iris: Iris, catalogue: Catalogue, r
 
 def _known_concepts(store: OxigraphGraphStore, iris: Iris, catalogue: Catalogue) -> set[str]:
     """Tell ``catalogue`` the areas and subareas of the store; the area labels (for the parser)."""
-    rows = store.select(_CONCEPTS)
+    rows = store.select(named_query("added_concepts").text)
     labels = {str(row["concept"]): str(row["label"]) for row in rows}
     for row in rows:
         if row["broader"] is None:

@@ -43,6 +43,7 @@ from bibgraph.graph.engines.client import (
     escaped,
     whole_number,
 )
+from bibgraph.graph.rdf.ntriples import iri, literal
 from bibgraph.graph.stores.remote import CONTENT, CURRENT, PUBLISH_NS, pointer_graph
 from bibgraph.graph.stores.store import OxigraphGraphStore
 
@@ -211,10 +212,12 @@ def prefetched(items: Iterable[T]) -> Generator[T, None, None]:
 
 
 def _iri(value: str) -> str:
-    """``value`` as an IRI in SPARQL text; one that could end the IRI early is refused."""
-    if any(c in value for c in '<>"{}|^`\\') or any(ord(c) <= 0x20 for c in value):
-        raise PublishError(f"not an IRI: {value!r}")
-    return f"<{value}>"
+    """``value`` as an IRI in SPARQL text (:func:`~bibgraph.graph.rdf.ntriples.iri`, pyoxigraph's check: the one way
+    an IRI enters a query or update text); one that is no IRI is refused."""
+    try:
+        return iri(value)
+    except ValueError as error:
+        raise PublishError(f"not an IRI: {value!r}") from error
 
 
 class Engine:
@@ -275,9 +278,8 @@ class Engine:
 
     def record(self, version: str, content: str) -> None:
         """``<version> pub:content "content"`` in the pointer graph (what the version was loaded from)."""
-        literal = json.dumps(content)  # a JSON string is a SPARQL string literal (its escapes are SPARQL's too)
         where = _iri(pointer_graph(self.target.graph))
-        self.update(f"INSERT DATA {{ GRAPH {where} {{ {_iri(version)} {_iri(CONTENT)} {literal} }} }}")
+        self.update(f"INSERT DATA {{ GRAPH {where} {{ {_iri(version)} {_iri(CONTENT)} {literal(content)} }} }}")
 
     def forget(self, version: str) -> None:
         """The pointer graph's statements about a version graph that was dropped."""

@@ -12,6 +12,7 @@ from importlib.resources import files
 
 import pyoxigraph as ox
 
+from bibgraph.graph.rdf.ntriples import iri
 from bibgraph.graph.rdf.vocab import sparql_prologue
 
 _WHERE = re.compile(r"\bWHERE\s*\{", re.IGNORECASE)
@@ -48,7 +49,7 @@ def bind(query: str, **values: Term | Sequence[Term]) -> str:
         if not _VARIABLE.fullmatch(name):
             raise ValueError(f"not a SPARQL variable name: {name!r}")
         row = [given] if isinstance(given, str | ox.NamedNode | ox.Literal) else given
-        terms = " ".join(str(ox.NamedNode(term) if isinstance(term, str) else term) for term in row)
+        terms = " ".join(iri(term) if isinstance(term, str) else str(term) for term in row)
         clauses.append(f" VALUES ?{name} {{ {terms} }}")
     return query[: where.end()] + "".join(clauses) + query[where.end() :]
 

@@ -21,6 +21,7 @@ import pyoxigraph as ox
 from rdflib import Graph
 
 from bibgraph.graph.rdf.formats import RdfSyntax, rdf_syntax, result_syntax
+from bibgraph.graph.rdf.ntriples import iri, is_iri
 from bibgraph.graph.rdf.vocab import PREFIXES, prefixed_graph
 from bibgraph.graph.sparql.guard import check_query
 from bibgraph.graph.stores.atomic import write_atomically
@@ -116,15 +117,13 @@ class RemoteGraphStore(EngineStore):
             return self.parameters
         now = time.monotonic()
         if self._resolved is None or now - self._resolved[0] > POINTER_TTL:
-            pointer = f"<{graphs[0]}>" if not set('<>"{}|^`\\ ') & set(graphs[0]) else None
+            pointer = iri(graphs[0]) if is_iri(graphs[0]) else None
             others = [(name, value) for name, value in self.parameters if name != "default-graph-uri"]
             contents: dict[str, set[str]] = {}  # each version graph the pointer names: the contents recorded for it
             if pointer is not None:
-                where = f"<{pointer_graph(graphs[0])}>"
-                query = (
-                    f"SELECT ?v ?c WHERE {{ GRAPH {where} {{ {pointer} <{CURRENT}> ?v"
-                    f" OPTIONAL {{ ?v <{CONTENT}> ?c }} }} }}"
-                )
+                where, current, recorded_as = iri(pointer_graph(graphs[0])), iri(CURRENT), iri(CONTENT)
+                pattern = f"{pointer} {current} ?v OPTIONAL {{ ?v {recorded_as} ?c }}"
+                query = f"SELECT ?v ?c WHERE {{ GRAPH {where} {{ {pattern} }} }}"
                 with self._request(query, XML_RESULTS, others) as response:
                     solutions = ox.parse_query_results(response.read(), format=ox.QueryResultsFormat.XML)
                 assert isinstance(solutions, ox.QuerySolutions)  # a SELECT's answer
@@ -261,7 +260,7 @@ class RemoteGraphStore(EngineStore):
                 expected = int(count)
                 if not isinstance(predicate, ox.NamedNode):
                     raise OSError(f"the remote store named a predicate that is not an IRI: {predicate}")
-                query = f"CONSTRUCT {{ ?s {predicate} ?o }} WHERE {{ ?s {predicate} ?o }}"
+                query = f"CONSTRUCT {{ ?s {iri(predicate.value)} ?o }} WHERE {{ ?s {iri(predicate.value)} ?o }}"
                 written = 0
                 with self._request(query, "application/n-triples", parameters, DUMP_SILENCE) as response:
                     for quad in ox.parse(response, format=ox.RdfFormat.N_TRIPLES):
