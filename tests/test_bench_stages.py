@@ -1,8 +1,10 @@
 """The build bench's stage table counts the work a build's phases do in their child interpreters (their rows were
 0.0 before: a wrap made in the bench's process does not reach a new interpreter)."""
 
+import importlib
 import sys
 
+from bench.building.buildwalk import STAGES
 from bench.stages import Stages
 from bibgraph.graph.serving.childprocess import in_child
 
@@ -34,3 +36,17 @@ def test_without_children_a_phase_child_goes_untimed() -> None:
     finally:
         stages.restore()
     assert stages.cpu["spin"] == 0 and "spin" not in stages.peak_mb
+
+
+def test_every_stage_of_the_build_walk_times_a_function_of_this_checkout() -> None:
+    """Each stage label has a row naming a function that exists here (the others are older checkouts' names): a
+    function moved without its row would leave its stage silently untimed."""
+    def exists(module: str, function: str) -> bool:
+        try:
+            return hasattr(importlib.import_module(module), function)
+        except ModuleNotFoundError:
+            return False
+
+    labels = dict.fromkeys(label for _, _, label in STAGES)
+    timed = {label for module, function, label in STAGES if exists(module, function)}
+    assert [label for label in labels if label not in timed] == []

@@ -44,7 +44,7 @@ CHECK_SECONDS = 1.0
 # The views' share (numpy, scipy, igraph) is loaded by ``serve``'s warm-up once it listens (web/server.py). Not the
 # build's modules (``bibgraph.graph.dataset.build``, sklearn, nameparser: 800 modules): no request of a served dataset
 # imports them, and they were 1.3 of the first switch's 2.0 CPU-s at a million papers, paid while the add's version
-# waited (issue 28).
+# waited.
 VIEW_IMPORTS = ("bibgraph.graph.networks.engine",)
 FIRST_USE_IMPORTS = (
     *VIEW_IMPORTS,
@@ -79,7 +79,7 @@ def watch(app: Flask) -> threading.Thread | None:
     when a request comes (``serve`` calls it; None: no dataset directory). An add publishes its version before it
     returns (at a million papers it removed the oldest version and exited 8 s after its pointer moved); an idle server
     began to switch only at the first request after, and answered it and those of the next 2 to 12 s from the version
-    before (issue 28)."""
+    before."""
     watcher: Watcher | None = app.extensions.get(WATCHER)
     if watcher is None:
         return None

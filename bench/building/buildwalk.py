@@ -27,12 +27,14 @@ from typing import Any
 from bench.stages import Stages, cpu_seconds
 
 # (module, function, label): the first that exists in a checkout is wrapped; an indented label is part of the
-# stage above it. Modules are named as this checkout and the checkout before the regroup name them.
+# stage above it. Modules are named as this checkout and older ones (856933a, before the regroup) name them: a row
+# naming nothing here is another checkout's (tests/test_bench_stages.py checks each label has a row that exists).
 STAGES = (
     ("bibgraph.graph.dataset.build", "build_graph", "parse, identity, load and write N-Triples; VoID"),
     ("bibgraph.graph.build", "build_graph", "parse, identity, load and write N-Triples; VoID"),
     ("bibgraph.graph.dataset.triples", "persons_of", "  of which identity: persons decided"),
     ("bibgraph.graph.model", "persons_of", "  of which identity: persons decided"),
+    ("bibgraph.graph.dataset.dumps", "complete_streamed_dumps", "Turtle from the streamed N-Triples, VoID"),
     ("bibgraph.web.commands.versionwrite", "complete_streamed_dumps", "Turtle from the streamed N-Triples, VoID"),
     ("bibgraph.web.datasets", "complete_streamed_dumps", "Turtle from the streamed N-Triples, VoID"),
     ("bibgraph.graph.dataset.directory", "checksums", "checksums"),
@@ -46,7 +48,8 @@ STAGES = (
     ("bibgraph.graph.dataset.sitedata", "concept_figures", "  concept figures and paper orders"),
     ("bibgraph.graph.dataset.sitedata", "home_figures", "  home figures"),
     ("bibgraph.graph.site.searchbuild", "build_search_index", "  search index"),
-    ("bibgraph.graph.dataset.sitedata", "roles_of", "  roles (read from the store: before session 17)"),
+    ("bibgraph.graph.site.roles", "roles_of", "  roles (read from the store when the build's are not kept)"),
+    ("bibgraph.graph.dataset.sitedata", "roles_of", "  roles (read from the store when the build's are not kept)"),
     ("bibgraph.graph.dataset.triples", "roles_of_persons", "  roles (from the build's persons, in the parse stage)"),
     ("bibgraph.graph.dataset.triples", "incidence_of_persons", "  incidence (from the build's persons, parse stage)"),
     ("bibgraph.graph.dataset.sitedata", "derive_exports", "  whole networks' export files (all formats)"),

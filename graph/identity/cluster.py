@@ -49,19 +49,6 @@ APART_COSINE = 0.15
 
 
 @dataclass(frozen=True)
-class Person:
-    """One person: its authorships (record, position), the forms written and how it was formed."""
-
-    mentions: tuple[tuple[int, int], ...]
-    name: str  # the form written most often (ties: not in capitals, then the first in reading order)
-    variants: tuple[str, ...]
-    score: float  # the mean pairwise probability inside (1.0 for one authorship)
-    split: bool  # its name was split between several persons
-    joined: bool  # forms were joined into it
-    curated: bool = False  # a curator's decision formed it (people.curation)
-
-
-@dataclass(frozen=True)
 class Frequency:
     """How common a name is in the dataset: the distinct names sharing its given name, its family name."""
 

@@ -2,13 +2,13 @@
 
 from collections.abc import Sequence
 
-from bibgraph.graph.identity.cluster import METHOD, Person
+from bibgraph.graph.identity.cluster import METHOD
 from bibgraph.graph.identity.curation import Applied, Curation
 from bibgraph.graph.identity.features import Collected
 from bibgraph.graph.identity.join import Persons, identify_collected
 from bibgraph.graph.ingest.records import Record
 
-__all__ = ["METHOD", "Collected", "Person", "Persons", "identify"]
+__all__ = ["METHOD", "Collected", "Persons", "identify"]
 
 
 def persons_of(collected: Collected, curation: Curation | None = None, applied: Applied | None = None) -> Persons:

@@ -1,15 +1,13 @@
 """The persons identity found, held as integer arrays: authorships numbered in reading order (record by record,
-``starts[record] + position``), each person a run of one array, ``of`` an array indexed by authorship;
-:class:`~bibgraph.graph.identity.cluster.Person` objects made only when a caller asks for one."""
+``starts[record] + position``), each person a run of one array, ``of`` an array indexed by authorship: a
+person object each cost more than the arrays hold at a million papers."""
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import overload
 
 import numpy as np
 
-from bibgraph.graph.identity.cluster import Person
 from bibgraph.graph.identity.features import Coauthors, Collected
 
 
@@ -75,7 +73,6 @@ class Persons:
         self.names, self.variants = names, variants
         self.scores, self.split, self.joined, self.curated = scores, split, joined, curated
         self.of = Of(authorships.names.starts, of)
-        self.persons = PersonList(self)
 
     def person(self, record: int, position: int) -> str:
         return str(self.of[(record, position)])
@@ -109,34 +106,3 @@ class Of(Mapping[tuple[int, int], int]):
 
     def __len__(self) -> int:
         return len(self.array)
-
-
-class PersonList(Sequence[Person]):
-    """Each :class:`Person`, made when asked for."""
-
-    def __init__(self, persons: Persons) -> None:
-        self.found = persons
-
-    def __len__(self) -> int:
-        return len(self.found.names)
-
-    @overload
-    def __getitem__(self, index: int) -> Person: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Person]: ...
-    def __getitem__(self, index: int | slice) -> Person | Sequence[Person]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(len(self))[index]]
-        if not -len(self) <= index < len(self):
-            raise IndexError(index)
-        index %= len(self)
-        f = self.found
-        return Person(
-            tuple(f.mentions(index)),
-            f.names[index],
-            f.variants.get(index, ()),
-            float(f.scores[index]),
-            bool(f.split[index]),
-            bool(f.joined[index]),
-            bool(f.curated[index]),
-        )

@@ -3,14 +3,14 @@ before they are found.
 
 One function finds communities (:func:`assign_communities`); every network with communities goes through
 :func:`with_communities`, so a map, its download and the command's export are cut and coloured alike. The method is
-igraph's Leiden (C) with modularity as its objective, two iterations. It replaced igraph's Louvain (multilevel),
-which held about 1 GB more than the graph on the whole co-author network of a million papers (1.8M authors, 10.5M
+igraph's Leiden (C) with modularity as its objective, two iterations: igraph's Louvain (multilevel) holds about
+1 GB more than the graph on the whole co-author network of a million papers (1.8M authors, 10.5M
 links; ``bench.building.derive --synthetic 1000000 --only vosviewer``: peak 2,128 MB and 182.6 CPU-s with Louvain,
 1,898 MB and
 140.1 CPU-s with Leiden). Leiden's partitions have the higher modularity: 0.5388 against 0.5338 on the whole network
-of 100,000 papers (2.8 CPU-s against 4.7), 0.5408 against 0.5337 at 10,000. Louvain had replaced networkx's (6.2 s
-against 0.18 s at 10,000 papers, the same modularity). The graph is handed to igraph in sorted order and its random
-generator seeded, so the communities depend on the network alone, not on the order it was built in.
+of 100,000 papers (2.8 CPU-s against 4.7), 0.5408 against 0.5337 at 10,000; networkx's Louvain takes 6.2 s
+against igraph's 0.18 s at 10,000 papers, for the same modularity. The graph is handed to igraph in sorted order
+and its random generator seeded, so the communities depend on the network alone, not on the order it was built in.
 
 A large edge list reaches igraph through its C edge-list reader (:func:`leiden`): python-igraph turns an array of
 edges into a list of Python tuples before it builds the graph (+1.2 GB and 12 CPU-s for 9M links, the whole

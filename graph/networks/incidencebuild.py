@@ -2,7 +2,7 @@
 decided, not read back from its store.
 
 Reading it back (:func:`~.incidence.incidence_of`: five queries over every creator, name, subject and truncated
-list) was the derive's first store read: 10.0 CPU-s of session 16's build at 100,000 papers. The build holds it
+list) was the derive's first store read: 10.0 CPU-s of a build at 100,000 papers. The build holds it
 already: each distinct paper's id in reading order, each authorship's person (its paper's ``dcterms:creator``s), each
 person's name (its one ``foaf:name``), the papers whose author list was cut (their first record's, the one whose
 ``bg:authorListTruncated`` is written), each paper's concepts and each concept's label and area. As in

@@ -138,7 +138,6 @@ class ConceptPage:
     papers: list[Listed]
     top_authors: list[Listed]
     page: int
-    more: bool
     paper_count: int = 0
     author_count: int = 0
 
@@ -173,7 +172,6 @@ def concept_page(
         papers,
         [Listed(*author) for author in concept.top_authors],
         page,
-        offset + PAGE_SIZE < concept.papers,
         concept.papers,
         concept.authors,
     )

@@ -7,8 +7,7 @@ person and its place in the list (``bg:authorPosition`` is that place + 1). The 
 store is these papers and persons in IRI order (a paper with no author left out), and the IRIs of one kind share
 their prefix: the ids' order is the IRIs'. So the arrays are numbered here without a single IRI, and the checksum of
 the pairs made here is the one :func:`~.roles.matches` asks of the incidence the dataset keeps (made by the same
-pass since session 19, :mod:`~bibgraph.graph.networks.incidencebuild`; read from the store before): one that says
-otherwise keeps none.
+pass, :mod:`~bibgraph.graph.networks.incidencebuild`): one that says otherwise keeps none.
 """
 
 from collections.abc import Callable, Sequence

@@ -199,7 +199,7 @@ def _insert_items(
 ) -> None:
     """Insert items of ``kind``: (IRI, words, title, an author's spellings); authors and areas keep their
     words (``body``), and so do the papers of an add's layer (``bodies``): the full-text table holds no text, and
-    layers are merged from what they keep (:mod:`.searchmerge`; a build's papers are never merged, and their words
+    layers are merged from what they keep (:mod:`.searchupdate`; a build's papers are never merged, and their words
     would double its file)."""
     if not items:
         return

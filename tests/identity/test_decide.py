@@ -93,8 +93,8 @@ def test_variants_with_a_shared_coauthor_join(pair: tuple[str, str], coauthor: s
     c = record(2, (pair[1], "Ed Unrelated"), "B", ["poetry", "market"])
     found = identify([a, b, c])
     assert found.of[(0, 0)] == found.of[(1, 0)]
-    person = found.persons[found.of[(0, 0)]]
-    assert person.joined and set(person.variants) | {person.name} == set(pair)
+    person = found.of[(0, 0)]
+    assert found.joined[person] and set(found.variants.get(person, ())) | {found.names[person]} == set(pair)
 
 
 def test_shared_coauthor_does_not_join_forms_that_cannot_be_one_person() -> None:
@@ -229,9 +229,9 @@ def test_two_authorships_of_one_paper_are_never_one_person(drawn: list, rng: ran
     together through other papers, gives two persons; each person's authorships are distinct papers."""
     records = [record(n, tuple(a), area, w) for n, (a, area, w) in enumerate(drawn)]
     found = identify(records)
-    for person in found.persons:
-        papers = [r for r, _ in person.mentions]
-        assert len(papers) == len(set(papers)), person
+    for person in range(len(found.names)):
+        papers = [r for r, _ in found.mentions(person)]
+        assert len(papers) == len(set(papers)), found.names[person]
     for index, r in enumerate(records):
         assert len(set(found.of.row(index))) == len(r.authors)
     shuffled = records[:]

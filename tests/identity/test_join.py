@@ -164,7 +164,17 @@ def test_the_arrays_decide_what_the_dicts_did(drawn: list[tuple[list[str], str, 
     # (cannot-link: test_decide's test_two_authorships_of_one_paper_are_never_one_person)
     assume(all(len({r for r, _ in p[0]}) == len(p[0]) for p in expected))
     found = persons_of(collected)
-    made = [(p.mentions, p.name, p.variants, p.score, p.split, p.joined) for p in found.persons]
+    made = [
+        (
+            tuple(found.mentions(i)),
+            name,
+            found.variants.get(i, ()),
+            float(found.scores[i]),
+            found.split[i],
+            found.joined[i],
+        )
+        for i, name in enumerate(found.names)
+    ]
     assert made == expected
     assert {m: found.of[m] for m in found.of} == {m: i for i, p in enumerate(expected) for m in p[0]}
-    assert not any(p.curated for p in found.persons)
+    assert not found.curated.any()

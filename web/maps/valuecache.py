@@ -1,7 +1,7 @@
 """Derived values made once, whoever asks (single flight per key), kept in an LRU bounded by estimated bytes.
 
 A request that asks for a value another request is making waits for it and costs no turn at the gate; one that
-used a value made by another request's chain still running *follows* that chain (:mod:`.derivations`): should
+used a value made by another request's chain still running *follows* that chain (:mod:`.gate`): should
 it then need a turn of its own over its client's share, it waits for that chain to end and looks again, instead
 of a 429 (two tabs of one map, the second reaching a stage the first has not started yet). Every wait stops when
 the waiter's client goes; a wait for work nobody has started yet also when its deadline (``MAP_WAIT``) passes.

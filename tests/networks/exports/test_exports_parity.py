@@ -1,9 +1,9 @@
 """Differential: ``bibgraph export-graph`` and the web's network downloads are the same engine, so the same file.
 
 For generated filter sets (every filter a user sets, the weighting, every format, both network kinds) the
-command's file equals, byte for byte, the download the app serves for the same filters: they once went through
-two engines (the command through the row path with its own layout, the web through the incidence), and a
-VOSviewer map's coordinates, among others, differed. A download is computed in the web process when its network is
+command's file equals, byte for byte, the download the app serves for the same filters: with an engine each
+(a row path with its own layout for the command, the incidence for the web), a VOSviewer map's coordinates,
+among others, differed. A download is computed in the web process when its network is
 small, in a child process when not (``web/maps/bodies.py``): both are checked, on the seeds here and on a generated
 dataset in ``tests/web/maps/test_download_bodies_differential.py``.
 """

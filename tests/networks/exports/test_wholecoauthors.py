@@ -1,5 +1,5 @@
 """The whole co-author network's exports written from the arrays are, byte for byte, the engine's exports of the
-same network (networkx graph, Louvain, writers): a differential test on generated incidences, ties of paper counts,
+same network (networkx graph, Leiden, writers): a differential test on generated incidences, ties of paper counts,
 cut lists, areas and names of every kind included."""
 
 import io
