@@ -24,7 +24,7 @@ from bibgraph.graph.networks.communities import with_communities
 from bibgraph.graph.networks.filters import AREA, SUBAREA, Filters, user_filters
 from bibgraph.graph.networks.topic import add_related, add_strongest, ordered
 from bibgraph.graph.rdf.vocab import sparql_prologue
-from bibgraph.graph.sparql.queries import integer
+from bibgraph.graph.sparql.queries import bind, integer, named_query
 from bibgraph.graph.stores.store import GraphStore
 from tests.conftest import BASE
 
@@ -315,3 +315,37 @@ def filters_of(parameters: dict[str, str]) -> Filters:
         community=number("community"),
         resolution=float(parameters.get("resolution", "1.0")),
     )
+
+
+def store_path(store: GraphStore, source: str, target: str) -> list[str]:
+    """The collaboration path as the store finds it, one query per step (``path_coauthors.rq``: each co-author's
+    least joint paper), by the search's rules: a bidirectional breadth-first search growing the smaller side, each
+    new author reached from the least author of the frontier, the sides meeting at the author nearest the target,
+    the least IRI among equals. Empty when the ends are not connected."""
+    parents: list[dict[str, tuple[str, str] | None]] = [{source: None}, {target: None}]
+    frontiers = [[source], [target]]
+    if source == target:
+        return [source]
+
+    def chain(side: int, author: str) -> list[str]:
+        found = [author]
+        while (step := parents[side][author]) is not None:
+            author = step[0]
+            found += [step[1], author]
+        return found
+
+    while frontiers[0] and frontiers[1]:
+        side = 0 if len(frontiers[0]) <= len(frontiers[1]) else 1
+        query = bind(named_query("path_coauthors").text, author=frontiers[side])
+        rows = sorted((str(r["author"]), str(r["coauthor"]), str(r["via"])) for r in store.select(query))
+        grown = []
+        for author, coauthor, paper in rows:
+            if coauthor not in parents[side]:
+                parents[side][coauthor] = (author, paper)
+                grown.append(coauthor)
+        frontiers[side] = grown
+        met = [author for author in grown if author in parents[1 - side]]
+        if met:
+            meeting = min(met, key=lambda author: (len(chain(1 - side, author)), author))
+            return chain(0, meeting)[::-1] + chain(1, meeting)[1:]
+    return []

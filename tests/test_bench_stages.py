@@ -41,6 +41,7 @@ def test_without_children_a_phase_child_goes_untimed() -> None:
 def test_every_stage_of_the_build_walk_times_a_function_of_this_checkout() -> None:
     """Each stage label has a row naming a function that exists here (the others are older checkouts' names): a
     function moved without its row would leave its stage silently untimed."""
+
     def exists(module: str, function: str) -> bool:
         try:
             return hasattr(importlib.import_module(module), function)

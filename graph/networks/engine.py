@@ -17,11 +17,12 @@ from bibgraph.graph.networks.ego import ego_network
 from bibgraph.graph.networks.exports import network_syntax
 from bibgraph.graph.networks.incidence import Incidence
 from bibgraph.graph.networks.layout import concentric, layout
+from bibgraph.graph.networks.paths import collaboration_path
 from bibgraph.graph.networks.spec import COAUTHORS, EGO, RELATED_PER_TOPIC, TOPIC_MAP, TOPICS, NetworkSpec, radii
 from bibgraph.graph.networks.topic import topic_map, topic_network
 
 Positions = dict[str, tuple[float, float]]
-__all__ = ["coauthor_degrees", "exported", "network", "positions", "size", "summary"]
+__all__ = ["coauthor_degrees", "collaboration_path", "exported", "network", "positions", "size", "summary"]
 
 
 def network(inc: Incidence, spec: NetworkSpec) -> nx.Graph:

@@ -1,21 +1,22 @@
-"""The shortest chain of co-authors between two authors, found by the store, a bounded query per step.
+"""The shortest chain of co-authors between two authors, searched in the incidence every network is made from.
 
-A bidirectional breadth-first search over the co-author relation: each step asks the store for the
-co-authors of one side's whole frontier (``VALUES``, in batches), always growing the smaller side, so
-no process ever holds the paper-author graph. A frontier larger than ``FRONTIER_CAP`` authors, or a
-chain longer than ``MAX_STEPS`` co-author steps, ends the search with an answer that says so; so does
-the request's time budget (each query has its own deadline in the pool, but a search is many queries).
+A bidirectional breadth-first search over the co-author relation, each step one gather of the incidence's arrays
+(a frontier's papers, their authors), always growing the smaller side. Authors and papers are numbered in IRI
+order, so the tie rules are the IRIs': each new author is reached from the least author of the frontier that
+wrote with it, through their least joint paper; the two sides meet at the author nearest the target, the least
+IRI among equals. A frontier larger than ``FRONTIER_CAP`` authors, or a chain longer than ``MAX_STEPS`` co-author
+steps, ends the search with an answer that says so; so does the request's time budget, checked before each step.
 """
 
 import time
 from dataclasses import dataclass, field
 
-from bibgraph.graph.sparql.queries import bind, named_query
-from bibgraph.graph.stores.store import GraphStore
+import numpy as np
+
+from bibgraph.graph.networks.incidence import Incidence, ranges
 
 MAX_STEPS = 12  # co-author steps (collaboration distance) searched at most
-FRONTIER_CAP = 20_000  # authors of one side's frontier asked for at most, per step
-BATCH = 500  # authors per query
+FRONTIER_CAP = 20_000  # authors of one side's frontier grown at most, per step
 
 
 @dataclass
@@ -32,79 +33,94 @@ class PathResult:
     out_of_time: bool = False
 
 
-class _OutOfTime(Exception):
-    pass
-
-
-def _coauthors(store: GraphStore, authors: list[str], deadline: float) -> list[tuple[str, str, str]]:
-    """(author, co-author, a joint paper) for every co-author of ``authors``, the paper the smallest IRI."""
-    found: list[tuple[str, str, str]] = []
-    for start in range(0, len(authors), BATCH):
-        if time.monotonic() >= deadline:
-            raise _OutOfTime
-        query = bind(named_query("path_coauthors").text, author=authors[start : start + BATCH])
-        found += [(str(r["author"]), str(r["coauthor"]), str(r["via"])) for r in store.select(query)]
-    return found
-
-
-def labels(store: GraphStore, iris: list[str]) -> dict[str, str]:
-    """The name of each author and the label of each paper among ``iris`` (those that exist)."""
-    if not iris:
-        return {}
-    return {str(r["item"]): str(r["label"]) for r in store.select(bind(named_query("path_labels").text, item=iris))}
-
-
-def collaboration_path(store: GraphStore, source: str, target: str, seconds: float = float("inf")) -> PathResult:
+def collaboration_path(inc: Incidence, source: str, target: str, seconds: float = float("inf")) -> PathResult:
     """The shortest chain author, paper, author, ... from ``source`` to ``target`` (IRIs of people), searched
-    for at most ``seconds`` (checked before each query)."""
+    for at most ``seconds``."""
     deadline = time.monotonic() + seconds
-    known = labels(store, [source, target])
-    missing = [iri for iri in dict.fromkeys((source, target)) if iri not in known]
+    ends = {iri: inc.author_id(iri) for iri in dict.fromkeys((source, target))}
+    missing = [iri for iri, number in ends.items() if number is None]
     if missing:
         return PathResult(missing=missing)
-    if source == target:
+    start, end = int(ends[source]), int(ends[target])  # type: ignore[arg-type]  # none missing
+    if start == end:
         return PathResult(chain=[source])
-    # per side: author -> (the author one step nearer that side's end, the joint paper), and its frontier
-    parents: list[dict[str, tuple[str, str] | None]] = [{source: None}, {target: None}]
-    frontiers = [[source], [target]]
+    # per side: author -> (the author one step nearer that side's end, the joint paper); -1 when not reached
+    parent = [np.full(len(inc.authors), -1, dtype=np.int64) for _ in range(2)]
+    via = [np.full(len(inc.authors), -1, dtype=np.int64) for _ in range(2)]
+    reached = [np.zeros(len(inc.authors), dtype=bool) for _ in range(2)]
+    reached[0][start] = reached[1][end] = True
+    frontiers = [np.array([start]), np.array([end])]
     depth = [0, 0]
     while depth[0] + depth[1] < MAX_STEPS:
         side = 0 if len(frontiers[0]) <= len(frontiers[1]) else 1
-        if not frontiers[side]:
+        if not len(frontiers[side]):
             return PathResult(exhausted=True)
         if len(frontiers[side]) > FRONTIER_CAP:
             break
-        mine, theirs = parents[side], parents[1 - side]
-        grown: list[str] = []
-        try:
-            found = _coauthors(store, frontiers[side], deadline)
-        except _OutOfTime:
+        if time.monotonic() >= deadline:
             return PathResult(steps=depth[0] + depth[1], out_of_time=True)
-        for author, coauthor, paper in sorted(found):
-            if coauthor not in mine:
-                mine[coauthor] = (author, paper)
-                grown.append(coauthor)
+        author, coauthor, paper = _coauthors(inc, frontiers[side])
+        fresh = ~reached[side][coauthor]
+        author, coauthor, paper = author[fresh], coauthor[fresh], paper[fresh]
+        grown, first = _first_of_each(coauthor)  # rows sorted by (author, co-author): its least author's
+        parent[side][grown], via[side][grown] = author[first], paper[first]
+        reached[side][grown] = True
         depth[side] += 1
         frontiers[side] = grown
-        met = [author for author in grown if author in theirs]
-        if met:
-            distance = {author: _distance(theirs, author) for author in met}
-            meeting = min(met, key=lambda author: (distance[author], author))
-            return PathResult(chain=_chain(parents[0], meeting)[::-1] + _chain(parents[1], meeting)[1:])
+        met = grown[reached[1 - side][grown]]
+        if len(met):
+            distance = [_distance(parent[1 - side], int(number)) for number in met]
+            meeting = int(min(zip(distance, met.tolist(), strict=True))[1])  # ids in IRI order: the least IRI
+            chain = _chain(parent[0], via[0], meeting)[::-1] + _chain(parent[1], via[1], meeting)[1:]
+            return PathResult(chain=[_iri(inc, step, number) for step, number in enumerate(chain)])
     return PathResult(steps=depth[0] + depth[1])
 
 
-def _distance(parents: dict[str, tuple[str, str] | None], author: str) -> int:
+def _coauthors(inc: Incidence, authors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(author, co-author, their least joint paper) of ``authors``, sorted by author, then co-author."""
+    starts = inc.author_ptr[authors]
+    lengths = inc.author_ptr[authors + 1] - starts
+    papers = inc.author_papers[ranges(starts, lengths)]
+    writers = np.repeat(authors, lengths)
+    starts, lengths = inc.paper_ptr[papers], inc.paper_ptr[papers + 1] - inc.paper_ptr[papers]
+    coauthors = inc.ap_author[ranges(starts, lengths)].astype(np.int64)
+    writer, paper = np.repeat(writers, lengths), np.repeat(papers, lengths).astype(np.int64)
+    other = coauthors != writer
+    writer, coauthors, paper = writer[other], coauthors[other], paper[other]
+    if not len(writer):
+        return writer, coauthors, paper
+    order = np.lexsort((paper, coauthors, writer))  # each pair's least paper first
+    writer, coauthors, paper = writer[order], coauthors[order], paper[order]
+    keep = np.ones(len(writer), dtype=bool)
+    keep[1:] = (writer[1:] != writer[:-1]) | (coauthors[1:] != coauthors[:-1])
+    return writer[keep], coauthors[keep], paper[keep]
+
+
+def _first_of_each(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``values`` (ascending) and where each first occurs (a stable sort: ``np.unique`` hashes)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    first = np.ones(len(ordered), dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    return ordered[first], order[first]
+
+
+def _distance(parent: np.ndarray, author: int) -> int:
     steps = 0
-    while (step := parents[author]) is not None:
-        author, steps = step[0], steps + 1
+    while (author := int(parent[author])) >= 0:
+        steps += 1
     return steps
 
 
-def _chain(parents: dict[str, tuple[str, str] | None], author: str) -> list[str]:
-    """author, paper, author, ... from ``author`` back to the end its side started from."""
+def _chain(parent: np.ndarray, via: np.ndarray, author: int) -> list[int]:
+    """author, paper, author, ... (numbers) from ``author`` back to the end its side started from."""
     chain = [author]
-    while (step := parents[author]) is not None:
-        author = step[0]
-        chain += [step[1], author]
+    while parent[author] >= 0:
+        chain += [int(via[author]), int(parent[author])]
+        author = int(parent[author])
     return chain
+
+
+def _iri(inc: Incidence, step: int, number: int) -> str:
+    """The IRI of a chain's ``step``: authors at even steps, papers at odd ones."""
+    return inc.papers[number] if step % 2 else inc.authors[number]

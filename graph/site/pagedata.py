@@ -223,6 +223,14 @@ def charts(store: GraphStore, authors: int, degrees: Counter[int]) -> Charts:
     return Charts(per_paper, sorted(histogram.items()))
 
 
+def item_labels(store: GraphStore, iris: list[str]) -> dict[str, str]:
+    """The name of each author and the label of each paper among ``iris`` (those that exist): a collaboration
+    path's steps, in one query."""
+    if not iris:
+        return {}
+    return {str(r["item"]): str(r["label"]) for r in store.select(bind(named_query("path_labels").text, item=iris))}
+
+
 def abstracts(store: GraphStore, iris: list[str]) -> dict[str, str]:
     """The abstracts of a few papers (a page of search results), in one query."""
     if not iris:

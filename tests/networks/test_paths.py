@@ -1,4 +1,5 @@
-"""The collaboration path search (graph/networks/paths.py) against networkx's shortest path on generated networks."""
+"""The collaboration path search (graph/networks/paths.py, on the incidence) against networkx's shortest path and
+against the store's own search (a query per step: tests/network_oracle.py) on generated networks."""
 
 import html
 import re
@@ -9,10 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bibgraph.graph.networks import paths
+from bibgraph.graph.networks.incidence import Incidence, incidence_of
 from bibgraph.graph.rdf import vocab
 from bibgraph.graph.rdf.ntriples import is_iri
 from bibgraph.graph.stores.store import OxigraphGraphStore
 from bibgraph.web.maps.cache import EXTENSION
+from tests.network_oracle import store_path
 
 BASE = "http://example.org/"
 RDF_TYPE, LABEL, NAME = str(vocab.RDF.type), str(vocab.RDFS.label), str(vocab.FOAF.name)
@@ -35,6 +38,11 @@ def store_of(papers: list[frozenset[int]], people: int) -> OxigraphGraphStore:
     return store
 
 
+def incidence(papers: list[frozenset[int]], people: int) -> tuple[OxigraphGraphStore, Incidence]:
+    store = store_of(papers, people)
+    return store, incidence_of(store)
+
+
 def bipartite(papers: list[frozenset[int]], people: int) -> nx.Graph:
     graph = nx.Graph()
     graph.add_nodes_from(author(n) for n in range(people))
@@ -55,12 +63,16 @@ networks = st.integers(2, 14).flatmap(
 
 @settings(max_examples=120, deadline=None)
 @given(networks)
-def test_the_path_is_as_short_as_networkx_finds_and_valid(case) -> None:
+def test_the_path_is_as_short_as_networkx_finds_valid_and_the_stores_own_search(case) -> None:
     people, papers, source, target = case
-    store = store_of(papers, people)
+    store, inc = incidence(papers, people)
     graph = bipartite(papers, people)
-    found = paths.collaboration_path(store, author(source), author(target))
+    if not graph.degree(author(source)) or not graph.degree(author(target)):
+        assert paths.collaboration_path(inc, author(source), author(target)).missing  # no paper: in no network
+        return
+    found = paths.collaboration_path(inc, author(source), author(target))
     assert not found.missing
+    assert found.chain == store_path(store, author(source), author(target))  # the same ties, step for step
     try:
         expected = nx.shortest_path(graph, author(source), author(target))
     except nx.NetworkXNoPath:
@@ -74,24 +86,24 @@ def test_the_path_is_as_short_as_networkx_finds_and_valid(case) -> None:
 
 def test_unknown_ends_are_named_and_a_long_chain_is_cut(monkeypatch) -> None:
     chain = [frozenset({n, n + 1}) for n in range(6)]  # a0 - a1 - ... - a6: distance 6
-    store = store_of(chain, 7)
-    assert paths.collaboration_path(store, author(0), f"{BASE}author/nobody").missing == [f"{BASE}author/nobody"]
-    assert len(paths.collaboration_path(store, author(0), author(6)).chain) == 13
+    _, inc = incidence(chain, 7)
+    assert paths.collaboration_path(inc, author(0), f"{BASE}author/nobody").missing == [f"{BASE}author/nobody"]
+    assert len(paths.collaboration_path(inc, author(0), author(6)).chain) == 13
     monkeypatch.setattr(paths, "MAX_STEPS", 4)
-    cut = paths.collaboration_path(store, author(0), author(6))
+    cut = paths.collaboration_path(inc, author(0), author(6))
     assert (cut.chain, cut.exhausted, cut.steps) == ([], False, 4)
     monkeypatch.setattr(paths, "MAX_STEPS", 12)
     monkeypatch.setattr(paths, "FRONTIER_CAP", 0)
-    assert not paths.collaboration_path(store, author(0), author(6)).exhausted
+    assert not paths.collaboration_path(inc, author(0), author(6)).exhausted
 
 
 def test_a_spent_time_budget_ends_the_search_and_says_so(client, seed_store) -> None:
     chain = [frozenset({n, n + 1}) for n in range(6)]
-    store = store_of(chain, 7)
-    assert len(paths.collaboration_path(store, author(0), author(6), seconds=60).chain) == 13
-    spent = paths.collaboration_path(store, author(0), author(6), seconds=0)
+    _, inc = incidence(chain, 7)
+    assert len(paths.collaboration_path(inc, author(0), author(6), seconds=60).chain) == 13
+    spent = paths.collaboration_path(inc, author(0), author(6), seconds=0)
     assert (spent.chain, spent.out_of_time, spent.exhausted, spent.steps) == ([], True, False, 0)
-    assert paths.collaboration_path(store, author(0), author(0), seconds=0).chain == [author(0)]  # no query needed
+    assert paths.collaboration_path(inc, author(0), author(0), seconds=0).chain == [author(0)]  # no step needed
     before = client.application.config["QUERY_TIMEOUT"]
     client.application.config["QUERY_TIMEOUT"] = 0
     try:
@@ -101,14 +113,6 @@ def test_a_spent_time_budget_ends_the_search_and_says_so(client, seed_store) -> 
     finally:
         client.application.config["QUERY_TIMEOUT"] = before
     assert "the search stopped there, after 0 seconds" in text
-
-
-def test_batches_give_the_same_path(monkeypatch) -> None:
-    star = [frozenset({0, n}) for n in range(1, 9)] + [frozenset({8, 9})]
-    store = store_of(star, 10)
-    whole = paths.collaboration_path(store, author(1), author(9)).chain
-    monkeypatch.setattr(paths, "BATCH", 2)
-    assert paths.collaboration_path(store, author(1), author(9)).chain == whole and len(whole) == 7
 
 
 def test_the_path_page_tells_a_cut_search_from_no_connection(client, seed_store, monkeypatch) -> None:

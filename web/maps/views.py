@@ -15,7 +15,6 @@ from bibgraph.graph.networks import AREA, Filters, analytics
 from bibgraph.graph.networks.exports import NETWORK_SYNTAXES, network_syntax
 from bibgraph.graph.networks.filters import bounded
 from bibgraph.graph.networks.palette import OTHER_COLOUR, PALETTE
-from bibgraph.graph.networks.paths import collaboration_path, labels
 from bibgraph.graph.networks.spec import (
     COAUTHORS,
     EGO,
@@ -25,6 +24,7 @@ from bibgraph.graph.networks.spec import (
 )
 from bibgraph.graph.rdf.ntriples import is_iri
 from bibgraph.graph.site.mapview import author_view, colour, embedded, topic_view, view_options
+from bibgraph.graph.site.pagedata import item_labels
 from bibgraph.web.downloads import checked_kept, network_body
 from bibgraph.web.graphstore import get_store
 from bibgraph.web.links import app_iris, base_iri, concept_iri, iri_of, local_url, local_urls, site_url
@@ -39,7 +39,7 @@ from bibgraph.web.maps.args import (
     whole_number,
 )
 from bibgraph.web.maps.bodies import write_body
-from bibgraph.web.maps.cache import networks
+from bibgraph.web.maps.cache import network_engine, networks
 
 EGO_TOP = 25  # co-authors an ego map draws by default (the ones with most joint papers)
 
@@ -228,12 +228,14 @@ def path() -> str:
     problem = None
     if source and target:
         ends = {given: _author_iri(given) for given in (source, target)}
-        store = get_store()
         budget = float(current_app.config["QUERY_TIMEOUT"])  # the whole search, as long as one query may run
-        # made once per pair of ends (its frontiers are held while it runs: a turn like a map's); identical
-        # requests at once share one search, a repeated one is answered from the cache
-        found = networks().collaboration_path(
-            ends[source], ends[target], lambda: collaboration_path(store, ends[source], ends[target], budget)
+        # in the incidence every map is made from, once per pair of ends (its frontiers are held while it runs: a
+        # turn like a map's); identical requests at once share one search, a repeated one is answered from the cache
+        cache = networks()
+        found = cache.collaboration_path(
+            ends[source],
+            ends[target],
+            lambda: network_engine().collaboration_path(cache.incidence(), ends[source], ends[target], budget),
         )
         if found.missing:
             missing = [given for given, iri in ends.items() if iri in found.missing]
@@ -247,7 +249,7 @@ def path() -> str:
             )
         elif not found.chain:
             problem = f"No chain of at most {found.steps} co-authors links these authors (the search stops there)."
-        names = labels(store, list(dict.fromkeys([*found.chain, *ends.values()])))
+        names = item_labels(get_store(), list(dict.fromkeys([*found.chain, *ends.values()])))
         for step, node in enumerate(found.chain):
             chain.append({"kind": "paper" if step % 2 else "author", "iri": node, "label": names.get(node, node)})
         source, target = (_as_written(given, ends[given], names) for given in (source, target))

@@ -332,12 +332,12 @@ def test_identical_path_requests_share_one_search_and_a_repeat_is_served_from_th
     """A collaboration path was searched again for each request, and one client's second identical request, while
     the first ran, got 429 (over its share): now a path is made once per pair of ends, like a map; a search that
     gave up on its time budget is not kept."""
-    from bibgraph.web.maps import views
+    from bibgraph.graph.networks import engine
 
     app = make_app(MAP_DERIVATIONS=2, MAP_WAITING=8, MAP_WAIT=60.0)
     try:
-        real, fake = views.collaboration_path, Derivations()
-        monkeypatch.setattr(views, "collaboration_path", lambda *a: fake.of(None)() or real(*a))
+        real, fake = engine.collaboration_path, Derivations()
+        monkeypatch.setattr(engine, "collaboration_path", lambda *a: fake.of(None)() or real(*a))
         same = client_at(app, 2)
         query = "/graph/path?from=Ke+Wang&to=Luwei+Wang"
         running, answers = in_threads([lambda: same.get(query)])
