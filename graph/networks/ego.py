@@ -11,7 +11,7 @@ from bibgraph.graph.networks.filters import Filters
 from bibgraph.graph.networks.incidence import Incidence
 
 
-def joint_papers(inc: Incidence, author: int, inside: np.ndarray | None = None) -> Counter[int]:
+def papers_with_each(inc: Incidence, author: int, inside: np.ndarray | None = None) -> Counter[int]:
     """Joint papers of ``author`` with each co-author (under the scope ``inside``)."""
     own = inc.author_papers[inc.author_ptr[author] : inc.author_ptr[author + 1]]
     if inside is not None:
@@ -23,20 +23,20 @@ def joint_papers(inc: Incidence, author: int, inside: np.ndarray | None = None) 
     return joint
 
 
-def ego_rings(inc: Incidence, center: str, radius: int, top: int) -> tuple[list[list[str]], int]:
+def ego_rings(inc: Incidence, centre: str, radius: int, top: int) -> tuple[list[list[str]], int]:
     """The ego, its ``top`` co-authors by joint papers and (radius 2) up to ``2 * top`` of theirs, by joint
     papers with the first ring; and how many co-authors the ego has in all. ``KeyError``: no such author."""
-    found = inc.author_id(center)
+    found = inc.author_id(centre)
     if found is None:
-        raise KeyError(center)
-    direct = joint_papers(inc, found)
+        raise KeyError(centre)
+    direct = papers_with_each(inc, found)
     first = ranked(inc, direct, top)
     rings = [[found], first]
     if radius >= 2:
         seen = {found, *first}
         outer: Counter[int] = Counter()
         for author in first:
-            outer.update({a: n for a, n in joint_papers(inc, author).items() if a not in seen})
+            outer.update({a: n for a, n in papers_with_each(inc, author).items() if a not in seen})
         rings.append(ranked(inc, outer, 2 * top))
     return [[inc.authors[a] for a in ring] for ring in rings], len(direct)
 

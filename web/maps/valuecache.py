@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from flask import has_request_context, request
 
 from bibgraph.graph.dataset.derived import DerivedFiles, derived_key
-from bibgraph.graph.networks.sizes import estimate_bytes
+from bibgraph.graph.networks.memsize import estimate_bytes
 from bibgraph.web.maps.gate import Chain, DerivationGate, OverMapShare
 
 T = TypeVar("T")

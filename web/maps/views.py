@@ -162,13 +162,13 @@ def coauthors() -> str:
 def ego(author: str) -> str:
     radius_steps = whole_number("radius", 1, 1, 2) or 1
     top = whole_number("top", EGO_TOP, 1, 500) or EGO_TOP
-    center = iri_of(author)
-    spec = NetworkSpec(EGO, ego=(center, radius_steps, top))
+    centre = iri_of(author)
+    spec = NetworkSpec(EGO, ego=(centre, radius_steps, top))
     try:
         network = networks().network(spec)
     except KeyError:
         abort(404)
-    name = network.nodes[center]["name"]
+    name = network.nodes[centre]["name"]
     coauthors = network.graph["coauthors"]
     shown = len(network.graph["rings"][1])
     # embedded in the profile, the map has no K to raise: the profile links the full map instead
@@ -184,12 +184,10 @@ def ego(author: str) -> str:
         spec,
         note,
         kind="ego",
-        center=author,
-        center_iri=center,
         radius=radius_steps,
         top=top,
         name=name,
-        profile=site_url(center),
+        profile=site_url(centre),
         coauthor_total=coauthors,
     )
 

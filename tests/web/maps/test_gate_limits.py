@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.networks.sizes import estimate_bytes
+from bibgraph.graph.networks.memsize import estimate_bytes
 from bibgraph.web.maps.cache import DERIVED_WRITABLE, GATE, NetworkCache, derived_key
 from bibgraph.web.maps.gate import QUEUE_FULL, WAITED, DerivationGate, DerivationsBusy
 from tests.conftest import make_app

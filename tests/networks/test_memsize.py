@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bibgraph.graph.networks.sizes import SAMPLE, estimate_bytes
+from bibgraph.graph.networks.memsize import SAMPLE, estimate_bytes
 
 
 def allocated(value: Any) -> int:

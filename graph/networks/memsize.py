@@ -15,7 +15,7 @@ whole co-author network of 10,000 papers: 18,000 authors, 100,000 links) where t
 8 ms, and this runs on every insert into the cache; and pympler 1.1 fails on numpy arrays read from a
 serialised copy (a dataset's incidence). On that dataset's derived values the estimate is 0.77 to 1.16 times what
 loading a fresh copy of the value allocates (tracemalloc), 0.96 times asizeof for the whole network;
-``tests/networks/test_sizes.py`` checks generated networks and layouts the same way.
+``tests/networks/test_memsize.py`` checks generated networks and layouts the same way.
 """
 
 import sys
