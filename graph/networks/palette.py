@@ -26,3 +26,4 @@ PALETTE: tuple[str, ...] = (
     "#004488",  # dark blue
 )
 OTHER_COLOUR = "#a8a8a8"  # communities too small to get their own colour
+BROADER_COLOUR = "#9a9a9a"  # the topic map's area → subarea links, apart from its dashed related-topic links

@@ -14,7 +14,7 @@ import networkx as nx
 import orjson
 
 from bibgraph.graph.networks import AREA
-from bibgraph.graph.networks.palette import OTHER_COLOUR, PALETTE
+from bibgraph.graph.networks.palette import BROADER_COLOUR, OTHER_COLOUR, PALETTE
 from bibgraph.graph.networks.spec import TOPIC_MAP, NetworkSpec, author_radius, topic_radius
 from bibgraph.graph.rdf.iris import iris
 
@@ -128,7 +128,7 @@ def topic_view(network: nx.Graph, positions: dict[str, tuple[float, float]], url
 
     def edge_style(a: str, b: str, data: dict[str, Any]) -> dict[str, Any]:
         if data["kind"] == "broader":
-            return {"width": 1.5, "dashes": False, "title": "area → subarea", "color": {"color": "#9a9a9a"}}
+            return {"width": 1.5, "dashes": False, "title": "area → subarea", "color": {"color": BROADER_COLOUR}}
         return {
             "width": 0.5 + min(data["strength"], 8.0),
             "dashes": True,
