@@ -184,6 +184,9 @@ def measure(variant: str, directory: Path, out: Path, store: str, timeout: float
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=True)
     except subprocess.TimeoutExpired:
         return {"variant": variant, "seconds": float("nan"), "cpu": float("nan"), "triples": 0, "peak_mb": float("nan")}
+    except subprocess.CalledProcessError as failed:  # the worker's own account of why, not only its exit status
+        sys.stderr.write("".join(failed.stderr.splitlines(keepends=True)[-60:]))
+        raise
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
