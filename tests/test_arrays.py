@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from bibgraph.graph.arrays.sets import distinct
+from bibgraph.graph.arrays.sets import count_distinct, distinct
 
 ROOT = Path(__file__).resolve().parent.parent
 # what makes numpy 2.4's np.unique sort instead of hashing: any of these asked for
@@ -26,6 +26,11 @@ def test_distinct_is_numpys_unique(values: np.ndarray) -> None:
     expected = np.unique(values)
     assert found.dtype == expected.dtype
     assert found.tolist() == expected.tolist()
+
+
+@given(hnp.arrays(dtype=st.sampled_from([np.int64, np.uint8]), shape=st.integers(0, 60)))
+def test_a_count_of_distinct_values_is_numpys_unique_counted(values: np.ndarray) -> None:
+    assert count_distinct(values.copy()) == len(np.unique(values))
 
 
 def plain_unique_calls(source: str) -> list[int]:

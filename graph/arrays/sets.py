@@ -8,6 +8,14 @@ that asks only for the values goes through :func:`distinct`; ``tests/test_arrays
 import numpy as np
 
 
+def count_distinct(values: np.ndarray) -> int:
+    """``len(distinct(values))`` of a one-dimensional array the caller lets go of, sorted in place: no sorted copy
+    and no array of the distinct values (the VoID tally's 13.8M object hashes at a million papers: 110 MB each, at
+    the load's peak)."""
+    values.sort()
+    return int(np.count_nonzero(values[1:] != values[:-1])) + 1 if len(values) else 0
+
+
 def distinct(values: np.ndarray) -> np.ndarray:
     """``np.unique(values)``: the sorted distinct values of the flattened array, by a sort and a comparison of
     neighbours."""
