@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from bibgraph.graph.arrays.sets import count_distinct, distinct
+from bibgraph.graph.arrays.sets import count_distinct, distinct, first_of_each
 
 ROOT = Path(__file__).resolve().parent.parent
 # what makes numpy 2.4's np.unique sort instead of hashing: any of these asked for
@@ -31,6 +31,13 @@ def test_distinct_is_numpys_unique(values: np.ndarray) -> None:
 @given(hnp.arrays(dtype=st.sampled_from([np.int64, np.uint8]), shape=st.integers(0, 60)))
 def test_a_count_of_distinct_values_is_numpys_unique_counted(values: np.ndarray) -> None:
     assert count_distinct(values.copy()) == len(np.unique(values))
+
+
+@given(hnp.arrays(dtype=st.sampled_from([np.int64, np.uint8]), shape=st.integers(0, 60)))
+def test_the_first_of_each_value_is_numpys_unique_with_its_index(values: np.ndarray) -> None:
+    found, first = first_of_each(values)
+    expected, index = np.unique(values, return_index=True)
+    assert found.tolist() == expected.tolist() and first.tolist() == index.tolist()
 
 
 def plain_unique_calls(source: str) -> list[int]:

@@ -275,10 +275,10 @@ def main() -> None:
                 results[variant] = measure(variant, source, outs[variant], args.store, args.timeout)
                 # each output removed once nothing reads it (oxigraph-load reads its source's): at a million papers
                 # the reference's 10.6 GB beside the dataset's 28 GB filled the disk
-                for done in [variant] if variant not in loaded else []:
-                    _remove(outs[done])
-                    if done == "oxigraph-load":
-                        _remove(outs[loaded[0]])
+                if variant not in loaded:
+                    _remove(outs[variant])
+                if variant == "oxigraph-load":
+                    _remove(outs[loaded[0]])
             for out in outs.values():
                 _remove(out)
             floor = results.get("floor", {})

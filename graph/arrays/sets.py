@@ -16,6 +16,15 @@ def count_distinct(values: np.ndarray) -> int:
     return int(np.count_nonzero(values[1:] != values[:-1])) + 1 if len(values) else 0
 
 
+def first_of_each(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_index=True)`` of a one-dimensional array: the distinct values, ascending, and
+    where each first occurs (a stable sort)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    first = np.r_[True, ordered[1:] != ordered[:-1]] if len(ordered) else np.zeros(0, dtype=bool)
+    return ordered[first], order[first]
+
+
 def distinct(values: np.ndarray) -> np.ndarray:
     """``np.unique(values)``: the sorted distinct values of the flattened array, by a sort and a comparison of
     neighbours."""

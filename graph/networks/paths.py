@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bibgraph.graph.arrays.sets import first_of_each
 from bibgraph.graph.networks.incidence import Incidence, ranges
 
 MAX_STEPS = 12  # co-author steps (collaboration distance) searched at most
 FRONTIER_CAP = 20_000  # authors of one side's frontier grown at most, per step
+_END, _UNREACHED = -1, -2  # an author's parent: the end its side starts from, or not reached from that side
 
 
 @dataclass
@@ -44,11 +46,11 @@ def collaboration_path(inc: Incidence, source: str, target: str, seconds: float 
     start, end = int(ends[source]), int(ends[target])  # type: ignore[arg-type]  # none missing
     if start == end:
         return PathResult(chain=[source])
-    # per side: author -> (the author one step nearer that side's end, the joint paper); -1 when not reached
-    parent = [np.full(len(inc.authors), -1, dtype=np.int64) for _ in range(2)]
-    via = [np.full(len(inc.authors), -1, dtype=np.int64) for _ in range(2)]
-    reached = [np.zeros(len(inc.authors), dtype=bool) for _ in range(2)]
-    reached[0][start] = reached[1][end] = True
+    # per side: each author's parent (the author one step nearer that side's end) and their joint paper; int32 (ids
+    # of a million papers' authors): a search holds 4 numbers an author, 29 MB at a million papers
+    parent = [np.full(len(inc.authors), _UNREACHED, dtype=np.int32) for _ in range(2)]
+    via = [np.full(len(inc.authors), _UNREACHED, dtype=np.int32) for _ in range(2)]
+    parent[0][start] = parent[1][end] = _END
     frontiers = [np.array([start]), np.array([end])]
     depth = [0, 0]
     while depth[0] + depth[1] < MAX_STEPS:
@@ -60,14 +62,13 @@ def collaboration_path(inc: Incidence, source: str, target: str, seconds: float 
         if time.monotonic() >= deadline:
             return PathResult(steps=depth[0] + depth[1], out_of_time=True)
         author, coauthor, paper = _coauthors(inc, frontiers[side])
-        fresh = ~reached[side][coauthor]
+        fresh = parent[side][coauthor] == _UNREACHED
         author, coauthor, paper = author[fresh], coauthor[fresh], paper[fresh]
-        grown, first = _first_of_each(coauthor)  # rows sorted by (author, co-author): its least author's
+        grown, first = first_of_each(coauthor)  # rows sorted by (author, co-author, paper): the least of each
         parent[side][grown], via[side][grown] = author[first], paper[first]
-        reached[side][grown] = True
         depth[side] += 1
         frontiers[side] = grown
-        met = grown[reached[1 - side][grown]]
+        met = grown[parent[1 - side][grown] != _UNREACHED]
         if len(met):
             distance = [_distance(parent[1 - side], int(number)) for number in met]
             meeting = int(min(zip(distance, met.tolist(), strict=True))[1])  # ids in IRI order: the least IRI
@@ -77,7 +78,7 @@ def collaboration_path(inc: Incidence, source: str, target: str, seconds: float 
 
 
 def _coauthors(inc: Incidence, authors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(author, co-author, their least joint paper) of ``authors``, sorted by author, then co-author."""
+    """(author, co-author, joint paper) of ``authors``, a row per joint paper, sorted by all three."""
     starts = inc.author_ptr[authors]
     lengths = inc.author_ptr[authors + 1] - starts
     papers = inc.author_papers[ranges(starts, lengths)]
@@ -87,27 +88,13 @@ def _coauthors(inc: Incidence, authors: np.ndarray) -> tuple[np.ndarray, np.ndar
     writer, paper = np.repeat(writers, lengths), np.repeat(papers, lengths).astype(np.int64)
     other = coauthors != writer
     writer, coauthors, paper = writer[other], coauthors[other], paper[other]
-    if not len(writer):
-        return writer, coauthors, paper
-    order = np.lexsort((paper, coauthors, writer))  # each pair's least paper first
-    writer, coauthors, paper = writer[order], coauthors[order], paper[order]
-    keep = np.ones(len(writer), dtype=bool)
-    keep[1:] = (writer[1:] != writer[:-1]) | (coauthors[1:] != coauthors[:-1])
-    return writer[keep], coauthors[keep], paper[keep]
-
-
-def _first_of_each(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct ``values`` (ascending) and where each first occurs (a stable sort: ``np.unique`` hashes)."""
-    order = np.argsort(values, kind="stable")
-    ordered = values[order]
-    first = np.ones(len(ordered), dtype=bool)
-    first[1:] = ordered[1:] != ordered[:-1]
-    return ordered[first], order[first]
+    order = np.lexsort((paper, coauthors, writer))
+    return writer[order], coauthors[order], paper[order]
 
 
 def _distance(parent: np.ndarray, author: int) -> int:
     steps = 0
-    while (author := int(parent[author])) >= 0:
+    while (author := int(parent[author])) != _END:
         steps += 1
     return steps
 
@@ -115,7 +102,7 @@ def _distance(parent: np.ndarray, author: int) -> int:
 def _chain(parent: np.ndarray, via: np.ndarray, author: int) -> list[int]:
     """author, paper, author, ... (numbers) from ``author`` back to the end its side started from."""
     chain = [author]
-    while parent[author] >= 0:
+    while parent[author] != _END:
         chain += [int(via[author]), int(parent[author])]
         author = int(parent[author])
     return chain

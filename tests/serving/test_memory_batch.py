@@ -48,15 +48,21 @@ def test_fewer_collections_sets_and_restores_the_youngest_threshold() -> None:
     assert gc.get_threshold() == before
 
 
-def test_an_add_runs_with_the_collector_run_rarely(built: Path, monkeypatch) -> None:
-    seen = []
-    fill = versionwrite._fill
+def thresholds_seen(monkeypatch, name: str) -> list[int]:
+    """The collector's youngest threshold each time ``versionwrite``'s function ``name`` is called."""
+    seen: list[int] = []
+    called = getattr(versionwrite, name)
 
     def watched(*args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(gc.get_threshold()[0])
-        return fill(*args, **kwargs)
+        return called(*args, **kwargs)
 
-    monkeypatch.setattr(versionwrite, "_fill", watched)
+    monkeypatch.setattr(versionwrite, name, watched)
+    return seen
+
+
+def test_an_add_runs_with_the_collector_run_rarely(built: Path, monkeypatch) -> None:
+    seen = thresholds_seen(monkeypatch, "_fill")
     before = gc.get_threshold()
     versionwrite.add_to_dataset(built / "d", [built / "b"])
     assert seen == [RARE_COLLECTIONS] and gc.get_threshold() == before
@@ -64,14 +70,7 @@ def test_an_add_runs_with_the_collector_run_rarely(built: Path, monkeypatch) -> 
 
 def test_a_build_derives_with_the_collector_run_rarely(tmp_path: Path, monkeypatch) -> None:
     write(tmp_path / "a", {"a.txt": LISTS["a"]})
-    seen = []
-    derive = versionwrite.derive
-
-    def watched(*args, **kwargs):  # type: ignore[no-untyped-def]
-        seen.append(gc.get_threshold()[0])
-        return derive(*args, **kwargs)
-
-    monkeypatch.setattr(versionwrite, "derive", watched)
+    seen = thresholds_seen(monkeypatch, "derive")
     before = gc.get_threshold()
     versionwrite.build_dataset([tmp_path / "a"], tmp_path / "d", BASE)
     assert seen == [RARE_COLLECTIONS] and gc.get_threshold() == before
